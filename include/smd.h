@@ -1,0 +1,460 @@
+/*
+ * smd.h - the public C ABI of smd, an embeddable collective-communication
+ * runtime for distributed training.
+ *
+ * This is the only header an application includes. It is C99, usable from
+ * C++, and parses as-is with cffi (after the C preprocessor) and bindgen.
+ *
+ * Conventions that hold for every function below
+ * ------------------------------------------------
+ * - Every function returns smd_result_t (except smd_result_string() and
+ *   smd_last_error(), which return text). SMD_SUCCESS is 0.
+ * - When a call fails, a thread-local message says what went wrong, with
+ *   context (which call, which rank, which peer); read it with
+ *   smd_last_error() on the same thread before the next smd call.
+ * - Handles (smd_comm_t *, smd_request_t *) are opaque. Passing a destroyed
+ *   or never-created handle is detected and answered with
+ *   SMD_ERR_INVALID_USAGE, never a crash.
+ * - No call ever terminates the process: bad input, dead peers and timeouts
+ *   all come back as result codes.
+ * - Option structs start with their size and version; fill them with the
+ *   *_INIT macro or the *_init() function, then set the fields you need.
+ *   Fields are only ever appended, so code built against an older header
+ *   keeps working with a newer library.
+ *
+ * Thread safety
+ * -------------
+ * All functions may be called from any thread. Collectives on one
+ * communicator must be issued in the same order on every member rank; when
+ * several threads issue collectives on the same communicator, ordering them
+ * is the caller's job. Different communicators are independent.
+ *
+ * Streams
+ * -------
+ * Every collective takes an smd_stream_t. NULL means host-synchronous
+ * execution on host memory, the only mode of this release; a non-NULL
+ * stream (a cudaStream_t cast to smd_stream_t) is reserved for device
+ * buffers and answered with SMD_ERR_NOT_SUPPORTED until that lands, so GPU
+ * support adds no new signatures.
+ */
+#ifndef SMD_H
+#define SMD_H
+
+#ifndef SMD_NO_SYSTEM_INCLUDES
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#ifndef SMD_API
+#if defined(__GNUC__) && !defined(SMD_CDEF)
+#define SMD_API __attribute__((visibility("default")))
+#else
+#define SMD_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Versions
+ * --------------------------------------------------------------------- */
+
+/* The version of this header. smd_get_version() returns the library's. */
+#define SMD_VERSION_MAJOR 0
+#define SMD_VERSION_MINOR 1
+#define SMD_VERSION_PATCH 0
+#define SMD_VERSION_CODE(major, minor, patch) \
+  ((major) * 10000 + (minor) * 100 + (patch))
+#define SMD_VERSION \
+  SMD_VERSION_CODE(SMD_VERSION_MAJOR, SMD_VERSION_MINOR, SMD_VERSION_PATCH)
+
+/* ------------------------------------------------------------------------
+ * Result codes
+ * --------------------------------------------------------------------- */
+
+typedef enum smd_result {
+  SMD_SUCCESS = 0,
+  /* Not an error: a nonblocking operation has not finished yet. */
+  SMD_IN_PROGRESS = 1,
+  /* An argument is wrong: NULL pointer, count overflow, unknown datatype or
+   * operation, rank out of range, bad option struct. */
+  SMD_ERR_INVALID_ARGUMENT = 2,
+  /* A call that is not allowed now: destroyed handle, communicator in an
+   * error state, request freed twice. */
+  SMD_ERR_INVALID_USAGE = 3,
+  SMD_ERR_NO_MEMORY = 4,
+  /* The deadline (SMD_TIMEOUT or the option) passed before the operation
+   * could finish; the message names the ranks that were waited for. */
+  SMD_ERR_TIMEOUT = 5,
+  /* A peer process died, disconnected or failed; the message names it. */
+  SMD_ERR_PEER_FAILURE = 6,
+  /* smd_comm_abort() was called on the communicator. */
+  SMD_ERR_ABORTED = 7,
+  /* Ranks disagree on the arguments of a collective (count, datatype,
+   * operation, root, collective kind). */
+  SMD_ERR_MISMATCH = 8,
+  /* The transport reported an error that is not a peer failure. */
+  SMD_ERR_TRANSPORT = 9,
+  /* A transport plugin could not be found, loaded or initialised. */
+  SMD_ERR_PLUGIN = 10,
+  /* The request is valid but this build or configuration cannot do it. */
+  SMD_ERR_NOT_SUPPORTED = 11,
+  /* An operating-system call failed; the message carries errno's text. */
+  SMD_ERR_SYSTEM = 12,
+  /* Forming the world failed: store unreachable, job token rejected,
+   * a rank never joined. */
+  SMD_ERR_BOOTSTRAP = 13,
+  /* A received message was larger than the receive buffer. */
+  SMD_ERR_TRUNCATED = 14,
+  /* A bug in smd: please report it with the message. */
+  SMD_ERR_INTERNAL = 15
+} smd_result_t;
+
+/* The name of a result code ("SMD_ERR_TIMEOUT"); never NULL. */
+SMD_API const char *smd_result_string(smd_result_t result);
+
+/* The message of the last failed smd call on this thread, or "" if the last
+ * call succeeded. Valid until the next smd call on this thread. */
+SMD_API const char *smd_last_error(void);
+
+/* The library's version (may be newer than this header's). Any pointer may
+ * be NULL. */
+SMD_API smd_result_t smd_get_version(int *major, int *minor, int *patch);
+
+/* ------------------------------------------------------------------------
+ * Datatypes and reduction operations
+ * --------------------------------------------------------------------- */
+
+typedef enum smd_datatype {
+  SMD_INT8 = 0,
+  SMD_UINT8 = 1,
+  SMD_INT32 = 2,
+  SMD_UINT32 = 3,
+  SMD_INT64 = 4,
+  SMD_UINT64 = 5,
+  SMD_FLOAT16 = 6,  /* IEEE 754 binary16 */
+  SMD_BFLOAT16 = 7, /* bfloat16: the upper 16 bits of a float32 */
+  SMD_FLOAT32 = 8,
+  SMD_FLOAT64 = 9,
+  SMD_DATATYPE_COUNT = 10
+} smd_datatype_t;
+
+/* Reductions. float16 and bfloat16 are reduced in float32 and rounded to
+ * nearest-even once per output element. SMD_AVG is the sum divided by the
+ * number of ranks; for integer types the division truncates toward zero.
+ * Integer SUM and PROD wrap around (two's complement). MIN and MAX with a
+ * NaN among the inputs give an unspecified one of the inputs. */
+typedef enum smd_op {
+  SMD_SUM = 0,
+  SMD_PROD = 1,
+  SMD_MIN = 2,
+  SMD_MAX = 3,
+  SMD_AVG = 4,
+  SMD_OP_COUNT = 5
+} smd_op_t;
+
+/* Size in bytes of one element of `datatype`. */
+SMD_API smd_result_t smd_datatype_size(smd_datatype_t datatype, size_t *size);
+
+/* ------------------------------------------------------------------------
+ * Handles
+ * --------------------------------------------------------------------- */
+
+/* A group of ranks that run collectives together. */
+typedef struct smd_comm smd_comm_t;
+/* A nonblocking operation in flight. */
+typedef struct smd_request smd_request_t;
+/* An execution stream. NULL = host-synchronous; see "Streams" above. */
+typedef void *smd_stream_t;
+
+/* ------------------------------------------------------------------------
+ * Injected key-value store
+ *
+ * By default the world is formed through smd's own TCP key-value store,
+ * served by rank 0. A framework that already has a store (a c10d Store, a
+ * Ray actor, an etcd client) can hand it in instead through this table of
+ * callbacks. smd calls them from the thread that calls smd_comm_init(), and
+ * later only from threads that create communicators; they need not be
+ * thread-safe beyond that.
+ *
+ * Every callback returns SMD_SUCCESS or an error code (SMD_ERR_TIMEOUT when
+ * the wait ran out); the message of a failure may be passed back through
+ * `error`/`error_size` (a NUL-terminated text written into the buffer).
+ * --------------------------------------------------------------------- */
+
+typedef struct smd_store_ops {
+  size_t struct_size; /* sizeof(smd_store_ops_t) */
+  uint32_t version;   /* SMD_STORE_OPS_VERSION */
+  void *user;         /* passed back to every callback */
+  /* Store `value` (size bytes, may contain NUL) under `key`, replacing any
+   * earlier value. */
+  smd_result_t (*set)(void *user, const char *key, const void *value,
+                      size_t size, char *error, size_t error_size);
+  /* Wait until `key` exists (up to timeout_ms; < 0 = the store's own
+   * default), then return its value in a buffer allocated with malloc()
+   * that smd frees with free(). */
+  smd_result_t (*get)(void *user, const char *key, int64_t timeout_ms,
+                      void **value, size_t *size, char *error,
+                      size_t error_size);
+  /* Atomically add `delta` to the integer stored under `key` (absent = 0)
+   * and return the new value. */
+  smd_result_t (*add)(void *user, const char *key, int64_t delta,
+                      int64_t *new_value, char *error, size_t error_size);
+} smd_store_ops_t;
+
+#define SMD_STORE_OPS_VERSION 1
+
+/* ------------------------------------------------------------------------
+ * Forming the world
+ * --------------------------------------------------------------------- */
+
+typedef struct smd_init_options {
+  size_t struct_size; /* sizeof(smd_init_options_t) */
+  uint32_t version;   /* SMD_INIT_OPTIONS_VERSION */
+  /* This process's rank and the number of ranks; -1 = from the launcher's
+   * environment (smdrun, torchrun, Open MPI, Slurm, SMD_*). With no
+   * launcher environment at all, a single-rank world is formed. */
+  int32_t rank;
+  int32_t world_size;
+  /* Where the TCP store lives (rank 0 serves it); NULL / -1 = from the
+   * environment (SMD_MASTER_ADDR/PORT, MASTER_ADDR/PORT). */
+  const char *store_addr;
+  int32_t store_port;
+  /* Identity every rank presents to the store; ranks of other jobs are
+   * refused. NULL = SMD_JOB_TOKEN, else the launcher's job id. */
+  const char *job_token;
+  /* Deadline of every blocking step in milliseconds; <= 0 = SMD_TIMEOUT
+   * (default 300000). */
+  int64_t timeout_ms;
+  /* Transport: "shm", "auto", or a plugin name; NULL = SMD_TRANSPORT
+   * (default "auto"). */
+  const char *transport;
+  /* An injected store (see above) used instead of the TCP store; NULL =
+   * the TCP store. The ops table is copied; `user` must outlive every
+   * communicator created from this world. */
+  const smd_store_ops_t *store;
+  /* A prefix for every key smd writes to the store, so several worlds can
+   * share one store. NULL = none. */
+  const char *store_prefix;
+} smd_init_options_t;
+
+#define SMD_INIT_OPTIONS_VERSION 1
+#define SMD_INIT_OPTIONS_INIT                                               \
+  {                                                                         \
+    sizeof(smd_init_options_t), SMD_INIT_OPTIONS_VERSION, -1, -1, NULL, -1, \
+        NULL, 0, NULL, NULL, NULL                                           \
+  }
+
+/* Fill `options` with the defaults of SMD_INIT_OPTIONS_INIT. */
+SMD_API smd_result_t smd_init_options_init(smd_init_options_t *options);
+
+/* Form the world: every rank of the job calls this (collective over the
+ * world). `options` may be NULL for "everything from the environment".
+ * On success *world is a communicator over all ranks; destroy it with
+ * smd_comm_destroy(). Several worlds may exist in one process.
+ * Errors: SMD_ERR_INVALID_ARGUMENT (bad options or environment),
+ * SMD_ERR_BOOTSTRAP (store unreachable, token refused, ranks missing at the
+ * deadline: the message lists them), SMD_ERR_PLUGIN, SMD_ERR_TIMEOUT. */
+SMD_API smd_result_t smd_comm_init(const smd_init_options_t *options,
+                                   smd_comm_t **world);
+
+/* ------------------------------------------------------------------------
+ * Communicators
+ * --------------------------------------------------------------------- */
+
+/* Pass as `color` to smd_comm_split() to be in no new communicator. */
+#define SMD_UNDEFINED (-1)
+
+/* Collective over `comm`: ranks passing the same color form a new
+ * communicator, ranked by (key, rank in comm). Ranks passing SMD_UNDEFINED
+ * get *newcomm = NULL. */
+SMD_API smd_result_t smd_comm_split(smd_comm_t *comm, int color, int key,
+                                    smd_comm_t **newcomm);
+
+/* Collective over `comm`: a new communicator with the same ranks. */
+SMD_API smd_result_t smd_comm_dup(smd_comm_t *comm, smd_comm_t **newcomm);
+
+/* Collective over the listed ranks only (ranks of `comm`, in the order that
+ * gives their new ranks, no repeats): every listed rank calls it with the
+ * same list; other ranks do not call it. Overlapping groups may be created
+ * one after the other. */
+SMD_API smd_result_t smd_comm_create_group(smd_comm_t *comm, const int *ranks,
+                                           int nranks, smd_comm_t **newcomm);
+
+/* Release the communicator. Local (not collective). Pending nonblocking
+ * operations on it are finished first (up to the deadline); requests of it
+ * stay valid until freed. The handle is invalid afterwards. Destroying the
+ * last communicator of a world releases the world. */
+SMD_API smd_result_t smd_comm_destroy(smd_comm_t *comm);
+
+/* Make every pending and future operation on `comm` fail with
+ * SMD_ERR_ABORTED, from any thread; blocked calls return promptly. Peers
+ * are told, so their operations on this communicator fail too. The handle
+ * must still be destroyed. */
+SMD_API smd_result_t smd_comm_abort(smd_comm_t *comm);
+
+/* Background failure of the communicator (SMD_SUCCESS if none). */
+SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm,
+                                              smd_result_t *error);
+
+SMD_API smd_result_t smd_comm_rank(const smd_comm_t *comm, int *rank);
+SMD_API smd_result_t smd_comm_size(const smd_comm_t *comm, int *size);
+/* Rank among the members of `comm` on this node, and how many there are. */
+SMD_API smd_result_t smd_comm_local_rank(const smd_comm_t *comm, int *rank);
+SMD_API smd_result_t smd_comm_local_size(const smd_comm_t *comm, int *size);
+/* Index of this rank's node among the nodes of `comm` (0-based, nodes
+ * ordered by their lowest rank), and the number of nodes. */
+SMD_API smd_result_t smd_comm_node_index(const smd_comm_t *comm, int *node);
+SMD_API smd_result_t smd_comm_node_count(const smd_comm_t *comm, int *count);
+/* The world rank of rank `rank` of `comm`. */
+SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank,
+                                         int *world_rank);
+
+/* ------------------------------------------------------------------------
+ * Collectives
+ *
+ * Counts are in elements of `datatype`. Buffers are host memory when
+ * stream is NULL. In-place: pass the same pointer as sendbuf and recvbuf
+ * (for allgather: sendbuf == recvbuf + rank * sendcount elements; for
+ * reduce_scatter: recvbuf == sendbuf + rank * recvcount elements).
+ * Every rank must pass the same count, datatype, op and root; disagreement
+ * is detected where the algorithm can (SMD_ERR_MISMATCH) and otherwise
+ * ends in SMD_ERR_TRUNCATED or SMD_ERR_TIMEOUT, never in corruption
+ * beyond the buffers given.
+ *
+ * The i-forms start the operation and return a request at once; the
+ * buffers must not be touched until the request completes. Operations on
+ * one communicator complete in the order they were issued.
+ * --------------------------------------------------------------------- */
+
+/* recvbuf[i] = op over ranks of sendbuf[i], on every rank. */
+SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf,
+                                   size_t count, smd_datatype_t datatype,
+                                   smd_op_t op, smd_comm_t *comm,
+                                   smd_stream_t stream);
+SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf,
+                                    size_t count, smd_datatype_t datatype,
+                                    smd_op_t op, smd_comm_t *comm,
+                                    smd_stream_t stream,
+                                    smd_request_t **request);
+
+/* recvbuf (size * sendcount elements) = every rank's sendbuf, in rank
+ * order. */
+SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf,
+                                   size_t sendcount, smd_datatype_t datatype,
+                                   smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf,
+                                    size_t sendcount, smd_datatype_t datatype,
+                                    smd_comm_t *comm, smd_stream_t stream,
+                                    smd_request_t **request);
+
+/* Reduce sendbuf (size * recvcount elements) over ranks; rank r receives
+ * block r of the result in recvbuf (recvcount elements). */
+SMD_API smd_result_t smd_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                        size_t recvcount,
+                                        smd_datatype_t datatype, smd_op_t op,
+                                        smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                         size_t recvcount,
+                                         smd_datatype_t datatype, smd_op_t op,
+                                         smd_comm_t *comm, smd_stream_t stream,
+                                         smd_request_t **request);
+
+/* recvbuf = root's sendbuf on every rank. sendbuf is read on the root only
+ * (may be NULL elsewhere). */
+SMD_API smd_result_t smd_broadcast(const void *sendbuf, void *recvbuf,
+                                   size_t count, smd_datatype_t datatype,
+                                   int root, smd_comm_t *comm,
+                                   smd_stream_t stream);
+SMD_API smd_result_t smd_ibroadcast(const void *sendbuf, void *recvbuf,
+                                    size_t count, smd_datatype_t datatype,
+                                    int root, smd_comm_t *comm,
+                                    smd_stream_t stream,
+                                    smd_request_t **request);
+
+/* recvbuf on root = op over ranks of sendbuf. recvbuf is written on the
+ * root only (may be NULL elsewhere). */
+SMD_API smd_result_t smd_reduce(const void *sendbuf, void *recvbuf,
+                                size_t count, smd_datatype_t datatype,
+                                smd_op_t op, int root, smd_comm_t *comm,
+                                smd_stream_t stream);
+SMD_API smd_result_t smd_ireduce(const void *sendbuf, void *recvbuf,
+                                 size_t count, smd_datatype_t datatype,
+                                 smd_op_t op, int root, smd_comm_t *comm,
+                                 smd_stream_t stream,
+                                 smd_request_t **request);
+
+/* Block j of sendbuf (count elements each, size blocks) goes to rank j,
+ * which stores it as block r of its recvbuf, r being the sender's rank. */
+SMD_API smd_result_t smd_alltoall(const void *sendbuf, void *recvbuf,
+                                  size_t count, smd_datatype_t datatype,
+                                  smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ialltoall(const void *sendbuf, void *recvbuf,
+                                   size_t count, smd_datatype_t datatype,
+                                   smd_comm_t *comm, smd_stream_t stream,
+                                   smd_request_t **request);
+
+/* Returns once every rank of comm has entered the barrier. */
+SMD_API smd_result_t smd_barrier(smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream,
+                                  smd_request_t **request);
+
+/* ------------------------------------------------------------------------
+ * Point-to-point
+ *
+ * Messages between two ranks with the same tag arrive in the order sent.
+ * Tags range from 0 to SMD_TAG_MAX. A receive accepts a message of at most
+ * `count` elements (fewer is fine: see smd_request_get_count()); a larger
+ * one fails with SMD_ERR_TRUNCATED. Point-to-point operations are not
+ * ordered with collectives and may be in flight while collectives run.
+ * --------------------------------------------------------------------- */
+
+#define SMD_TAG_MAX 4194303
+
+SMD_API smd_result_t smd_send(const void *buf, size_t count,
+                              smd_datatype_t datatype, int peer, int tag,
+                              smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_isend(const void *buf, size_t count,
+                               smd_datatype_t datatype, int peer, int tag,
+                               smd_comm_t *comm, smd_stream_t stream,
+                               smd_request_t **request);
+SMD_API smd_result_t smd_recv(void *buf, size_t count, smd_datatype_t datatype,
+                              int peer, int tag, smd_comm_t *comm,
+                              smd_stream_t stream);
+SMD_API smd_result_t smd_irecv(void *buf, size_t count,
+                               smd_datatype_t datatype, int peer, int tag,
+                               smd_comm_t *comm, smd_stream_t stream,
+                               smd_request_t **request);
+
+/* ------------------------------------------------------------------------
+ * Requests
+ * --------------------------------------------------------------------- */
+
+/* *done = 1 if the operation finished (then the return value is its
+ * result), else 0 and SMD_SUCCESS. Drives progress. */
+SMD_API smd_result_t smd_request_test(smd_request_t *request, int *done);
+
+/* Wait for the operation and return its result. */
+SMD_API smd_result_t smd_request_wait(smd_request_t *request);
+
+/* Wait at most timeout_ms milliseconds (0 = just test). Returns the
+ * operation's result if it finished, or SMD_IN_PROGRESS if it has not (it
+ * keeps running; wait again or free). */
+SMD_API smd_result_t smd_request_wait_timeout(smd_request_t *request,
+                                              int64_t timeout_ms);
+
+/* Elements received by a finished receive (or sent, for other kinds). */
+SMD_API smd_result_t smd_request_get_count(smd_request_t *request,
+                                           size_t *count);
+
+/* Release the request. An unfinished operation is waited for first (its
+ * buffers are in use until then), and its result is returned. */
+SMD_API smd_result_t smd_request_free(smd_request_t *request);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SMD_H */

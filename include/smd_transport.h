@@ -1,0 +1,236 @@
+/*
+ * smd_transport.h - the transport plugin ABI of smd.
+ *
+ * This is the only header a transport plugin includes; it is self-contained
+ * C99 and never refers to smd's core. A plugin is a shared object that
+ * exports one entry function per ABI version it implements:
+ *
+ *     const smd_transport_v1_t *smd_transport_plugin_v1(void);
+ *
+ * returning a pointer to a constant table (static storage, valid until the
+ * plugin is unloaded). The core loads plugins with dlopen(RTLD_NOW |
+ * RTLD_LOCAL) from its plugin directory and SMD_PLUGIN_PATH, looks up the
+ * newest entry symbol it knows, and checks the table's struct_size and
+ * abi_version before using it. docs/PLUGINS.md is the guide.
+ *
+ * Versioning
+ * ----------
+ * Within one ABI version the table only grows at its end. The core reads an
+ * entry only if struct_size covers it (see SMD_TRANSPORT_HAS), so a plugin
+ * built against an older v1 header keeps loading. An incompatible change
+ * adds a new entry symbol (smd_transport_plugin_v2) and table type; the core
+ * keeps adapting older symbols it still supports.
+ *
+ * Rules every plugin follows
+ * --------------------------
+ * - Every function returns smd_transport_status_t. On failure the plugin
+ *   explains it by calling host->set_error() before returning.
+ * - The plugin never calls exit(), abort() or prints to stdout; it logs
+ *   through host->log().
+ * - Unless caps has SMD_TRANSPORT_CAP_THREAD_SAFE, the core never calls one
+ *   context from two threads at once (it serialises the calls).
+ * - Nothing blocks indefinitely: isend/irecv/iget start work and return;
+ *   test/progress/wait return within their time bound.
+ * - A request on an endpoint whose peer has died completes, on a later
+ *   test(), with SMD_TRANSPORT_ERR_PEER within a few seconds; it never
+ *   stays pending forever.
+ * - Resources (sockets, shared memory, registrations) are released by
+ *   finalize() and, where the OS allows, also when the process dies
+ *   (shared memory that outlives a crash is a bug).
+ */
+#ifndef SMD_TRANSPORT_H
+#define SMD_TRANSPORT_H
+
+#ifndef SMD_NO_SYSTEM_INCLUDES
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMD_TRANSPORT_ABI_VERSION 1
+
+/* The name of the v1 entry symbol. */
+#define SMD_TRANSPORT_ENTRY_V1 "smd_transport_plugin_v1"
+
+/* The core uses only the low SMD_TRANSPORT_TAG_BITS bits of a tag; the
+ * upper bits are zero and the plugin may use them (for instance to carry
+ * the sender's rank on a network whose tags are not per endpoint). */
+#define SMD_TRANSPORT_TAG_BITS 44
+
+/* True if `table` (a pointer to a transport table) is large enough to hold
+ * the entry `field`. */
+#define SMD_TRANSPORT_HAS(table, type, field) \
+  ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field))
+
+typedef enum smd_transport_status {
+  SMD_TRANSPORT_OK = 0,
+  /* Not an error: the operation has not finished yet. */
+  SMD_TRANSPORT_IN_PROGRESS = 1,
+  /* The caller passed something wrong (bad address blob, size, handle). */
+  SMD_TRANSPORT_ERR_INVALID = 2,
+  SMD_TRANSPORT_ERR_NO_MEMORY = 3,
+  /* The peer of this endpoint died, disconnected or is unreachable. */
+  SMD_TRANSPORT_ERR_PEER = 4,
+  /* A message arrived that is larger than the posted receive buffer. The
+   * receive completes with this status; the message is consumed. */
+  SMD_TRANSPORT_ERR_TRUNCATED = 5,
+  /* The plugin does not offer this (optional entry or capability). */
+  SMD_TRANSPORT_ERR_UNSUPPORTED = 6,
+  /* An operating-system or network-library call failed. */
+  SMD_TRANSPORT_ERR_SYSTEM = 7,
+  /* The request was cancelled. */
+  SMD_TRANSPORT_ERR_CANCELED = 8,
+  /* Anything else. */
+  SMD_TRANSPORT_ERR_OTHER = 9
+} smd_transport_status_t;
+
+/* Capability flags (smd_transport_v1_t.caps). */
+/* Reaches only processes on the same node (shared memory). */
+#define SMD_TRANSPORT_CAP_INTRA_NODE_ONLY (1ull << 0)
+/* Every entry may be called concurrently from several threads. */
+#define SMD_TRANSPORT_CAP_THREAD_SAFE (1ull << 1)
+/* Buffers passed to isend/irecv/iget must be registered (mr != NULL);
+ * without this flag mr may be NULL and the plugin handles any memory. */
+#define SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED (1ull << 2)
+/* One-sided reads: mem_pack and iget are implemented. */
+#define SMD_TRANSPORT_CAP_RMA (1ull << 3)
+/* iget may read any address of the peer's process: rkey may be NULL and
+ * the remote buffer need not be registered (cross-memory attach). */
+#define SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS (1ull << 4)
+/* Shared segments that peers map for loads and stores:
+ * segment_create / segment_attach / segment_release are implemented. */
+#define SMD_TRANSPORT_CAP_SEGMENTS (1ull << 5)
+/* Buffers may be device (GPU) memory. */
+#define SMD_TRANSPORT_CAP_DEVICE_MEMORY (1ull << 6)
+
+/* Log levels for host->log. */
+#define SMD_TRANSPORT_LOG_WARN 1
+#define SMD_TRANSPORT_LOG_INFO 2
+#define SMD_TRANSPORT_LOG_TRACE 3
+
+/* What the core gives a plugin at init: where it stands in the job and the
+ * services it may use. Valid until finalize() returns. */
+typedef struct smd_transport_host {
+  size_t struct_size;   /* sizeof(smd_transport_host_t) */
+  uint32_t abi_version; /* SMD_TRANSPORT_ABI_VERSION */
+  void *host;           /* pass back to the callbacks below */
+  int32_t rank;         /* this process's rank in the world */
+  int32_t world_size;
+  int32_t local_rank; /* rank among the ranks of this node */
+  int32_t local_size;
+  int32_t node_index; /* this node's index, 0 .. node_count-1 */
+  int32_t node_count;
+  /* The job's deadline for blocking steps, in milliseconds. */
+  int64_t timeout_ms;
+  /* A log line (no trailing newline needed); level is
+   * SMD_TRANSPORT_LOG_*. The core adds rank and plugin name. */
+  void (*log)(void *host, int level, const char *message);
+  /* Explain the failure the calling thread is about to return. */
+  void (*set_error)(void *host, const char *message);
+  /* The value of a configuration variable (e.g. "SMD_EFA_PROVIDER"), or
+   * NULL when unset. The pointer stays valid until finalize(). */
+  const char *(*get_param)(void *host, const char *name);
+} smd_transport_host_t;
+
+/* The v1 plugin table. Entries marked "optional" may be NULL; the others
+ * must be set. `ctx` is what init() returned; `endpoint` what connect()
+ * returned; `mr` what mem_register() returned or NULL; `request` what a
+ * starting call returned. */
+typedef struct smd_transport_v1 {
+  size_t struct_size;      /* sizeof(smd_transport_v1_t) as built */
+  uint32_t abi_version;    /* SMD_TRANSPORT_ABI_VERSION */
+  const char *name;        /* short name: "shm", "ucx", "efa" */
+  const char *description; /* one line for logs and smd-info */
+  uint64_t caps;           /* SMD_TRANSPORT_CAP_* */
+
+  /* Create a context for one world. May fail (no device, library missing)
+   * with a message; the core then tries other plugins. */
+  smd_transport_status_t (*init)(const smd_transport_host_t *host,
+                                 void **ctx);
+  /* Release everything of ctx. Pending requests are dropped. */
+  smd_transport_status_t (*finalize)(void *ctx);
+
+  /* This context's address blob, which the core sends to every peer. In:
+   * *size = capacity of buf; out: bytes written. If buf is too small,
+   * returns SMD_TRANSPORT_ERR_INVALID with *size = the size needed. */
+  smd_transport_status_t (*get_address)(void *ctx, void *buf, size_t *size);
+  /* An endpoint to world rank `peer` from its address blob. May return
+   * before the connection is fully up; sends may be queued. */
+  smd_transport_status_t (*connect)(void *ctx, int32_t peer,
+                                    const void *address, size_t size,
+                                    void **endpoint);
+  smd_transport_status_t (*disconnect)(void *ctx, void *endpoint);
+
+  /* Register [ptr, ptr+size) for transfers (flags reserved, pass 0). */
+  smd_transport_status_t (*mem_register)(void *ctx, void *ptr, size_t size,
+                                         uint32_t flags, void **mr);
+  smd_transport_status_t (*mem_deregister)(void *ctx, void *mr);
+
+  /* Tagged messages. Receives match by (endpoint, exact tag); messages
+   * from one endpoint with the same tag match in the order sent; messages
+   * with different tags may be received in any order. size may be 0. The
+   * buffer belongs to the plugin until the request completes. */
+  smd_transport_status_t (*isend)(void *ctx, void *endpoint, const void *buf,
+                                  size_t size, void *mr, uint64_t tag,
+                                  void **request);
+  smd_transport_status_t (*irecv)(void *ctx, void *endpoint, void *buf,
+                                  size_t size, void *mr, uint64_t tag,
+                                  void **request);
+  /* Drive progress and report whether `request` finished. When *done is
+   * set, the return value is the operation's status, *size (if not NULL)
+   * the bytes transferred, and the request is released. */
+  smd_transport_status_t (*test)(void *ctx, void *request, int *done,
+                                 size_t *size);
+  /* Release an unfinished request; its buffer is not touched after this
+   * returns. Used after errors and aborts. */
+  smd_transport_status_t (*cancel)(void *ctx, void *request);
+  /* Drive progress of everything pending. */
+  smd_transport_status_t (*progress)(void *ctx);
+
+  /* Optional: block up to timeout_us microseconds until something may have
+   * progressed (used instead of spinning when ranks outnumber cores). */
+  smd_transport_status_t (*wait)(void *ctx, int64_t timeout_us);
+  /* Optional: SMD_TRANSPORT_ERR_PEER if the endpoint's peer is known to
+   * have died, else OK. Cheap; called while the core waits long. */
+  smd_transport_status_t (*check_peer)(void *ctx, void *endpoint);
+
+  /* Optional, with SMD_TRANSPORT_CAP_RMA: the remote key of a
+   * registration, for a peer's iget (same size rules as get_address). */
+  smd_transport_status_t (*mem_pack)(void *ctx, void *mr, void *buf,
+                                     size_t *size);
+  /* Optional, with SMD_TRANSPORT_CAP_RMA: read `size` bytes at the peer's
+   * address `remote` (covered by the registration `rkey` packs, or any
+   * address with SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS and rkey NULL) into
+   * `local`. Completes through test(); may complete inside this call, in
+   * which case *request is set to NULL. */
+  smd_transport_status_t (*iget)(void *ctx, void *endpoint, void *local,
+                                 void *local_mr, uint64_t remote,
+                                 const void *rkey, size_t rkey_size,
+                                 size_t size, void **request);
+
+  /* Optional, with SMD_TRANSPORT_CAP_SEGMENTS: a zero-filled shared memory
+   * segment of `size` bytes mapped at *ptr, and a handle blob (same size
+   * rules as get_address) that lets peers map it. */
+  smd_transport_status_t (*segment_create)(void *ctx, size_t size, void **ptr,
+                                           void **segment, void *handle,
+                                           size_t *handle_size);
+  /* Map a segment created by the peer of `endpoint`. */
+  smd_transport_status_t (*segment_attach)(void *ctx, void *endpoint,
+                                           const void *handle,
+                                           size_t handle_size, void **ptr,
+                                           size_t *size, void **segment);
+  /* Unmap a created or attached segment. */
+  smd_transport_status_t (*segment_release)(void *ctx, void *segment);
+} smd_transport_v1_t;
+
+/* The type of the v1 entry function. */
+typedef const smd_transport_v1_t *(*smd_transport_entry_v1_t)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SMD_TRANSPORT_H */

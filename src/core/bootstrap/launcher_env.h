@@ -1,0 +1,30 @@
+// Which launcher started this process, and what it says about the world:
+// smdrun / SMD_* variables, torchrun, Open MPI (mpirun), Slurm (srun).
+#pragma once
+
+#include <string>
+
+namespace smd {
+
+struct LaunchEnv {
+  // "smd", "torchrun", "openmpi", "slurm", or "none" (no launcher: a
+  // single-rank world).
+  std::string launcher = "none";
+  int rank = -1;
+  int world_size = -1;
+  int local_rank = -1;  // hints from the launcher, -1 if it gave none
+  int local_size = -1;
+  std::string master_addr;  // "" if the launcher gave none
+  int master_port = -1;     // -1 if the launcher gave none
+  std::string job_token;    // SMD_JOB_TOKEN, else the launcher's job id
+  std::string why;          // which variables decided, for the init log
+};
+
+// Reads the environment. Precedence: SMD_* (smdrun), torchrun, Open MPI,
+// Slurm. Within the chosen launcher, SMD_MASTER_ADDR/PORT, MASTER_ADDR/PORT
+// and SMD_JOB_TOKEN still apply. Throws smd::Error SMD_ERR_INVALID_ARGUMENT
+// on malformed or inconsistent values (rank >= size, non-numbers), naming
+// the variable.
+LaunchEnv detect_launch_env();
+
+}  // namespace smd

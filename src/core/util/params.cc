@@ -1,0 +1,97 @@
+#include "core/util/params.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "core/util/error.h"
+
+namespace smd {
+
+const std::vector<ParamDef> &all_params() {
+  static const std::vector<ParamDef> params = {
+      // Launch and rendezvous
+      {"SMD_RANK", "int", "", "This process's rank in the world (set by smdrun)."},
+      {"SMD_WORLD_SIZE", "int", "", "Number of ranks in the world."},
+      {"SMD_LOCAL_RANK", "int", "", "Rank among the ranks of this node (a hint; smd computes it)."},
+      {"SMD_LOCAL_SIZE", "int", "", "Number of ranks on this node (a hint; smd computes it)."},
+      {"SMD_MASTER_ADDR", "string", "127.0.0.1", "Host of the rendezvous store served by rank 0."},
+      {"SMD_MASTER_PORT", "int", "29500", "TCP port of the rendezvous store."},
+      {"SMD_JOB_TOKEN", "string", "", "Job identity every rank presents to the store; defaults to the launcher's job id."},
+      {"SMD_NODE_ID", "string", "", "Overrides this rank's node identity (host name + boot id), e.g. to make ranks of one machine count as several nodes."},
+      {"SMD_TIMEOUT", "seconds", "300", "Deadline of every blocking step: rendezvous, collectives, waits."},
+      // Transports
+      {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, or a plugin name."},
+      {"SMD_PLUGIN_PATH", "list", "", "Colon-separated directories or plugin files searched before the built-in plugin directory."},
+      {"SMD_SHM_CMA", "bool", "1", "Let the shm transport copy directly between processes with cross-memory attach (process_vm_readv)."},
+      // Algorithms
+      {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise) or a list like allreduce=ring,allgather=direct."},
+      {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
+      // Logging
+      {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
+      {"SMD_DEBUG_FILE", "string", "", "Write logs to this file instead of stderr (%p = pid, %h = host)."},
+      {"SMD_DEBUG_SUBSYS", "list", "", "Comma-separated subsystems to log at info/trace (init,store,plugin,transport,coll,comm); empty = all."},
+  };
+  return params;
+}
+
+namespace {
+const ParamDef *find(const char *name) {
+  for (const auto &p : all_params())
+    if (!strcmp(p.name, name)) return &p;
+  return nullptr;
+}
+}  // namespace
+
+std::optional<std::string> param_env(const char *name) {
+  assert(find(name) != nullptr && "SMD_* variable missing from the registry");
+  const char *v = getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::string param_string(const char *name) {
+  if (auto v = param_env(name)) return *v;
+  const ParamDef *d = find(name);
+  return d ? d->default_value : "";
+}
+
+int64_t param_int(const char *name) {
+  std::string s = param_string(name);
+  if (s.empty()) return 0;
+  errno = 0;
+  char *end = nullptr;
+  long long v = strtoll(s.c_str(), &end, 10);
+  if (errno || end == s.c_str() || *end)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not an integer", name, s.c_str());
+  return v;
+}
+
+int64_t param_seconds_ms(const char *name) {
+  std::string s = param_string(name);
+  errno = 0;
+  char *end = nullptr;
+  double v = strtod(s.c_str(), &end);
+  if (errno || end == s.c_str() || *end || !std::isfinite(v) || v < 0)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a number of seconds", name,
+         s.c_str());
+  return static_cast<int64_t>(v * 1000.0 + 0.5);
+}
+
+bool param_bool(const char *name) {
+  std::string s = param_string(name);
+  const char *v = s.c_str();
+  if (!strcasecmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+      !strcasecmp(v, "on"))
+    return true;
+  if (!strcasecmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+      !strcasecmp(v, "off") || s.empty())
+    return false;
+  fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a boolean (use 1 or 0)", name,
+       v);
+}
+
+}  // namespace smd
