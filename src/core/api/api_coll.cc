@@ -1,0 +1,236 @@
+// Collective entry points: validate, then run inline (blocking forms) or
+// queue on the communicator's executor (i-forms).
+#include <smd.h>
+
+#include "core/api/guard.h"
+#include "core/api/handles.h"
+#include "core/api/validate.h"
+#include "core/coll/collective.h"
+
+using namespace smd;
+
+namespace {
+
+void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
+            smd_request_t **request) {
+  c->check_usable();
+  if (!request) {
+    c->executor().run_blocking([&] { run_collective(*c, a); });
+    return;
+  }
+  auto *r = new smd_request();
+  r->comm = c;
+  r->count = elems;
+  Comm *raw = c.get();  // the executor lives inside the communicator
+  r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
+  request_registry().add(r);
+  *request = r;
+}
+
+void out_request(smd_request_t **request) {
+  if (!request) fail(SMD_ERR_INVALID_ARGUMENT, "request is NULL");
+  *request = nullptr;
+}
+
+void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
+                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  check_op(op);
+  size_t bytes = checked_bytes(count, es, 1, "count");
+  check_buffer(sendbuf, bytes, "sendbuf");
+  check_buffer(recvbuf, bytes, "recvbuf");
+  check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
+  CollArgs a{CollKind::kAllreduce, sendbuf, recvbuf, count, dt, op, 0};
+  launch(c, a, count, req);
+}
+
+void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
+                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  size_t bytes = checked_bytes(count, es, 1, "sendcount");
+  size_t total = checked_bytes(count, es, c->size(), "sendcount x size");
+  check_buffer(sendbuf, bytes, "sendbuf");
+  check_buffer(recvbuf, total, "recvbuf");
+  check_overlap(sendbuf, bytes, recvbuf, total, bytes * c->rank());
+  CollArgs a{CollKind::kAllgather, sendbuf, recvbuf, count, dt, SMD_SUM, 0};
+  launch(c, a, count * c->size(), req);
+}
+
+void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
+                       smd_op_t op, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  check_op(op);
+  size_t bytes = checked_bytes(count, es, 1, "recvcount");
+  size_t total = checked_bytes(count, es, c->size(), "recvcount x size");
+  check_buffer(sendbuf, total, "sendbuf");
+  check_buffer(recvbuf, bytes, "recvbuf");
+  // In place: recvbuf is block `rank` of sendbuf.
+  check_overlap(recvbuf, bytes, sendbuf, total, bytes * c->rank());
+  CollArgs a{CollKind::kReduceScatter, sendbuf, recvbuf, count, dt, op, 0};
+  launch(c, a, count, req);
+}
+
+void do_broadcast(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, int root,
+                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  check_root(root, c->size());
+  size_t bytes = checked_bytes(count, es, 1, "count");
+  if (c->rank() == root) check_buffer(sendbuf, bytes, "sendbuf (at the root)");
+  check_buffer(recvbuf, bytes, "recvbuf");
+  if (c->rank() == root) check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
+  CollArgs a{CollKind::kBroadcast, sendbuf, recvbuf, count, dt, SMD_SUM, root};
+  launch(c, a, count, req);
+}
+
+void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
+               int root, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  check_op(op);
+  check_root(root, c->size());
+  size_t bytes = checked_bytes(count, es, 1, "count");
+  check_buffer(sendbuf, bytes, "sendbuf");
+  if (c->rank() == root) {
+    check_buffer(recvbuf, bytes, "recvbuf (at the root)");
+    check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
+  }
+  CollArgs a{CollKind::kReduce, sendbuf, c->rank() == root ? recvbuf : nullptr, count, dt, op, root};
+  launch(c, a, count, req);
+}
+
+void do_alltoall(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
+                 smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  size_t total = checked_bytes(count, es, c->size(), "count x size");
+  check_buffer(sendbuf, total, "sendbuf");
+  check_buffer(recvbuf, total, "recvbuf");
+  check_overlap(sendbuf, total, recvbuf, total, 0);
+  CollArgs a{CollKind::kAlltoall, sendbuf, recvbuf, count, dt, SMD_SUM, 0};
+  launch(c, a, count * c->size(), req);
+}
+
+void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  CollArgs a;
+  a.kind = CollKind::kBarrier;
+  launch(c, a, 0, req);
+}
+
+}  // namespace
+
+extern "C" {
+
+SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                   smd_stream_t stream) {
+  return guarded("smd_allreduce",
+                 [&] { do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, nullptr); });
+}
+SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_iallreduce", [&] {
+    out_request(request);
+    do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream) {
+  return guarded("smd_allgather",
+                 [&] { do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, nullptr); });
+}
+SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                    smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
+                                    smd_request_t **request) {
+  return guarded("smd_iallgather", [&] {
+    out_request(request);
+    do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                        smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                        smd_stream_t stream) {
+  return guarded("smd_reduce_scatter", [&] {
+    do_reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, nullptr);
+  });
+}
+SMD_API smd_result_t smd_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                         smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                         smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ireduce_scatter", [&] {
+    out_request(request);
+    do_reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, int root, smd_comm_t *comm,
+                                   smd_stream_t stream) {
+  return guarded("smd_broadcast", [&] {
+    do_broadcast(sendbuf, recvbuf, count, datatype, root, comm, stream, nullptr);
+  });
+}
+SMD_API smd_result_t smd_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                    smd_datatype_t datatype, int root, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ibroadcast", [&] {
+    out_request(request);
+    do_broadcast(sendbuf, recvbuf, count, datatype, root, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
+                                smd_stream_t stream) {
+  return guarded("smd_reduce", [&] {
+    do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, stream, nullptr);
+  });
+}
+SMD_API smd_result_t smd_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                 smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
+                                 smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ireduce", [&] {
+    out_request(request);
+    do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                  smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream) {
+  return guarded("smd_alltoall",
+                 [&] { do_alltoall(sendbuf, recvbuf, count, datatype, comm, stream, nullptr); });
+}
+SMD_API smd_result_t smd_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
+                                   smd_request_t **request) {
+  return guarded("smd_ialltoall", [&] {
+    out_request(request);
+    do_alltoall(sendbuf, recvbuf, count, datatype, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_barrier(smd_comm_t *comm, smd_stream_t stream) {
+  return guarded("smd_barrier", [&] { do_barrier(comm, stream, nullptr); });
+}
+SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ibarrier", [&] {
+    out_request(request);
+    do_barrier(comm, stream, request);
+  });
+}
+
+}  // extern "C"

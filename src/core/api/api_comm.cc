@@ -1,0 +1,147 @@
+// Communicator entry points: init, split, dup, create_group, destroy,
+// abort, queries.
+#include <smd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/api/guard.h"
+#include "core/api/handles.h"
+#include "core/comm/comm_create.h"
+
+using namespace smd;
+
+namespace {
+
+template <class T>
+void require_out(T *p, const char *name) {
+  if (!p) fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL", name);
+}
+
+// Runs a communicator-creating step in the parent's operation order.
+template <class F>
+std::shared_ptr<Comm> on_parent(Comm &parent, F &&make) {
+  parent.check_usable();
+  std::shared_ptr<Comm> made;
+  parent.executor().run_blocking([&] { made = make(); });
+  return made;
+}
+
+}  // namespace
+
+extern "C" {
+
+SMD_API smd_result_t smd_comm_init(const smd_init_options_t *options, smd_comm_t **world) {
+  return guarded("smd_comm_init", [&] {
+    require_out(world, "world");
+    *world = nullptr;
+    *world = new_comm_handle(create_world(options));
+  });
+}
+
+SMD_API smd_result_t smd_comm_split(smd_comm_t *comm, int color, int key, smd_comm_t **newcomm) {
+  return guarded("smd_comm_split", [&] {
+    require_out(newcomm, "newcomm");
+    *newcomm = nullptr;
+    auto parent = comm_of(comm);
+    if (color < 0 && color != SMD_UNDEFINED)
+      fail(SMD_ERR_INVALID_ARGUMENT, "color %d is negative (use SMD_UNDEFINED to opt out)", color);
+    auto made = on_parent(*parent, [&] { return split_comm(*parent, color, key); });
+    if (made) *newcomm = new_comm_handle(std::move(made));
+  });
+}
+
+SMD_API smd_result_t smd_comm_dup(smd_comm_t *comm, smd_comm_t **newcomm) {
+  return guarded("smd_comm_dup", [&] {
+    require_out(newcomm, "newcomm");
+    *newcomm = nullptr;
+    auto parent = comm_of(comm);
+    auto made = on_parent(*parent, [&] { return split_comm(*parent, 0, parent->rank()); });
+    *newcomm = new_comm_handle(std::move(made));
+  });
+}
+
+SMD_API smd_result_t smd_comm_create_group(smd_comm_t *comm, const int *ranks, int nranks,
+                                           smd_comm_t **newcomm) {
+  return guarded("smd_comm_create_group", [&] {
+    require_out(newcomm, "newcomm");
+    *newcomm = nullptr;
+    auto parent = comm_of(comm);
+    if (!ranks) fail(SMD_ERR_INVALID_ARGUMENT, "ranks is NULL");
+    if (nranks < 1 || nranks > parent->size())
+      fail(SMD_ERR_INVALID_ARGUMENT, "nranks %d is not in [1, %d]", nranks, parent->size());
+    std::vector<int> seen(ranks, ranks + nranks);
+    std::sort(seen.begin(), seen.end());
+    for (int i = 0; i < nranks; ++i) {
+      if (seen[i] < 0 || seen[i] >= parent->size())
+        fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not a rank of the communicator (size %d)",
+             seen[i], parent->size());
+      if (i && seen[i] == seen[i - 1])
+        fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is listed twice", seen[i]);
+    }
+    if (!std::binary_search(seen.begin(), seen.end(), parent->rank()))
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "the calling rank %d is not in the list: only listed ranks call smd_comm_create_group",
+           parent->rank());
+    parent->check_usable();
+    *newcomm = new_comm_handle(create_group_comm(*parent, ranks, nranks));
+  });
+}
+
+SMD_API smd_result_t smd_comm_destroy(smd_comm_t *comm) {
+  return guarded("smd_comm_destroy", [&] {
+    if (!comm) fail(SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
+    if (!comm_registry().remove(comm))
+      fail(SMD_ERR_INVALID_USAGE, "comm %p is not a live communicator (destroyed twice?)",
+           static_cast<void *>(comm));
+    std::shared_ptr<Comm> impl = std::move(comm->impl);
+    delete comm;
+    // Queued operations finish first; requests still hold the insides.
+    impl->executor().drain(Deadline::after_ms(impl->ctx().timeout_ms()));
+  });
+}
+
+SMD_API smd_result_t smd_comm_abort(smd_comm_t *comm) {
+  return guarded("smd_comm_abort", [&] {
+    auto c = comm_of(comm);
+    c->abort_local();
+    c->ctx().announce_abort(c->abort_key());
+  });
+}
+
+SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm, smd_result_t *error) {
+  return guarded("smd_comm_get_async_error", [&] {
+    require_out(error, "error");
+    auto c = comm_of(comm);
+    *error = c->aborted() ? SMD_ERR_ABORTED : c->async_error();
+  });
+}
+
+#define SMD_QUERY(fn, expr)                                     \
+  SMD_API smd_result_t fn(const smd_comm_t *comm, int *out) {   \
+    return guarded(#fn, [&] {                                   \
+      require_out(out, "output pointer");                       \
+      auto c = comm_of(comm);                                   \
+      *out = (expr);                                            \
+    });                                                         \
+  }
+
+SMD_QUERY(smd_comm_rank, c->rank())
+SMD_QUERY(smd_comm_size, c->size())
+SMD_QUERY(smd_comm_local_rank, c->placement().local_rank)
+SMD_QUERY(smd_comm_local_size, c->placement().local_size)
+SMD_QUERY(smd_comm_node_index, c->placement().node_index)
+SMD_QUERY(smd_comm_node_count, c->placement().node_count)
+#undef SMD_QUERY
+
+SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank, int *world_rank) {
+  return guarded("smd_comm_world_rank", [&] {
+    require_out(world_rank, "world_rank");
+    auto c = comm_of(comm);
+    if (rank < 0 || rank >= c->size())
+      fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in [0, %d)", rank, c->size());
+    *world_rank = c->world_rank(rank);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,142 @@
+// Request entry points: test, wait, wait with a deadline, count, free.
+#include <smd.h>
+
+#include <sched.h>
+
+#include <thread>
+
+#include "core/api/guard.h"
+#include "core/api/handles.h"
+
+using namespace smd;
+
+namespace {
+
+smd_request_t *live(smd_request_t *r) {
+  if (!r) fail(SMD_ERR_INVALID_ARGUMENT, "request is NULL");
+  if (!request_registry().contains(r))
+    fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed, or never created)",
+         static_cast<void *>(r));
+  return r;
+}
+
+void finish(smd_request_t *r, smd_result_t code, std::string message) {
+  r->finished = true;
+  r->result = code;
+  r->error = std::move(message);
+}
+
+// Advance the request without blocking; true once finished. Caller holds r->mu.
+bool poll(smd_request_t *r) {
+  if (r->finished) return true;
+  if (!r->is_p2p) {
+    if (!r->task->done()) return false;
+    finish(r, r->task->result(), r->task->error());
+    return true;
+  }
+  try {
+    if (!r->comm->test(r->p2p)) return false;
+    r->count = r->p2p.bytes / r->elem_size;
+    finish(r, SMD_SUCCESS, "");
+  } catch (const Error &e) {
+    finish(r, e.code(), e.message());
+  }
+  return true;
+}
+
+// Block until finished or the deadline; true if finished.
+bool block(smd_request_t *r, const Deadline &d) {
+  if (poll(r)) return true;
+  if (!r->is_p2p) {
+    if (!r->task->wait_until(d)) return false;
+    return poll(r);
+  }
+  if (d.at_ns() == INT64_MAX) {
+    // Waits with the communicator's own deadline and failure checks.
+    try {
+      r->comm->wait(r->p2p, "request wait");
+      r->count = r->p2p.bytes / r->elem_size;
+      finish(r, SMD_SUCCESS, "");
+    } catch (const Error &e) {
+      finish(r, e.code(), e.message());
+    }
+    return true;
+  }
+  Backoff b(r->comm->ctx().wait_policy());
+  while (!poll(r)) {
+    if (d.expired()) return false;
+    int64_t us = 0;
+    switch (b.next(&us)) {
+      case Backoff::Action::kSpin: break;
+      case Backoff::Action::kYield: sched_yield(); break;
+      case Backoff::Action::kSleep:
+        std::this_thread::sleep_for(std::chrono::microseconds(us < 500 ? us : 500));
+        break;
+    }
+  }
+  return true;
+}
+
+void report(smd_request_t *r) {
+  if (r->result != SMD_SUCCESS) throw Error(r->result, r->error);
+}
+
+}  // namespace
+
+extern "C" {
+
+SMD_API smd_result_t smd_request_test(smd_request_t *request, int *done) {
+  return guarded("smd_request_test", [&] {
+    if (!done) fail(SMD_ERR_INVALID_ARGUMENT, "done is NULL");
+    smd_request_t *r = live(request);
+    std::lock_guard<std::mutex> lock(r->mu);
+    *done = poll(r) ? 1 : 0;
+    if (*done) report(r);
+  });
+}
+
+SMD_API smd_result_t smd_request_wait(smd_request_t *request) {
+  return guarded("smd_request_wait", [&] {
+    smd_request_t *r = live(request);
+    std::lock_guard<std::mutex> lock(r->mu);
+    block(r, Deadline::never());
+    report(r);
+  });
+}
+
+SMD_API smd_result_t smd_request_wait_timeout(smd_request_t *request, int64_t timeout_ms) {
+  return guarded("smd_request_wait_timeout", [&] {
+    smd_request_t *r = live(request);
+    std::lock_guard<std::mutex> lock(r->mu);
+    if (!block(r, Deadline::after_ms(timeout_ms < 0 ? 0 : timeout_ms)))
+      throw Error(SMD_IN_PROGRESS, "");
+    report(r);
+  });
+}
+
+SMD_API smd_result_t smd_request_get_count(smd_request_t *request, size_t *count) {
+  return guarded("smd_request_get_count", [&] {
+    if (!count) fail(SMD_ERR_INVALID_ARGUMENT, "count is NULL");
+    smd_request_t *r = live(request);
+    std::lock_guard<std::mutex> lock(r->mu);
+    if (!poll(r)) fail(SMD_ERR_INVALID_USAGE, "the operation has not finished yet");
+    *count = r->count;
+  });
+}
+
+SMD_API smd_result_t smd_request_free(smd_request_t *request) {
+  return guarded("smd_request_free", [&] {
+    if (!request) fail(SMD_ERR_INVALID_ARGUMENT, "request is NULL");
+    if (!request_registry().remove(request))
+      fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed twice?)", static_cast<void *>(request));
+    std::unique_ptr<smd_request_t> r(request);
+    {
+      std::lock_guard<std::mutex> lock(r->mu);
+      // Its buffers are in use until it finishes.
+      block(r.get(), Deadline::never());
+    }
+    report(r.get());
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,33 @@
+#include "core/api/handles.h"
+
+#include "core/util/error.h"
+
+namespace smd {
+
+Registry<smd_comm> &comm_registry() {
+  static auto *r = new Registry<smd_comm>();  // outlives static destructors
+  return *r;
+}
+
+Registry<smd_request> &request_registry() {
+  static auto *r = new Registry<smd_request>();
+  return *r;
+}
+
+std::shared_ptr<Comm> comm_of(const smd_comm_t *handle) {
+  if (!handle) fail(SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
+  // Copy the reference under the registry's lock semantics: a handle found
+  // live stays usable through this call even if another thread destroys it.
+  if (!comm_registry().contains(handle))
+    fail(SMD_ERR_INVALID_USAGE, "comm %p is not a live communicator (destroyed, or never created)",
+         static_cast<const void *>(handle));
+  return handle->impl;
+}
+
+smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm) {
+  auto *h = new smd_comm{std::move(comm)};
+  comm_registry().add(h);
+  return h;
+}
+
+}  // namespace smd

@@ -1,0 +1,65 @@
+// What the opaque handles of smd.h are, and the registries that let every
+// entry point tell a live handle from a destroyed or bogus one.
+#pragma once
+
+#include <smd.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "core/comm/communicator.h"
+#include "core/exec/executor.h"
+
+struct smd_comm {
+  std::shared_ptr<smd::Comm> impl;
+};
+
+struct smd_request {
+  std::shared_ptr<smd::Comm> comm;  // keeps the communicator's insides alive
+  std::shared_ptr<smd::Task> task;  // collectives: run by the executor
+  smd::P2PReq p2p;                  // point-to-point: driven by test/wait
+  bool is_p2p = false;
+  size_t elem_size = 1;
+  size_t count = 0;  // elements moved, once finished
+  bool finished = false;
+  smd_result_t result = SMD_SUCCESS;
+  std::string error;
+  std::mutex mu;
+};
+
+namespace smd {
+
+template <class T>
+class Registry {
+ public:
+  void add(T *h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.insert(h);
+  }
+  bool remove(T *h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_.erase(h) > 0;
+  }
+  bool contains(const T *h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_.count(const_cast<T *>(h)) > 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_set<T *> live_;
+};
+
+Registry<smd_comm> &comm_registry();
+Registry<smd_request> &request_registry();
+
+// The communicator behind a handle; throws SMD_ERR_INVALID_USAGE for a
+// handle that is not live.
+std::shared_ptr<Comm> comm_of(const smd_comm_t *handle);
+
+// A new handle for a communicator (registered).
+smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm);
+
+}  // namespace smd

@@ -1,0 +1,56 @@
+#include "core/api/validate.h"
+
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+
+namespace smd {
+
+void check_stream(smd_stream_t stream) {
+  if (stream)
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "a device stream was given, but this release runs collectives on host memory only "
+         "(pass NULL)");
+}
+
+size_t check_datatype(smd_datatype_t datatype) {
+  if (!valid_datatype(datatype))
+    fail(SMD_ERR_INVALID_ARGUMENT, "unknown datatype %d (valid: 0..%d, see smd_datatype_t)",
+         static_cast<int>(datatype), SMD_DATATYPE_COUNT - 1);
+  return datatype_size(datatype);
+}
+
+void check_op(smd_op_t op) {
+  if (!valid_op(op))
+    fail(SMD_ERR_INVALID_ARGUMENT, "unknown reduction op %d (valid: 0..%d, see smd_op_t)",
+         static_cast<int>(op), SMD_OP_COUNT - 1);
+}
+
+void check_root(int root, int size) {
+  if (root < 0 || root >= size)
+    fail(SMD_ERR_INVALID_ARGUMENT, "root %d is not a rank of the communicator (size %d)", root, size);
+}
+
+size_t checked_bytes(size_t count, size_t elem_size, size_t blocks, const char *what) {
+  size_t limit = static_cast<size_t>(PTRDIFF_MAX);
+  if (count && (elem_size > limit / count || blocks > limit / (count * elem_size)))
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s of %zu elements of %zu bytes (x%zu) overflows the address space",
+         what, count, elem_size, blocks);
+  return count * elem_size * blocks;
+}
+
+void check_buffer(const void *buf, size_t bytes, const char *name) {
+  if (!buf && bytes)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL but %zu bytes were asked for", name, bytes);
+}
+
+void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+                   size_t inplace_offset) {
+  if (!send || !recv || !send_bytes || !recv_bytes) return;
+  auto s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  if (s == r || s == r + inplace_offset) return;
+  if (s < r + recv_bytes && r < s + send_bytes)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "sendbuf and recvbuf overlap without being in place (see the in-place rules in smd.h)");
+}
+
+}  // namespace smd

@@ -1,0 +1,24 @@
+// Argument checks shared by the collective and point-to-point entry
+// points: each failure names the argument and its value.
+#pragma once
+
+#include <smd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smd {
+
+void check_stream(smd_stream_t stream);
+size_t check_datatype(smd_datatype_t datatype);  // returns its size
+void check_op(smd_op_t op);
+void check_root(int root, int size);
+// count * elem_size * blocks, failing if it overflows.
+size_t checked_bytes(size_t count, size_t elem_size, size_t blocks, const char *what);
+void check_buffer(const void *buf, size_t bytes, const char *name);
+// sendbuf/recvbuf may be equal (in place) or sendbuf may sit at
+// recvbuf + inplace_offset; any other overlap is an error.
+void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+                   size_t inplace_offset);
+
+}  // namespace smd

@@ -1,0 +1,38 @@
+// Every algorithm of every collective (one file per collective holds its
+// algorithms). All run on the calling thread, on a communicator of more
+// than one rank, with arguments already validated.
+#pragma once
+
+#include "core/coll/collective.h"
+
+namespace smd {
+
+class Comm;
+
+void allreduce_direct(Comm &c, const CollArgs &a);
+void allreduce_ring(Comm &c, const CollArgs &a);
+void allreduce_rd(Comm &c, const CollArgs &a);
+
+void allgather_direct(Comm &c, const CollArgs &a);
+void allgather_ring(Comm &c, const CollArgs &a);
+void allgather_rd(Comm &c, const CollArgs &a);
+
+void reduce_scatter_direct(Comm &c, const CollArgs &a);
+void reduce_scatter_ring(Comm &c, const CollArgs &a);
+void reduce_scatter_rd(Comm &c, const CollArgs &a);
+
+void broadcast_direct(Comm &c, const CollArgs &a);
+void broadcast_ring(Comm &c, const CollArgs &a);
+void broadcast_tree(Comm &c, const CollArgs &a);
+
+void reduce_direct(Comm &c, const CollArgs &a);
+void reduce_ring(Comm &c, const CollArgs &a);
+void reduce_tree(Comm &c, const CollArgs &a);
+
+void alltoall_direct(Comm &c, const CollArgs &a);
+void alltoall_pairwise(Comm &c, const CollArgs &a);
+
+void barrier_direct(Comm &c, const CollArgs &a);
+void barrier_rd(Comm &c, const CollArgs &a);
+
+}  // namespace smd

@@ -1,0 +1,123 @@
+// allreduce: direct (shared-memory arena), ring (reduce-scatter +
+// allgather, bandwidth-optimal over messages) and recursive doubling
+// (latency-optimal over messages).
+#include <algorithm>
+#include <vector>
+
+#include "core/coll/algorithms.h"
+#include "core/coll/coll_util.h"
+#include "core/coll/direct.h"
+#include "core/coll/ring.h"
+#include "core/comm/communicator.h"
+#include "core/reduce/reduce.h"
+
+namespace smd {
+
+void allreduce_direct(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, p);
+  size_t chunk = c.arena()->chunk();
+  if (n * es <= direct_eager_limit(p, chunk)) {
+    // One round: everyone stages its input and reduces all of them.
+    DirectOp d(c, a, 1, "allreduce");
+    copy_bytes(d.begin(0), a.sendbuf, n * es);
+    d.post_and_wait(0);
+    reduce::reduce(a.recvbuf, d.sources(0, 0), p, n, a.datatype, red.op, red.divisor);
+    d.finish(0);
+    return;
+  }
+  // Pipelined rounds: each member reduces its slice of the round's chunk
+  // into its own staging buffer, then everyone copies all slices out.
+  size_t per_round = chunk / es;
+  uint64_t rounds = (n + per_round - 1) / per_round;
+  DirectOp d(c, a, rounds, "allreduce");
+  size_t align = std::max<size_t>(1, 64 / es);
+  for (uint64_t k = 0; k < rounds; ++k) {
+    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+    copy_bytes(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es);
+    d.post_and_wait(k);
+    Range mine = split_aligned(rk.len, p, me, align);
+    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es, d.sources(k, mine.off * es), p,
+                   mine.len, a.datatype, red.op, red.divisor);
+    d.post_reduced(k);
+    d.wait_reduced(k);
+    for (int j = 0; j < p; ++j) {
+      Range part = split_aligned(rk.len, p, j, align);
+      copy_bytes(at(a.recvbuf, rk.off + part.off, es), d.arena().buf(j, d.round(k)) + part.off * es,
+                 part.len * es);
+    }
+    d.finish(k);
+  }
+}
+
+void allreduce_ring(Comm &c, const CollArgs &a) {
+  size_t es = datatype_size(a.datatype);
+  copy_bytes(a.recvbuf, a.sendbuf, a.count * es);
+  uint64_t seq = c.next_seq();
+  std::vector<Range> segs = even_segments(a.count, c.size());
+  ring_reduce_scatter(c, a.recvbuf, segs, a.datatype, reduction_of(a.op, c.size()), seq, 0);
+  ring_allgather(c, a.recvbuf, segs, es, 1, seq, 2048);
+}
+
+// Recursive doubling. Ranks beyond the largest power of two first fold
+// their input into a partner and get the result back at the end. Every
+// rank combines the same partial results in the same order, so all ranks
+// end with identical bits.
+void allreduce_rd(Comm &c, const CollArgs &a) {
+  int p = c.size(), r = c.rank();
+  size_t es = datatype_size(a.datatype), bytes = a.count * es;
+  Reduction red = reduction_of(a.op, p);
+  uint64_t seq = c.next_seq();
+  copy_bytes(a.recvbuf, a.sendbuf, bytes);
+  std::vector<uint8_t> tmp(bytes ? bytes : 1);
+  int pow2 = 1;
+  while (pow2 * 2 <= p) pow2 *= 2;
+  int extra = p - pow2;
+  uint32_t step = 0;
+  int vrank;  // rank among the power-of-two participants, -1 if folded out
+  if (r < 2 * extra) {
+    if (r % 2 == 0) {
+      P2PReq s = c.isend(r + 1, a.recvbuf, bytes, coll_tag(c.id(), seq, step));
+      c.wait(s, "allreduce");
+      vrank = -1;
+    } else {
+      P2PReq q = c.irecv(r - 1, tmp.data(), bytes, coll_tag(c.id(), seq, step));
+      c.wait(q, "allreduce");
+      reduce::reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
+      vrank = r / 2;
+    }
+  } else {
+    vrank = r - extra;
+  }
+  ++step;
+  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  if (vrank >= 0) {
+    for (int mask = 1; mask < pow2; mask <<= 1, ++step) {
+      int partner = real(vrank ^ mask);
+      c.sendrecv(partner, a.recvbuf, bytes, partner, tmp.data(), bytes, coll_tag(c.id(), seq, step),
+                 "allreduce");
+      // Lower virtual rank's value first: both partners compute lower op upper.
+      if (vrank & mask)
+        reduce::reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
+      else
+        reduce::reduce2(a.recvbuf, a.recvbuf, tmp.data(), a.count, a.datatype, red.op);
+    }
+  } else {
+    step = 1;
+    for (int mask = 1; mask < pow2; mask <<= 1) ++step;
+  }
+  if (red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+  if (r < 2 * extra) {
+    uint64_t tag = coll_tag(c.id(), seq, step);
+    if (r % 2 == 0) {
+      P2PReq q = c.irecv(r + 1, a.recvbuf, bytes, tag);
+      c.wait(q, "allreduce");
+    } else {
+      P2PReq s = c.isend(r - 1, a.recvbuf, bytes, tag);
+      c.wait(s, "allreduce");
+    }
+  }
+}
+
+}  // namespace smd

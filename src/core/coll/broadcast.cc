@@ -1,0 +1,80 @@
+// broadcast: direct (arena), ring (pipelined chain: bandwidth-optimal for
+// large messages) and binomial tree (latency-optimal for small ones).
+#include <algorithm>
+
+#include "core/coll/algorithms.h"
+#include "core/coll/coll_util.h"
+#include "core/coll/direct.h"
+#include "core/comm/communicator.h"
+
+namespace smd {
+
+namespace {
+constexpr size_t kChainPiece = 512 * 1024;
+}
+
+void broadcast_direct(Comm &c, const CollArgs &a) {
+  int me = c.rank();
+  size_t es = datatype_size(a.datatype), n = a.count;
+  size_t per_round = c.arena()->chunk() / es;
+  uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
+  DirectOp d(c, a, rounds, "broadcast");
+  if (me == a.root) copy_bytes(a.recvbuf, a.sendbuf, n * es);
+  for (uint64_t k = 0; k < rounds; ++k) {
+    Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
+    uint8_t *mine = d.begin(k);
+    if (me == a.root) copy_bytes(mine, at(a.sendbuf, rk.off, es), rk.len * es);
+    d.post_and_wait(k, a.root);
+    if (me != a.root)
+      copy_bytes(at(a.recvbuf, rk.off, es), d.arena().buf(a.root, d.round(k)), rk.len * es);
+    d.finish(k);
+  }
+}
+
+void broadcast_ring(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  int vr = (me - a.root + p) % p;
+  int next = (me + 1) % p, prev = (me + p - 1) % p;
+  size_t bytes = a.count * datatype_size(a.datatype);
+  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  if (me == a.root) copy_bytes(a.recvbuf, a.sendbuf, bytes);
+  size_t pieces = std::max<size_t>(1, (bytes + kChainPiece - 1) / kChainPiece);
+  auto piece = [&](size_t i) {
+    size_t off = i * kChainPiece;
+    return Range{off, std::min(kChainPiece, bytes - std::min(bytes, off))};
+  };
+  ReqSet recvs(c), sends(c);
+  std::vector<P2PReq *> in(pieces, nullptr);
+  if (vr > 0)
+    for (size_t i = 0; i < pieces; ++i)
+      in[i] = &recvs.add(c.irecv(prev, static_cast<uint8_t *>(a.recvbuf) + piece(i).off, piece(i).len, tag));
+  for (size_t i = 0; i < pieces; ++i) {
+    if (vr > 0) c.wait(*in[i], "broadcast");
+    if (vr < p - 1)
+      sends.add(c.isend(next, static_cast<uint8_t *>(a.recvbuf) + piece(i).off, piece(i).len, tag));
+  }
+  sends.wait_all("broadcast");
+}
+
+void broadcast_tree(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  int vr = (me - a.root + p) % p;
+  size_t bytes = a.count * datatype_size(a.datatype);
+  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  if (me == a.root) copy_bytes(a.recvbuf, a.sendbuf, bytes);
+  int mask = 1;
+  while (mask < p) {
+    if (vr & mask) {
+      P2PReq q = c.irecv((vr - mask + a.root) % p, a.recvbuf, bytes, tag);
+      c.wait(q, "broadcast");
+      break;
+    }
+    mask <<= 1;
+  }
+  ReqSet sends(c);
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (vr + mask < p) sends.add(c.isend((vr + mask + a.root) % p, a.recvbuf, bytes, tag));
+  sends.wait_all("broadcast");
+}
+
+}  // namespace smd

@@ -1,0 +1,69 @@
+// Small pieces every algorithm uses: element ranges, byte offsets, the
+// reduction operation split into SUM + divisor for SMD_AVG.
+#pragma once
+
+#include <smd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/coll/collective.h"
+#include "core/util/dtype.h"
+
+namespace smd {
+
+// [off, off+len) in elements.
+struct Range {
+  size_t off = 0;
+  size_t len = 0;
+};
+
+// Part i of n elements split into p near-equal contiguous parts.
+inline Range split(size_t n, int p, int i) {
+  size_t base = n / p, extra = n % p;
+  size_t ui = static_cast<size_t>(i);
+  Range r;
+  r.off = ui * base + (ui < extra ? ui : extra);
+  r.len = base + (ui < extra ? 1 : 0);
+  return r;
+}
+
+// Like split(), but part boundaries fall on multiples of `align` elements
+// (cache lines), except for the end.
+inline Range split_aligned(size_t n, int p, int i, size_t align) {
+  if (align <= 1) return split(n, p, i);
+  size_t blocks = (n + align - 1) / align;
+  Range b = split(blocks, p, i);
+  Range r;
+  r.off = b.off * align;
+  size_t end = (b.off + b.len) * align;
+  if (r.off > n) r.off = n;
+  if (end > n) end = n;
+  r.len = end - r.off;
+  return r;
+}
+
+inline uint8_t *at(void *base, size_t elems, size_t es) {
+  return static_cast<uint8_t *>(base) + elems * es;
+}
+inline const uint8_t *at(const void *base, size_t elems, size_t es) {
+  return static_cast<const uint8_t *>(base) + elems * es;
+}
+
+inline void copy_bytes(void *dst, const void *src, size_t bytes) {
+  if (bytes && dst != src) memmove(dst, src, bytes);
+}
+
+// The operation applied while combining (AVG combines as SUM) and the
+// divisor applied once at the end (0 = none).
+struct Reduction {
+  smd_op_t op;
+  int divisor;
+};
+inline Reduction reduction_of(smd_op_t op, int nranks) {
+  if (op == SMD_AVG) return {SMD_SUM, nranks > 1 ? nranks : 0};
+  return {op, 0};
+}
+
+}  // namespace smd

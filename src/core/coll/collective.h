@@ -1,0 +1,35 @@
+// A collective call as the algorithms see it, and the one entry point that
+// picks an algorithm and runs it on the calling thread.
+#pragma once
+
+#include <smd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/coll/algo_config.h"
+
+namespace smd {
+
+class Comm;
+
+struct CollArgs {
+  CollKind kind = CollKind::kBarrier;
+  const void *sendbuf = nullptr;
+  void *recvbuf = nullptr;
+  // allreduce/broadcast/reduce: elements of the vector; allgather: sent
+  // per rank; reduce_scatter: received per rank; alltoall: per peer block.
+  size_t count = 0;
+  smd_datatype_t datatype = SMD_FLOAT32;
+  smd_op_t op = SMD_SUM;
+  int root = 0;
+};
+
+// Runs the collective on this thread (the executor decides which thread).
+// Throws smd::Error.
+void run_collective(Comm &comm, const CollArgs &args);
+
+// The algorithm auto-selection would use (for logs, tests and smd-bench).
+Algo choose_algo(Comm &comm, const CollArgs &args);
+
+}  // namespace smd

@@ -1,0 +1,51 @@
+// The frame every direct (shared-memory arena) algorithm runs in: it
+// reserves the operation's rounds, publishes and checks the operation's
+// descriptor in the first round (ranks that disagree on the arguments all
+// fail with SMD_ERR_MISMATCH), and drives the round protocol of Arena.
+#pragma once
+
+#include <vector>
+
+#include "core/coll/collective.h"
+#include "core/comm/arena.h"
+#include "core/comm/communicator.h"
+
+namespace smd {
+
+class DirectOp {
+ public:
+  DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char *what);
+
+  Arena &arena() { return arena_; }
+  Waiter &waiter() { return waiter_; }
+  uint64_t round(uint64_t k) const { return first_ + k; }
+
+  // Round k, step 1: wait until my staging buffer may be rewritten; returns it.
+  uint8_t *begin(uint64_t k);
+  // Step 2: post round k and wait for every member's post (or only
+  // `from`'s, after the first round). Round 0 checks the descriptors.
+  void post_and_wait(uint64_t k, int from = -1);
+  // Step 3 helpers for algorithms that reduce into staging.
+  void post_reduced(uint64_t k) { arena_.post_reduced(round(k)); }
+  void wait_reduced(uint64_t k, int from = -1);
+  // Step 4.
+  void finish(uint64_t k) { arena_.post_consumed(round(k)); }
+
+  // Pointers to every member's staging buffer of round k, plus an offset.
+  const void *const *sources(uint64_t k, size_t offset);
+
+ private:
+  void check_agreement(uint64_t k);
+  Comm &comm_;
+  const CollArgs &args_;
+  Arena &arena_;
+  Waiter waiter_;
+  uint64_t first_;
+  std::vector<const void *> srcs_;
+};
+
+// Messages up to this size take the one-round path: every member reduces
+// all inputs itself (latency-bound sizes).
+size_t direct_eager_limit(int nranks, size_t chunk);
+
+}  // namespace smd

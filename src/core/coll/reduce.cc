@@ -1,0 +1,107 @@
+// reduce: direct (arena), ring (reduce-scatter, then the root gathers the
+// finished segments) and binomial tree.
+#include <algorithm>
+#include <vector>
+
+#include "core/coll/algorithms.h"
+#include "core/coll/coll_util.h"
+#include "core/coll/direct.h"
+#include "core/coll/ring.h"
+#include "core/comm/communicator.h"
+#include "core/reduce/reduce.h"
+
+namespace smd {
+
+void reduce_direct(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  bool root = me == a.root;
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, p);
+  size_t chunk = c.arena()->chunk();
+  if (n * es <= direct_eager_limit(p, chunk)) {
+    DirectOp d(c, a, 1, "reduce");
+    copy_bytes(d.begin(0), a.sendbuf, n * es);
+    d.post_and_wait(0);
+    if (root) reduce::reduce(a.recvbuf, d.sources(0, 0), p, n, a.datatype, red.op, red.divisor);
+    d.finish(0);
+    return;
+  }
+  size_t per_round = chunk / es;
+  uint64_t rounds = (n + per_round - 1) / per_round;
+  DirectOp d(c, a, rounds, "reduce");
+  size_t align = std::max<size_t>(1, 64 / es);
+  for (uint64_t k = 0; k < rounds; ++k) {
+    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+    copy_bytes(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es);
+    d.post_and_wait(k);
+    Range mine = split_aligned(rk.len, p, me, align);
+    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es, d.sources(k, mine.off * es), p,
+                   mine.len, a.datatype, red.op, red.divisor);
+    d.post_reduced(k);
+    if (root) {
+      d.wait_reduced(k);
+      for (int j = 0; j < p; ++j) {
+        Range part = split_aligned(rk.len, p, j, align);
+        copy_bytes(at(a.recvbuf, rk.off + part.off, es),
+                   d.arena().buf(j, d.round(k)) + part.off * es, part.len * es);
+      }
+    }
+    d.finish(k);
+  }
+}
+
+void reduce_ring(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  size_t es = datatype_size(a.datatype), n = a.count;
+  std::vector<uint8_t> work(std::max<size_t>(1, n * es));
+  copy_bytes(work.data(), a.sendbuf, n * es);
+  uint64_t seq = c.next_seq();
+  std::vector<Range> segs = even_segments(n, p);
+  ring_reduce_scatter(c, work.data(), segs, a.datatype, reduction_of(a.op, p), seq, 0);
+  // Rank r holds the final segment (r+1) % p; the root collects them.
+  uint64_t tag = coll_tag(c.id(), seq, 2048);
+  ReqSet set(c);
+  if (me == a.root) {
+    for (int r = 0; r < p; ++r) {
+      const Range &s = segs[(r + 1) % p];
+      if (r == me) copy_bytes(at(a.recvbuf, s.off, es), work.data() + s.off * es, s.len * es);
+      else set.add(c.irecv(r, at(a.recvbuf, s.off, es), s.len * es, tag));
+    }
+  } else {
+    const Range &s = segs[(me + 1) % p];
+    set.add(c.isend(a.root, work.data() + s.off * es, s.len * es, tag));
+  }
+  set.wait_all("reduce");
+}
+
+void reduce_tree(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  int vr = (me - a.root + p) % p;
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, p);
+  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  std::vector<uint8_t> own;
+  void *acc = a.recvbuf;
+  if (me != a.root) {
+    own.resize(std::max<size_t>(1, n * es));
+    acc = own.data();
+  }
+  copy_bytes(acc, a.sendbuf, n * es);
+  std::vector<uint8_t> tmp(std::max<size_t>(1, n * es));
+  for (int mask = 1; mask < p; mask <<= 1) {
+    if (vr & mask) {
+      P2PReq s = c.isend((vr - mask + a.root) % p, acc, n * es, tag);
+      c.wait(s, "reduce");
+      return;
+    }
+    if (vr + mask < p) {
+      P2PReq q = c.irecv((vr + mask + a.root) % p, tmp.data(), n * es, tag);
+      c.wait(q, "reduce");
+      // Own (lower virtual rank) partial first.
+      reduce::reduce2(acc, acc, tmp.data(), n, a.datatype, red.op);
+    }
+  }
+  if (red.divisor > 1) reduce::divide(acc, n, a.datatype, red.divisor);
+}
+
+}  // namespace smd

@@ -1,0 +1,147 @@
+#include "core/comm/arena.h"
+
+#include <cstring>
+
+#include "core/comm/communicator.h"
+#include "core/exec/futex.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+
+namespace smd {
+
+namespace {
+// Staging per member and round: large enough to stream at memory speed,
+// small enough that all members' buffers stay in the last-level cache.
+constexpr size_t kDefaultChunk = 256 * 1024;
+
+struct alignas(64) Counter {
+  std::atomic<uint64_t> value{0};
+};
+enum Which { kPosted = 0, kReduced = 1, kConsumed = 2 };
+}  // namespace
+
+struct Arena::Header {
+  Counter counters[3];
+  alignas(64) std::atomic<uint32_t> bell{0};
+  std::atomic<uint32_t> sleeping{0};
+  alignas(64) OpDesc desc[2];
+};
+static_assert(sizeof(OpDesc) == 64);
+
+std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
+  static_assert(sizeof(Header) <= kHeaderBytes);
+  std::unique_ptr<Arena> a(new Arena());
+  a->size_ = comm.size();
+  a->rank_ = comm.rank();
+  a->chunk_ = kDefaultChunk;
+  a->transport_ = &transport;
+  a->bases_.assign(a->size_, nullptr);
+  a->segments_.assign(a->size_, nullptr);
+
+  size_t bytes = kHeaderBytes + 2 * a->chunk_;
+  void *mine = nullptr;
+  Bytes handle;
+  a->segments_[a->rank_] = transport.segment_create(bytes, &mine, &handle);
+  a->bases_[a->rank_] = static_cast<uint8_t *>(mine);
+  new (mine) Header();
+
+  std::vector<Bytes> handles = comm.exchange(handle, TagKind::kSetup, comm.id(), 1);
+  for (int r = 0; r < a->size_; ++r) {
+    if (r == a->rank_) continue;
+    void *ptr = nullptr;
+    size_t got = 0;
+    a->segments_[r] =
+        transport.segment_attach(comm.ctx().endpoint(comm.world_rank(r)), handles[r], &ptr, &got);
+    if (got < bytes)
+      fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
+    a->bases_[r] = static_cast<uint8_t *>(ptr);
+  }
+  SMD_TRACE("comm", "%s: shared-memory arena of %d members, %zu KiB staging per round",
+            comm.where().c_str(), a->size_, a->chunk_ / 1024);
+  return a;
+}
+
+Arena::~Arena() {
+  for (int r = 0; r < size_; ++r)
+    if (segments_[r]) transport_->segment_release(segments_[r]);
+}
+
+OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round & 1]; }
+
+void Arena::wake_sleepers() {
+  // Pairs with the fence in sleep(): either the sleeper sees our counter or
+  // we see its flag.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    Header &h = header(r);
+    if (h.sleeping.load(std::memory_order_relaxed)) {
+      h.bell.fetch_add(1, std::memory_order_relaxed);
+      futex_wake_all(&h.bell);
+    }
+  }
+}
+
+void Arena::sleep(int64_t timeout_us) {
+  Header &h = header(rank_);
+  uint32_t seen = h.bell.load(std::memory_order_relaxed);
+  h.sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  futex_wait(&h.bell, seen, timeout_us);
+  h.sleeping.store(0, std::memory_order_relaxed);
+}
+
+void Arena::wake_self() {
+  Header &h = header(rank_);
+  h.bell.fetch_add(1, std::memory_order_relaxed);
+  futex_wake_all(&h.bell);
+}
+
+void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
+  for (int r = 0; r < size_; ++r) {
+    if (only >= 0 && r != only) continue;
+    auto &c = header(r).counters[which].value;
+    if (c.load(std::memory_order_acquire) >= value) continue;
+    w.start();
+    while (c.load(std::memory_order_acquire) < value) w.pause();
+  }
+}
+
+void Arena::wait_reusable(uint64_t round, Waiter &w) {
+  if (round >= 2) wait_counter(kConsumed, round - 1, w);
+}
+
+void Arena::post(uint64_t round) {
+  header(rank_).counters[kPosted].value.store(round + 1, std::memory_order_release);
+  wake_sleepers();
+}
+
+void Arena::wait_posted(uint64_t round, Waiter &w) { wait_counter(kPosted, round + 1, w); }
+void Arena::wait_posted_by(int r, uint64_t round, Waiter &w) {
+  wait_counter(kPosted, round + 1, w, r);
+}
+
+void Arena::post_reduced(uint64_t round) {
+  header(rank_).counters[kReduced].value.store(round + 1, std::memory_order_release);
+  wake_sleepers();
+}
+
+void Arena::wait_reduced(uint64_t round, Waiter &w) { wait_counter(kReduced, round + 1, w); }
+void Arena::wait_reduced_by(int r, uint64_t round, Waiter &w) {
+  wait_counter(kReduced, round + 1, w, r);
+}
+
+void Arena::post_consumed(uint64_t round) {
+  header(rank_).counters[kConsumed].value.store(round + 1, std::memory_order_release);
+  wake_sleepers();
+}
+
+std::vector<int> Arena::not_posted(uint64_t round) const {
+  std::vector<int> v;
+  for (int r = 0; r < size_; ++r)
+    if (header(r).counters[kPosted].value.load(std::memory_order_acquire) < round + 1)
+      v.push_back(r);
+  return v;
+}
+
+}  // namespace smd

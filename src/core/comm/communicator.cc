@@ -1,0 +1,297 @@
+#include "core/comm/communicator.h"
+
+#include <sched.h>
+
+#include <cstring>
+#include <thread>
+
+#include "core/comm/arena.h"
+#include "core/exec/futex.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+
+namespace smd {
+
+// ---------------------------------------------------------------- Waiter
+
+Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
+    : comm_(comm), what_(what), sleep_on_(sleep_on), backoff_(comm.ctx().wait_policy()) {
+  int64_t now = now_ns();
+  int64_t timeout = comm.ctx().timeout_ms();
+  deadline_ns_ = timeout > 0 ? now + timeout * 1000000 : INT64_MAX;
+  next_health_ns_ = now;
+}
+
+void Waiter::check() {
+  if (comm_.aborted())
+    fail(SMD_ERR_ABORTED, "%s on %s: the communicator was aborted", what_, comm_.where().c_str());
+  int64_t now = now_ns();
+  if (now >= deadline_ns_) {
+    std::string pending = pending_ ? pending_() : "";
+    fail(SMD_ERR_TIMEOUT, "%s on %s timed out after %.1f s (SMD_TIMEOUT)%s%s", what_,
+         comm_.where().c_str(), comm_.ctx().timeout_ms() / 1000.0, pending.empty() ? "" : ": ",
+         pending.c_str());
+  }
+  // Peers are checked only when one wait has lasted long: healthy waits are short.
+  if (backoff_.elapsed_ns() > 100 * 1000000LL && now >= next_health_ns_) {
+    next_health_ns_ = now + 200 * 1000000LL;
+    comm_.ctx().check_health(comm_.members(), comm_.abort_key(), what_);
+  }
+}
+
+void Waiter::pause() {
+  int64_t sleep_us = 0;
+  Backoff::Action a = backoff_.next(&sleep_us);
+  if (a != Backoff::Action::kSpin || (backoff_.polls() & 1023) == 0) check();
+  switch (a) {
+    case Backoff::Action::kSpin:
+      cpu_relax();
+      break;
+    case Backoff::Action::kYield:
+      sched_yield();
+      break;
+    case Backoff::Action::kSleep:
+      if (sleep_on_ == SleepOn::kArena && comm_.arena()) {
+        comm_.arena()->sleep(sleep_us);
+      } else {
+        bool slept = false;
+        for (Transport *t : comm_.ctx().transports())
+          if (t->wait(sleep_us)) {
+            slept = true;
+            break;
+          }
+        if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us < 200 ? sleep_us : 200));
+      }
+      break;
+  }
+}
+
+// ---------------------------------------------------------------- Comm
+
+Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, int my_index)
+    : ctx_(std::move(ctx)),
+      id_(id),
+      members_(std::move(members)),
+      rank_(my_index),
+      size_(static_cast<int>(members_.size())) {
+  placement_ = place(ctx_->topology(), members_, rank_);
+  abort_key_ = format("smd/abort/%u/%d", id_, members_[0]);
+}
+
+Comm::~Comm() {
+  executor_.stop();
+  arena_.reset();
+}
+
+std::string Comm::where() const {
+  return format("rank %d/%d of comm %u (world rank %d)", rank_, size_, id_, members_[rank_]);
+}
+
+void Comm::setup() {
+  Transport *local = ctx_->local_transport();
+  bool all_local = placement_.single_node && size_ > 1 && local &&
+                   local->has(SMD_TRANSPORT_CAP_SEGMENTS);
+  if (all_local)
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_ && ctx_->transport_to(members_[r]) != local) all_local = false;
+  if (all_local) arena_ = Arena::create(*this, *local);
+}
+
+P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
+  P2PReq r;
+  r.peer = peer;
+  int w = members_[peer];
+  if (peer == rank_) {
+    ctx_->self_channel().send(tag, buf, size);
+    r.done = true;
+    r.bytes = size;
+    return r;
+  }
+  r.transport = ctx_->transport_to(w);
+  r.handle = r.transport->isend(ctx_->endpoint(w), buf, size, tag, w);
+  if (!r.handle) {
+    r.done = true;
+    r.bytes = size;
+  }
+  return r;
+}
+
+P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
+  P2PReq r;
+  r.peer = peer;
+  int w = members_[peer];
+  if (peer == rank_) {
+    r.self_recv = true;
+    r.tag = tag;
+    r.buf = buf;
+    r.capacity = size;
+    return r;
+  }
+  r.transport = ctx_->transport_to(w);
+  r.handle = r.transport->irecv(ctx_->endpoint(w), buf, size, tag, w);
+  if (!r.handle) {
+    r.done = true;
+    r.bytes = size;
+  }
+  return r;
+}
+
+bool Comm::test(P2PReq &r) {
+  if (r.done) return true;
+  if (r.self_recv) {
+    size_t got = 0;
+    if (!ctx_->self_channel().try_recv(r.tag, r.buf, r.capacity, &got)) return false;
+    r.done = true;
+    r.bytes = got;
+    return true;
+  }
+  size_t bytes = 0;
+  try {
+    if (!r.transport->test(r.handle, &bytes, members_[r.peer])) return false;
+  } catch (...) {
+    r.handle = nullptr;  // the plugin released it when it reported the failure
+    r.done = true;
+    throw;
+  }
+  r.handle = nullptr;
+  r.done = true;
+  r.bytes = bytes;
+  return true;
+}
+
+void Comm::wait(P2PReq &r, const char *what) { wait_all(&r, 1, what); }
+
+void Comm::wait_all(P2PReq *reqs, size_t n, const char *what) {
+  std::vector<P2PReq *> ptrs(n);
+  for (size_t i = 0; i < n; ++i) ptrs[i] = &reqs[i];
+  wait_ptrs(ptrs.data(), n, what);
+}
+
+void Comm::wait_ptrs(P2PReq *const *reqs, size_t n, const char *what) {
+  size_t first = 0;
+  while (first < n && test(*reqs[first])) ++first;
+  if (first == n) return;
+  Waiter w(*this, what, SleepOn::kTransport);
+  w.set_pending([&] {
+    std::string s = "still waiting for ranks";
+    for (size_t i = 0; i < n; ++i)
+      if (!reqs[i]->done) s += " " + std::to_string(reqs[i]->peer);
+    return s;
+  });
+  try {
+    for (;;) {
+      bool all = true;
+      for (size_t i = first; i < n; ++i)
+        if (!test(*reqs[i])) all = false;
+      if (all) return;
+      w.pause();
+    }
+  } catch (...) {
+    // The buffers may go away with the error: the plugin must let go.
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        cancel(*reqs[i]);
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+}
+
+void Comm::cancel(P2PReq &r) {
+  if (r.done || r.self_recv) {
+    r.done = true;
+    return;
+  }
+  if (r.handle) r.transport->cancel(r.handle);
+  r.handle = nullptr;
+  r.done = true;
+}
+
+void Comm::sendrecv(int to, const void *sbuf, size_t ssize, int from, void *rbuf, size_t rsize,
+                    uint64_t tag, const char *what) {
+  ReqSet set(*this);
+  set.add(irecv(from, rbuf, rsize, tag));
+  set.add(isend(to, sbuf, ssize, tag));
+  set.wait_all(what);
+}
+
+std::vector<Bytes> Comm::exchange(const Bytes &mine, TagKind kind, uint32_t comm_field,
+                                  uint32_t low) {
+  std::vector<Bytes> all(size_);
+  all[rank_] = mine;
+  if (size_ == 1) return all;
+  uint64_t len_tag = make_tag(kind, comm_field, low * 2);
+  uint64_t data_tag = make_tag(kind, comm_field, low * 2 + 1);
+  std::vector<uint64_t> lens(size_, 0);
+  uint64_t my_len = mine.size();
+  {
+    ReqSet set(*this);
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      set.add(irecv(r, &lens[r], sizeof(uint64_t), len_tag));
+      set.add(isend(r, &my_len, sizeof my_len, len_tag));
+    }
+    set.wait_all("setup exchange");
+  }
+  ReqSet set(*this);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    if (lens[r] > (64u << 20))
+      fail(SMD_ERR_TRANSPORT, "setup exchange: rank %d announced %llu bytes", r,
+           static_cast<unsigned long long>(lens[r]));
+    all[r].resize(lens[r]);
+    set.add(irecv(r, all[r].data(), lens[r], data_tag));
+    set.add(isend(r, mine.data(), mine.size(), data_tag));
+  }
+  set.wait_all("setup exchange");
+  return all;
+}
+
+void Comm::check_usable() const {
+  if (aborted())
+    fail(SMD_ERR_ABORTED, "%s: the communicator was aborted", where().c_str());
+  if (poisoned_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(poison_mu_);
+    throw Error(poison_code_, "communicator unusable after an earlier failure: " + poison_message_);
+  }
+}
+
+void Comm::poison(smd_result_t code, const std::string &message) {
+  std::lock_guard<std::mutex> lock(poison_mu_);
+  if (poisoned_.load()) return;
+  poison_code_ = code;
+  poison_message_ = message;
+  poisoned_.store(true, std::memory_order_release);
+}
+
+void Comm::abort_local() {
+  aborted_.store(true);
+  wake_local();
+}
+
+void Comm::wake_local() {
+  if (arena_) arena_->wake_self();
+}
+
+// ---------------------------------------------------------------- ReqSet
+
+ReqSet::~ReqSet() {
+  for (auto &r : reqs_) {
+    if (r.done) continue;
+    try {
+      comm_.cancel(r);
+    } catch (...) {
+      // Cancelling after a failure may fail too; the request is gone either way.
+    }
+  }
+}
+
+void ReqSet::wait_all(const char *what) {
+  std::vector<P2PReq *> ptrs;
+  ptrs.reserve(reqs_.size());
+  for (auto &r : reqs_) ptrs.push_back(&r);
+  comm_.wait_ptrs(ptrs.data(), ptrs.size(), what);
+}
+
+}  // namespace smd

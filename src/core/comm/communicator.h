@@ -1,0 +1,160 @@
+// A communicator: an ordered set of world ranks that run collectives
+// together. Holds this rank's identity in it, its point-to-point layer
+// (tags, waits with deadlines, failure checks), its shared-memory arena
+// when all members share a node, and the executor that runs its
+// operations in issue order.
+#pragma once
+
+#include <smd.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/comm/context.h"
+#include "core/comm/tags.h"
+#include "core/comm/topology.h"
+#include "core/exec/executor.h"
+#include "core/exec/wait_policy.h"
+
+namespace smd {
+
+class Arena;
+class Comm;
+
+// A point-to-point transfer in flight. Owned by value; cancel() or finish
+// before the buffer goes away (ReqSet does that on errors).
+struct P2PReq {
+  Transport *transport = nullptr;
+  void *handle = nullptr;
+  int peer = -1;  // communicator rank
+  bool done = false;
+  size_t bytes = 0;
+  // A receive from self, served by the self channel.
+  bool self_recv = false;
+  uint64_t tag = 0;
+  void *buf = nullptr;
+  size_t capacity = 0;
+};
+
+// How a wait sleeps once spinning and yielding have not helped.
+enum class SleepOn { kTransport, kArena };
+
+// One wait: spins, yields, sleeps; checks abort, the deadline and peer
+// health as time passes. Call pause() in the loop that polls a condition.
+class Waiter {
+ public:
+  Waiter(Comm &comm, const char *what, SleepOn sleep_on);
+  // Call before polling a new condition: the wait spins first again (the
+  // deadline still counts from the Waiter's creation).
+  void start() { backoff_.reset(); }
+  void pause();
+  // Describes what is still awaited, for the timeout message.
+  void set_pending(std::function<std::string()> describe) { pending_ = std::move(describe); }
+
+ private:
+  void check();
+  Comm &comm_;
+  const char *what_;
+  SleepOn sleep_on_;
+  Backoff backoff_;
+  int64_t deadline_ns_;
+  int64_t next_health_ns_;
+  std::function<std::string()> pending_;
+};
+
+class Comm : public std::enable_shared_from_this<Comm> {
+ public:
+  // Members: world ranks in communicator-rank order; my_index: mine.
+  Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, int my_index);
+  ~Comm();
+
+  // Collective among the members: builds the shared-memory arena when
+  // the members share a node and the local transport offers segments.
+  void setup();
+
+  Context &ctx() { return *ctx_; }
+  const std::shared_ptr<Context> &ctx_ptr() const { return ctx_; }
+  uint32_t id() const { return id_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int world_rank(int r) const { return members_[r]; }
+  const std::vector<int> &members() const { return members_; }
+  const CommPlacement &placement() const { return placement_; }
+  Arena *arena() { return arena_.get(); }
+  Executor &executor() { return executor_; }
+  std::string where() const;  // "rank 2/4 of comm 1" for messages
+  // Store key under which an abort of this communicator is announced:
+  // ids repeat across disjoint communicators, their lowest member does not.
+  const std::string &abort_key() const { return abort_key_; }
+
+  // Collective sequence number, advanced once per collective run.
+  uint64_t next_seq() { return seq_++; }
+
+  // Point-to-point on communicator ranks.
+  P2PReq isend(int peer, const void *buf, size_t size, uint64_t tag);
+  P2PReq irecv(int peer, void *buf, size_t size, uint64_t tag);
+  bool test(P2PReq &req);
+  void wait(P2PReq &req, const char *what);
+  void wait_all(P2PReq *reqs, size_t n, const char *what);
+  void wait_ptrs(P2PReq *const *reqs, size_t n, const char *what);
+  void cancel(P2PReq &req);
+  // Send and receive at once (the shape of most algorithm steps).
+  void sendrecv(int to, const void *sbuf, size_t ssize, int from, void *rbuf, size_t rsize,
+                uint64_t tag, const char *what);
+
+  // Everything-to-everyone exchange of small blobs among the members,
+  // on setup tags (used before the arena exists).
+  std::vector<Bytes> exchange(const Bytes &mine, TagKind kind, uint32_t comm_field, uint32_t low);
+
+  // Failure state: the first collective failure poisons the communicator.
+  void check_usable() const;
+  void poison(smd_result_t code, const std::string &message);
+  smd_result_t async_error() const { return poisoned_.load() ? poison_code_ : SMD_SUCCESS; }
+  void abort_local();
+  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+
+  // Wake threads of this rank sleeping in waits of this communicator.
+  void wake_local();
+
+ private:
+  friend class Waiter;
+  std::shared_ptr<Context> ctx_;
+  uint32_t id_;
+  std::vector<int> members_;
+  int rank_, size_;
+  CommPlacement placement_;
+  std::string abort_key_;
+  std::unique_ptr<Arena> arena_;
+  uint64_t seq_ = 0;
+  std::atomic<bool> aborted_{false};
+  std::atomic<bool> poisoned_{false};
+  smd_result_t poison_code_ = SMD_SUCCESS;
+  std::string poison_message_;
+  mutable std::mutex poison_mu_;
+  Executor executor_;  // last: its worker must stop before the rest goes
+};
+
+// Cancels the transfers it holds that have not finished when it goes out
+// of scope (an algorithm that throws must not leave receives behind).
+class ReqSet {
+ public:
+  explicit ReqSet(Comm &c) : comm_(c) {}
+  ~ReqSet();
+  P2PReq &add(P2PReq r) {
+    reqs_.push_back(r);
+    return reqs_.back();
+  }
+  void wait_all(const char *what);
+  void clear() { reqs_.clear(); }
+
+ private:
+  Comm &comm_;
+  std::deque<P2PReq> reqs_;  // deque: add() hands out stable references
+};
+
+}  // namespace smd

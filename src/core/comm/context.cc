@@ -1,0 +1,412 @@
+#include "core/comm/context.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/bootstrap/injected_store.h"
+#include "core/bootstrap/launcher_env.h"
+#include "core/bootstrap/tcp_store_client.h"
+#include "core/bootstrap/tcp_store_server.h"
+#include "core/coll/algo_config.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+namespace {
+
+// Read a field of a caller's option struct only if the struct is big
+// enough to hold it (callers built against an older header pass less).
+template <class T, class F>
+bool has_field(const T *opts, F T::*field) {
+  size_t end = reinterpret_cast<size_t>(&(static_cast<const T *>(nullptr)->*field)) + sizeof(F);
+  return opts->struct_size >= end;
+}
+
+std::string join_ranks(const std::vector<int> &v, size_t limit = 16) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < limit; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > limit) s += format(" and %zu more", v.size() - limit);
+  return s;
+}
+
+bool is_loopback(const std::string &addr) {
+  return addr == "127.0.0.1" || addr == "localhost" || addr == "::1";
+}
+
+}  // namespace
+
+WorldConfig resolve_world_config(const smd_init_options_t *o) {
+  WorldConfig c;
+  if (o) {
+    if (o->struct_size < offsetof(smd_init_options_t, version) + sizeof(o->version))
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "smd_init_options_t.struct_size is %zu: fill the struct with SMD_INIT_OPTIONS_INIT "
+           "or smd_init_options_init()",
+           o->struct_size);
+    if (o->version < 1 || o->version > SMD_INIT_OPTIONS_VERSION)
+      fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t.version %u is not supported (this smd knows 1..%d)",
+           o->version, SMD_INIT_OPTIONS_VERSION);
+  }
+  LaunchEnv env = detect_launch_env();
+  c.launcher = env.launcher;
+  c.launcher_why = env.why;
+  c.rank = env.rank >= 0 ? env.rank : 0;
+  c.size = env.world_size >= 1 ? env.world_size : 1;
+  c.store_addr = env.master_addr.empty() ? "127.0.0.1" : env.master_addr;
+  c.store_port = env.master_port > 0 ? env.master_port : default_store_port(env);
+  c.job_token = env.job_token;
+  c.timeout_ms = param_seconds_ms("SMD_TIMEOUT");
+  c.transport = param_string("SMD_TRANSPORT");
+
+  if (o) {
+    int32_t rank = has_field(o, &smd_init_options_t::rank) ? o->rank : -1;
+    int32_t size = has_field(o, &smd_init_options_t::world_size) ? o->world_size : -1;
+    if ((rank >= 0) != (size >= 1) && !(rank < 0 && size < 0))
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "smd_init_options_t: give both rank and world_size, or neither (rank=%d, world_size=%d)",
+           rank, size);
+    if (size >= 1) {
+      if (rank < -1 || rank >= size)
+        fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t: rank %d is not in [0, %d)", rank, size);
+      c.rank = rank;
+      c.size = size;
+      c.launcher = "explicit";
+      c.launcher_why = "rank and world_size given to smd_comm_init";
+    } else if (size == 0 || size < -1 || rank < -1) {
+      fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t: world_size %d / rank %d are invalid",
+           size, rank);
+    }
+    if (has_field(o, &smd_init_options_t::store_addr) && o->store_addr) {
+      if (!*o->store_addr) fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t.store_addr is empty");
+      c.store_addr = o->store_addr;
+    }
+    if (has_field(o, &smd_init_options_t::store_port) && o->store_port != -1) {
+      if (o->store_port < 1 || o->store_port > 65535)
+        fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t.store_port %d is not a TCP port",
+             o->store_port);
+      c.store_port = o->store_port;
+    }
+    if (has_field(o, &smd_init_options_t::job_token) && o->job_token) c.job_token = o->job_token;
+    if (has_field(o, &smd_init_options_t::timeout_ms) && o->timeout_ms > 0) c.timeout_ms = o->timeout_ms;
+    if (has_field(o, &smd_init_options_t::transport) && o->transport) c.transport = o->transport;
+    if (has_field(o, &smd_init_options_t::store) && o->store)
+      c.injected_store = std::make_shared<InjectedStore>(o->store);
+    if (has_field(o, &smd_init_options_t::store_prefix) && o->store_prefix)
+      c.store_prefix = o->store_prefix;
+  }
+  if (c.timeout_ms <= 0) c.timeout_ms = 300000;
+  return c;
+}
+
+std::shared_ptr<Context> Context::create(const WorldConfig &config) {
+  std::shared_ptr<Context> ctx(new Context());
+  ctx->rank_ = config.rank;
+  ctx->size_ = config.size;
+  ctx->timeout_ms_ = config.timeout_ms;
+  ctx->algo_ = std::make_unique<AlgoConfig>(AlgoConfig::parse(param_string("SMD_ALGO")));
+  log_set_rank(config.rank);
+  SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
+           config.rank, config.launcher.c_str(), config.launcher_why.c_str());
+  ctx->rendezvous(config);
+  ctx->wait_policy_ = WaitPolicy::choose(
+      static_cast<int>(ctx->topology_.node_members[ctx->topology_.node_of[ctx->rank_]].size()));
+  ctx->open_transports(config.transport);
+  return ctx;
+}
+
+Context::~Context() {
+  // Endpoints and transports go before the store: a plugin's finalize may
+  // still want to log, never to rendezvous.
+  for (auto &p : peers_)
+    if (p.endpoint) p.transport->disconnect(p.endpoint);
+  peers_.clear();
+  transport_list_.clear();
+  transports_.clear();
+  if (store_) {
+    try {
+      store_->goodbye();
+    } catch (const Error &e) {
+      SMD_TRACE("store", "goodbye: %s", e.what());
+    }
+  }
+  if (server_) {
+    // Let the other ranks say goodbye before the store disappears under them.
+    server_->wait_for_clients_to_leave(Deadline::after_ms(std::min<int64_t>(timeout_ms_, 5000)));
+  }
+  store_.reset();
+  server_.reset();
+}
+
+void Context::rendezvous(const WorldConfig &config) {
+  RankRecord me = local_rank_record();
+  if (size_ == 1 && !config.injected_store) {
+    topology_ = Topology::compute({me});
+    return;
+  }
+  Deadline deadline = Deadline::after_ms(timeout_ms_);
+  if (config.injected_store) {
+    store_ = config.injected_store;
+    SMD_INFO("store", "using the injected store");
+  } else {
+    if (rank_ == 0) {
+      std::string bind = is_loopback(config.store_addr) ? "127.0.0.1" : "";
+      server_ = std::make_unique<TcpStoreServer>(bind, config.store_port, config.job_token, size_);
+      SMD_INFO("store", "serving the store on port %d", server_->port());
+    }
+    store_ = std::make_shared<TcpStoreClient>(config.store_addr, config.store_port,
+                                              config.job_token, rank_, size_, deadline);
+    tcp_store_ = true;
+  }
+  if (!config.store_prefix.empty())
+    store_ = std::make_shared<PrefixStore>(store_, config.store_prefix);
+
+  std::vector<Bytes> records = store_allgather("ranks", encode_rank_record(me));
+  std::vector<RankRecord> ranks;
+  for (auto &b : records) ranks.push_back(decode_rank_record(b));
+  topology_ = Topology::compute(std::move(ranks));
+  SMD_INFO("init", "world of %d ranks on %d node(s); this node has %zu rank(s)", size_,
+           topology_.node_count, topology_.node_members[topology_.node_of[rank_]].size());
+}
+
+std::vector<Bytes> Context::store_allgather(const std::string &name, const Bytes &mine) {
+  Deadline deadline = Deadline::after_ms(timeout_ms_);
+  std::string key_base = "smd/" + name + "/";
+  store_->set(key_base + std::to_string(rank_), mine);
+  auto missing_ranks = [&]() -> std::string {
+    std::vector<std::string> keys;
+    for (int r = 0; r < size_; ++r) keys.push_back(key_base + std::to_string(r));
+    auto present = store_->check(keys);
+    if (!present) return "";
+    std::vector<int> missing;
+    for (int r = 0; r < size_; ++r)
+      if (!(*present)[r]) missing.push_back(r);
+    if (missing.empty()) return "";
+    return format("; ranks that never joined: %s", join_ranks(missing).c_str());
+  };
+  std::vector<Bytes> all(size_);
+  try {
+    if (rank_ == 0) {
+      // Rank 0 gathers and republishes, so each rank reads one key.
+      Bytes joined;
+      for (int r = 0; r < size_; ++r) {
+        all[r] = r == 0 ? mine : store_->get(key_base + std::to_string(r), deadline);
+        uint32_t n = static_cast<uint32_t>(all[r].size());
+        for (int i = 0; i < 4; ++i) joined.push_back(static_cast<uint8_t>(n >> (8 * i)));
+        joined.insert(joined.end(), all[r].begin(), all[r].end());
+      }
+      store_->set(key_base + "all", joined);
+      return all;
+    }
+    Bytes joined = store_->get(key_base + "all", deadline);
+    size_t pos = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (pos + 4 > joined.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rendezvous record");
+      uint32_t n = 0;
+      for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(joined[pos + i]) << (8 * i);
+      pos += 4;
+      if (pos + n > joined.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rendezvous record");
+      all[r].assign(joined.begin() + pos, joined.begin() + pos + n);
+      pos += n;
+    }
+    return all;
+  } catch (const Error &e) {
+    if (e.code() != SMD_ERR_TIMEOUT) throw;
+    std::string missing;
+    try {
+      missing = missing_ranks();
+    } catch (const Error &) {
+    }
+    fail(SMD_ERR_TIMEOUT, "rendezvous '%s' at %s timed out after %.1f s%s", name.c_str(),
+         store_->describe().c_str(), timeout_ms_ / 1000.0,
+         missing.empty() ? (rank_ == 0 ? "" : " (rank 0 never published the world)") : missing.c_str());
+  }
+}
+
+void Context::open_transports(const std::string &choice) {
+  int my_node = topology_.node_of[rank_];
+  int local_size = static_cast<int>(topology_.node_members[my_node].size());
+  bool need_local = local_size > 1;
+  bool need_remote = topology_.node_count > 1;
+  peers_.assign(size_, Peer{});
+  if (!need_local && !need_remote) return;
+
+  TransportPlacement where;
+  where.rank = rank_;
+  where.world_size = size_;
+  where.local_rank = topology_.local_rank_of[rank_];
+  where.local_size = local_size;
+  where.node_index = my_node;
+  where.node_count = topology_.node_count;
+  where.timeout_ms = timeout_ms_;
+
+  auto open = [&](const std::string &name) -> Transport * {
+    transports_.push_back(std::make_unique<Transport>(load_plugin(name), where));
+    transport_list_.push_back(transports_.back().get());
+    return transports_.back().get();
+  };
+
+  if (choice == "auto" || choice.empty()) {
+    if (need_local) {
+      local_transport_ = open("shm");
+      SMD_INFO("init", "transport within the node: shm (auto: shared memory between local ranks)");
+    }
+    if (need_remote) {
+      std::vector<std::string> candidates;
+      for (const char *preferred : {"efa", "ucx"}) candidates.push_back(preferred);
+      for (auto &n : discover_plugins())
+        if (n != "shm" && std::find(candidates.begin(), candidates.end(), n) == candidates.end())
+          candidates.push_back(n);
+      std::string tried;
+      for (auto &n : candidates) {
+        try {
+          remote_transport_ = open(n);
+          SMD_INFO("init", "transport between nodes: %s (auto: first usable of %s)", n.c_str(),
+                   "efa, ucx, then any other plugin found");
+          break;
+        } catch (const Error &e) {
+          tried += "\n  " + e.message();
+          SMD_INFO("init", "auto transport: %s unusable, trying the next: %s", n.c_str(), e.what());
+        }
+      }
+      if (!remote_transport_)
+        fail(SMD_ERR_PLUGIN,
+             "the world spans %d nodes but no network transport plugin is usable:%s",
+             topology_.node_count, tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
+    }
+  } else {
+    Transport *t = open(choice);
+    if (need_remote && t->has(SMD_TRANSPORT_CAP_INTRA_NODE_ONLY))
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "SMD_TRANSPORT=%s reaches only ranks of one node, but the world spans %d nodes",
+           choice.c_str(), topology_.node_count);
+    local_transport_ = need_local ? t : nullptr;
+    remote_transport_ = need_remote ? t : nullptr;
+    SMD_INFO("init", "transport: %s (SMD_TRANSPORT)", choice.c_str());
+  }
+
+  // Exchange every transport's address in one rendezvous round.
+  Bytes mine;
+  for (Transport *t : transport_list_) {
+    Bytes a = t->address();
+    std::string n = t->name();
+    mine.push_back(static_cast<uint8_t>(n.size()));
+    mine.insert(mine.end(), n.begin(), n.end());
+    uint32_t len = static_cast<uint32_t>(a.size());
+    for (int i = 0; i < 4; ++i) mine.push_back(static_cast<uint8_t>(len >> (8 * i)));
+    mine.insert(mine.end(), a.begin(), a.end());
+  }
+  std::vector<Bytes> all = store_allgather("addresses", mine);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    bool same_node = topology_.node_of[r] == my_node;
+    Transport *t = same_node ? local_transport_ : remote_transport_;
+    peers_[r].transport = t;
+    const Bytes &b = all[r];
+    size_t pos = 0;
+    bool found = false;
+    while (pos < b.size()) {
+      size_t nlen = b[pos++];
+      if (pos + nlen + 4 > b.size()) break;
+      std::string n(b.begin() + pos, b.begin() + pos + nlen);
+      pos += nlen;
+      uint32_t len = 0;
+      for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(b[pos + i]) << (8 * i);
+      pos += 4;
+      if (pos + len > b.size()) break;
+      if (n == t->name()) {
+        peers_[r].address.assign(b.begin() + pos, b.begin() + pos + len);
+        found = true;
+      }
+      pos += len;
+    }
+    if (!found)
+      fail(SMD_ERR_TRANSPORT, "rank %d (%s) has no %s transport address: it chose other transports",
+           r, topology_.ranks[r].host.c_str(), t->name().c_str());
+  }
+}
+
+Transport *Context::transport_to(int peer) {
+  if (peer < 0 || peer >= size_ || peer == rank_ || !peers_[peer].transport)
+    fail(SMD_ERR_INTERNAL, "no transport to rank %d", peer);
+  return peers_[peer].transport;
+}
+
+void *Context::endpoint(int peer) {
+  Peer &p = peers_[peer];
+  if (void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE)) return ep;
+  std::lock_guard<std::mutex> lock(connect_mu_);
+  if (!p.endpoint) {
+    if (!p.transport) fail(SMD_ERR_INTERNAL, "no transport to rank %d", peer);
+    void *ep = p.transport->connect(peer, p.address);
+    SMD_TRACE("transport", "connected to rank %d over %s", peer, p.transport->name().c_str());
+    __atomic_store_n(&p.endpoint, ep, __ATOMIC_RELEASE);
+  }
+  return p.endpoint;
+}
+
+uint32_t Context::propose_comm_id() {
+  std::lock_guard<std::mutex> lock(id_mu_);
+  return next_comm_id_;
+}
+
+void Context::accept_comm_id(uint32_t id) {
+  std::lock_guard<std::mutex> lock(id_mu_);
+  if (id + 1 > next_comm_id_) next_comm_id_ = id + 1;
+}
+
+std::string Context::describe_rank(int r) const {
+  if (r < 0 || r >= static_cast<int>(topology_.ranks.size())) return format("rank %d", r);
+  const RankRecord &rec = topology_.ranks[r];
+  return format("rank %d (pid %d on %s)", r, rec.pid, rec.host.c_str());
+}
+
+void Context::check_health(const std::vector<int> &world_ranks, const std::string &abort_key,
+                           const char *what) {
+  // Cheap, local: the transports' own view of their peers.
+  for (int r : world_ranks) {
+    if (r == rank_) continue;
+    Peer &p = peers_[r];
+    void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE);
+    if (ep && !p.transport->peer_alive(ep))
+      fail(SMD_ERR_PEER_FAILURE, "%s: %s exited or became unreachable (%s transport)", what,
+           describe_rank(r).c_str(), p.transport->name().c_str());
+  }
+  if (!store_) return;
+  std::unique_lock<std::mutex> lock(health_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  int64_t now = now_ns();
+  if (now - last_store_check_ns_ < 500 * 1000000LL) return;
+  last_store_check_ns_ = now;
+  std::vector<int> failed;
+  try {
+    failed = store_->failed_ranks();
+    if (!abort_key.empty() && store_->add(abort_key, 0) > 0)
+      fail(SMD_ERR_ABORTED, "%s: a peer aborted the communicator", what);
+  } catch (const Error &e) {
+    if (e.code() == SMD_ERR_ABORTED) throw;
+    if (tcp_store_ && rank_ != 0)
+      fail(SMD_ERR_PEER_FAILURE, "%s: lost the store served by %s (%s)", what,
+           describe_rank(0).c_str(), e.what());
+    SMD_TRACE("store", "health check: %s", e.what());
+    return;
+  }
+  for (int r : failed)
+    if (std::find(world_ranks.begin(), world_ranks.end(), r) != world_ranks.end())
+      fail(SMD_ERR_PEER_FAILURE, "%s: %s died (its store connection closed without a goodbye)",
+           what, describe_rank(r).c_str());
+}
+
+void Context::announce_abort(const std::string &abort_key) {
+  if (!store_) return;
+  try {
+    store_->add(abort_key, 1);
+  } catch (const Error &e) {
+    SMD_TRACE("store", "announcing abort: %s", e.what());
+  }
+}
+
+}  // namespace smd

@@ -1,0 +1,117 @@
+// A world: what every communicator derived from one smd_comm_init() shares
+// - the store, the ranks' topology, the transports and the connections to
+// every peer. Created by rendezvous; lives until its last communicator is
+// destroyed.
+#pragma once
+
+#include <smd.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/bootstrap/store.h"
+#include "core/comm/self_channel.h"
+#include "core/comm/topology.h"
+#include "core/exec/wait_policy.h"
+#include "core/plugin/transport.h"
+
+namespace smd {
+
+class TcpStoreServer;
+struct AlgoConfig;
+
+// Options after merging smd_init_options_t with the environment.
+struct WorldConfig {
+  int rank = 0;
+  int size = 1;
+  std::string launcher = "none";
+  std::string launcher_why;
+  std::string store_addr = "127.0.0.1";
+  int store_port = 29500;
+  std::string job_token;
+  int64_t timeout_ms = 300000;
+  std::string transport = "auto";
+  std::shared_ptr<Store> injected_store;
+  std::string store_prefix;
+};
+
+WorldConfig resolve_world_config(const smd_init_options_t *options);
+
+class Context {
+ public:
+  // Collective over the world: forms it through the store.
+  static std::shared_ptr<Context> create(const WorldConfig &config);
+  ~Context();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int64_t timeout_ms() const { return timeout_ms_; }
+  const Topology &topology() const { return topology_; }
+  const WaitPolicy &wait_policy() const { return wait_policy_; }
+  const AlgoConfig &algo_config() const { return *algo_; }
+  Store *store() { return store_.get(); }
+  SelfChannel &self_channel() { return self_; }
+
+  // The transport that reaches world rank `peer`, and its endpoint
+  // (connected on first use).
+  Transport *transport_to(int peer);
+  void *endpoint(int peer);
+  // The transport used between ranks of this node (may be null).
+  Transport *local_transport() { return local_transport_; }
+  // Every distinct transport in use (for progress and waits).
+  const std::vector<Transport *> &transports() const { return transport_list_; }
+
+  // A fresh communicator id agreed by max-of-proposals: propose() gives
+  // this rank's proposal, accept() records the agreed one.
+  uint32_t propose_comm_id();
+  void accept_comm_id(uint32_t id);
+
+  // Throws SMD_ERR_PEER_FAILURE if any of the world ranks is known dead,
+  // or SMD_ERR_ABORTED if a peer announced an abort under abort_key.
+  // Cheap checks every call; store queries at most every half second.
+  void check_health(const std::vector<int> &world_ranks, const std::string &abort_key,
+                    const char *what);
+  // Tell peers that the communicator with this key was aborted.
+  void announce_abort(const std::string &abort_key);
+
+  std::string describe_rank(int world_rank) const;
+
+ private:
+  Context() = default;
+  void rendezvous(const WorldConfig &config);
+  void open_transports(const std::string &choice);
+  std::vector<Bytes> store_allgather(const std::string &name, const Bytes &mine);
+
+  int rank_ = 0, size_ = 1;
+  int64_t timeout_ms_ = 300000;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::shared_ptr<Store> store_;
+  bool tcp_store_ = false;
+  Topology topology_;
+  WaitPolicy wait_policy_;
+  std::unique_ptr<AlgoConfig> algo_;
+  SelfChannel self_;
+
+  std::vector<std::unique_ptr<Transport>> transports_;
+  std::vector<Transport *> transport_list_;
+  Transport *local_transport_ = nullptr;
+  Transport *remote_transport_ = nullptr;
+  struct Peer {
+    Transport *transport = nullptr;
+    Bytes address;
+    void *endpoint = nullptr;
+  };
+  std::vector<Peer> peers_;
+  std::mutex connect_mu_;
+
+  std::mutex id_mu_;
+  uint32_t next_comm_id_ = 2;  // 0: setup traffic, 1: the world
+
+  std::mutex health_mu_;
+  int64_t last_store_check_ns_ = 0;
+};
+
+}  // namespace smd

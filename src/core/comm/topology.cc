@@ -1,0 +1,129 @@
+#include "core/comm/topology.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "core/exec/wait_policy.h"
+#include "core/util/error.h"
+#include "core/util/params.h"
+
+namespace smd {
+namespace {
+
+void put_u32(Bytes &b, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_str(Bytes &b, const std::string &s) {
+  put_u32(b, static_cast<uint32_t>(s.size()));
+  b.insert(b.end(), s.begin(), s.end());
+}
+struct Reader {
+  const Bytes &b;
+  size_t pos = 0;
+  uint32_t u32() {
+    if (pos + 4 > b.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rank record");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(b[pos + i]) << (8 * i);
+    pos += 4;
+    return v;
+  }
+  std::string str() {
+    uint32_t n = u32();
+    if (pos + n > b.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rank record");
+    std::string s(b.begin() + pos, b.begin() + pos + n);
+    pos += n;
+    return s;
+  }
+};
+
+std::string boot_id() {
+  char buf[64] = {0};
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (!f) return "";
+  if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+  fclose(f);
+  std::string s = buf;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Bytes encode_rank_record(const RankRecord &r) {
+  Bytes b;
+  put_str(b, r.host);
+  put_str(b, r.node_key);
+  put_u32(b, static_cast<uint32_t>(r.pid));
+  put_u32(b, static_cast<uint32_t>(r.cpus));
+  return b;
+}
+
+RankRecord decode_rank_record(const Bytes &b) {
+  Reader rd{b};
+  RankRecord r;
+  r.host = rd.str();
+  r.node_key = rd.str();
+  r.pid = static_cast<int32_t>(rd.u32());
+  r.cpus = static_cast<int32_t>(rd.u32());
+  return r;
+}
+
+RankRecord local_rank_record() {
+  RankRecord r;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  r.host = host;
+  if (auto id = param_env("SMD_NODE_ID"))
+    r.node_key = "id:" + *id;
+  else
+    r.node_key = r.host + "/" + boot_id();
+  r.pid = getpid();
+  r.cpus = usable_cpus();
+  return r;
+}
+
+Topology Topology::compute(std::vector<RankRecord> ranks) {
+  Topology t;
+  t.ranks = std::move(ranks);
+  int n = static_cast<int>(t.ranks.size());
+  t.node_of.assign(n, 0);
+  t.local_rank_of.assign(n, 0);
+  std::map<std::string, int> index;
+  for (int r = 0; r < n; ++r) {
+    auto [it, added] = index.emplace(t.ranks[r].node_key, static_cast<int>(t.node_members.size()));
+    if (added) t.node_members.emplace_back();
+    int node = it->second;
+    t.node_of[r] = node;
+    t.local_rank_of[r] = static_cast<int>(t.node_members[node].size());
+    t.node_members[node].push_back(r);
+  }
+  t.node_count = static_cast<int>(t.node_members.size());
+  return t;
+}
+
+CommPlacement place(const Topology &topo, const std::vector<int> &members, int my_index) {
+  CommPlacement p;
+  int me = members[my_index];
+  std::vector<int> nodes;  // distinct nodes in order of their lowest member
+  for (int w : members) {
+    int node = topo.node_of[w];
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  p.node_count = static_cast<int>(nodes.size());
+  p.single_node = p.node_count == 1;
+  p.node_index = static_cast<int>(std::find(nodes.begin(), nodes.end(), topo.node_of[me]) - nodes.begin());
+  p.local_rank = 0;
+  p.local_size = 0;
+  for (int i = 0; i < static_cast<int>(members.size()); ++i) {
+    if (topo.node_of[members[i]] != topo.node_of[me]) continue;
+    if (i < my_index) ++p.local_rank;
+    ++p.local_size;
+  }
+  return p;
+}
+
+}  // namespace smd

@@ -1,0 +1,46 @@
+// Which ranks share a node. A node is identified by host name plus boot id
+// (two containers on one host with one kernel are one node: they can share
+// memory), or by SMD_NODE_ID, which tests use to fake several nodes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/bootstrap/store.h"
+
+namespace smd {
+
+struct RankRecord {
+  std::string host;      // host name, for messages
+  std::string node_key;  // equal on ranks that share memory
+  int32_t pid = 0;
+  int32_t cpus = 1;      // CPUs this rank may run on
+};
+
+Bytes encode_rank_record(const RankRecord &r);
+RankRecord decode_rank_record(const Bytes &b);  // throws SMD_ERR_BOOTSTRAP
+
+// This process's record (SMD_NODE_ID overrides the node key).
+RankRecord local_rank_record();
+
+struct Topology {
+  std::vector<RankRecord> ranks;              // by world rank
+  std::vector<int> node_of;                   // world rank -> node index
+  std::vector<int> local_rank_of;             // world rank -> rank on its node
+  std::vector<std::vector<int>> node_members; // node -> world ranks, ascending
+  int node_count = 1;
+
+  // Nodes are numbered in the order of their lowest rank.
+  static Topology compute(std::vector<RankRecord> ranks);
+};
+
+// Node facts of a subset of world ranks (a communicator), where members[i]
+// is the world rank of communicator rank i.
+struct CommPlacement {
+  int local_rank = 0, local_size = 1, node_index = 0, node_count = 1;
+  bool single_node = true;
+};
+CommPlacement place(const Topology &topo, const std::vector<int> &members, int my_index);
+
+}  // namespace smd

@@ -1,0 +1,94 @@
+// Runs a communicator's operations one at a time in the order they were
+// issued. A blocking call runs on the caller's thread when nothing is
+// queued (no thread hand-off: small collectives are latency-bound); a
+// nonblocking call is queued for a worker thread started on first use.
+#pragma once
+
+#include <smd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/util/clock.h"
+#include "core/util/error.h"
+
+namespace smd {
+
+// One queued operation and its completion.
+class Task {
+ public:
+  explicit Task(std::function<void()> fn) : fn_(std::move(fn)) {}
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Waits until done or the deadline; true if done.
+  bool wait_until(const Deadline &d);
+  smd_result_t result() const { return result_; }
+  const std::string &error() const { return error_; }
+
+ private:
+  friend class Executor;
+  void run();
+  void finish(smd_result_t code, std::string message);
+  std::function<void()> fn_;
+  std::atomic<bool> done_{false};
+  smd_result_t result_ = SMD_SUCCESS;
+  std::string error_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+class Executor {
+ public:
+  Executor() = default;
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  // Run now on this thread if nothing is queued or running; otherwise
+  // queue and wait. Errors propagate as smd::Error.
+  template <class F>
+  void run_blocking(F &&fn) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!running_ && queue_.empty()) {
+        running_ = true;
+        lock.unlock();
+        struct Done {
+          Executor *e;
+          ~Done() { e->finish_inline(); }
+        } done{this};
+        fn();
+        return;
+      }
+    }
+    auto task = submit(std::function<void()>(std::forward<F>(fn)));
+    task->wait_until(Deadline::never());
+    if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
+  }
+
+  // Queue for the worker thread; the task reports completion.
+  std::shared_ptr<Task> submit(std::function<void()> fn);
+
+  // Wait until everything queued has run (or the deadline passes).
+  bool drain(const Deadline &d);
+  // Stop the worker after the queue drains; later submits fail.
+  void stop();
+
+ private:
+  void finish_inline();
+  void worker_loop();
+  std::mutex mu_;
+  std::condition_variable cv_;       // the worker waits for work
+  std::condition_variable idle_cv_;  // drain() waits for idleness
+  std::deque<std::shared_ptr<Task>> queue_;
+  bool running_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace smd

@@ -1,0 +1,72 @@
+#include "core/exec/wait_policy.h"
+
+#include <sched.h>
+#include <strings.h>
+
+#include <string>
+
+#include "core/util/clock.h"
+#include "core/util/error.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return 1;
+}
+
+WaitPolicy WaitPolicy::choose(int ranks_on_node) {
+  WaitPolicy p;
+  std::string mode = param_string("SMD_WAIT");
+  bool oversubscribed = ranks_on_node > usable_cpus();
+  if (!strcasecmp(mode.c_str(), "spin")) {
+    p.spin_ns = INT64_MAX;
+    p.sleep = false;
+  } else if (!strcasecmp(mode.c_str(), "yield")) {
+    p.spin_ns = 0;
+    p.yield_ns = INT64_MAX;
+    p.sleep = false;
+  } else if (!strcasecmp(mode.c_str(), "sleep")) {
+    p.spin_ns = 2000;
+    p.yield_ns = 0;
+  } else if (!strcasecmp(mode.c_str(), "auto") || mode.empty()) {
+    // A spinning rank steals the core the rank it waits for needs.
+    if (oversubscribed) p.spin_ns = 0;
+  } else {
+    fail(SMD_ERR_INVALID_ARGUMENT, "SMD_WAIT=%s: expected auto, spin, yield or sleep",
+         mode.c_str());
+  }
+  return p;
+}
+
+Backoff::Backoff(const WaitPolicy &p) : policy_(p), start_ns_(now_ns()), last_now_ns_(start_ns_) {}
+
+int64_t Backoff::elapsed_ns() const { return last_now_ns_ - start_ns_; }
+
+void Backoff::reset() {
+  start_ns_ = last_now_ns_ = now_ns();
+  polls_ = 0;
+  sleep_us_ = 20;
+}
+
+Backoff::Action Backoff::next(int64_t *sleep_us) {
+  ++polls_;
+  // Reading the clock costs ~20 ns; while spinning, look only now and then.
+  if (policy_.spin_ns > 0 && (polls_ & 63) != 0 && elapsed_ns() < policy_.spin_ns)
+    return Action::kSpin;
+  last_now_ns_ = now_ns();
+  int64_t e = elapsed_ns();
+  if (e < policy_.spin_ns) return Action::kSpin;
+  if (!policy_.sleep || e < policy_.spin_ns + policy_.yield_ns) return Action::kYield;
+  *sleep_us = sleep_us_;
+  if (sleep_us_ < 1000) sleep_us_ *= 2;
+  return Action::kSleep;
+}
+
+}  // namespace smd

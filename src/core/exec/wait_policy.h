@@ -1,0 +1,43 @@
+// How a rank waits for something another rank will do: spin briefly (the
+// answer usually comes within microseconds), then hand the core to others
+// with sched_yield (vital when ranks outnumber cores), then sleep in the
+// kernel with growing timeouts. SMD_WAIT overrides the automatic choice.
+#pragma once
+
+#include <cstdint>
+
+namespace smd {
+
+struct WaitPolicy {
+  int64_t spin_ns = 20000;     // busy-poll this long first
+  int64_t yield_ns = 2000000;  // then sched_yield until this much time passed
+  bool sleep = true;           // then sleep (futex / plugin wait)
+
+  // From SMD_WAIT and whether ranks outnumber the cores they may run on.
+  static WaitPolicy choose(int ranks_on_node);
+};
+
+// CPUs this process may run on (sched_getaffinity).
+int usable_cpus();
+
+// The phase a wait is in, and what to do next; cheap to call every poll.
+class Backoff {
+ public:
+  explicit Backoff(const WaitPolicy &p);
+  enum class Action { kSpin, kYield, kSleep };
+  // What to do at this poll; also tells how long a sleep may be.
+  Action next(int64_t *sleep_us);
+  int64_t elapsed_ns() const;
+  uint32_t polls() const { return polls_; }
+  // Start a new episode: spin first again.
+  void reset();
+
+ private:
+  WaitPolicy policy_;
+  int64_t start_ns_;
+  int64_t last_now_ns_;
+  uint32_t polls_ = 0;
+  int64_t sleep_us_ = 20;
+};
+
+}  // namespace smd

@@ -1,0 +1,271 @@
+#include "core/plugin/transport.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/util/error.h"
+#include "core/util/log.h"
+
+namespace smd {
+namespace {
+// The explanation a plugin gave for the failure it is returning; read by
+// the same thread right after the call.
+thread_local std::string tls_plugin_error;
+
+const char *status_name(smd_transport_status_t st) {
+  switch (st) {
+    case SMD_TRANSPORT_OK: return "OK";
+    case SMD_TRANSPORT_IN_PROGRESS: return "IN_PROGRESS";
+    case SMD_TRANSPORT_ERR_INVALID: return "ERR_INVALID";
+    case SMD_TRANSPORT_ERR_NO_MEMORY: return "ERR_NO_MEMORY";
+    case SMD_TRANSPORT_ERR_PEER: return "ERR_PEER";
+    case SMD_TRANSPORT_ERR_TRUNCATED: return "ERR_TRUNCATED";
+    case SMD_TRANSPORT_ERR_UNSUPPORTED: return "ERR_UNSUPPORTED";
+    case SMD_TRANSPORT_ERR_SYSTEM: return "ERR_SYSTEM";
+    case SMD_TRANSPORT_ERR_CANCELED: return "ERR_CANCELED";
+    default: return "ERR_OTHER";
+  }
+}
+}  // namespace
+
+smd_result_t result_from_transport(smd_transport_status_t st) {
+  switch (st) {
+    case SMD_TRANSPORT_OK: return SMD_SUCCESS;
+    case SMD_TRANSPORT_IN_PROGRESS: return SMD_IN_PROGRESS;
+    case SMD_TRANSPORT_ERR_INVALID: return SMD_ERR_INTERNAL;
+    case SMD_TRANSPORT_ERR_NO_MEMORY: return SMD_ERR_NO_MEMORY;
+    case SMD_TRANSPORT_ERR_PEER: return SMD_ERR_PEER_FAILURE;
+    case SMD_TRANSPORT_ERR_TRUNCATED: return SMD_ERR_TRUNCATED;
+    case SMD_TRANSPORT_ERR_UNSUPPORTED: return SMD_ERR_NOT_SUPPORTED;
+    case SMD_TRANSPORT_ERR_CANCELED: return SMD_ERR_ABORTED;
+    default: return SMD_ERR_TRANSPORT;
+  }
+}
+
+void Transport::host_log(void *host, int level, const char *message) {
+  auto *self = static_cast<Transport *>(host);
+  LogLevel l = level <= SMD_TRANSPORT_LOG_WARN ? LogLevel::kWarn
+               : level == SMD_TRANSPORT_LOG_INFO ? LogLevel::kInfo
+                                                 : LogLevel::kTrace;
+  if (log_enabled(l, "transport"))
+    log_write(l, "transport", "[%s] %s", self->name().c_str(), message ? message : "");
+}
+
+void Transport::host_set_error(void *, const char *message) {
+  tls_plugin_error = message ? message : "";
+}
+
+const char *Transport::host_get_param(void *host, const char *name) {
+  auto *self = static_cast<Transport *>(host);
+  if (!name) return nullptr;
+  const char *v = getenv(name);
+  if (!v) return nullptr;
+  std::lock_guard<std::mutex> lock(self->params_mu_);
+  auto &slot = self->params_[name];
+  slot = v;
+  return slot.c_str();
+}
+
+Transport::Transport(std::shared_ptr<LoadedPlugin> plugin, const TransportPlacement &where)
+    : plugin_(std::move(plugin)), table_(plugin_->table) {
+  serialise_ = !(table_->caps & SMD_TRANSPORT_CAP_THREAD_SAFE);
+  host_.struct_size = sizeof host_;
+  host_.abi_version = SMD_TRANSPORT_ABI_VERSION;
+  host_.host = this;
+  host_.rank = where.rank;
+  host_.world_size = where.world_size;
+  host_.local_rank = where.local_rank;
+  host_.local_size = where.local_size;
+  host_.node_index = where.node_index;
+  host_.node_count = where.node_count;
+  host_.timeout_ms = where.timeout_ms;
+  host_.log = &Transport::host_log;
+  host_.set_error = &Transport::host_set_error;
+  host_.get_param = &Transport::host_get_param;
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->init(&host_, &ctx_);
+  if (st != SMD_TRANSPORT_OK) {
+    std::string why = tls_plugin_error.empty() ? status_name(st) : tls_plugin_error;
+    fail(SMD_ERR_PLUGIN, "transport %s (%s) failed to initialise: %s", name().c_str(),
+         path().c_str(), why.c_str());
+  }
+}
+
+Transport::~Transport() {
+  if (ctx_) {
+    tls_plugin_error.clear();
+    smd_transport_status_t st = table_->finalize(ctx_);
+    if (st != SMD_TRANSPORT_OK)
+      SMD_WARN("transport", "%s finalize failed: %s", name().c_str(), tls_plugin_error.c_str());
+  }
+}
+
+std::unique_lock<std::mutex> Transport::lock() {
+  return serialise_ ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>();
+}
+
+void Transport::raise(smd_transport_status_t st, const char *what, int peer) {
+  std::string why = tls_plugin_error.empty() ? status_name(st) : tls_plugin_error;
+  if (peer >= 0)
+    fail(result_from_transport(st), "%s %s with rank %d failed: %s", name().c_str(), what,
+         peer, why.c_str());
+  fail(result_from_transport(st), "%s %s failed: %s", name().c_str(), what, why.c_str());
+}
+
+bool Transport::has_wait() const {
+  return SMD_TRANSPORT_HAS(table_, smd_transport_v1_t, wait) && table_->wait;
+}
+
+bool Transport::has_check_peer() const {
+  return SMD_TRANSPORT_HAS(table_, smd_transport_v1_t, check_peer) && table_->check_peer;
+}
+
+Bytes Transport::address() {
+  auto l = lock();
+  Bytes buf(256);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    size_t size = buf.size();
+    tls_plugin_error.clear();
+    smd_transport_status_t st = table_->get_address(ctx_, buf.data(), &size);
+    if (st == SMD_TRANSPORT_OK) {
+      buf.resize(size);
+      return buf;
+    }
+    if (st == SMD_TRANSPORT_ERR_INVALID && size > buf.size() && size < (64u << 20)) {
+      buf.resize(size);
+      continue;
+    }
+    raise(st, "get_address", -1);
+  }
+  fail(SMD_ERR_TRANSPORT, "%s get_address keeps asking for a larger buffer", name().c_str());
+}
+
+void *Transport::connect(int peer, const Bytes &address) {
+  auto l = lock();
+  void *ep = nullptr;
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->connect(ctx_, peer, address.data(), address.size(), &ep);
+  if (st != SMD_TRANSPORT_OK) raise(st, "connect", peer);
+  return ep;
+}
+
+void Transport::disconnect(void *endpoint) {
+  auto l = lock();
+  tls_plugin_error.clear();
+  if (table_->disconnect(ctx_, endpoint) != SMD_TRANSPORT_OK)
+    SMD_TRACE("transport", "%s disconnect: %s", name().c_str(), tls_plugin_error.c_str());
+}
+
+void *Transport::isend(void *ep, const void *buf, size_t size, uint64_t tag, int peer) {
+  auto l = lock();
+  void *req = nullptr;
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->isend(ctx_, ep, buf, size, nullptr, tag, &req);
+  if (st != SMD_TRANSPORT_OK) raise(st, "send", peer);
+  return req;
+}
+
+void *Transport::irecv(void *ep, void *buf, size_t size, uint64_t tag, int peer) {
+  auto l = lock();
+  void *req = nullptr;
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->irecv(ctx_, ep, buf, size, nullptr, tag, &req);
+  if (st != SMD_TRANSPORT_OK) raise(st, "receive", peer);
+  return req;
+}
+
+bool Transport::test(void *request, size_t *size, int peer) {
+  auto l = lock();
+  int done = 0;
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->test(ctx_, request, &done, size);
+  if (!done) {
+    if (st != SMD_TRANSPORT_OK && st != SMD_TRANSPORT_IN_PROGRESS) raise(st, "progress", peer);
+    return false;
+  }
+  if (st != SMD_TRANSPORT_OK) raise(st, "transfer", peer);
+  return true;
+}
+
+void Transport::cancel(void *request) {
+  auto l = lock();
+  tls_plugin_error.clear();
+  table_->cancel(ctx_, request);
+}
+
+void Transport::progress() {
+  auto l = lock();
+  tls_plugin_error.clear();
+  smd_transport_status_t st = table_->progress(ctx_);
+  if (st != SMD_TRANSPORT_OK && st != SMD_TRANSPORT_IN_PROGRESS) raise(st, "progress", -1);
+}
+
+bool Transport::wait(int64_t timeout_us) {
+  if (!has_wait()) return false;
+  // Sleep only when no other thread is using the plugin: a thread blocked
+  // on the lock for a whole wait would add that wait to its latency.
+  std::unique_lock<std::mutex> l;
+  if (serialise_) {
+    l = std::unique_lock<std::mutex>(mu_, std::try_to_lock);
+    if (!l.owns_lock()) return false;
+  }
+  table_->wait(ctx_, timeout_us);
+  return true;
+}
+
+bool Transport::peer_alive(void *ep) {
+  if (!has_check_peer()) return true;
+  auto l = lock();
+  return table_->check_peer(ctx_, ep) != SMD_TRANSPORT_ERR_PEER;
+}
+
+void *Transport::iget(void *ep, void *local, uint64_t remote, size_t size, int peer) {
+  auto l = lock();
+  void *req = nullptr;
+  tls_plugin_error.clear();
+  smd_transport_status_t st =
+      table_->iget(ctx_, ep, local, nullptr, remote, nullptr, 0, size, &req);
+  if (st != SMD_TRANSPORT_OK) raise(st, "read", peer);
+  return req;
+}
+
+void *Transport::segment_create(size_t size, void **ptr, Bytes *handle) {
+  auto l = lock();
+  void *seg = nullptr;
+  Bytes buf(256);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    size_t hs = buf.size();
+    tls_plugin_error.clear();
+    smd_transport_status_t st = table_->segment_create(ctx_, size, ptr, &seg, buf.data(), &hs);
+    if (st == SMD_TRANSPORT_OK) {
+      buf.resize(hs);
+      *handle = std::move(buf);
+      return seg;
+    }
+    if (st == SMD_TRANSPORT_ERR_INVALID && hs > buf.size() && hs < (1u << 20)) {
+      buf.resize(hs);
+      continue;
+    }
+    raise(st, "segment_create", -1);
+  }
+  fail(SMD_ERR_TRANSPORT, "%s segment_create keeps asking for a larger buffer", name().c_str());
+}
+
+void *Transport::segment_attach(void *ep, const Bytes &handle, void **ptr, size_t *size) {
+  auto l = lock();
+  void *seg = nullptr;
+  tls_plugin_error.clear();
+  smd_transport_status_t st =
+      table_->segment_attach(ctx_, ep, handle.data(), handle.size(), ptr, size, &seg);
+  if (st != SMD_TRANSPORT_OK) raise(st, "segment_attach", -1);
+  return seg;
+}
+
+void Transport::segment_release(void *segment) {
+  auto l = lock();
+  tls_plugin_error.clear();
+  if (table_->segment_release(ctx_, segment) != SMD_TRANSPORT_OK)
+    SMD_WARN("transport", "%s segment_release: %s", name().c_str(), tls_plugin_error.c_str());
+}
+
+}  // namespace smd

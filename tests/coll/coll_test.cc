@@ -1,0 +1,322 @@
+// Every collective x datatype x op x in-place/out-of-place x count,
+// checked against an independent reference (tools/common/values.h), on
+// the world of whatever size smdrun gives (1, 2, 3, 4, 8 in the suite),
+// with whatever algorithms SMD_ALGO forces.
+#include <gtest/gtest.h>
+#include <smd.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../../tools/common/values.h"
+#include "mp_env.h"
+
+using namespace smdvals;
+using mptest::rank;
+using mptest::size;
+using mptest::world;
+
+namespace {
+
+const smd_datatype_t kTypes[] = {SMD_INT8,    SMD_UINT8,    SMD_INT32,   SMD_UINT32, SMD_INT64,
+                                 SMD_UINT64,  SMD_FLOAT16,  SMD_BFLOAT16, SMD_FLOAT32, SMD_FLOAT64};
+const smd_op_t kOps[] = {SMD_SUM, SMD_PROD, SMD_MIN, SMD_MAX, SMD_AVG};
+const size_t kCounts[] = {0, 1, 7, 1000, (1u << 20) + 3};
+
+const char *type_name(smd_datatype_t d) {
+  static const char *n[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
+                            "uint64", "float16", "bfloat16", "float32", "float64"};
+  return n[d];
+}
+const char *op_str(smd_op_t o) {
+  static const char *n[] = {"sum", "prod", "min", "max", "avg"};
+  return n[o];
+}
+
+std::vector<uint8_t> buffer(size_t elems, smd_datatype_t d) {
+  // A byte pattern that no correct result leaves behind.
+  return std::vector<uint8_t>(std::max<size_t>(1, elems * dtype_size(d)), 0xA5);
+}
+
+void fill(void *buf, size_t off, size_t n, int from, size_t first_index, smd_op_t op, smd_datatype_t d) {
+  for (size_t i = 0; i < n; ++i) store(buf, off + i, d, value(from, first_index + i, op, d));
+}
+
+// Check n reduced elements; report the first few differences only.
+void expect_reduced(const void *buf, size_t off, size_t n, size_t first_index, smd_op_t op,
+                    smd_datatype_t d) {
+  int shown = 0;
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double want = expected(size(), first_index + i, op, d), got = load(buf, off + i, d);
+    if (!close_enough(got, want, d, op)) {
+      ++wrong;
+      if (shown++ < 3)
+        ADD_FAILURE() << "rank " << rank() << " element " << i << ": got " << got << " want " << want;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "rank " << rank();
+}
+
+void expect_values(const void *buf, size_t off, size_t n, int from, size_t first_index, smd_op_t op,
+                   smd_datatype_t d) {
+  int shown = 0;
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double want = load_value(from, first_index + i, op, d), got = load(buf, off + i, d);
+    if (got != want) {
+      ++wrong;
+      if (shown++ < 3)
+        ADD_FAILURE() << "rank " << rank() << " element " << off + i << ": got " << got << " want " << want;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "rank " << rank();
+}
+
+using ReduceParam = std::tuple<smd_datatype_t, smd_op_t, bool, size_t>;
+using MoveParam = std::tuple<smd_datatype_t, bool, size_t>;
+
+std::string reduce_name(const ::testing::TestParamInfo<ReduceParam> &i) {
+  return std::string(type_name(std::get<0>(i.param))) + "_" + op_str(std::get<1>(i.param)) +
+         (std::get<2>(i.param) ? "_inplace_" : "_") + std::to_string(std::get<3>(i.param));
+}
+std::string move_name(const ::testing::TestParamInfo<MoveParam> &i) {
+  return std::string(type_name(std::get<0>(i.param))) + (std::get<1>(i.param) ? "_inplace_" : "_") +
+         std::to_string(std::get<2>(i.param));
+}
+
+class Reducing : public ::testing::TestWithParam<ReduceParam> {};
+class Moving : public ::testing::TestWithParam<MoveParam> {};
+
+TEST_P(Reducing, Allreduce) {
+  auto [d, op, inplace, n] = GetParam();
+  auto send = buffer(n, d), recv = buffer(n, d);
+  fill(send.data(), 0, n, rank(), 0, op, d);
+  void *out = inplace ? send.data() : recv.data();
+  SMD_OK(smd_allreduce(send.data(), out, n, d, op, world(), nullptr));
+  expect_reduced(out, 0, n, 0, op, d);
+}
+
+TEST_P(Reducing, ReduceScatter) {
+  auto [d, op, inplace, n] = GetParam();
+  if (n > 100000) n /= size();  // keep the input near the others' size
+  int p = size();
+  auto send = buffer(n * p, d), recv = buffer(n, d);
+  fill(send.data(), 0, n * p, rank(), 0, op, d);
+  void *out = inplace ? send.data() + rank() * n * dtype_size(d) : recv.data();
+  SMD_OK(smd_reduce_scatter(send.data(), out, n, d, op, world(), nullptr));
+  expect_reduced(out, 0, n, rank() * n, op, d);
+}
+
+TEST_P(Reducing, Reduce) {
+  auto [d, op, inplace, n] = GetParam();
+  int root = size() - 1;
+  auto send = buffer(n, d), recv = buffer(n, d);
+  fill(send.data(), 0, n, rank(), 0, op, d);
+  void *out = inplace && rank() == root ? send.data() : recv.data();
+  SMD_OK(smd_reduce(send.data(), out, n, d, op, root, world(), nullptr));
+  if (rank() == root) expect_reduced(out, 0, n, 0, op, d);
+}
+
+TEST_P(Moving, Allgather) {
+  auto [d, inplace, n] = GetParam();
+  if (n > 100000) n /= size();
+  int p = size();
+  auto send = buffer(n, d), recv = buffer(n * p, d);
+  void *in = inplace ? recv.data() + rank() * n * dtype_size(d) : send.data();
+  fill(in, 0, n, rank(), 0, SMD_SUM, d);
+  SMD_OK(smd_allgather(in, recv.data(), n, d, world(), nullptr));
+  for (int r = 0; r < p; ++r) expect_values(recv.data(), r * n, n, r, 0, SMD_SUM, d);
+}
+
+TEST_P(Moving, Broadcast) {
+  auto [d, inplace, n] = GetParam();
+  int root = size() > 1 ? 1 : 0;
+  auto send = buffer(n, d), recv = buffer(n, d);
+  if (rank() == root) fill(send.data(), 0, n, root, 0, SMD_SUM, d);
+  void *out = inplace ? send.data() : recv.data();
+  SMD_OK(smd_broadcast(rank() == root ? send.data() : nullptr, out, n, d, root, world(), nullptr));
+  expect_values(out, 0, n, root, 0, SMD_SUM, d);
+}
+
+TEST_P(Moving, Alltoall) {
+  auto [d, inplace, n] = GetParam();
+  if (n > 100000) n /= size();
+  int p = size();
+  auto send = buffer(n * p, d), recv = buffer(n * p, d);
+  // Block j carries value(rank, j*n + i): receiver r checks sender s's block r.
+  fill(send.data(), 0, n * p, rank(), 0, SMD_SUM, d);
+  void *out = inplace ? send.data() : recv.data();
+  SMD_OK(smd_alltoall(send.data(), out, n, d, world(), nullptr));
+  for (int s = 0; s < p; ++s) expect_values(out, s * n, n, s, rank() * n, SMD_SUM, d);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Reducing,
+                         ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::ValuesIn(kOps),
+                                            ::testing::Bool(), ::testing::ValuesIn(kCounts)),
+                         reduce_name);
+INSTANTIATE_TEST_SUITE_P(All, Moving,
+                         ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::Bool(),
+                                            ::testing::ValuesIn(kCounts)),
+                         move_name);
+
+TEST(Collectives, BarrierOrdersEverything) {
+  for (int i = 0; i < 50; ++i) SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(Collectives, NonblockingOverlapAndOrder) {
+  // Several nonblocking collectives in flight complete in issue order and
+  // leave the right data.
+  const size_t n = 4099;
+  std::vector<std::vector<float>> in(6, std::vector<float>(n)), out(6, std::vector<float>(n));
+  std::vector<smd_request_t *> reqs(6);
+  for (int k = 0; k < 6; ++k) {
+    for (size_t i = 0; i < n; ++i) in[k][i] = static_cast<float>(rank() + k + (i % 3));
+    SMD_OK(smd_iallreduce(in[k].data(), out[k].data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr,
+                          &reqs[k]));
+  }
+  for (int k = 5; k >= 0; --k) SMD_OK(smd_request_wait(reqs[k]));
+  for (int k = 0; k < 6; ++k) {
+    for (size_t i = 0; i < n; ++i) {
+      float want = 0;
+      for (int r = 0; r < size(); ++r) want += static_cast<float>(r + k + (i % 3));
+      ASSERT_EQ(out[k][i], want) << "request " << k << " element " << i;
+    }
+    SMD_OK(smd_request_free(reqs[k]));
+  }
+}
+
+TEST(Collectives, RequestTestAndTimeout) {
+  int x = rank(), y = -1;
+  smd_request_t *req = nullptr;
+  SMD_OK(smd_iallreduce(&x, &y, 1, SMD_INT32, SMD_MAX, world(), nullptr, &req));
+  int done = 0;
+  while (!done) {
+    smd_result_t r = smd_request_wait_timeout(req, 1);
+    ASSERT_TRUE(r == SMD_SUCCESS || r == SMD_IN_PROGRESS) << smd_last_error();
+    SMD_OK(smd_request_test(req, &done));
+  }
+  EXPECT_EQ(y, size() - 1);
+  size_t count = 0;
+  SMD_OK(smd_request_get_count(req, &count));
+  EXPECT_EQ(count, 1u);
+  SMD_OK(smd_request_free(req));
+}
+
+TEST(PointToPoint, RingOfMessagesAndSelf) {
+  int p = size(), me = rank();
+  int next = (me + 1) % p, prev = (me + p - 1) % p;
+  std::vector<double> out(1000), in(1000, -1);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = me * 1000.0 + i;
+  smd_request_t *rr = nullptr, *sr = nullptr;
+  SMD_OK(smd_irecv(in.data(), in.size(), SMD_FLOAT64, prev, 7, world(), nullptr, &rr));
+  SMD_OK(smd_isend(out.data(), out.size(), SMD_FLOAT64, next, 7, world(), nullptr, &sr));
+  SMD_OK(smd_request_wait(rr));
+  SMD_OK(smd_request_wait(sr));
+  size_t got = 0;
+  SMD_OK(smd_request_get_count(rr, &got));
+  EXPECT_EQ(got, in.size());
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(in[i], prev * 1000.0 + i);
+  SMD_OK(smd_request_free(rr));
+  SMD_OK(smd_request_free(sr));
+  // A message to self.
+  int a = 42, b = 0;
+  SMD_OK(smd_send(&a, 1, SMD_INT32, me, 3, world(), nullptr));
+  SMD_OK(smd_recv(&b, 1, SMD_INT32, me, 3, world(), nullptr));
+  EXPECT_EQ(b, 42);
+}
+
+TEST(PointToPoint, TagsMatchOutOfOrderAndShortMessages) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() == 0) {
+    int a = 1, b = 2;
+    SMD_OK(smd_send(&a, 1, SMD_INT32, 1, 100, world(), nullptr));
+    SMD_OK(smd_send(&b, 1, SMD_INT32, 1, 200, world(), nullptr));
+    std::vector<int> big(5, 9);
+    SMD_OK(smd_send(big.data(), 3, SMD_INT32, 1, 300, world(), nullptr));  // shorter than posted
+  } else if (rank() == 1) {
+    int a = 0, b = 0;
+    SMD_OK(smd_recv(&b, 1, SMD_INT32, 0, 200, world(), nullptr));  // the later tag first
+    SMD_OK(smd_recv(&a, 1, SMD_INT32, 0, 100, world(), nullptr));
+    EXPECT_EQ(a, 1);
+    EXPECT_EQ(b, 2);
+    std::vector<int> big(5, 0);
+    smd_request_t *req = nullptr;
+    SMD_OK(smd_irecv(big.data(), 5, SMD_INT32, 0, 300, world(), nullptr, &req));
+    SMD_OK(smd_request_wait(req));
+    size_t got = 0;
+    SMD_OK(smd_request_get_count(req, &got));
+    EXPECT_EQ(got, 3u);
+    SMD_OK(smd_request_free(req));
+  }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(Communicators, SplitDupGroupQueries) {
+  int p = size(), me = rank();
+  smd_comm_t *halves = nullptr, *dup = nullptr;
+  SMD_OK(smd_comm_split(world(), me % 2, -me, &halves));  // keys reverse the order
+  int hr = -1, hs = -1;
+  SMD_OK(smd_comm_rank(halves, &hr));
+  SMD_OK(smd_comm_size(halves, &hs));
+  EXPECT_EQ(hs, (p + 1 - me % 2) / 2);
+  int sum = 0, one = 1;
+  SMD_OK(smd_allreduce(&one, &sum, 1, SMD_INT32, SMD_SUM, halves, nullptr));
+  EXPECT_EQ(sum, hs);
+  int wr = -1;
+  SMD_OK(smd_comm_world_rank(halves, hr, &wr));
+  EXPECT_EQ(wr, me);
+  SMD_OK(smd_comm_dup(world(), &dup));
+  int dr = -1;
+  SMD_OK(smd_comm_rank(dup, &dr));
+  EXPECT_EQ(dr, me);
+  // Collectives on the duplicate and the parent do not interfere.
+  int x = me, y = 0, z = 0;
+  smd_request_t *r1 = nullptr, *r2 = nullptr;
+  SMD_OK(smd_iallreduce(&x, &y, 1, SMD_INT32, SMD_SUM, dup, nullptr, &r1));
+  SMD_OK(smd_iallreduce(&x, &z, 1, SMD_INT32, SMD_MAX, world(), nullptr, &r2));
+  SMD_OK(smd_request_wait(r1));
+  SMD_OK(smd_request_wait(r2));
+  EXPECT_EQ(y, p * (p - 1) / 2);
+  EXPECT_EQ(z, p - 1);
+  smd_request_free(r1);
+  smd_request_free(r2);
+  // Opting out.
+  smd_comm_t *none = nullptr;
+  SMD_OK(smd_comm_split(world(), me == 0 ? SMD_UNDEFINED : 1, 0, &none));
+  EXPECT_EQ(none == nullptr, me == 0);
+  if (none) SMD_OK(smd_comm_destroy(none));
+  // A group of the even ranks, created by them only.
+  std::vector<int> evens;
+  for (int r = 0; r < p; r += 2) evens.push_back(r);
+  if (me % 2 == 0) {
+    smd_comm_t *g = nullptr;
+    SMD_OK(smd_comm_create_group(world(), evens.data(), static_cast<int>(evens.size()), &g));
+    int gs = 0;
+    SMD_OK(smd_comm_size(g, &gs));
+    EXPECT_EQ(gs, static_cast<int>(evens.size()));
+    int s = 0;
+    SMD_OK(smd_allreduce(&one, &s, 1, SMD_INT32, SMD_SUM, g, nullptr));
+    EXPECT_EQ(s, gs);
+    SMD_OK(smd_comm_destroy(g));
+  }
+  int ls = 0, lr = -1, node = -1, nodes = 0;
+  SMD_OK(smd_comm_local_size(world(), &ls));
+  SMD_OK(smd_comm_local_rank(world(), &lr));
+  SMD_OK(smd_comm_node_index(world(), &node));
+  SMD_OK(smd_comm_node_count(world(), &nodes));
+  EXPECT_GE(ls, 1);
+  EXPECT_LT(lr, ls);
+  EXPECT_LT(node, nodes);
+  SMD_OK(smd_comm_destroy(halves));
+  SMD_OK(smd_comm_destroy(dup));
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  mptest::install(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,182 @@
+// smd-bench: nccl-tests-style bandwidth and latency of smd's collectives.
+// Run under a launcher: smdrun -n 4 build/tools/smd-bench allreduce -b 8 -e 256M
+#include <smd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../common/values.h"
+#include "bench_options.h"
+
+using namespace smdbench;
+
+namespace {
+
+[[noreturn]] void die(const char *what, smd_result_t r) {
+  fprintf(stderr, "smd-bench: %s failed: %s: %s\n", what, smd_result_string(r), smd_last_error());
+  exit(1);
+}
+
+#define CHECK(call)                          \
+  do {                                       \
+    smd_result_t r_ = (call);                \
+    if (r_ != SMD_SUCCESS) die(#call, r_);   \
+  } while (0)
+
+struct Shape {
+  size_t count;       // the count argument of the call
+  size_t send_elems;  // elements in the send buffer
+  size_t recv_elems;  // elements in the receive buffer
+  double busbw_factor;
+};
+
+Shape shape_of(Coll c, size_t bytes, size_t es, int p) {
+  size_t total = bytes / es;
+  switch (c) {
+    case Coll::kAllreduce: return {total, total, total, 2.0 * (p - 1) / p};
+    case Coll::kBroadcast: return {total, total, total, 1.0};
+    case Coll::kReduce: return {total, total, total, 1.0};
+    case Coll::kAllgather: return {total / p, total / p, (total / p) * p, double(p - 1) / p};
+    case Coll::kReduceScatter: return {total / p, (total / p) * p, total / p, double(p - 1) / p};
+    case Coll::kAlltoall: return {total / p, (total / p) * p, (total / p) * p, double(p - 1) / p};
+  }
+  return {};
+}
+
+smd_result_t run_once(const Options &o, const Shape &s, const void *send, void *recv, smd_comm_t *comm) {
+  switch (o.coll) {
+    case Coll::kAllreduce: return smd_allreduce(send, recv, s.count, o.dtype, o.op, comm, nullptr);
+    case Coll::kAllgather: return smd_allgather(send, recv, s.count, o.dtype, comm, nullptr);
+    case Coll::kReduceScatter:
+      return smd_reduce_scatter(send, recv, s.count, o.dtype, o.op, comm, nullptr);
+    case Coll::kBroadcast: return smd_broadcast(send, recv, s.count, o.dtype, o.root, comm, nullptr);
+    case Coll::kReduce: return smd_reduce(send, recv, s.count, o.dtype, o.op, o.root, comm, nullptr);
+    case Coll::kAlltoall: return smd_alltoall(send, recv, s.count, o.dtype, comm, nullptr);
+  }
+  return SMD_ERR_INVALID_ARGUMENT;
+}
+
+// Fill the send buffer with this rank's test values.
+void fill(const Options &o, const Shape &s, void *send, int rank) {
+  for (size_t i = 0; i < s.send_elems; ++i)
+    smdvals::store(send, i, o.dtype, smdvals::value(rank, i, o.op, o.dtype));
+}
+
+// Count wrong elements of the receive buffer after one run.
+size_t count_errors(const Options &o, const Shape &s, const void *recv, int rank, int p) {
+  size_t wrong = 0;
+  auto expect_reduced = [&](size_t out_i, size_t in_i) {
+    double want = smdvals::expected(p, in_i, o.op, o.dtype);
+    if (!smdvals::close_enough(smdvals::load(recv, out_i, o.dtype), want, o.dtype, o.op)) ++wrong;
+  };
+  auto expect_value = [&](size_t out_i, int from, size_t in_i) {
+    if (smdvals::load(recv, out_i, o.dtype) != smdvals::load_value(from, in_i, o.op, o.dtype)) ++wrong;
+  };
+  switch (o.coll) {
+    case Coll::kAllreduce:
+      for (size_t i = 0; i < s.count; ++i) expect_reduced(i, i);
+      break;
+    case Coll::kReduce:
+      if (rank == o.root)
+        for (size_t i = 0; i < s.count; ++i) expect_reduced(i, i);
+      break;
+    case Coll::kReduceScatter:
+      for (size_t i = 0; i < s.count; ++i) expect_reduced(i, rank * s.count + i);
+      break;
+    case Coll::kBroadcast:
+      for (size_t i = 0; i < s.count; ++i) expect_value(i, o.root, i);
+      break;
+    case Coll::kAllgather:
+      for (int r = 0; r < p; ++r)
+        for (size_t i = 0; i < s.count; ++i) expect_value(r * s.count + i, r, i);
+      break;
+    case Coll::kAlltoall:
+      for (int r = 0; r < p; ++r)
+        for (size_t i = 0; i < s.count; ++i) expect_value(r * s.count + i, r, rank * s.count + i);
+      break;
+  }
+  return wrong;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse_options(argc, argv);
+  smd_comm_t *world = nullptr;
+  CHECK(smd_comm_init(nullptr, &world));
+  int rank = 0, p = 1;
+  CHECK(smd_comm_rank(world, &rank));
+  CHECK(smd_comm_size(world, &p));
+  if (o.root < 0 || o.root >= p) {
+    if (rank == 0) fprintf(stderr, "smd-bench: root %d is not a rank (size %d)\n", o.root, p);
+    smd_comm_destroy(world);
+    return 2;
+  }
+  size_t es = smdvals::dtype_size(o.dtype);
+  if (rank == 0 && !o.json) {
+    printf("# smd-bench %s  ranks %d  dtype %s  op %s  iters %d  warmup %d  %s\n", o.coll_name.c_str(), p,
+           o.dtype_name.c_str(), o.op_name.c_str(), o.iters, o.warmup, o.inplace ? "in-place" : "out-of-place");
+    printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us",
+           "algbw_GB/s", "busbw_GB/s", "errors");
+  }
+  for (size_t bytes = o.min_bytes;; bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
+    if (bytes > o.max_bytes) break;
+    Shape s = shape_of(o.coll, bytes, es, p);
+    std::vector<uint8_t> sendv(std::max<size_t>(1, (o.inplace ? std::max(s.send_elems, s.recv_elems) : s.send_elems) * es));
+    std::vector<uint8_t> recvv(std::max<size_t>(1, s.recv_elems * es));
+    void *send = sendv.data();
+    void *recv = recvv.data();
+    if (o.inplace) {
+      recv = send;
+      if (o.coll == Coll::kAllgather) send = static_cast<uint8_t *>(recv) + rank * s.count * es;
+      if (o.coll == Coll::kReduceScatter) recv = static_cast<uint8_t *>(send) + rank * s.count * es;
+    }
+    size_t errors = 0;
+    if (o.check) {
+      if (o.inplace && o.coll == Coll::kAllgather) {
+        for (size_t i = 0; i < s.count; ++i)
+          smdvals::store(send, i, o.dtype, smdvals::value(rank, i, o.op, o.dtype));
+      } else {
+        fill(o, s, send, rank);
+      }
+      CHECK(run_once(o, s, send, recv, world));
+      errors = count_errors(o, s, recv, rank, p);
+    }
+    for (int i = 0; i < o.warmup; ++i) CHECK(run_once(o, s, send, recv, world));
+    CHECK(smd_barrier(world, nullptr));
+    double t0 = now_s();
+    for (int i = 0; i < o.iters; ++i) CHECK(run_once(o, s, send, recv, world));
+    double local_us = (now_s() - t0) * 1e6 / o.iters;
+    // The slowest rank decides, as in nccl-tests.
+    double time_us = 0;
+    CHECK(smd_allreduce(&local_us, &time_us, 1, SMD_FLOAT64, SMD_MAX, world, nullptr));
+    uint64_t local_err = errors, total_err = 0;
+    CHECK(smd_allreduce(&local_err, &total_err, 1, SMD_UINT64, SMD_SUM, world, nullptr));
+    double algbw = time_us > 0 ? bytes / time_us / 1e3 : 0;
+    double busbw = algbw * s.busbw_factor;
+    if (rank == 0) {
+      if (o.json)
+        printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"%s\", "
+               "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu}\n",
+               o.coll_name.c_str(), bytes, s.count, o.dtype_name.c_str(), o.op_name.c_str(), p, time_us,
+               algbw, busbw, static_cast<unsigned long long>(total_err));
+      else
+        printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, s.count, o.dtype_name.c_str(),
+               o.op_name.c_str(), time_us, algbw, busbw, static_cast<unsigned long long>(total_err));
+      fflush(stdout);
+    }
+    if (bytes == o.max_bytes) break;
+  }
+  CHECK(smd_comm_destroy(world));
+  return 0;
+}
