@@ -17,7 +17,10 @@ std::vector<Env> rank_envs(int n, std::vector<std::string> extra = {},
   std::vector<std::string> args = {"-n", std::to_string(n)};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), {helper_path(), "env"});
-  RunResult r = run_smdrun(args, env);
+  // A token or node id in the test's own environment would leak through.
+  std::vector<std::string> changes = {"SMD_JOB_TOKEN", "SMD_NODE_ID"};
+  changes.insert(changes.end(), env.begin(), env.end());
+  RunResult r = run_smdrun(args, changes);
   EXPECT_EQ(r.exit_code(), 0) << r.err;
   std::vector<Env> envs(static_cast<size_t>(n));
   for (int rank = 0; rank < n; ++rank)

@@ -38,7 +38,7 @@ TEST(SmdrunFailure, ExitStatusOfTheFailedRankIsPropagated) {
 
 TEST(SmdrunFailure, FirstFailureDecidesTheExitStatus) {
   RunResult r = run_smdrun(
-      {"-n", "2", helper_path(), "0@sleep=0.3", "0@exit=4", "1@exit=5"});
+      {"-n", "2", helper_path(), "0@sleep=0.8", "0@exit=4", "1@exit=5"});
   EXPECT_EQ(r.exit_code(), 5) << r.err;
   EXPECT_TRUE(contains(r.err, "rank 1 (pid")) << r.err;
   EXPECT_TRUE(contains(r.err, "exited with status 4")) << r.err;
@@ -61,7 +61,7 @@ TEST(SmdrunFailure, KilledRankIsNamedAndTheOthersStoppedAfterTheGrace) {
 // period; those must reach the user, with smdrun's verdict first.
 TEST(SmdrunFailure, GracePeriodLetsOtherRanksReportTheirOwnErrors) {
   RunResult r = run_smdrun({"-n", "3", "--grace", "2", helper_path(), "pid",
-                            "1@exit=3", "0@sleep=0.3", "0@err=lost peer 1",
+                            "1@exit=3", "0@sleep=0.8", "0@err=lost peer 1",
                             "0@exit=1", "sleep=30"});
   EXPECT_EQ(r.exit_code(), 3) << r.err;
   size_t verdict = r.err.find("rank 1 (pid");

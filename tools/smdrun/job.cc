@@ -96,7 +96,7 @@ int Job::supervise() {
       throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
 
     for (size_t i = 0; i < streams.size(); ++i)
-      if (fds[i + 1].revents) streams[i]->pump(false);
+      if (fds[i + 1].revents) streams[i]->pump();
     if (fds[0].revents)
       for (int sig : signals_.take()) sig == SIGCHLD ? reap() : on_signal(sig);
     on_deadlines(Clock::now());
@@ -117,8 +117,8 @@ void Job::reap() {
 void Job::on_exit(Rank &rank, int status) {
   rank.running = false;
   // Its last words come before smdrun's verdict on it.
-  rank.out.pump(true);
-  rank.err.pump(true);
+  rank.out.drain();
+  rank.err.drain();
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   if (!failed || rank.signalled) return;
   say("rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) +
