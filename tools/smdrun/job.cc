@@ -98,7 +98,12 @@ int Job::supervise() {
     for (size_t i = 0; i < streams.size(); ++i)
       if (fds[i + 1].revents) streams[i]->pump();
     if (fds[0].revents)
-      for (int sig : signals_.take()) sig == SIGCHLD ? reap() : on_signal(sig);
+      for (int sig : signals_.take()) {
+        if (sig == SIGCHLD)
+          reap();
+        else
+          on_signal(sig);
+      }
     on_deadlines(Clock::now());
   }
   return exit_code_.value_or(0);

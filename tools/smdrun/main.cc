@@ -1,4 +1,5 @@
 // smdrun: launches N local ranks of a program, like torchrun --standalone.
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <string>

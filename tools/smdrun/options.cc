@@ -18,7 +18,7 @@ const char kHelp[] =
     "Options:\n"
     "  -n, --nranks N      number of ranks to start (required, N >= 1)\n"
     "  --timeout S         stop the job after S seconds: SIGTERM every rank,\n"
-    "                      SIGKILL 2 s later, exit 124 (default: no limit)\n"
+    "                      SIGKILL 2 s later, exit 124 (default 0: no limit)\n"
     "  --grace S           after a rank fails, give the others S seconds to\n"
     "                      exit on their own before SIGTERM, then SIGKILL\n"
     "                      2 s later (default 3)\n"
