@@ -1,0 +1,201 @@
+// Bad input: every call answers with a clear error code and message, never
+// a crash or a hang, and the world stays usable afterwards. Runs under
+// smdrun with 1 and 2 ranks.
+#include <gtest/gtest.h>
+#include <smd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../coll/mp_env.h"
+
+using mptest::rank;
+using mptest::size;
+using mptest::world;
+
+namespace {
+
+// The call fails with `code` and a message containing `words`.
+#define EXPECT_FAILS(call, code, words)                                         \
+  do {                                                                          \
+    smd_result_t r_ = (call);                                                   \
+    EXPECT_EQ(r_, code) << #call << " -> " << smd_result_string(r_) << ": "     \
+                        << smd_last_error();                                    \
+    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)     \
+        << "message was: " << smd_last_error();                                 \
+  } while (0)
+
+TEST(BadInput, NullBufferWithCount) {
+  float x[4] = {0};
+  EXPECT_FAILS(smd_allreduce(nullptr, x, 4, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "sendbuf is NULL");
+  EXPECT_FAILS(smd_allgather(x, nullptr, 1, SMD_FLOAT32, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "recvbuf is NULL");
+  EXPECT_FAILS(smd_send(nullptr, 3, SMD_INT32, 0, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "buf is NULL");
+  // NULL with count 0 is fine.
+  SMD_OK(smd_allreduce(nullptr, nullptr, 0, SMD_FLOAT32, SMD_SUM, world(), nullptr));
+}
+
+TEST(BadInput, OverflowingCount) {
+  float x = 0;
+  EXPECT_FAILS(smd_allreduce(&x, &x, SIZE_MAX / 2, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "overflows");
+  EXPECT_FAILS(smd_allgather(&x, &x, SIZE_MAX / 8, SMD_FLOAT64, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "overflows");
+}
+
+TEST(BadInput, UnknownDatatypeAndOp) {
+  int x = 0, y = 0;
+  EXPECT_FAILS(smd_allreduce(&x, &y, 1, static_cast<smd_datatype_t>(99), SMD_SUM, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "unknown datatype 99");
+  EXPECT_FAILS(smd_allreduce(&x, &y, 1, static_cast<smd_datatype_t>(-1), SMD_SUM, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "unknown datatype");
+  EXPECT_FAILS(smd_allreduce(&x, &y, 1, SMD_INT32, static_cast<smd_op_t>(42), world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "unknown reduction op 42");
+  size_t sz = 0;
+  EXPECT_FAILS(smd_datatype_size(static_cast<smd_datatype_t>(10), &sz), SMD_ERR_INVALID_ARGUMENT,
+               "unknown datatype");
+}
+
+TEST(BadInput, RootOutOfRange) {
+  int x = 0, y = 0;
+  EXPECT_FAILS(smd_broadcast(&x, &y, 1, SMD_INT32, size(), world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "root");
+  EXPECT_FAILS(smd_reduce(&x, &y, 1, SMD_INT32, SMD_SUM, -1, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "root -1");
+  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, size(), 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT, "peer");
+  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, 0, SMD_TAG_MAX + 1, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "tag");
+}
+
+TEST(BadInput, StreamsAreNotSupportedYet) {
+  int x = 0;
+  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, world(), reinterpret_cast<smd_stream_t>(0x10)),
+               SMD_ERR_NOT_SUPPORTED, "stream");
+}
+
+TEST(BadInput, PartialOverlap) {
+  std::vector<int> b(16);
+  EXPECT_FAILS(smd_allreduce(b.data(), b.data() + 1, 8, SMD_INT32, SMD_SUM, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "overlap");
+}
+
+TEST(BadInput, UseAfterDestroy) {
+  smd_comm_t *dup = nullptr;
+  SMD_OK(smd_comm_dup(world(), &dup));
+  SMD_OK(smd_comm_destroy(dup));
+  int x = 0, r = 0;
+  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, dup, nullptr), SMD_ERR_INVALID_USAGE,
+               "not a live communicator");
+  EXPECT_FAILS(smd_comm_rank(dup, &r), SMD_ERR_INVALID_USAGE, "not a live communicator");
+  EXPECT_FAILS(smd_comm_destroy(dup), SMD_ERR_INVALID_USAGE, "not a live communicator");
+  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "comm is NULL");
+  smd_request_t *req = nullptr;
+  SMD_OK(smd_ibarrier(world(), nullptr, &req));
+  SMD_OK(smd_request_free(req));
+  EXPECT_FAILS(smd_request_wait(req), SMD_ERR_INVALID_USAGE, "not live");
+  EXPECT_FAILS(smd_request_free(req), SMD_ERR_INVALID_USAGE, "not live");
+}
+
+TEST(BadInput, OptionStructs) {
+  smd_init_options_t o = SMD_INIT_OPTIONS_INIT;
+  smd_comm_t *c = nullptr;
+  o.struct_size = 4;
+  EXPECT_FAILS(smd_comm_init(&o, &c), SMD_ERR_INVALID_ARGUMENT, "struct_size");
+  SMD_OK(smd_init_options_init(&o));
+  o.version = 77;
+  EXPECT_FAILS(smd_comm_init(&o, &c), SMD_ERR_INVALID_ARGUMENT, "version 77");
+  SMD_OK(smd_init_options_init(&o));
+  o.rank = 5;
+  o.world_size = 2;
+  EXPECT_FAILS(smd_comm_init(&o, &c), SMD_ERR_INVALID_ARGUMENT, "rank 5");
+  EXPECT_EQ(c, nullptr);
+  EXPECT_FAILS(smd_comm_init(nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT, "world is NULL");
+}
+
+TEST(BadInput, TruncatedReceive) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<int> data(10, 3);
+  if (rank() == 0) {
+    SMD_OK(smd_send(data.data(), 10, SMD_INT32, 1, 5, world(), nullptr));
+  } else if (rank() == 1) {
+    EXPECT_FAILS(smd_recv(data.data(), 5, SMD_INT32, 0, 5, world(), nullptr), SMD_ERR_TRUNCATED, "");
+  }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(Mismatch, CountsDifferAcrossRanks) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  // On a duplicate: a failed collective leaves its communicator unusable.
+  smd_comm_t *c = nullptr;
+  SMD_OK(smd_comm_dup(world(), &c));
+  std::vector<float> in(100, 1.0f), out(100);
+  size_t n = rank() == 0 ? 10 : 20;
+  EXPECT_FAILS(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, c, nullptr), SMD_ERR_MISMATCH,
+               "different arguments");
+  // The communicator stays failed, and says why.
+  EXPECT_FAILS(smd_barrier(c, nullptr), SMD_ERR_MISMATCH, "earlier failure");
+  smd_result_t async = SMD_SUCCESS;
+  SMD_OK(smd_comm_get_async_error(c, &async));
+  EXPECT_EQ(async, SMD_ERR_MISMATCH);
+  SMD_OK(smd_comm_destroy(c));
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(Mismatch, DatatypeOpRootAndKind) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<float> in(8, 1.0f), out(8);
+  struct Case {
+    const char *what;
+    int which;
+  } cases[] = {{"dtype", 0}, {"op", 1}, {"root", 2}, {"kind", 3}};
+  for (auto &k : cases) {
+    smd_comm_t *c = nullptr;
+    SMD_OK(smd_comm_dup(world(), &c));
+    smd_result_t r;
+    bool odd = rank() % 2;
+    if (k.which == 0)
+      r = smd_allreduce(in.data(), out.data(), 4, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
+    else if (k.which == 1)
+      r = smd_allreduce(in.data(), out.data(), 4, SMD_FLOAT32, odd ? SMD_MAX : SMD_SUM, c, nullptr);
+    else if (k.which == 2)
+      r = smd_broadcast(in.data(), out.data(), 4, SMD_FLOAT32, odd ? 1 : 0, c, nullptr);
+    else
+      r = odd ? smd_broadcast(in.data(), out.data(), 4, SMD_FLOAT32, 0, c, nullptr)
+              : smd_allreduce(in.data(), out.data(), 4, SMD_FLOAT32, SMD_SUM, c, nullptr);
+    EXPECT_EQ(r, SMD_ERR_MISMATCH) << k.what << ": " << smd_last_error();
+    SMD_OK(smd_comm_destroy(c));
+  }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(Messages, CarryCallAndPlace) {
+  int x = 0;
+  EXPECT_EQ(smd_allreduce(&x, &x, 1, SMD_INT32, static_cast<smd_op_t>(9), world(), nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
+  std::string m = smd_last_error();
+  EXPECT_EQ(m.rfind("smd_allreduce: ", 0), 0u) << m;
+  SMD_OK(smd_barrier(world(), nullptr));
+  EXPECT_STREQ(smd_last_error(), "");
+  EXPECT_STREQ(smd_result_string(SMD_ERR_TIMEOUT), "SMD_ERR_TIMEOUT");
+  EXPECT_STREQ(smd_result_string(static_cast<smd_result_t>(1234)), "SMD_ERR_UNKNOWN");
+  int major = -1;
+  SMD_OK(smd_get_version(&major, nullptr, nullptr));
+  EXPECT_EQ(major, SMD_VERSION_MAJOR);
+}
+
+TEST(World, StillWorksAfterAllThat) {
+  int one = 1, sum = 0;
+  SMD_OK(smd_allreduce(&one, &sum, 1, SMD_INT32, SMD_SUM, world(), nullptr));
+  EXPECT_EQ(sum, size());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  mptest::install(&argc, argv);
+  return RUN_ALL_TESTS();
+}

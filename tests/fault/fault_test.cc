@@ -1,0 +1,194 @@
+// Fault scenarios with real processes: each ends in a clear error on every
+// surviving rank within its deadline, and leaves nothing in /dev/shm.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef FAULT_WORKER
+#error FAULT_WORKER must name the worker executable
+#endif
+
+namespace {
+
+std::set<std::string> dev_shm() {
+  std::set<std::string> names;
+  if (DIR *d = opendir("/dev/shm")) {
+    while (dirent *e = readdir(d))
+      if (e->d_name[0] != '.') names.insert(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+int free_port() {
+  static int next = 20000 + (getpid() % 20000);
+  return next++;
+}
+
+struct Rank {
+  pid_t pid = -1;
+  int out_fd = -1;
+  std::string output;
+  int status = 0;
+  double seconds = 0;
+};
+
+// Starts `n` workers of a world of `world_size` ranks (ranks 0..n-1).
+std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &args,
+                         std::map<std::string, std::string> env = {}) {
+  int port = free_port();
+  std::vector<Rank> ranks(n);
+  for (int r = 0; r < n; ++r) {
+    int pipefd[2];
+    if (pipe(pipefd) != 0) abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(pipefd[1], 1);
+      dup2(pipefd[1], 2);
+      close(pipefd[0]);
+      setenv("SMD_RANK", std::to_string(r).c_str(), 1);
+      setenv("SMD_WORLD_SIZE", std::to_string(world_size).c_str(), 1);
+      setenv("SMD_MASTER_ADDR", "127.0.0.1", 1);
+      setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
+      setenv("SMD_JOB_TOKEN", "fault-test-token", 1);
+      for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char *> argv;
+      argv.push_back(const_cast<char *>(FAULT_WORKER));
+      for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(FAULT_WORKER, argv.data());
+      _exit(127);
+    }
+    close(pipefd[1]);
+    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    ranks[r].pid = pid;
+    ranks[r].out_fd = pipefd[0];
+  }
+  return ranks;
+}
+
+// Waits for every rank (killing all at the limit) and collects output.
+void collect(std::vector<Rank> &ranks, double limit_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  size_t left = ranks.size();
+  while (left) {
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (auto &r : ranks) {
+      char buf[4096];
+      ssize_t k;
+      while (r.out_fd >= 0 && (k = read(r.out_fd, buf, sizeof buf)) > 0) r.output.append(buf, k);
+      if (r.pid > 0 && waitpid(r.pid, &r.status, WNOHANG) == r.pid) {
+        r.pid = -1;
+        r.seconds = el;
+        --left;
+      }
+    }
+    if (el > limit_s) {
+      for (auto &r : ranks)
+        if (r.pid > 0) {
+          kill(r.pid, SIGKILL);
+          waitpid(r.pid, &r.status, 0);
+          r.output += "\n[killed by the test after " + std::to_string(limit_s) + " s]";
+          r.pid = -1;
+          r.seconds = el;
+          --left;
+        }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto &r : ranks) {
+    char buf[4096];
+    ssize_t k;
+    while ((k = read(r.out_fd, buf, sizeof buf)) > 0) r.output.append(buf, k);
+    close(r.out_fd);
+  }
+}
+
+bool exited_ok(const Rank &r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+
+class Fault : public ::testing::Test {
+ protected:
+  void SetUp() override { shm_before_ = dev_shm(); }
+  void TearDown() override { EXPECT_EQ(dev_shm(), shm_before_) << "something was left in /dev/shm"; }
+  std::set<std::string> shm_before_;
+};
+
+TEST_F(Fault, RankThatNeverJoins) {
+  auto ranks = launch(2, 3, {"never_joins"}, {{"SMD_TIMEOUT", "3"}});
+  collect(ranks, 30);
+  for (auto &r : ranks) {
+    EXPECT_TRUE(exited_ok(r)) << r.output;
+    EXPECT_NE(r.output.find("SMD_ERR_TIMEOUT"), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 15.0) << r.output;
+  }
+  // Rank 0 gathers the rendezvous: it can say exactly who is missing.
+  EXPECT_NE(ranks[0].output.find("never joined: 2"), std::string::npos) << ranks[0].output;
+}
+
+TEST_F(Fault, RankKilledInCollective) {
+  for (int victim : {2, 0}) {
+    SCOPED_TRACE("victim rank " + std::to_string(victim));
+    auto ranks = launch(3, 3, {"killed", std::to_string(victim)}, {{"SMD_TIMEOUT", "60"}});
+    collect(ranks, 40);
+    for (int r = 0; r < 3; ++r) {
+      if (r == victim) {
+        EXPECT_TRUE(WIFSIGNALED(ranks[r].status) && WTERMSIG(ranks[r].status) == SIGKILL);
+        continue;
+      }
+      EXPECT_TRUE(exited_ok(ranks[r])) << ranks[r].output;
+      EXPECT_NE(ranks[r].output.find("SMD_ERR_PEER_FAILURE"), std::string::npos) << ranks[r].output;
+      EXPECT_NE(ranks[r].output.find("rank " + std::to_string(victim)), std::string::npos)
+          << ranks[r].output;
+      EXPECT_LT(ranks[r].seconds, 15.0) << "not within a few seconds: " << ranks[r].output;
+    }
+  }
+}
+
+TEST_F(Fault, TimeoutNamesTheMissingRank) {
+  auto ranks = launch(2, 2, {"timeout"}, {{"SMD_TIMEOUT", "2"}});
+  collect(ranks, 30);
+  EXPECT_TRUE(exited_ok(ranks[0])) << ranks[0].output;
+  EXPECT_NE(ranks[0].output.find("SMD_ERR_TIMEOUT"), std::string::npos) << ranks[0].output;
+  EXPECT_NE(ranks[0].output.find("1"), std::string::npos) << ranks[0].output;
+}
+
+TEST_F(Fault, AbortUnblocksPendingCallsOnEveryRank) {
+  auto ranks = launch(2, 2, {"abort"}, {{"SMD_TIMEOUT", "30"}});
+  collect(ranks, 30);
+  for (auto &r : ranks) {
+    EXPECT_TRUE(exited_ok(r)) << r.output;
+    EXPECT_NE(r.output.find("SMD_ERR_ABORTED"), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 10.0) << r.output;
+  }
+}
+
+TEST_F(Fault, StrayClientWithWrongTokenIsRefused) {
+  // A healthy job holds the port; a process of another job knocks.
+  int port = free_port();
+  std::string p = std::to_string(port);
+  auto job = launch(2, 2, {"ok", "4"}, {{"SMD_MASTER_PORT", p}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto stray = launch(1, 2, {"stray"},
+                      {{"SMD_MASTER_PORT", p}, {"SMD_JOB_TOKEN", "another-job"}, {"SMD_RANK", "1"},
+                       {"SMD_TIMEOUT", "20"}});
+  collect(stray, 30);
+  collect(job, 30);
+  EXPECT_TRUE(exited_ok(stray[0])) << stray[0].output;
+  EXPECT_NE(stray[0].output.find("SMD_ERR_BOOTSTRAP"), std::string::npos) << stray[0].output;
+  EXPECT_LT(stray[0].seconds, 10.0) << stray[0].output;
+  for (auto &r : job) EXPECT_TRUE(exited_ok(r)) << "the job was disturbed: " << r.output;
+}
+
+}  // namespace

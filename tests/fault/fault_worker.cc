@@ -1,0 +1,113 @@
+// One rank of a fault scenario (driven by fault_test). Prints one line
+// "RESULT <code> <seconds> <message>" for the call the scenario is about,
+// and exits 0 when the outcome is the one expected of this rank.
+#include <signal.h>
+#include <smd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void report(smd_result_t r, double t0) {
+  printf("RESULT %s %.2f %s\n", smd_result_string(r), now() - t0, r == SMD_SUCCESS ? "" : smd_last_error());
+  fflush(stdout);
+}
+
+int env_int(const char *name) {
+  const char *v = getenv(name);
+  return v ? atoi(v) : -1;
+}
+
+// Allreduce in a loop until something fails; the victim kills itself on
+// iteration 50, inside the loop, without warning anyone.
+int killed_in_collective(smd_comm_t *w, int rank, int victim) {
+  std::vector<float> a(1 << 16, 1.0f), b(1 << 16);
+  double t0 = now();
+  for (int i = 0;; ++i) {
+    if (rank == victim && i == 50) kill(getpid(), SIGKILL);
+    t0 = now();
+    smd_result_t r = smd_allreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, w, nullptr);
+    if (r != SMD_SUCCESS) {
+      report(r, t0);
+      return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  std::string scenario = argv[1];
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  int rank = env_int("SMD_RANK");
+  smd_comm_t *w = nullptr;
+  double t0 = now();
+  smd_result_t r = smd_comm_init(nullptr, &w);
+  if (scenario == "never_joins" || scenario == "stray") {
+    report(r, t0);
+    return r != SMD_SUCCESS ? 0 : 1;
+  }
+  if (r != SMD_SUCCESS) {
+    report(r, t0);
+    return 3;
+  }
+  int size = 0;
+  smd_comm_size(w, &size);
+  if (scenario == "killed") return killed_in_collective(w, rank, atoi(argv[2]));
+  if (scenario == "timeout") {
+    // Rank 1 never enters the collective.
+    int x = 1, y = 0;
+    if (rank == 1) {
+      sleep(8);
+      return 0;
+    }
+    t0 = now();
+    r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
+    report(r, t0);
+    return r == SMD_ERR_TIMEOUT ? 0 : 1;
+  }
+  if (scenario == "abort") {
+    int x = 1, y = 0;
+    if (rank == 0) {
+      // A pending collective is unblocked by abort from another thread.
+      std::thread aborter([w] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        smd_comm_abort(w);
+      });
+      t0 = now();
+      r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
+      aborter.join();
+      report(r, t0);
+      smd_comm_destroy(w);
+      return r == SMD_ERR_ABORTED ? 0 : 1;
+    }
+    // The peer joins late and learns of the abort instead of timing out.
+    sleep(1);
+    t0 = now();
+    r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
+    report(r, t0);
+    smd_comm_destroy(w);
+    return r == SMD_ERR_ABORTED ? 0 : 1;
+  }
+  if (scenario == "ok") {
+    int x = 1, y = 0;
+    r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
+    report(r, t0);
+    if (scenario == "ok" && argc > 2) sleep(atoi(argv[2]));
+    smd_comm_destroy(w);
+    return r == SMD_SUCCESS && y == size ? 0 : 1;
+  }
+  return 2;
+}
