@@ -301,7 +301,9 @@ Bytes TcpStoreClient::get(const std::string &key, Deadline deadline) {
   Message m;
   m.op = Op::kGet;
   m.key = key;
-  bool forever = deadline.at_ns() == INT64_MAX;
+  // Deadlines decades away are as good as none (and would overflow below).
+  constexpr int64_t kForeverMs = int64_t{1} << 40;
+  bool forever = deadline.remaining_ms() > kForeverMs;
   m.number = forever ? -1 : deadline.remaining_ms();
   Deadline reply_deadline =
       forever ? deadline : Deadline::after_ms(m.number + kReplyGraceMs);

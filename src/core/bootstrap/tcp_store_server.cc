@@ -238,7 +238,8 @@ void TcpStoreServer::Impl::turn() {
     Conn *c = rev ? find(ids[i - first]) : nullptr;
     if (!c) continue;
     if ((rev & POLLOUT) && flush(*c) && !c->waiting) ready.push_back(c->id);
-    if (!c->closed && (rev & (POLLIN | POLLHUP | POLLERR))) read_input(*c);
+    if (!c->closed && (rev & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+      read_input(*c);
   }
   expire(now_ns());
   while (!ready.empty()) {
