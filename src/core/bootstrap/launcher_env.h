@@ -28,3 +28,18 @@ struct LaunchEnv {
 LaunchEnv detect_launch_env();
 
 }  // namespace smd
+
+namespace smd {
+
+// The store port when the environment names none: 29500, or, when the job
+// has a token (SMD_JOB_TOKEN or the launcher's job id), 29500 plus a hash
+// of it modulo 2000, so that two jobs sharing a host rarely pick the same
+// port. Every rank of a job computes the same value.
+int default_store_port(const LaunchEnv &env);
+
+// The first host of a Slurm hostlist: "node[03-07,9],gpu1" -> "node03",
+// "rack[1-2]-n[5,7]" -> "rack1-n5". Throws smd::Error
+// SMD_ERR_INVALID_ARGUMENT on an empty or malformed list.
+std::string slurm_first_host(const std::string &hostlist);
+
+}  // namespace smd

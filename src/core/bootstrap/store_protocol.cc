@@ -1,0 +1,298 @@
+#include "core/bootstrap/store_protocol.h"
+
+#include <cstdio>
+
+#include "core/util/error.h"
+
+namespace smd::wire {
+namespace {
+
+class Writer {
+ public:
+  Writer() { out_.resize(kHeaderSize); }
+  void u8(uint8_t v) { out_.push_back(v); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) {
+    auto u = static_cast<uint64_t>(v);
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
+  }
+  void blob(const uint8_t *data, size_t size) {
+    check_size(size);
+    u32(static_cast<uint32_t>(size));
+    out_.insert(out_.end(), data, data + size);
+  }
+  void blob(const std::string &s) {
+    blob(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+  }
+  void count(size_t n) {
+    check_size(n);
+    u32(static_cast<uint32_t>(n));
+  }
+  Bytes finish() {
+    size_t body = out_.size() - kHeaderSize;
+    check_size(body);
+    for (int i = 0; i < 4; ++i) out_[i] = static_cast<uint8_t>(body >> (8 * i));
+    return std::move(out_);
+  }
+
+ private:
+  static void check_size(size_t n) {
+    if (n > kMaxFrame)
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "a store message of %zu bytes is over the limit of %u MiB", n,
+           kMaxFrame >> 20);
+  }
+  Bytes out_;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t *data, size_t size) : p_(data), end_(data + size) {}
+  uint8_t u8(const char *what) {
+    need(1, what);
+    return *p_++;
+  }
+  uint32_t u32(const char *what) {
+    need(4, what);
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p_[i]) << (8 * i);
+    p_ += 4;
+    return v;
+  }
+  int32_t i32(const char *what) { return static_cast<int32_t>(u32(what)); }
+  int64_t i64(const char *what) {
+    need(8, what);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p_[i]) << (8 * i);
+    p_ += 8;
+    return static_cast<int64_t>(v);
+  }
+  std::string str(const char *what) {
+    uint32_t n = u32(what);
+    need(n, what);
+    std::string s(reinterpret_cast<const char *>(p_), n);
+    p_ += n;
+    return s;
+  }
+  Bytes bytes(const char *what) {
+    uint32_t n = u32(what);
+    need(n, what);
+    Bytes b(p_, p_ + n);
+    p_ += n;
+    return b;
+  }
+  // An item count, refused when the items could not fit in what is left
+  // (each takes at least min_item bytes): no allocation from a lie.
+  uint32_t count(const char *what, size_t min_item) {
+    uint32_t n = u32(what);
+    if (static_cast<size_t>(n) * min_item > left())
+      fail(SMD_ERR_BOOTSTRAP,
+           "malformed store message: %s claims %u items in %zu bytes", what,
+           n, left());
+    return n;
+  }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+
+ private:
+  void need(size_t n, const char *what) {
+    if (left() < n)
+      fail(SMD_ERR_BOOTSTRAP,
+           "malformed store message: %s cut short (%zu bytes left, %zu "
+           "needed)",
+           what, left(), n);
+  }
+  const uint8_t *p_;
+  const uint8_t *end_;
+};
+
+}  // namespace
+
+const char *op_name(Op op) {
+  switch (op) {
+    case Op::kHello: return "HELLO";
+    case Op::kSet: return "SET";
+    case Op::kGet: return "GET";
+    case Op::kAdd: return "ADD";
+    case Op::kCheck: return "CHECK";
+    case Op::kFailedRanks: return "FAILED_RANKS";
+    case Op::kGoodbye: return "GOODBYE";
+    case Op::kOk: return "OK";
+    case Op::kValue: return "VALUE";
+    case Op::kInteger: return "INTEGER";
+    case Op::kFlags: return "FLAGS";
+    case Op::kRanks: return "RANKS";
+    case Op::kTimeout: return "TIMEOUT";
+    case Op::kError: return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+Bytes encode(const Message &m) {
+  Writer w;
+  w.u8(static_cast<uint8_t>(m.op));
+  switch (m.op) {
+    case Op::kHello:
+      w.u32(kMagic);
+      w.u32(m.version);
+      w.blob(m.token);
+      w.i32(m.rank);
+      w.i32(m.world_size);
+      break;
+    case Op::kSet:
+      w.blob(m.key);
+      w.blob(m.value.data(), m.value.size());
+      break;
+    case Op::kGet:
+    case Op::kAdd:
+      w.blob(m.key);
+      w.i64(m.number);
+      break;
+    case Op::kCheck:
+      w.count(m.keys.size());
+      for (const auto &k : m.keys) w.blob(k);
+      break;
+    case Op::kValue:
+      w.blob(m.value.data(), m.value.size());
+      break;
+    case Op::kInteger:
+      w.i64(m.number);
+      break;
+    case Op::kFlags:
+      w.count(m.flags.size());
+      for (bool f : m.flags) w.u8(f ? 1 : 0);
+      break;
+    case Op::kRanks:
+      w.count(m.ranks.size());
+      for (int32_t r : m.ranks) w.i32(r);
+      break;
+    case Op::kError:
+      w.blob(m.reason);
+      break;
+    case Op::kFailedRanks:
+    case Op::kGoodbye:
+    case Op::kOk:
+    case Op::kTimeout:
+      break;
+  }
+  return w.finish();
+}
+
+uint32_t frame_body_size(const uint8_t *header, uint32_t max_frame) {
+  uint32_t len = 0;
+  for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(header[i]) << (8 * i);
+  if (len == 0)
+    fail(SMD_ERR_BOOTSTRAP, "malformed store message: empty frame");
+  if (len > max_frame)
+    fail(SMD_ERR_BOOTSTRAP,
+         "malformed store message: frame of %u bytes is over the limit of %u",
+         len, max_frame);
+  return len;
+}
+
+size_t frame_size(const uint8_t *data, size_t size, uint32_t max_frame) {
+  if (size < kHeaderSize) return 0;
+  size_t total = kHeaderSize + frame_body_size(data, max_frame);
+  return size >= total ? total : 0;
+}
+
+Message decode(const uint8_t *frame, size_t size) {
+  if (size < kHeaderSize + 1)
+    fail(SMD_ERR_BOOTSTRAP, "malformed store message: frame of %zu bytes",
+         size);
+  Reader r(frame + kHeaderSize, size - kHeaderSize);
+  Message m;
+  uint8_t op = r.u8("opcode");
+  m.op = static_cast<Op>(op);
+  switch (m.op) {
+    case Op::kHello: {
+      uint32_t magic = r.u32("HELLO magic");
+      if (magic != kMagic)
+        fail(SMD_ERR_BOOTSTRAP,
+             "malformed store message: HELLO magic 0x%08x is not smd's", magic);
+      m.version = r.u32("HELLO version");
+      m.token = r.str("HELLO token");
+      m.rank = r.i32("HELLO rank");
+      m.world_size = r.i32("HELLO world size");
+      break;
+    }
+    case Op::kSet:
+      m.key = r.str("SET key");
+      m.value = r.bytes("SET value");
+      break;
+    case Op::kGet:
+      m.key = r.str("GET key");
+      m.number = r.i64("GET timeout");
+      break;
+    case Op::kAdd:
+      m.key = r.str("ADD key");
+      m.number = r.i64("ADD delta");
+      break;
+    case Op::kCheck: {
+      uint32_t n = r.count("CHECK key count", 4);
+      m.keys.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) m.keys.push_back(r.str("CHECK key"));
+      break;
+    }
+    case Op::kValue:
+      m.value = r.bytes("VALUE value");
+      break;
+    case Op::kInteger:
+      m.number = r.i64("INTEGER value");
+      break;
+    case Op::kFlags: {
+      uint32_t n = r.count("FLAGS count", 1);
+      m.flags.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        uint8_t f = r.u8("FLAGS item");
+        if (f > 1)
+          fail(SMD_ERR_BOOTSTRAP, "malformed store message: flag value %u", f);
+        m.flags.push_back(f == 1);
+      }
+      break;
+    }
+    case Op::kRanks: {
+      uint32_t n = r.count("RANKS count", 4);
+      m.ranks.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) m.ranks.push_back(r.i32("RANKS item"));
+      break;
+    }
+    case Op::kError:
+      m.reason = r.str("ERROR reason");
+      break;
+    case Op::kFailedRanks:
+    case Op::kGoodbye:
+    case Op::kOk:
+    case Op::kTimeout:
+      break;
+    default:
+      fail(SMD_ERR_BOOTSTRAP, "malformed store message: unknown opcode %u",
+           op);
+  }
+  if (r.left() != 0)
+    fail(SMD_ERR_BOOTSTRAP,
+         "malformed store message: %zu bytes left over after %s", r.left(),
+         op_name(m.op));
+  return m;
+}
+
+std::string printable(const std::string &key) {
+  constexpr size_t kMaxShown = 200;
+  std::string out;
+  for (size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
+    unsigned char c = static_cast<unsigned char>(key[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char esc[8];
+      snprintf(esc, sizeof esc, "\\x%02x", c);
+      out += esc;
+    }
+  }
+  if (key.size() > kMaxShown) out += format("... (%zu bytes)", key.size());
+  return out;
+}
+
+}  // namespace smd::wire
