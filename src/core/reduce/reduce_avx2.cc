@@ -1,0 +1,266 @@
+// AVX2 + F16C reduction kernels. One loop serves every datatype and
+// operation: it keeps kUnroll vectors of the output in registers, folds
+// each input into them in turn and stores once, so any number of inputs
+// costs one read of each and one write of the output. The per-datatype
+// part is only how a vector is loaded, stored and combined (the *Lanes
+// structs below).
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "core/reduce/element.h"
+#include "core/reduce/kernels.h"
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+// Everything defined below is compiled for AVX2/F16C/FMA, with no special
+// compiler flags; the dispatcher only calls it on CPUs that have them.
+// The headers come first so that their inline functions stay baseline code:
+// the linker may keep this file's copy of one for the whole program.
+#pragma GCC target("avx2,f16c,fma")
+
+namespace smd::reduce {
+namespace {
+
+// The float32 operations, shared by float32, float16 and bfloat16 (the
+// latter two are widened to float32 when loaded). vminps/vmaxps(acc, x)
+// are exactly element.h's combine().
+struct Float32Ops {
+  using V = __m256;
+  static constexpr size_t W = 8;
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V divide(V a, const Divide<float> &d) {
+    return _mm256_mul_ps(a, _mm256_set1_ps(d.inverse));
+  }
+};
+
+struct Float32Lanes : Float32Ops {
+  using T = float;
+  static V load(const T *p) { return _mm256_loadu_ps(p); }
+  static void store(T *p, V v) { _mm256_storeu_ps(p, v); }
+};
+
+struct Float16Lanes : Float32Ops {
+  using T = uint16_t;
+  static V load(const T *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
+  static void store(T *p, V v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+};
+
+// bfloat16 is the top half of a float32: widen by shifting; narrow with
+// the integer round-to-nearest-even of half.h's float_to_bfloat16.
+struct Bfloat16Lanes : Float32Ops {
+  using T = uint16_t;
+  static V load(const T *p) {
+    const __m256i wide = _mm256_cvtepu16_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  static void store(T *p, V v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(bits, 16);
+    const __m256i bias = _mm256_add_epi32(
+        _mm256_set1_epi32(0x7fff), _mm256_and_si256(high, _mm256_set1_epi32(1)));
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
+    const __m256i nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256i r = _mm256_blendv_epi8(rounded, nan, is_nan);
+    // Every lane is <= 0xffff, so the saturating pack only narrows.
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p),
+                     _mm_packus_epi32(_mm256_castsi256_si128(r),
+                                      _mm256_extracti128_si256(r, 1)));
+  }
+};
+
+struct Float64Lanes {
+  using T = double;
+  using V = __m256d;
+  static constexpr size_t W = 4;
+  static V load(const T *p) { return _mm256_loadu_pd(p); }
+  static void store(T *p, V v) { _mm256_storeu_pd(p, v); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V min(V a, V b) { return _mm256_min_pd(a, b); }
+  static V max(V a, V b) { return _mm256_max_pd(a, b); }
+  static V divide(V a, const Divide<double> &d) {
+    return _mm256_mul_pd(a, _mm256_set1_pd(d.inverse));
+  }
+};
+
+// 8-, 32- and 64-bit integers. Two's-complement add and multiply give the
+// wrapped result for signed and unsigned alike; only min/max differ.
+template <class Int>
+struct IntLanes {
+  using T = Int;
+  using V = __m256i;
+  static constexpr size_t W = 32 / sizeof(T);
+  static constexpr bool kSigned = std::is_signed_v<T>;
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8);
+
+  static V load(const T *p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  }
+  static void store(T *p, V v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), v);
+  }
+  static V add(V a, V b) {
+    if constexpr (sizeof(T) == 1) return _mm256_add_epi8(a, b);
+    else if constexpr (sizeof(T) == 4) return _mm256_add_epi32(a, b);
+    else return _mm256_add_epi64(a, b);
+  }
+  static V mul(V a, V b) {
+    if constexpr (sizeof(T) == 1) {
+      // No byte multiply: multiply even and odd bytes as 16-bit lanes and
+      // keep the low byte of each product.
+      const V even = _mm256_mullo_epi16(a, b);
+      const V odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8),
+                                       _mm256_srli_epi16(b, 8));
+      return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)),
+                             _mm256_slli_epi16(odd, 8));
+    } else if constexpr (sizeof(T) == 4) {
+      return _mm256_mullo_epi32(a, b);
+    } else {
+      // No 64-bit multiply: lo*lo + ((lo*hi + hi*lo) << 32).
+      const V lo_lo = _mm256_mul_epu32(a, b);
+      const V cross = _mm256_mullo_epi32(
+          a, _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+      const V cross_sum = _mm256_add_epi32(cross, _mm256_srli_epi64(cross, 32));
+      return _mm256_add_epi64(lo_lo, _mm256_slli_epi64(cross_sum, 32));
+    }
+  }
+  // a < b, for 64-bit lanes (no unsigned compare: flip the sign bits).
+  static V less64(V a, V b) {
+    if constexpr (!kSigned) {
+      const V flip = _mm256_set1_epi64x(INT64_MIN);
+      a = _mm256_xor_si256(a, flip);
+      b = _mm256_xor_si256(b, flip);
+    }
+    return _mm256_cmpgt_epi64(b, a);
+  }
+  static V min(V a, V b) {
+    if constexpr (sizeof(T) == 1)
+      return kSigned ? _mm256_min_epi8(a, b) : _mm256_min_epu8(a, b);
+    else if constexpr (sizeof(T) == 4)
+      return kSigned ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
+    else return _mm256_blendv_epi8(b, a, less64(a, b));
+  }
+  static V max(V a, V b) {
+    if constexpr (sizeof(T) == 1)
+      return kSigned ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+    else if constexpr (sizeof(T) == 4)
+      return kSigned ? _mm256_max_epi32(a, b) : _mm256_max_epu32(a, b);
+    else return _mm256_blendv_epi8(b, a, less64(b, a));
+  }
+  // No vector integer division: divide lane by lane (AVG of integers is
+  // rare; correctness, truncation toward zero, comes from element.h).
+  static V divide(V v, const Divide<T> &d) {
+    alignas(32) T lanes[W];
+    store(lanes, v);
+    for (T &x : lanes) x = d(x);
+    return load(lanes);
+  }
+};
+
+template <smd_datatype_t D> struct LanesOf;
+template <> struct LanesOf<SMD_INT8> : IntLanes<int8_t> {};
+template <> struct LanesOf<SMD_UINT8> : IntLanes<uint8_t> {};
+template <> struct LanesOf<SMD_INT32> : IntLanes<int32_t> {};
+template <> struct LanesOf<SMD_UINT32> : IntLanes<uint32_t> {};
+template <> struct LanesOf<SMD_INT64> : IntLanes<int64_t> {};
+template <> struct LanesOf<SMD_UINT64> : IntLanes<uint64_t> {};
+template <> struct LanesOf<SMD_FLOAT16> : Float16Lanes {};
+template <> struct LanesOf<SMD_BFLOAT16> : Bfloat16Lanes {};
+template <> struct LanesOf<SMD_FLOAT32> : Float32Lanes {};
+template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
+
+template <smd_datatype_t D, smd_op_t Op>
+struct Avx2 {
+  using L = LanesOf<D>;
+  using T = typename L::T;
+  using V = typename L::V;
+  using C = typename Element<D>::C;
+  static constexpr size_t W = L::W;
+  // Vectors in flight per input: enough independent loads to cover memory
+  // latency, few enough registers to never spill.
+  static constexpr int kUnroll = 4;
+
+  static V combine(V acc, V x) {
+    if constexpr (Op == SMD_SUM) return L::add(acc, x);
+    else if constexpr (Op == SMD_PROD) return L::mul(acc, x);
+    else if constexpr (Op == SMD_MIN) return L::min(acc, x);
+    else return L::max(acc, x);
+  }
+
+  // U vectors of output at `out` from the same positions of every input;
+  // src(k) says where input k's vectors start. All inputs are read before
+  // out is written, so out may be one of them.
+  template <int U, bool Div, class Src>
+  static void block(T *out, int nsrc, const Divide<C> &div, Src src) {
+    V acc[U];
+    const T *p = src(0);
+    for (int u = 0; u < U; ++u) acc[u] = L::load(p + u * W);
+    for (int k = 1; k < nsrc; ++k) {
+      p = src(k);
+      for (int u = 0; u < U; ++u) acc[u] = combine(acc[u], L::load(p + u * W));
+    }
+    for (int u = 0; u < U; ++u) {
+      if constexpr (Div) acc[u] = L::divide(acc[u], div);
+      L::store(out + u * W, acc[u]);
+    }
+  }
+
+  template <bool Div>
+  static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
+                     const Divide<C> &div) {
+    auto at = [srcs](int k, size_t i) {
+      return static_cast<const T *>(srcs[k]) + i;
+    };
+    size_t i = 0;
+    for (; i + kUnroll * W <= count; i += kUnroll * W) {
+      block<kUnroll, Div>(dst + i, nsrc, div, [&](int k) { return at(k, i); });
+    }
+    for (; i + W <= count; i += W) {
+      block<1, Div>(dst + i, nsrc, div, [&](int k) { return at(k, i); });
+    }
+    if (i == count) return;
+    // The last partial vector goes through a buffer, so nothing is read or
+    // written past the ends of the arrays.
+    const size_t bytes = (count - i) * sizeof(T);
+    alignas(32) T in[W] = {};
+    alignas(32) T out[W];
+    block<1, Div>(out, nsrc, div, [&](int k) {
+      std::memcpy(in, at(k, i), bytes);
+      return static_cast<const T *>(in);
+    });
+    std::memcpy(dst + i, out, bytes);
+  }
+
+  static void run(void *dst, const void *const *srcs, int nsrc, size_t count,
+                  int divisor) {
+    const Divide<C> div(divisor > 1 ? divisor : 1);
+    if (divisor > 1) {
+      reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
+    } else {
+      reduce<false>(static_cast<T *>(dst), srcs, nsrc, count, div);
+    }
+  }
+};
+
+}  // namespace
+
+constinit const KernelTable avx2_kernels =
+    make_kernel_table<Avx2>("avx2+f16c");
+
+}  // namespace smd::reduce
+
+#endif  // x86
