@@ -11,6 +11,14 @@
 
 namespace smd::reduce {
 
+// cond ? a : b, by masks rather than a branch: GCC will not if-convert a
+// choice between float results (they might trap), and a branch in a loop
+// stops it from vectorizing.
+inline uint32_t select_bits(bool cond, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - uint32_t(cond);
+  return (a & mask) | (b & ~mask);
+}
+
 inline float half_to_float(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
@@ -22,8 +30,8 @@ inline float half_to_float(uint16_t h) {
   // Infinity keeps a zero mantissa; a NaN keeps its payload and is quieted.
   const uint32_t special =
       0x7f800000u | (mantissa << 13) | (mantissa != 0 ? 0x00400000u : 0u);
-  const uint32_t magnitude =
-      exponent == 0 ? subnormal : exponent == 31 ? special : normal;
+  const uint32_t magnitude = select_bits(
+      exponent == 0, subnormal, exponent == 31 ? special : normal);
   return std::bit_cast<float>(sign | magnitude);
 }
 
@@ -45,10 +53,10 @@ inline uint16_t float_to_half(float f) {
       std::bit_cast<uint32_t>(std::bit_cast<float>(magnitude) + 0.5f) - 0x3f000000u;
   // NaN: keep the top payload bits, set the quiet bit.
   const uint32_t nan = 0x7e00u | ((magnitude >> 13) & 0x3ffu);
-  const uint32_t result = magnitude > 0x7f800000u   ? nan
-                          : magnitude >= 0x477ff000u ? 0x7c00u  // >= 65520: inf
-                          : magnitude >= 0x38800000u ? normal   // >= 2^-14
-                                                     : subnormal;
+  const uint32_t result = select_bits(
+      magnitude > 0x7f800000u, nan,
+      select_bits(magnitude >= 0x477ff000u, 0x7c00u,  // >= 65520: inf
+                  select_bits(magnitude >= 0x38800000u, normal, subnormal)));  // 2^-14
   return uint16_t(sign | result);
 }
 
