@@ -1,0 +1,336 @@
+// AVX2 + F16C reduction kernels. One loop serves every datatype and
+// operation: it keeps kUnroll vectors of the output in registers, folds
+// each input into them in turn and stores once, so any number of inputs
+// costs one read of each and one write of the output. The per-datatype
+// part is only how a vector is loaded, stored and combined (the *Lanes
+// structs below).
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "core/reduce/element.h"
+#include "core/reduce/kernels.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+// Everything defined below is compiled for AVX2/F16C/FMA, with no special
+// compiler flags; the dispatcher only calls it on CPUs that have them.
+// The headers come first so that their inline functions stay baseline code:
+// the linker may keep this file's copy of one for the whole program.
+#pragma GCC target("avx2,f16c,fma")
+
+namespace smd::reduce {
+namespace {
+
+// Storing a vector register, normally or streaming (non-temporal: around
+// the caches, no read-for-ownership; `p` must then be 16/32-byte aligned).
+template <bool Stream>
+void put(void *p, __m256 v) {
+  if constexpr (Stream) _mm256_stream_ps(static_cast<float *>(p), v);
+  else _mm256_storeu_ps(static_cast<float *>(p), v);
+}
+template <bool Stream>
+void put(void *p, __m256d v) {
+  if constexpr (Stream) _mm256_stream_pd(static_cast<double *>(p), v);
+  else _mm256_storeu_pd(static_cast<double *>(p), v);
+}
+template <bool Stream>
+void put(void *p, __m256i v) {
+  if constexpr (Stream) _mm256_stream_si256(static_cast<__m256i *>(p), v);
+  else _mm256_storeu_si256(static_cast<__m256i *>(p), v);
+}
+template <bool Stream>
+void put(void *p, __m128i v) {
+  if constexpr (Stream) _mm_stream_si128(static_cast<__m128i *>(p), v);
+  else _mm_storeu_si128(static_cast<__m128i *>(p), v);
+}
+
+// The float32 operations, shared by float32, float16 and bfloat16 (the
+// latter two are widened to float32 when loaded). vminps/vmaxps(acc, x)
+// are exactly element.h's combine().
+struct Float32Ops {
+  using V = __m256;
+  static constexpr size_t W = 8;
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V divide(V a, const Divide<float> &d) {
+    return _mm256_mul_ps(a, _mm256_set1_ps(d.inverse));
+  }
+};
+
+struct Float32Lanes : Float32Ops {
+  using T = float;
+  static V load(const T *p) { return _mm256_loadu_ps(p); }
+  static V narrow(V v) { return v; }
+};
+
+struct Float16Lanes : Float32Ops {
+  using T = uint16_t;
+  static V load(const T *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
+  static __m128i narrow(V v) {
+    return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+};
+
+// bfloat16 is the top half of a float32, so widening is an interleave
+// with zeros. Interleaving works within 128-bit halves: a 32-byte load of
+// 16 elements widens to `lo` = elements 0-3 and 8-11, `hi` = 4-7 and
+// 12-15. Every input is permuted alike, and narrow()'s pack, also per
+// half, puts them back in order, so no cross-lane shuffle is needed.
+// Narrowing rounds as half.h's float_to_bfloat16.
+struct Bfloat16Lanes {
+  using T = uint16_t;
+  struct V {
+    __m256 lo, hi;
+  };
+  static constexpr size_t W = 16;
+  using F = Float32Ops;
+
+  static V load(const T *p) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+    const __m256i zero = _mm256_setzero_si256();
+    return {_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)),
+            _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x))};
+  }
+  // float32 lanes -> the bfloat16 bits in the low half of each 32-bit lane.
+  static __m256i round(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(bits, 16);
+    const __m256i bias = _mm256_add_epi32(
+        _mm256_set1_epi32(0x7fff), _mm256_and_si256(high, _mm256_set1_epi32(1)));
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
+    const __m256i nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    return _mm256_blendv_epi8(rounded, nan, is_nan);
+  }
+  // Every lane is <= 0xffff, so the saturating pack only narrows.
+  static __m256i narrow(V v) { return _mm256_packus_epi32(round(v.lo), round(v.hi)); }
+
+  static V add(V a, V b) { return {F::add(a.lo, b.lo), F::add(a.hi, b.hi)}; }
+  static V mul(V a, V b) { return {F::mul(a.lo, b.lo), F::mul(a.hi, b.hi)}; }
+  static V min(V a, V b) { return {F::min(a.lo, b.lo), F::min(a.hi, b.hi)}; }
+  static V max(V a, V b) { return {F::max(a.lo, b.lo), F::max(a.hi, b.hi)}; }
+  static V divide(V a, const Divide<float> &d) {
+    return {F::divide(a.lo, d), F::divide(a.hi, d)};
+  }
+};
+
+struct Float64Lanes {
+  using T = double;
+  using V = __m256d;
+  static constexpr size_t W = 4;
+  static V load(const T *p) { return _mm256_loadu_pd(p); }
+  static V narrow(V v) { return v; }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V min(V a, V b) { return _mm256_min_pd(a, b); }
+  static V max(V a, V b) { return _mm256_max_pd(a, b); }
+  static V divide(V a, const Divide<double> &d) {
+    return _mm256_mul_pd(a, _mm256_set1_pd(d.inverse));
+  }
+};
+
+// 8-, 32- and 64-bit integers. Two's-complement add and multiply give the
+// wrapped result for signed and unsigned alike; only min/max differ.
+template <class Int>
+struct IntLanes {
+  using T = Int;
+  using V = __m256i;
+  static constexpr size_t W = 32 / sizeof(T);
+  static constexpr bool kSigned = std::is_signed_v<T>;
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8);
+
+  static V load(const T *p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  }
+  static V narrow(V v) { return v; }
+  static V add(V a, V b) {
+    if constexpr (sizeof(T) == 1) return _mm256_add_epi8(a, b);
+    else if constexpr (sizeof(T) == 4) return _mm256_add_epi32(a, b);
+    else return _mm256_add_epi64(a, b);
+  }
+  static V mul(V a, V b) {
+    if constexpr (sizeof(T) == 1) {
+      // No byte multiply: multiply even and odd bytes as 16-bit lanes and
+      // keep the low byte of each product.
+      const V even = _mm256_mullo_epi16(a, b);
+      const V odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8),
+                                       _mm256_srli_epi16(b, 8));
+      return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)),
+                             _mm256_slli_epi16(odd, 8));
+    } else if constexpr (sizeof(T) == 4) {
+      return _mm256_mullo_epi32(a, b);
+    } else {
+      // No 64-bit multiply: lo*lo + ((lo*hi + hi*lo) << 32).
+      const V lo_lo = _mm256_mul_epu32(a, b);
+      const V cross = _mm256_mullo_epi32(
+          a, _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+      const V cross_sum = _mm256_add_epi32(cross, _mm256_srli_epi64(cross, 32));
+      return _mm256_add_epi64(lo_lo, _mm256_slli_epi64(cross_sum, 32));
+    }
+  }
+  // a < b, for 64-bit lanes (no unsigned compare: flip the sign bits).
+  static V less64(V a, V b) {
+    if constexpr (!kSigned) {
+      const V flip = _mm256_set1_epi64x(INT64_MIN);
+      a = _mm256_xor_si256(a, flip);
+      b = _mm256_xor_si256(b, flip);
+    }
+    return _mm256_cmpgt_epi64(b, a);
+  }
+  static V min(V a, V b) {
+    if constexpr (sizeof(T) == 1)
+      return kSigned ? _mm256_min_epi8(a, b) : _mm256_min_epu8(a, b);
+    else if constexpr (sizeof(T) == 4)
+      return kSigned ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
+    else return _mm256_blendv_epi8(b, a, less64(a, b));
+  }
+  static V max(V a, V b) {
+    if constexpr (sizeof(T) == 1)
+      return kSigned ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+    else if constexpr (sizeof(T) == 4)
+      return kSigned ? _mm256_max_epi32(a, b) : _mm256_max_epu32(a, b);
+    else return _mm256_blendv_epi8(b, a, less64(b, a));
+  }
+  // No vector integer division: divide lane by lane (AVG of integers is
+  // rare; correctness, truncation toward zero, comes from element.h).
+  static V divide(V v, const Divide<T> &d) {
+    alignas(32) T lanes[W];
+    put<false>(lanes, v);
+    for (T &x : lanes) x = d(x);
+    return load(lanes);
+  }
+};
+
+template <smd_datatype_t D> struct LanesOf;
+template <> struct LanesOf<SMD_INT8> : IntLanes<int8_t> {};
+template <> struct LanesOf<SMD_UINT8> : IntLanes<uint8_t> {};
+template <> struct LanesOf<SMD_INT32> : IntLanes<int32_t> {};
+template <> struct LanesOf<SMD_UINT32> : IntLanes<uint32_t> {};
+template <> struct LanesOf<SMD_INT64> : IntLanes<int64_t> {};
+template <> struct LanesOf<SMD_UINT64> : IntLanes<uint64_t> {};
+template <> struct LanesOf<SMD_FLOAT16> : Float16Lanes {};
+template <> struct LanesOf<SMD_BFLOAT16> : Bfloat16Lanes {};
+template <> struct LanesOf<SMD_FLOAT32> : Float32Lanes {};
+template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
+
+// Streaming stores save the read-for-ownership of every output line
+// (measured here at 256 MiB: float32 a + b from 8.7 to 11.5 GB/s) but
+// leave the result out of the caches, and the caller may be about to read
+// it. So stream only when inputs and output together overflow a typical
+// last-level cache (32 MiB: one Zen 3 CCX; sysconf's figure is not to be
+// trusted in a VM, this one claims 320 MiB), where the result would be
+// evicted anyway.
+constexpr size_t kStreamingWorkingSet = size_t(32) << 20;
+
+bool worth_streaming(int nsrc, size_t output_bytes) {
+  return (size_t(nsrc) + 1) * output_bytes > kStreamingWorkingSet;
+}
+
+template <smd_datatype_t D, smd_op_t Op>
+struct Avx2 {
+  using L = LanesOf<D>;
+  using T = typename L::T;
+  using V = typename L::V;
+  using C = typename Element<D>::C;
+  static constexpr size_t W = L::W;
+  // Accumulators of 4 registers (128 bytes) per input step: enough
+  // independent loads to cover memory latency, few enough never to spill.
+  static constexpr int kUnroll = 128 / sizeof(V);
+
+  static V combine(V acc, V x) {
+    if constexpr (Op == SMD_SUM) return L::add(acc, x);
+    else if constexpr (Op == SMD_PROD) return L::mul(acc, x);
+    else if constexpr (Op == SMD_MIN) return L::min(acc, x);
+    else return L::max(acc, x);
+  }
+
+  // U vectors of output at `out` from the same positions of every input;
+  // src(k) says where input k's vectors start. All inputs are read before
+  // out is written, so out may be one of them.
+  template <int U, bool Div, bool Stream, class Src>
+  static void block(T *out, int nsrc, const Divide<C> &div, Src src) {
+    V acc[U];
+    const T *p = src(0);
+    for (int u = 0; u < U; ++u) acc[u] = L::load(p + u * W);
+    for (int k = 1; k < nsrc; ++k) {
+      p = src(k);
+      for (int u = 0; u < U; ++u) acc[u] = combine(acc[u], L::load(p + u * W));
+    }
+    for (int u = 0; u < U; ++u) {
+      if constexpr (Div) acc[u] = L::divide(acc[u], div);
+      put<Stream>(out + u * W, L::narrow(acc[u]));
+    }
+  }
+
+  // Elements [begin, end).
+  template <bool Div, bool Stream>
+  static void range(T *dst, const void *const *srcs, int nsrc, size_t begin,
+                    size_t end, const Divide<C> &div) {
+    auto at = [srcs](int k, size_t i) {
+      return static_cast<const T *>(srcs[k]) + i;
+    };
+    size_t i = begin;
+    for (; i + kUnroll * W <= end; i += kUnroll * W) {
+      block<kUnroll, Div, Stream>(dst + i, nsrc, div, [&](int k) { return at(k, i); });
+    }
+    for (; i + W <= end; i += W) {
+      block<1, Div, Stream>(dst + i, nsrc, div, [&](int k) { return at(k, i); });
+    }
+    if (i == end) return;
+    // A partial vector goes through a buffer, so nothing is read or written
+    // past the ends of the arrays.
+    const size_t bytes = (end - i) * sizeof(T);
+    alignas(32) T in[W] = {};
+    alignas(32) T out[W];
+    block<1, Div, false>(out, nsrc, div, [&](int k) {
+      std::memcpy(in, at(k, i), bytes);
+      return static_cast<const T *>(in);
+    });
+    std::memcpy(dst + i, out, bytes);
+  }
+
+  template <bool Div>
+  static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
+                     const Divide<C> &div) {
+    const auto address = reinterpret_cast<uintptr_t>(dst);
+    if (!worth_streaming(nsrc, count * sizeof(T)) || address % sizeof(T) != 0) {
+      return range<Div, false>(dst, srcs, nsrc, 0, count, div);
+    }
+    // Normal stores up to dst's first cache-line boundary, so that every
+    // streaming store after it is aligned.
+    const size_t head = std::min(count, (64 - address % 64) % 64 / sizeof(T));
+    range<Div, false>(dst, srcs, nsrc, 0, head, div);
+    range<Div, true>(dst, srcs, nsrc, head, count, div);
+    // Streaming stores are weakly ordered: make them visible before the
+    // caller signals anyone that the output is ready.
+    _mm_sfence();
+  }
+
+  static void run(void *dst, const void *const *srcs, int nsrc, size_t count,
+                  int divisor) {
+    const Divide<C> div(divisor > 1 ? divisor : 1);
+    if (divisor > 1) {
+      reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
+    } else {
+      reduce<false>(static_cast<T *>(dst), srcs, nsrc, count, div);
+    }
+  }
+};
+
+}  // namespace
+
+constinit const KernelTable avx2_kernels =
+    make_kernel_table<Avx2>("avx2+f16c");
+
+}  // namespace smd::reduce
+
+#endif  // x86

@@ -1,0 +1,75 @@
+// reduce.h's entry points: argument checks, the trivial cases, and the
+// choice between the kernel sets by what the CPU can do.
+#include "core/reduce/reduce.h"
+
+#include "core/reduce/kernels.h"
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+
+#include <atomic>
+#include <cstring>
+
+namespace smd::reduce {
+namespace {
+
+const KernelTable *best_kernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  // May run before libgcc's own constructor has filled in the CPU model.
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+      __builtin_cpu_supports("fma")) {
+    return &avx2_kernels;
+  }
+#endif
+  return &portable_kernels;
+}
+
+// Chosen once on first use; force_portable() may switch it at any time.
+std::atomic<const KernelTable *> active_kernels{nullptr};
+
+const KernelTable &kernels() {
+  const KernelTable *k = active_kernels.load(std::memory_order_acquire);
+  if (k == nullptr) {
+    k = best_kernels();
+    active_kernels.store(k, std::memory_order_release);
+  }
+  return *k;
+}
+
+}  // namespace
+
+void reduce(void *dst, const void *const *srcs, int nsrc, size_t count,
+            smd_datatype_t datatype, smd_op_t op, int divisor) {
+  if (!valid_datatype(datatype) || !valid_op(op) || nsrc < 1) {
+    fail(SMD_ERR_INVALID_ARGUMENT, "reduce: datatype %d, op %d, %d inputs",
+         int(datatype), int(op), nsrc);
+  }
+  if (count == 0) return;
+  // AVG is SUM with the divisor the caller passes.
+  if (op == SMD_AVG) op = SMD_SUM;
+  if (nsrc == 1 && divisor <= 1) {
+    if (dst != srcs[0]) std::memcpy(dst, srcs[0], count * datatype_size(datatype));
+    return;
+  }
+  kernels().get(datatype, op)(dst, srcs, nsrc, count, divisor);
+}
+
+void reduce2(void *dst, const void *a, const void *b, size_t count,
+             smd_datatype_t datatype, smd_op_t op) {
+  const void *const srcs[2] = {a, b};
+  reduce(dst, srcs, 2, count, datatype, op, 1);
+}
+
+void divide(void *buf, size_t count, smd_datatype_t datatype, int divisor) {
+  const void *const srcs[1] = {buf};
+  reduce(buf, srcs, 1, count, datatype, SMD_SUM, divisor);
+}
+
+const char *implementation() { return kernels().name; }
+
+void force_portable(bool portable) {
+  active_kernels.store(portable ? &portable_kernels : best_kernels(),
+                       std::memory_order_release);
+}
+
+}  // namespace smd::reduce
