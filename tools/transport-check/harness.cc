@@ -1,0 +1,200 @@
+#include "harness.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "pattern.h"
+#include "plugin_table.h"
+
+namespace tcheck {
+
+static std::string vformat(const char *fmt, va_list args) {
+  char text[kMessageSize];
+  vsnprintf(text, sizeof text, fmt, args);
+  return text;
+}
+
+std::string describe(smd_transport_status_t s, const std::string &error) {
+  std::string d = status_name(s);
+  if (!error.empty()) d += " (" + error + ")";
+  return d;
+}
+
+Env::Env(const smd_transport_v1_t &table, Arena *a, int r, int n, bool v)
+    : t(table), arena(a), rank(r), nranks(n), verbose(v) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  oversubscribed_ = cpus > 0 && n > cpus;
+}
+
+void Env::begin(int test_index, double deadline) {
+  test_ = test_index;
+  barriers_ = 0;
+  deadline_ = deadline;
+  notes_.clear();
+  last_error.clear();
+}
+
+void Env::end() {
+  for (void *req : outstanding_) t.cancel(ctx, req);
+  outstanding_.clear();
+  end_barrier();
+}
+
+uint64_t Env::tag(uint64_t sub) const {
+  return (uint64_t(test_ + 1) << 36) | (sub & ((uint64_t(1) << 36) - 1));
+}
+
+void *Env::isend(int peer, const void *buf, size_t n, uint64_t tg, void *mr) {
+  void *req = nullptr;
+  last_error.clear();
+  smd_transport_status_t s = t.isend(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
+  if (s != SMD_TRANSPORT_OK)
+    fail("isend of %zu B to rank %d returned %s", n, peer,
+         describe(s, last_error).c_str());
+  if (req == nullptr) fail("isend of %zu B to rank %d returned no request", n, peer);
+  outstanding_.insert(req);
+  return req;
+}
+
+void *Env::irecv(int peer, void *buf, size_t n, uint64_t tg, void *mr) {
+  void *req = nullptr;
+  last_error.clear();
+  smd_transport_status_t s = t.irecv(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
+  if (s != SMD_TRANSPORT_OK)
+    fail("irecv of %zu B from rank %d returned %s", n, peer,
+         describe(s, last_error).c_str());
+  if (req == nullptr) fail("irecv of %zu B from rank %d returned no request", n, peer);
+  outstanding_.insert(req);
+  return req;
+}
+
+bool Env::poll(void *req, Completion *c, const char *what) {
+  int done = 0;
+  size_t size = 0;
+  last_error.clear();
+  smd_transport_status_t s = t.test(ctx, req, &done, &size);
+  if (!done) {
+    if (s != SMD_TRANSPORT_OK && s != SMD_TRANSPORT_IN_PROGRESS)
+      fail("test() on %s returned %s without finishing it", what,
+           describe(s, last_error).c_str());
+    return false;
+  }
+  outstanding_.erase(req);
+  c->status = s;
+  c->size = size;
+  c->error = s == SMD_TRANSPORT_OK ? std::string() : last_error;
+  return true;
+}
+
+void Env::idle() {
+  if (ctx != nullptr) t.progress(ctx);
+  if (oversubscribed_ || (++spins_ & 31) == 0) sched_yield();
+  if ((spins_ & 63) == 0 || oversubscribed_) {
+    int failed = arena->failed_by[test_].load(std::memory_order_relaxed);
+    if (failed != 0 && failed - 1 != rank) throw TestAborted{failed - 1};
+    if (now_seconds() > deadline_) fail("gave up: the test's time ran out");
+  }
+}
+
+Completion Env::wait(void *req, const char *what) {
+  return wait_within(req, deadline_ - now_seconds(), what);
+}
+
+Completion Env::wait_within(void *req, double seconds, const char *what) {
+  double until = now_seconds() + seconds;
+  Completion c;
+  for (unsigned i = 0;; ++i) {
+    if (poll(req, &c, what)) return c;
+    if ((i & 63) == 63 && now_seconds() > until)
+      fail("%s did not complete within %.1f s", what, seconds);
+    idle();
+  }
+}
+
+Completion Env::expect_ok(void *req, const char *what) {
+  Completion c = wait(req, what);
+  if (c.status != SMD_TRANSPORT_OK)
+    fail("%s completed with %s", what, describe(c.status, c.error).c_str());
+  return c;
+}
+
+void Env::cancel(void *req) {
+  last_error.clear();
+  smd_transport_status_t s = t.cancel(ctx, req);
+  outstanding_.erase(req);
+  if (s != SMD_TRANSPORT_OK)
+    fail("cancel returned %s", describe(s, last_error).c_str());
+}
+
+void Env::barrier() {
+  if (barriers_ >= kMaxBarriers) fail("test uses more than %d barriers", kMaxBarriers);
+  std::atomic<int> &b = arena->barrier[test_][barriers_++];
+  b.fetch_add(1);
+  while (b.load() < arena->live.load()) idle();
+}
+
+// Every rank reaches it whatever happened in the test; the supervisor
+// deals with a rank that never comes.
+void Env::end_barrier() {
+  std::atomic<int> &b = arena->end_barrier[test_];
+  b.fetch_add(1);
+  while (b.load() < arena->live.load()) {
+    if (ctx != nullptr) t.progress(ctx);
+    sched_yield();
+  }
+}
+
+void Env::publish(const void *data, size_t n) {
+  if (n > kMaxBlob) fail("blob of %zu B is larger than the arena's %zu", n, kMaxBlob);
+  memcpy(arena->blob[rank], data, n);
+  arena->blob_len[rank] = uint32_t(n);
+}
+
+std::vector<unsigned char> Env::fetch(int from) const {
+  const unsigned char *p = arena->blob[from];
+  return std::vector<unsigned char>(p, p + arena->blob_len[from]);
+}
+
+void Env::note(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  if (!notes_.empty()) notes_ += "; ";
+  notes_ += vformat(fmt, args);
+  va_end(args);
+}
+
+void Env::fail(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string m = vformat(fmt, args);
+  va_end(args);
+  throw TestFailure{m};
+}
+
+void Env::skip(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string m = vformat(fmt, args);
+  va_end(args);
+  throw TestSkip{m};
+}
+
+void Env::check(smd_transport_status_t s, const char *what) {
+  if (s != SMD_TRANSPORT_OK)
+    fail("%s returned %s", what, describe(s, last_error).c_str());
+}
+
+void Env::check_pattern(const void *buf, size_t n, uint64_t seed,
+                        const char *what, size_t offset) {
+  unsigned got = 0, want = 0;
+  long at = pattern_check(buf, n, seed, offset, &got, &want);
+  if (at >= 0)
+    fail("%s: byte %ld of %zu is 0x%02x, expected 0x%02x", what, at, n, got,
+         want);
+}
+
+}  // namespace tcheck
