@@ -20,9 +20,15 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char
       waiter_(comm, what, SleepOn::kArena),
       first_(arena_.reserve_rounds(rounds)),
       srcs_(comm.size()) {
+  int by = arena_.aborted_by();
+  if (by >= 0)
+    fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
   waiter_.set_pending([this] {
     std::string s;
-    for (int r : arena_.not_posted(arena_.reserve_rounds(0) - 1)) s += " " + std::to_string(r);
+    for (int r : arena_.not_posted(arena_.reserve_rounds(0) - 1)) {
+      s += ' ';
+      s += std::to_string(r);
+    }
     return s.empty() ? std::string() : "ranks that have not reached the last step:" + s;
   });
 }

@@ -24,6 +24,7 @@ struct Arena::Header {
   Counter counters[3];
   alignas(64) std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> sleeping{0};
+  std::atomic<uint32_t> aborted{0};
   alignas(64) OpDesc desc[2];
 };
 static_assert(sizeof(OpDesc) == 64);
@@ -56,6 +57,8 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
       fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
     a->bases_[r] = static_cast<uint8_t *>(ptr);
   }
+  // Nobody may release its segment before every member has mapped it.
+  comm.exchange(Bytes(), TagKind::kSetup, comm.id(), 2);
   SMD_TRACE("comm", "%s: shared-memory arena of %d members, %zu KiB staging per round",
             comm.where().c_str(), a->size_, a->chunk_ / 1024);
   return a;
@@ -89,6 +92,24 @@ void Arena::sleep(int64_t timeout_us) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   futex_wait(&h.bell, seen, timeout_us);
   h.sleeping.store(0, std::memory_order_relaxed);
+}
+
+void Arena::mark_aborted() {
+  header(rank_).aborted.store(1, std::memory_order_release);
+  wake_self();
+  // Peers asleep in a wait must look at the flag now.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    header(r).bell.fetch_add(1, std::memory_order_relaxed);
+    futex_wake_all(&header(r).bell);
+  }
+}
+
+int Arena::aborted_by() const {
+  for (int r = 0; r < size_; ++r)
+    if (header(r).aborted.load(std::memory_order_acquire)) return r;
+  return -1;
 }
 
 void Arena::wake_self() {

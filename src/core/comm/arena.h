@@ -72,6 +72,11 @@ class Arena {
   void wait_reduced_by(int r, uint64_t round, Waiter &w);
   void post_consumed(uint64_t round);             // step 4
 
+  // Abort, told through shared memory: every member sees it at once.
+  void mark_aborted();
+  // The lowest member that aborted, or -1.
+  int aborted_by() const;
+
   // Sleep on this member's doorbell (woken by any peer's post).
   void sleep(int64_t timeout_us);
   void wake_self();

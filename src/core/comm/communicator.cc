@@ -25,6 +25,11 @@ Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
 void Waiter::check() {
   if (comm_.aborted())
     fail(SMD_ERR_ABORTED, "%s on %s: the communicator was aborted", what_, comm_.where().c_str());
+  if (Arena *a = comm_.arena()) {
+    int by = a->aborted_by();
+    if (by >= 0)
+      fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what_, comm_.where().c_str(), by);
+  }
   int64_t now = now_ns();
   if (now >= deadline_ns_) {
     std::string pending = pending_ ? pending_() : "";
@@ -175,7 +180,10 @@ void Comm::wait_ptrs(P2PReq *const *reqs, size_t n, const char *what) {
   w.set_pending([&] {
     std::string s = "still waiting for ranks";
     for (size_t i = 0; i < n; ++i)
-      if (!reqs[i]->done) s += " " + std::to_string(reqs[i]->peer);
+      if (!reqs[i]->done) {
+        s += ' ';
+        s += std::to_string(reqs[i]->peer);
+      }
     return s;
   });
   try {
@@ -267,6 +275,7 @@ void Comm::poison(smd_result_t code, const std::string &message) {
 
 void Comm::abort_local() {
   aborted_.store(true);
+  if (arena_) arena_->mark_aborted();
   wake_local();
 }
 

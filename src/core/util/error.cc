@@ -42,9 +42,7 @@ void fail_errno(const char *fmt, ...) {
   va_start(args, fmt);
   std::string s = vformat(fmt, args);
   va_end(args);
-  s += ": ";
-  s += std::strerror(err);
-  throw Error(SMD_ERR_SYSTEM, std::move(s));
+  throw Error(SMD_ERR_SYSTEM, format("%s: %s", s.c_str(), std::strerror(err)));
 }
 
 namespace {
