@@ -80,39 +80,40 @@ struct Float16Lanes : Float32Ops {
   }
 };
 
-// bfloat16 is the top half of a float32, so widening is an interleave
-// with zeros. Interleaving works within 128-bit halves: a 32-byte load of
-// 16 elements widens to `lo` = elements 0-3 and 8-11, `hi` = 4-7 and
-// 12-15. Every input is permuted alike, and narrow()'s pack, also per
-// half, puts them back in order, so no cross-lane shuffle is needed.
-// Narrowing rounds as half.h's float_to_bfloat16.
+// bfloat16 is the top half of a float32. A 32-byte load of 16 elements is
+// split into two float32 vectors without any shuffle: the even elements
+// (low half of each 32-bit lane) shifted up, the odd ones (already in the
+// high half) with their neighbour masked off. Narrowing rounds in place
+// (as half.h's float_to_bfloat16) and blends the halves back together.
 struct Bfloat16Lanes {
   using T = uint16_t;
   struct V {
-    __m256 lo, hi;
+    __m256 lo, hi;  // even, odd elements
   };
   static constexpr size_t W = 16;
   using F = Float32Ops;
 
   static V load(const T *p) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
-    const __m256i zero = _mm256_setzero_si256();
-    return {_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)),
-            _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x))};
+    return {_mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
+            _mm256_castsi256_ps(
+                _mm256_and_si256(x, _mm256_set1_epi32(int(0xffff0000u))))};
   }
-  // float32 lanes -> the bfloat16 bits in the low half of each 32-bit lane.
-  static __m256i round(__m256 v) {
+  // The bfloat16 of each float32 lane, in the lane's high half.
+  static __m256i round_high(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
-    const __m256i high = _mm256_srli_epi32(bits, 16);
-    const __m256i bias = _mm256_add_epi32(
-        _mm256_set1_epi32(0x7fff), _mm256_and_si256(high, _mm256_set1_epi32(1)));
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
-    const __m256i nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16),
+                                         _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(
+        bits, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    const __m256i nan = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
     const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     return _mm256_blendv_epi8(rounded, nan, is_nan);
   }
-  // Every lane is <= 0xffff, so the saturating pack only narrows.
-  static __m256i narrow(V v) { return _mm256_packus_epi32(round(v.lo), round(v.hi)); }
+  static __m256i narrow(V v) {
+    return _mm256_blend_epi16(_mm256_srli_epi32(round_high(v.lo), 16),
+                              round_high(v.hi), 0xaa);
+  }
 
   static V add(V a, V b) { return {F::add(a.lo, b.lo), F::add(a.hi, b.hi)}; }
   static V mul(V a, V b) { return {F::mul(a.lo, b.lo), F::mul(a.hi, b.hi)}; }
