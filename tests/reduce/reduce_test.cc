@@ -27,6 +27,10 @@
 
 #include "reference.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace smd::reduce {
 namespace {
 
@@ -474,8 +478,9 @@ TEST(Reduce, ImplementationFollowsTheCpu) {
   EXPECT_STREQ(implementation(), "portable");
   force_portable(false);
 #if defined(__x86_64__) || defined(__i386__)
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-                    __builtin_cpu_supports("fma");
+  unsigned eax, ebx, ecx = 0, edx;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  const bool avx2 = f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   EXPECT_STREQ(implementation(), avx2 ? "avx2+f16c" : "portable");
   if (!avx2) std::printf("no AVX2/F16C/FMA here: only the portable kernels ran\n");
 #else

@@ -21,7 +21,12 @@
 // compiler flags; the dispatcher only calls it on CPUs that have them.
 // The headers come first so that their inline functions stay baseline code:
 // the linker may keep this file's copy of one for the whole program.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,f16c,fma"))), \
+                             apply_to = function)
+#else
 #pragma GCC target("avx2,f16c,fma")
+#endif
 
 namespace smd::reduce {
 namespace {
@@ -333,5 +338,9 @@ constinit const KernelTable avx2_kernels =
     make_kernel_table<Avx2>("avx2+f16c");
 
 }  // namespace smd::reduce
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 #endif  // x86
