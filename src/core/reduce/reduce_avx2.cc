@@ -234,11 +234,14 @@ template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
 // it. So stream only when inputs and output together overflow a typical
 // last-level cache (32 MiB: one Zen 3 CCX; sysconf's figure is not to be
 // trusted in a VM, this one claims 320 MiB), where the result would be
-// evicted anyway.
+// evicted anyway; and not in place, where the line was just read, so
+// there is no read-for-ownership to save (measured: slightly slower).
 constexpr size_t kStreamingWorkingSet = size_t(32) << 20;
 
-bool worth_streaming(int nsrc, size_t output_bytes) {
-  return (size_t(nsrc) + 1) * output_bytes > kStreamingWorkingSet;
+bool worth_streaming(const void *dst, const void *const *srcs, int nsrc,
+                     size_t output_bytes) {
+  if ((size_t(nsrc) + 1) * output_bytes <= kStreamingWorkingSet) return false;
+  return std::none_of(srcs, srcs + nsrc, [dst](const void *s) { return s == dst; });
 }
 
 template <smd_datatype_t D, smd_op_t Op>
@@ -308,7 +311,8 @@ struct Avx2 {
   static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
                      const Divide<C> &div) {
     const auto address = reinterpret_cast<uintptr_t>(dst);
-    if (!worth_streaming(nsrc, count * sizeof(T)) || address % sizeof(T) != 0) {
+    if (!worth_streaming(dst, srcs, nsrc, count * sizeof(T)) ||
+        address % sizeof(T) != 0) {
       return range<Div, false>(dst, srcs, nsrc, 0, count, div);
     }
     // Normal stores up to dst's first cache-line boundary, so that every

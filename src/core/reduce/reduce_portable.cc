@@ -24,7 +24,9 @@ namespace {
 #endif
 
 // Inputs one loop reads at most: 4 inputs + 1 output stay within what the
-// hardware prefetchers track and the vectorizer handles well.
+// hardware prefetchers track and the vectorizer handles well. (The
+// switches in reduce() spell the groups out: 4 first, then 3 at a time
+// besides the accumulator.)
 constexpr int kFused = 4;
 // Elements per tile of the accumulator (1-8 KiB, in the compute type).
 constexpr size_t kTile = 1024;
