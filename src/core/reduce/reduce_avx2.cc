@@ -1,9 +1,12 @@
 // AVX2 + F16C reduction kernels. One loop serves every datatype and
 // operation: it keeps kUnroll vectors of the output in registers, folds
 // each input into them in turn and stores once, so any number of inputs
-// costs one read of each and one write of the output. The per-datatype
-// part is only how a vector is loaded, stored and combined (the *Lanes
-// structs below).
+// costs one read of each and one write of the output; past the last-level
+// cache the output goes out with streaming stores. The per-datatype part
+// is only how a vector is loaded, narrowed and combined (the *Lanes
+// structs below). No fused multiply-add is used (nothing here multiplies
+// and adds, and fusing would round differently from the portable kernels);
+// FMA is in the target set because every AVX2 CPU has it.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "core/reduce/element.h"
