@@ -27,6 +27,10 @@
 
 #include "reference.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace smd::reduce {
 namespace {
 
@@ -401,6 +405,43 @@ TEST(Reduce, FloatDivisionMultipliesByTheReciprocal) {
             ref::from_float(ref::kBfloat16, 6.0f * (1.0f / 3.0f)));
 }
 
+// An order-free check of the single rounding: quarter-integer inputs up to
+// 64 in magnitude give sums up to 13 * 64 that float32 and double hold
+// exactly, whatever the order, but float16 (11 bits) and bfloat16 (8 bits)
+// must round. Reference: the exact sum in double, rounded once by
+// reference.h.
+template <smd_datatype_t D>
+void check_exact_sums(ref::Format format) {
+  std::mt19937_64 rng(5);
+  const size_t count = 999;
+  for (const int nsrc : {2, 3, 8, 13}) {
+    std::vector<std::vector<uint16_t>> in(nsrc, std::vector<uint16_t>(count));
+    std::vector<double> sum(count, 0.0);
+    for (auto &v : in) {
+      for (size_t i = 0; i < count; ++i) {
+        const double x = double(int64_t(rng() % 513) - 256) / 4;
+        v[i] = ref::from_float(format, float(x));
+        sum[i] += ref::to_double(format, v[i]);  // x itself, or rounded
+      }
+    }
+    for (const bool portable : {true, false}) {
+      UseImplementation use(portable);
+      const std::vector<uint16_t> got =
+          run_reduce(in, count, D, SMD_SUM, 1, Alias::kSeparate);
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got[i], ref::from_float(format, float(sum[i])))
+            << implementation() << " nsrc " << nsrc << " element " << i
+            << ": exact sum " << sum[i];
+      }
+    }
+  }
+}
+
+TEST(Reduce, HalfPrecisionSumsRoundOnceFromTheExactSum) {
+  check_exact_sums<SMD_FLOAT16>(ref::kHalf);
+  check_exact_sums<SMD_BFLOAT16>(ref::kBfloat16);
+}
+
 TEST(Reduce, HalfPrecisionAccumulatesInFloat32AndRoundsOnce) {
   // 2048 + 1 + 1: in float16 each step would round 2049 back to 2048.
   EXPECT_EQ(reduce_one<uint16_t>({0x6800, 0x3c00, 0x3c00}, SMD_FLOAT16, SMD_SUM), 0x6801);
@@ -474,8 +515,9 @@ TEST(Reduce, ImplementationFollowsTheCpu) {
   EXPECT_STREQ(implementation(), "portable");
   force_portable(false);
 #if defined(__x86_64__) || defined(__i386__)
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-                    __builtin_cpu_supports("fma");
+  unsigned eax, ebx, ecx = 0, edx;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  const bool avx2 = f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   EXPECT_STREQ(implementation(), avx2 ? "avx2+f16c" : "portable");
   if (!avx2) std::printf("no AVX2/F16C/FMA here: only the portable kernels ran\n");
 #else

@@ -77,8 +77,8 @@ inline uint16_t encode_exact(Format fmt, double magnitude) {
   return uint16_t(((exponent + fmt.bias()) << fmt.mantissa_bits) | int(mantissa));
 }
 
-// Round to nearest, ties to even (nearbyint in the default rounding mode). NaN: sign kept, quiet bit set, the top
-// payload bits kept (what x86's F16C does).
+// Round to nearest, ties to even (nearbyint in the default rounding mode).
+// NaN: sign kept, quiet bit set, the top payload bits kept (as x86's F16C).
 inline uint16_t from_float(Format fmt, float f) {
   const uint32_t u = bits_of(f);
   const uint16_t sign = uint16_t((u >> 16) & 0x8000);

@@ -1,9 +1,10 @@
 // float16 (IEEE binary16) and bfloat16 <-> float32 scalar conversions.
 // Float to 16-bit rounds to nearest, ties to even; subnormals, infinities
-// and NaNs are handled. Every function is branch-free so that loops calling
-// them auto-vectorize, and each gives the same bits as the x86 F16C
-// instructions (vcvtph2ps / vcvtps2ph), which the AVX2 kernels use, so both
-// kernel sets agree bit for bit: a NaN stays a NaN and comes out quiet.
+// and NaNs are handled. Each is written so the compiler needs no branch
+// (loops calling them auto-vectorize), and each gives the same bits as the
+// x86 F16C instructions (vcvtph2ps / vcvtps2ph), which the AVX2 kernels
+// use, so both kernel sets agree bit for bit: a NaN stays a NaN and comes
+// out quiet.
 #pragma once
 
 #include <bit>
@@ -47,8 +48,10 @@ inline uint16_t float_to_half(float f) {
       (magnitude - ((127u - 15u) << 23) + 0xfffu + ((magnitude >> 13) & 1u)) >> 13;
   // Below 2^-14 the result is a multiple of 2^-24. Adding 0.5 moves the
   // value to where float32's own ulp is 2^-24, so the FPU's
-  // round-to-nearest-even does the rounding; the mantissa bits are then the
-  // half's subnormal bits (1024 of them is the smallest normal, also right).
+  // round-to-nearest-even (the default mode) does the rounding; the
+  // mantissa bits are then the half's subnormal bits (1024 of them is the
+  // smallest normal, also right). Denormals-are-zero cannot hurt: a float32
+  // subnormal rounds to 0 anyway.
   const uint32_t subnormal =
       std::bit_cast<uint32_t>(std::bit_cast<float>(magnitude) + 0.5f) - 0x3f000000u;
   // NaN: keep the top payload bits, set the quiet bit.

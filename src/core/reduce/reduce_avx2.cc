@@ -1,9 +1,12 @@
 // AVX2 + F16C reduction kernels. One loop serves every datatype and
 // operation: it keeps kUnroll vectors of the output in registers, folds
 // each input into them in turn and stores once, so any number of inputs
-// costs one read of each and one write of the output. The per-datatype
-// part is only how a vector is loaded, stored and combined (the *Lanes
-// structs below).
+// costs one read of each and one write of the output; past the last-level
+// cache the output goes out with streaming stores. The per-datatype part
+// is only how a vector is loaded, narrowed and combined (the *Lanes
+// structs below). No fused multiply-add is used (nothing here multiplies
+// and adds, and fusing would round differently from the portable kernels);
+// FMA is in the target set because every AVX2 CPU has it.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "core/reduce/element.h"
@@ -21,7 +24,12 @@
 // compiler flags; the dispatcher only calls it on CPUs that have them.
 // The headers come first so that their inline functions stay baseline code:
 // the linker may keep this file's copy of one for the whole program.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,f16c,fma"))), \
+                             apply_to = function)
+#else
 #pragma GCC target("avx2,f16c,fma")
+#endif
 
 namespace smd::reduce {
 namespace {
@@ -80,39 +88,40 @@ struct Float16Lanes : Float32Ops {
   }
 };
 
-// bfloat16 is the top half of a float32, so widening is an interleave
-// with zeros. Interleaving works within 128-bit halves: a 32-byte load of
-// 16 elements widens to `lo` = elements 0-3 and 8-11, `hi` = 4-7 and
-// 12-15. Every input is permuted alike, and narrow()'s pack, also per
-// half, puts them back in order, so no cross-lane shuffle is needed.
-// Narrowing rounds as half.h's float_to_bfloat16.
+// bfloat16 is the top half of a float32. A 32-byte load of 16 elements is
+// split into two float32 vectors without any shuffle: the even elements
+// (low half of each 32-bit lane) shifted up, the odd ones (already in the
+// high half) with their neighbour masked off. Narrowing rounds in place
+// (as half.h's float_to_bfloat16) and blends the halves back together.
 struct Bfloat16Lanes {
   using T = uint16_t;
   struct V {
-    __m256 lo, hi;
+    __m256 lo, hi;  // even, odd elements
   };
   static constexpr size_t W = 16;
   using F = Float32Ops;
 
   static V load(const T *p) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
-    const __m256i zero = _mm256_setzero_si256();
-    return {_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)),
-            _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x))};
+    return {_mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
+            _mm256_castsi256_ps(
+                _mm256_and_si256(x, _mm256_set1_epi32(int(0xffff0000u))))};
   }
-  // float32 lanes -> the bfloat16 bits in the low half of each 32-bit lane.
-  static __m256i round(__m256 v) {
+  // The bfloat16 of each float32 lane, in the lane's high half.
+  static __m256i round_high(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
-    const __m256i high = _mm256_srli_epi32(bits, 16);
-    const __m256i bias = _mm256_add_epi32(
-        _mm256_set1_epi32(0x7fff), _mm256_and_si256(high, _mm256_set1_epi32(1)));
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
-    const __m256i nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16),
+                                         _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(
+        bits, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    const __m256i nan = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
     const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     return _mm256_blendv_epi8(rounded, nan, is_nan);
   }
-  // Every lane is <= 0xffff, so the saturating pack only narrows.
-  static __m256i narrow(V v) { return _mm256_packus_epi32(round(v.lo), round(v.hi)); }
+  static __m256i narrow(V v) {
+    return _mm256_blend_epi16(_mm256_srli_epi32(round_high(v.lo), 16),
+                              round_high(v.hi), 0xaa);
+  }
 
   static V add(V a, V b) { return {F::add(a.lo, b.lo), F::add(a.hi, b.hi)}; }
   static V mul(V a, V b) { return {F::mul(a.lo, b.lo), F::mul(a.hi, b.hi)}; }
@@ -228,11 +237,14 @@ template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
 // it. So stream only when inputs and output together overflow a typical
 // last-level cache (32 MiB: one Zen 3 CCX; sysconf's figure is not to be
 // trusted in a VM, this one claims 320 MiB), where the result would be
-// evicted anyway.
+// evicted anyway; and not in place, where the line was just read, so
+// there is no read-for-ownership to save (measured: slightly slower).
 constexpr size_t kStreamingWorkingSet = size_t(32) << 20;
 
-bool worth_streaming(int nsrc, size_t output_bytes) {
-  return (size_t(nsrc) + 1) * output_bytes > kStreamingWorkingSet;
+bool worth_streaming(const void *dst, const void *const *srcs, int nsrc,
+                     size_t output_bytes) {
+  if ((size_t(nsrc) + 1) * output_bytes <= kStreamingWorkingSet) return false;
+  return std::none_of(srcs, srcs + nsrc, [dst](const void *s) { return s == dst; });
 }
 
 template <smd_datatype_t D, smd_op_t Op>
@@ -302,7 +314,8 @@ struct Avx2 {
   static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
                      const Divide<C> &div) {
     const auto address = reinterpret_cast<uintptr_t>(dst);
-    if (!worth_streaming(nsrc, count * sizeof(T)) || address % sizeof(T) != 0) {
+    if (!worth_streaming(dst, srcs, nsrc, count * sizeof(T)) ||
+        address % sizeof(T) != 0) {
       return range<Div, false>(dst, srcs, nsrc, 0, count, div);
     }
     // Normal stores up to dst's first cache-line boundary, so that every
@@ -332,5 +345,9 @@ constinit const KernelTable avx2_kernels =
     make_kernel_table<Avx2>("avx2+f16c");
 
 }  // namespace smd::reduce
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 #endif  // x86

@@ -9,17 +9,29 @@
 #include <atomic>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace smd::reduce {
 namespace {
 
-const KernelTable *best_kernels() {
 #if defined(__x86_64__) || defined(__i386__)
+bool cpu_runs_avx2_kernels() {
   // May run before libgcc's own constructor has filled in the CPU model.
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-      __builtin_cpu_supports("fma")) {
-    return &avx2_kernels;
-  }
+  // Not every compiler knows "f16c" for __builtin_cpu_supports: ask CPUID
+  // (leaf 1, ECX). The OS support for YMM registers that F16C also needs
+  // is part of the "avx2" answer.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+const KernelTable *best_kernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_runs_avx2_kernels()) return &avx2_kernels;
 #endif
   return &portable_kernels;
 }
@@ -30,8 +42,11 @@ std::atomic<const KernelTable *> active_kernels{nullptr};
 const KernelTable &kernels() {
   const KernelTable *k = active_kernels.load(std::memory_order_acquire);
   if (k == nullptr) {
-    k = best_kernels();
-    active_kernels.store(k, std::memory_order_release);
+    // A force_portable() racing with the first use wins.
+    const KernelTable *best = best_kernels();
+    k = active_kernels.compare_exchange_strong(k, best, std::memory_order_acq_rel)
+            ? best
+            : k;
   }
   return *k;
 }
