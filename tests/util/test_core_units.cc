@@ -1,0 +1,201 @@
+// Unit tests of the core's pure logic: algorithm configuration, topology
+// and placement, range splitting, tags, the executor, parameters.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "core/coll/algo_config.h"
+#include "core/coll/coll_util.h"
+#include "core/comm/tags.h"
+#include "core/comm/topology.h"
+#include "core/exec/executor.h"
+#include "core/exec/wait_policy.h"
+#include "core/util/error.h"
+#include "core/util/params.h"
+
+using namespace smd;
+
+namespace {
+
+template <class F>
+smd_result_t code_of(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.code();
+  }
+  return SMD_SUCCESS;
+}
+
+TEST(AlgoConfig, OneNameAppliesWhereTheCollectiveHasIt) {
+  AlgoConfig c = AlgoConfig::parse("ring");
+  EXPECT_EQ(c.get(CollKind::kAllreduce), Algo::kRing);
+  EXPECT_EQ(c.get(CollKind::kBroadcast), Algo::kRing);
+  EXPECT_EQ(c.get(CollKind::kAlltoall), Algo::kAuto);  // alltoall has no ring
+  AlgoConfig d = AlgoConfig::parse("direct");
+  for (int k = 0; k < static_cast<int>(CollKind::kCount); ++k)
+    EXPECT_EQ(d.get(static_cast<CollKind>(k)), Algo::kDirect);
+  EXPECT_EQ(AlgoConfig::parse("").get(CollKind::kReduce), Algo::kAuto);
+  EXPECT_EQ(AlgoConfig::parse("auto").get(CollKind::kReduce), Algo::kAuto);
+}
+
+TEST(AlgoConfig, PerCollectiveListsAndErrors) {
+  AlgoConfig c = AlgoConfig::parse(" allreduce=rd , broadcast=tree,alltoall=pairwise ");
+  EXPECT_EQ(c.get(CollKind::kAllreduce), Algo::kRd);
+  EXPECT_EQ(c.get(CollKind::kBroadcast), Algo::kTree);
+  EXPECT_EQ(c.get(CollKind::kAlltoall), Algo::kPairwise);
+  EXPECT_EQ(c.get(CollKind::kAllgather), Algo::kAuto);
+  EXPECT_EQ(code_of([] { AlgoConfig::parse("warp"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([] { AlgoConfig::parse("allreduce=tree"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([] { AlgoConfig::parse("gather=ring"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([] { AlgoConfig::parse("allreduce"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(c.describe().find("broadcast=tree"), std::string::npos);
+}
+
+RankRecord rec(const char *node, int pid) { return RankRecord{std::string("h"), std::string(node), pid, 1}; }
+
+TEST(Topology, NodesInOrderOfLowestRank) {
+  Topology t = Topology::compute({rec("b", 1), rec("a", 2), rec("b", 3), rec("c", 4), rec("a", 5)});
+  EXPECT_EQ(t.node_count, 3);
+  EXPECT_EQ(t.node_of, (std::vector<int>{0, 1, 0, 2, 1}));
+  EXPECT_EQ(t.local_rank_of, (std::vector<int>{0, 0, 1, 0, 1}));
+  EXPECT_EQ(t.node_members[1], std::vector<int>({1, 4}));
+}
+
+TEST(Topology, PlacementOfACommunicator) {
+  Topology t = Topology::compute({rec("x", 1), rec("y", 2), rec("x", 3), rec("y", 4)});
+  // Communicator of world ranks 3, 1, 2 (in that rank order): its rank 0
+  // (world 3) is on node y, so y is its node 0.
+  CommPlacement p = place(t, {3, 1, 2}, 1);  // world rank 1, node y
+  EXPECT_EQ(p.node_count, 2);
+  EXPECT_FALSE(p.single_node);
+  EXPECT_EQ(p.node_index, 0);
+  EXPECT_EQ(p.local_rank, 1);
+  EXPECT_EQ(p.local_size, 2);
+  CommPlacement q = place(t, {3, 1, 2}, 2);  // world rank 2, node x
+  EXPECT_EQ(q.node_index, 1);
+  EXPECT_EQ(q.local_rank, 0);
+  EXPECT_EQ(q.local_size, 1);
+  EXPECT_TRUE(place(t, {0, 2}, 0).single_node);
+}
+
+TEST(Topology, RecordsRoundTripAndRejectGarbage) {
+  RankRecord r = rec("node/boot", 42);
+  r.cpus = 7;
+  RankRecord back = decode_rank_record(encode_rank_record(r));
+  EXPECT_EQ(back.node_key, r.node_key);
+  EXPECT_EQ(back.pid, 42);
+  EXPECT_EQ(back.cpus, 7);
+  EXPECT_EQ(code_of([] { decode_rank_record(Bytes{1, 2, 3}); }), SMD_ERR_BOOTSTRAP);
+}
+
+TEST(Topology, NodeIdOverride) {
+  setenv("SMD_NODE_ID", "fake7", 1);
+  EXPECT_EQ(local_rank_record().node_key, "id:fake7");
+  unsetenv("SMD_NODE_ID");
+  EXPECT_NE(local_rank_record().node_key.find('/'), std::string::npos);
+}
+
+TEST(Ranges, SplitCoversEverythingOnce) {
+  for (size_t n : {0u, 1u, 7u, 64u, 1000u, 1048579u})
+    for (int p : {1, 2, 3, 7, 64}) {
+      size_t next = 0;
+      for (int i = 0; i < p; ++i) {
+        Range r = split(n, p, i), a = split_aligned(n, p, i, 16);
+        EXPECT_EQ(r.off, next);
+        next += r.len;
+        EXPECT_LE(a.off + a.len, n);
+        if (a.len && a.off + a.len < n) {
+          EXPECT_EQ((a.off + a.len) % 16, 0u);
+        }
+      }
+      EXPECT_EQ(next, n);
+      size_t total = 0;
+      for (int i = 0; i < p; ++i) total += split_aligned(n, p, i, 16).len;
+      EXPECT_EQ(total, n);
+    }
+}
+
+TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {
+  uint64_t t = coll_tag(0xFFFFF, 0x3FF, 0xFFF);
+  EXPECT_LT(t, 1ull << 44);
+  EXPECT_NE(coll_tag(1, 0, 0), coll_tag(2, 0, 0));
+  EXPECT_NE(coll_tag(1, 1, 0), coll_tag(1, 0, 1));
+  EXPECT_NE(make_tag(TagKind::kP2P, 1, 5), make_tag(TagKind::kColl, 1, 5));
+  EXPECT_LT(make_tag(TagKind::kGroup, 0xFFFFFFFF, 0xFFFFFFFF), 1ull << 44);
+}
+
+TEST(Executor, InlineWhenIdleAndIssueOrderOtherwise) {
+  Executor e;
+  std::thread::id caller = std::this_thread::get_id(), ran_on;
+  e.run_blocking([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, caller);
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  auto first = e.submit([&] {
+    while (!release) std::this_thread::yield();
+    order.push_back(1);
+  });
+  auto second = e.submit([&] { order.push_back(2); });
+  std::thread t([&] { e.run_blocking([&] { order.push_back(3); }); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  release = true;
+  t.join();
+  EXPECT_TRUE(second->wait_until(Deadline::after_ms(5000)));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_TRUE(first->done());
+}
+
+TEST(Executor, ErrorsTravelWithTheTask) {
+  Executor e;
+  auto t = e.submit([] { fail(SMD_ERR_TIMEOUT, "too slow"); });
+  ASSERT_TRUE(t->wait_until(Deadline::after_ms(5000)));
+  EXPECT_EQ(t->result(), SMD_ERR_TIMEOUT);
+  EXPECT_EQ(t->error(), "too slow");
+  EXPECT_EQ(code_of([&] { e.run_blocking([] { fail(SMD_ERR_MISMATCH, "x"); }); }), SMD_ERR_MISMATCH);
+  EXPECT_TRUE(e.drain(Deadline::after_ms(1000)));
+  e.stop();
+  auto late = e.submit([] {});
+  EXPECT_EQ(late->result(), SMD_ERR_INVALID_USAGE);
+}
+
+TEST(Params, ParsingAndErrorsNameTheVariable) {
+  setenv("SMD_TIMEOUT", "1.5", 1);
+  EXPECT_EQ(param_seconds_ms("SMD_TIMEOUT"), 1500);
+  setenv("SMD_TIMEOUT", "soon", 1);
+  try {
+    param_seconds_ms("SMD_TIMEOUT");
+    ADD_FAILURE() << "no error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("SMD_TIMEOUT=soon"), std::string::npos);
+  }
+  unsetenv("SMD_TIMEOUT");
+  EXPECT_EQ(param_seconds_ms("SMD_TIMEOUT"), 300000);
+  setenv("SMD_SHM_CMA", "maybe", 1);
+  EXPECT_EQ(code_of([] { param_bool("SMD_SHM_CMA"); }), SMD_ERR_INVALID_ARGUMENT);
+  unsetenv("SMD_SHM_CMA");
+  EXPECT_TRUE(param_bool("SMD_SHM_CMA"));
+  for (const auto &p : all_params()) {
+    EXPECT_EQ(std::string(p.name).rfind("SMD_", 0), 0u);
+    EXPECT_GT(strlen(p.doc), 10u) << p.name;
+  }
+}
+
+TEST(WaitPolicy, OversubscriptionYieldsAtOnce) {
+  unsetenv("SMD_WAIT");
+  WaitPolicy over = WaitPolicy::choose(usable_cpus() + 1);
+  EXPECT_EQ(over.spin_ns, 0);
+  WaitPolicy fits = WaitPolicy::choose(1);
+  EXPECT_GT(fits.spin_ns, 0);
+  setenv("SMD_WAIT", "spin", 1);
+  EXPECT_FALSE(WaitPolicy::choose(1).sleep);
+  setenv("SMD_WAIT", "bogus", 1);
+  EXPECT_EQ(code_of([] { WaitPolicy::choose(1); }), SMD_ERR_INVALID_ARGUMENT);
+  unsetenv("SMD_WAIT");
+}
+
+}  // namespace
