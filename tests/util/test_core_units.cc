@@ -199,3 +199,22 @@ TEST(WaitPolicy, OversubscriptionYieldsAtOnce) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Docs, ReadmeListsEveryVariable) {
+  const char *path = getenv("SMD_README");
+  ASSERT_NE(path, nullptr) << "meson passes SMD_README";
+  FILE *f = fopen(path, "r");
+  ASSERT_NE(f, nullptr) << path;
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  fclose(f);
+  for (const auto &p : all_params())
+    EXPECT_NE(text.find(std::string("| `") + p.name + "` |"), std::string::npos)
+        << p.name << " is missing from the configuration table of README.md";
+}
+
+}  // namespace

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# scripts/test.sh - install what is missing, build, and run every test:
+# the normal build (build/) with all suites, then a sanitizer build
+# (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every
+# suite but the slowest multi-process variants.
+#
+# Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
+# the sanitizer build), SMD_JOBS=N (build jobs), SMD_TEST_ARGS (extra
+# arguments for `meson test`, e.g. "--suite coll").
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SMD_ROOT"
+
+start=$(date +%s)
+smd_log_section "dependencies"
+smd_install_deps
+
+smd_log_section "build (build/)"
+smd_configure_build build
+smd_build build
+
+# Shared memory must come back clean: remember what /dev/shm held.
+shm_before="$(ls -A /dev/shm 2>/dev/null | sort || true)"
+
+smd_log_section "tests (build/)"
+# shellcheck disable=SC2086
+meson test -C build --print-errorlogs ${SMD_TEST_ARGS:-}
+
+if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
+  smd_log_section "sanitizer build (build-asan/: address + undefined behaviour)"
+  smd_configure_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled -Drust=disabled
+  smd_build build-asan
+  smd_log_section "tests (build-asan/)"
+  # Leaks are errors; UBSan findings stop the test that triggers them.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  # shellcheck disable=SC2086
+  meson test -C build-asan --print-errorlogs --no-suite slow ${SMD_TEST_ARGS:-}
+fi
+
+shm_after="$(ls -A /dev/shm 2>/dev/null | sort || true)"
+if [[ "$shm_before" != "$shm_after" ]]; then
+  smd_die "the tests left files in /dev/shm: $(comm -13 <(echo "$shm_before") <(echo "$shm_after") | tr '\n' ' ')"
+fi
+
+smd_log_section "all tests passed in $(( $(date +%s) - start )) s"
