@@ -29,17 +29,19 @@ smd_log_section "training: $ranks ranks, data-parallel MLP ($build/tools/smdrun 
 # differs from the single-process one; set -e then stops the demo here.
 "$build/tools/smdrun" -n "$ranks" --timeout 120 "$build/examples/train_dp"
 
-# Sizes 8 B to 16 MiB, x8 per row: a small table that still shows the
-# latency end and the bandwidth end. Only rank 0 prints; --no-tag-output
-# keeps the table free of "[0] " prefixes.
+# Up to 16 MiB, x8 per row: a small table that still shows the latency end
+# and the bandwidth end. Only rank 0 prints; --no-tag-output keeps the table
+# free of "[0] " prefixes.
 bench() {
   "$build/tools/smdrun" -n "$ranks" --timeout 60 --no-tag-output \
-    "$build/tools/smd-bench" "$1" -b 8 -e 16M -f 8 -n 10 -w 2
+    "$build/tools/smd-bench" "$@" -e 16M -f 8 -n 10 -w 2
 }
 smd_log_section "benchmark: allreduce float32 sum, $ranks ranks"
-bench allreduce
+bench allreduce -b 8
 smd_log_section "benchmark: allgather float32, $ranks ranks"
-bench allgather
+# allgather sizes count the whole output, so 8 B would be 0 elements per
+# rank: start at 64 B.
+bench allgather -b 64
 
 smd_log_section "summary"
 smd_log "demo OK: $ranks-rank data-parallel training matched the single-process model; benchmarks ran ($((SECONDS - start)) s)"

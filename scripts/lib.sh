@@ -56,7 +56,8 @@ _smd_as_root() {
   elif command -v sudo >/dev/null 2>&1; then
     sudo "$@"
   else
-    smd_die "not root and no sudo: cannot run '$*'"
+    printf "error: not root and no sudo: cannot run '%s'\n" "$*" >&2
+    return 1
   fi
 }
 
@@ -97,15 +98,15 @@ smd_install_deps() {
   fi
 
   smd_log "installing: ${req[*]} ${opt[*]}"
-  _smd_as_root apt-get update -q || smd_die "apt-get update failed"
-  # One apt-get for everything; if an optional package is unavailable on
-  # this mirror, fall back to the required ones alone.
-  if _smd_apt_install "${req[@]}" "${opt[@]}"; then
+  # One apt-get for everything; if that fails (offline, not root, a package
+  # missing from this mirror), retry with the required ones alone: without
+  # the optional ones the build only leaves their parts out.
+  if _smd_as_root apt-get update -q && _smd_apt_install "${req[@]}" "${opt[@]}"; then
     return 0
   fi
   (( ${#opt[@]} == 0 )) || smd_log "warning: optional packages not installed: ${opt[*]}"
   if (( ${#req[@]} > 0 )); then
-    _smd_apt_install "${req[@]}" || smd_die "cannot install: ${req[*]}"
+    _smd_apt_install "${req[@]}" || smd_die "cannot install required packages: ${req[*]}"
   fi
 }
 
