@@ -59,7 +59,7 @@ static const uint64_t INIT_SEED = 0x1417a1b0c5ULL;
 /* The equality check passes when max |distributed - single| is at most
  * EQ_TOLERANCE * max(1, max |parameter|). Summing in another order changes
  * each gradient by about 1e-7 relative; a thousand SGD steps leave the two
- * models around 1e-6 apart, far below this. */
+ * models a few 1e-7 apart, far below this. */
 static const double EQ_TOLERANCE = 1e-4;
 /* The loss must fall at least this many times from the first step. */
 static const double LOSS_DROP = 4.0;
