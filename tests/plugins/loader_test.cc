@@ -171,6 +171,24 @@ TEST(Loader, PluginPathIsSearchedFirst) {
   }
 }
 
+TEST(Loader, PluginPathMayNamePluginFiles) {
+  // The parameter registry documents SMD_PLUGIN_PATH as "colon-separated
+  // directories or plugin files" (src/core/util/params.cc).
+  TempDir dir;
+  std::string file = dir.copy(bad_plugin(test::kOldV1), "libsmd-transport-listed.so");
+  ScopedEnv path("SMD_PLUGIN_PATH", file);
+  std::vector<std::string> names = discover_plugins();
+  std::string seen;
+  for (const auto &n : names) seen += " " + n;
+  EXPECT_NE(std::find(names.begin(), names.end(), "listed"), names.end())
+      << "a plugin file named in SMD_PLUGIN_PATH is not discovered; found:" << seen;
+  try {
+    EXPECT_EQ(load_plugin("listed")->path, file);
+  } catch (const Error &e) {
+    ADD_FAILURE() << "a plugin file named in SMD_PLUGIN_PATH is not found: " << e.what();
+  }
+}
+
 TEST(Loader, BrokenCandidateIsSkippedForALaterGoodOne) {
   TempDir dir;
   dir.copy(bad_plugin(test::kBadAbi), "libsmd-transport-shm.so");
