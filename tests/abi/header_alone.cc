@@ -1,0 +1,2 @@
+// header_alone.c, compiled as C++.
+#include "header_alone.c"
