@@ -30,6 +30,11 @@ bool is_dir(const std::string &p) {
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+std::string basename_of(const std::string &p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
 bool is_file(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -39,7 +44,10 @@ bool is_file(const std::string &p) {
 std::string self_dir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&plugin_search_dirs), &info) && info.dli_fname) {
-    std::string p = info.dli_fname;
+    // Absolute, so the search does not depend on the current directory.
+    char *real = realpath(info.dli_fname, nullptr);
+    std::string p = real ? real : info.dli_fname;
+    free(real);
     size_t slash = p.rfind('/');
     if (slash != std::string::npos) return p.substr(0, slash);
   }
@@ -176,8 +184,10 @@ std::shared_ptr<LoadedPlugin> load_plugin(const std::string &name_or_path) {
     return open_plugin_file(name_or_path);
   std::string file = std::string(kPrefix) + name_or_path + kSuffix;
   std::string tried;
-  for (const auto &dir : plugin_search_dirs()) {
-    std::string path = dir + "/" + file;
+  for (const auto &entry : plugin_search_dirs()) {
+    // An SMD_PLUGIN_PATH entry may name a plugin file instead of a folder.
+    std::string path = is_file(entry) ? entry : entry + "/" + file;
+    if (is_file(entry) && basename_of(entry) != file) continue;
     if (!is_file(path)) continue;
     try {
       return open_plugin_file(path);
@@ -197,20 +207,23 @@ std::shared_ptr<LoadedPlugin> load_plugin(const std::string &name_or_path) {
 }
 
 std::vector<std::string> discover_plugins() {
+  // "libsmd-transport-ucx.so" -> "ucx"; "" for other files.
+  auto plugin_name = [](const std::string &file) -> std::string {
+    if (file.rfind(kPrefix, 0) != 0 || !ends_with(file, kSuffix)) return "";
+    return file.substr(strlen(kPrefix), file.size() - strlen(kPrefix) - strlen(kSuffix));
+  };
   std::vector<std::string> names;
-  for (const auto &dir : plugin_search_dirs()) {
-    DIR *d = opendir(dir.c_str());
-    if (!d) continue;
+  for (const auto &entry : plugin_search_dirs()) {
     std::vector<std::string> found;
-    while (dirent *e = readdir(d)) {
-      std::string f = e->d_name;
-      if (f.rfind(kPrefix, 0) == 0 && ends_with(f, kSuffix))
-        found.push_back(f.substr(strlen(kPrefix), f.size() - strlen(kPrefix) - strlen(kSuffix)));
+    if (is_file(entry)) {
+      found.push_back(plugin_name(basename_of(entry)));
+    } else if (DIR *d = opendir(entry.c_str())) {
+      while (dirent *e = readdir(d)) found.push_back(plugin_name(e->d_name));
+      closedir(d);
     }
-    closedir(d);
     std::sort(found.begin(), found.end());
     for (auto &n : found)
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
   return names;
 }
