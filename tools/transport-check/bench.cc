@@ -128,7 +128,7 @@ void run_bench(Env &e) {
                    size_t(4) << 20, size_t(16) << 20, size_t(64) << 20,
                    size_t(256) << 20}) {
     int window = n <= (size_t(1) << 20) ? 16 : n <= (size_t(16) << 20) ? 4 : 1;
-    int iters = int(std::max<size_t>(2, (size_t(1) << 30) / (n * size_t(window))));
+    int iters = int(std::max<size_t>(2, (size_t(256) << 20) / (n * size_t(window))));
     iters = std::min(iters, 2000);
     std::vector<double> gbs;
     for (int r = 0; r < kReps; ++r) gbs.push_back(stream(raw, buf, n, window, iters, tag + 2));
