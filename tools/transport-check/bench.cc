@@ -17,6 +17,7 @@ namespace {
 struct Raw {
   Env &e;
   void *ep;
+  void *mr = nullptr;     // the buffer's registration, if the plugin needs one
   bool blocking = false;  // wait() between tests instead of spinning
 
   void finish(void *req) {
@@ -35,12 +36,12 @@ struct Raw {
   }
   void *send(const void *buf, size_t n, uint64_t tag) {
     void *req = nullptr;
-    e.check(e.t.isend(e.ctx, ep, buf, n, nullptr, tag, &req), "bench isend");
+    e.check(e.t.isend(e.ctx, ep, buf, n, mr, tag, &req), "bench isend");
     return req;
   }
   void *recv(void *buf, size_t n, uint64_t tag) {
     void *req = nullptr;
-    e.check(e.t.irecv(e.ctx, ep, buf, n, nullptr, tag, &req), "bench irecv");
+    e.check(e.t.irecv(e.ctx, ep, buf, n, mr, tag, &req), "bench irecv");
     return req;
   }
 };
@@ -71,7 +72,6 @@ double pingpong(Raw &raw, unsigned char *buf, size_t n, int iters, uint64_t tag)
 double stream(Raw &raw, unsigned char *buf, size_t n, int window, int iters,
               uint64_t tag) {
   std::vector<void *> reqs(static_cast<size_t>(window));
-  unsigned char ack = 0;
   double t0 = now_seconds();
   for (int i = 0; i < iters; ++i) {
     for (int w = 0; w < window; ++w)
@@ -79,9 +79,9 @@ double stream(Raw &raw, unsigned char *buf, size_t n, int window, int iters,
     for (void *r : reqs) raw.finish(r);
   }
   if (raw.e.rank == 0)
-    raw.finish(raw.recv(&ack, 1, tag + 1));
+    raw.finish(raw.recv(buf, 1, tag + 1));
   else
-    raw.finish(raw.send(&ack, 1, tag + 1));
+    raw.finish(raw.send(buf, 1, tag + 1));
   return double(n) * window * iters / (now_seconds() - t0) / 1e9;
 }
 
@@ -98,6 +98,8 @@ void run_bench(Env &e) {
       mmap(nullptr, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (buf == MAP_FAILED) e.fail("cannot map 256 MiB");
   for (size_t i = 0; i < max; i += 4096) buf[i] = 1;
+  if (e.has(SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED))
+    e.check(e.t.mem_register(e.ctx, buf, max, 0, &raw.mr), "mem_register of the bench buffer");
   const int kReps = 5;
   bool print = e.rank == 0;
   if (print)
@@ -135,6 +137,7 @@ void run_bench(Env &e) {
     if (print) printf("  %10zu %8d %10.2f\n", n, window, median(gbs));
     fflush(stdout);
   }
+  if (raw.mr != nullptr) e.t.mem_deregister(e.ctx, raw.mr);
   munmap(buf, max);
   e.barrier();
 }
