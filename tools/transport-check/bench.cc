@@ -50,6 +50,8 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+double lowest(const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); }
+double highest(const std::vector<double> &v) { return *std::max_element(v.begin(), v.end()); }
 
 // Microseconds one way for `iters` round trips of n bytes.
 double pingpong(Raw &raw, unsigned char *buf, size_t n, int iters, uint64_t tag) {
@@ -103,10 +105,10 @@ void run_bench(Env &e) {
   const int kReps = 5;
   bool print = e.rank == 0;
   if (print)
-    printf("bench: %s, ranks 0 and 1, median of %d runs\n"
+    printf("bench: %s, ranks 0 and 1, %d runs per point (median and best)\n"
            "  one-way latency (half round trip)\n"
-           "  %10s %8s %10s\n",
-           e.t.name, kReps, "bytes", "iters", "usec");
+           "  %10s %8s %10s %10s\n",
+           e.t.name, kReps, "bytes", "iters", "usec", "best");
   uint64_t tag = e.tag(1);
   for (size_t n : {size_t(0), size_t(8), size_t(64), size_t(512), size_t(4096),
                    size_t(16384), size_t(32768), size_t(65536), size_t(262144),
@@ -115,17 +117,21 @@ void run_bench(Env &e) {
     pingpong(raw, buf, n, iters / 10, tag);  // warm-up
     std::vector<double> us;
     for (int r = 0; r < kReps; ++r) us.push_back(pingpong(raw, buf, n, iters, tag));
-    if (print) printf("  %10zu %8d %10.3f\n", n, iters, median(us));
+    if (print) printf("  %10zu %8d %10.3f %10.3f\n", n, iters, median(us), lowest(us));
     fflush(stdout);
   }
   if (e.t.wait != nullptr) {
     raw.blocking = true;
     std::vector<double> us;
     for (int r = 0; r < kReps; ++r) us.push_back(pingpong(raw, buf, 8, 2000, tag));
-    if (print) printf("  %10d %8d %10.3f   (wait(1 ms) between tests)\n", 8, 2000, median(us));
+    if (print)
+      printf("  %10d %8d %10.3f %10.3f   (wait(1 ms) between tests)\n", 8, 2000,
+             median(us), lowest(us));
     raw.blocking = false;
   }
-  if (print) printf("  bandwidth, rank 0 -> 1\n  %10s %8s %10s\n", "bytes", "window", "GB/s");
+  if (print)
+    printf("  bandwidth, rank 0 -> 1\n  %10s %8s %10s %10s\n", "bytes", "window", "GB/s",
+           "best");
   for (size_t n : {size_t(16384), size_t(65536), size_t(262144), size_t(1) << 20,
                    size_t(4) << 20, size_t(16) << 20, size_t(64) << 20,
                    size_t(256) << 20}) {
@@ -134,7 +140,7 @@ void run_bench(Env &e) {
     iters = std::min(iters, 2000);
     std::vector<double> gbs;
     for (int r = 0; r < kReps; ++r) gbs.push_back(stream(raw, buf, n, window, iters, tag + 2));
-    if (print) printf("  %10zu %8d %10.2f\n", n, window, median(gbs));
+    if (print) printf("  %10zu %8d %10.2f %10.2f\n", n, window, median(gbs), highest(gbs));
     fflush(stdout);
   }
   if (raw.mr != nullptr) e.t.mem_deregister(e.ctx, raw.mr);
