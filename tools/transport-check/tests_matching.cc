@@ -111,7 +111,7 @@ void complete_all(Env &e, std::vector<Message> &recvs,
 
 }  // namespace
 
-void test_tag_ordering(Env &e) {
+void test_tagged_ordering(Env &e) {
   const uint64_t kCount = 250;
   // Round 0 posts the receives first; round 1 sends first, so the
   // messages wait as unexpected ones.
