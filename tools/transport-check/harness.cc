@@ -76,32 +76,28 @@ uint64_t Env::tag(uint64_t sub) const {
 }
 
 void *Env::isend(int peer, const void *buf, size_t n, uint64_t tg, void *mr) {
-  void *req = nullptr;
-  void *own = mr == nullptr ? auto_register(buf, n) : nullptr;
-  if (own != nullptr) mr = own;
-  last_error.clear();
-  smd_transport_status_t s = t.isend(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
-  if (s != SMD_TRANSPORT_OK && own != nullptr) t.mem_deregister(ctx, own);
-  if (s != SMD_TRANSPORT_OK)
-    fail("isend of %zu B to rank %d returned %s", n, peer,
-         describe(s, last_error).c_str());
-  if (req == nullptr) fail("isend of %zu B to rank %d returned no request", n, peer);
-  outstanding_.insert(req);
-  if (own != nullptr) auto_mr_[req] = own;
-  return req;
+  return start(true, peer, const_cast<void *>(buf), n, tg, mr);
 }
 
 void *Env::irecv(int peer, void *buf, size_t n, uint64_t tg, void *mr) {
+  return start(false, peer, buf, n, tg, mr);
+}
+
+void *Env::start(bool send, int peer, void *buf, size_t n, uint64_t tg, void *mr) {
   void *req = nullptr;
   void *own = mr == nullptr ? auto_register(buf, n) : nullptr;
   if (own != nullptr) mr = own;
   last_error.clear();
-  smd_transport_status_t s = t.irecv(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
+  void *endpoint = ep[size_t(peer)];
+  smd_transport_status_t s = send ? t.isend(ctx, endpoint, buf, n, mr, tg, &req)
+                                  : t.irecv(ctx, endpoint, buf, n, mr, tg, &req);
   if (s != SMD_TRANSPORT_OK && own != nullptr) t.mem_deregister(ctx, own);
+  const char *what = send ? "isend" : "irecv";
+  const char *dir = send ? "to" : "from";
   if (s != SMD_TRANSPORT_OK)
-    fail("irecv of %zu B from rank %d returned %s", n, peer,
+    fail("%s of %zu B %s rank %d returned %s", what, n, dir, peer,
          describe(s, last_error).c_str());
-  if (req == nullptr) fail("irecv of %zu B from rank %d returned no request", n, peer);
+  if (req == nullptr) fail("%s of %zu B %s rank %d returned no request", what, n, dir, peer);
   outstanding_.insert(req);
   if (own != nullptr) auto_mr_[req] = own;
   return req;

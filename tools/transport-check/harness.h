@@ -102,6 +102,7 @@ class Env {
 
  private:
   void end_barrier();
+  void *start(bool send, int peer, void *buf, size_t n, uint64_t tag, void *mr);
   void *auto_register(const void *buf, size_t n);
   void release(void *req);
   std::unordered_set<void *> outstanding_;

@@ -93,9 +93,10 @@ struct Registration {
 };
 constexpr uint64_t kRegistrationMagic = 0x4745525f4d4853ull;  // "SHM_REG"
 
+// A created segment keeps its memfd open (peers attach through it); an
+// attached one holds only the mapping.
 struct Segment {
   SharedMapping map;
-  bool created;
 };
 
 struct Context {
