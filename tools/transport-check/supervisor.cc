@@ -75,7 +75,8 @@ class Supervisor {
       std::vector<std::string> extra;
       if (last) {
         reap_all(10.0);
-        std::vector<std::string> added = added_names(shm_before_, list_dev_shm());
+        std::vector<std::string> added =
+            orphaned_dev_shm(added_names(shm_before_, list_dev_shm()));
         for (const std::string &n : added) extra.push_back("left in /dev/shm: " + n);
       }
       report(k, tc, extra);
