@@ -13,8 +13,9 @@ namespace tcheck {
 constexpr int kMaxRanks = 64;
 constexpr int kMaxTests = 32;
 constexpr int kMaxBarriers = 256;  // per test
-constexpr size_t kMaxAddress = 4096;
-constexpr size_t kMaxBlob = 4096;
+// Network libraries have addresses and remote keys of a few KiB.
+constexpr size_t kMaxAddress = 16384;
+constexpr size_t kMaxBlob = 16384;
 constexpr size_t kMessageSize = 1024;
 
 // kIdle: not started yet; kNotRun: decided not to run (final).

@@ -41,7 +41,34 @@ void Env::begin(int test_index, double deadline) {
 void Env::end() {
   for (void *req : outstanding_) t.cancel(ctx, req);
   outstanding_.clear();
+  for (auto &[req, mr] : auto_mr_) t.mem_deregister(ctx, mr);
+  auto_mr_.clear();
   end_barrier();
+}
+
+void *Env::auto_register(const void *buf, size_t n) {
+  if (!has(SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED) || n == 0) return nullptr;
+  void *mr = nullptr;
+  last_error.clear();
+  smd_transport_status_t s = t.mem_register(ctx, const_cast<void *>(buf), n, 0, &mr);
+  if (s != SMD_TRANSPORT_OK)
+    fail("mem_register of a %zu-byte buffer returned %s", n,
+         describe(s, last_error).c_str());
+  return mr;
+}
+
+// The request is finished or cancelled: drop what the harness kept for it.
+void Env::release(void *req) {
+  outstanding_.erase(req);
+  auto it = auto_mr_.find(req);
+  if (it == auto_mr_.end()) return;
+  t.mem_deregister(ctx, it->second);
+  auto_mr_.erase(it);
+}
+
+void Env::forget(void *req) {
+  outstanding_.erase(req);
+  auto_mr_.erase(req);
 }
 
 uint64_t Env::tag(uint64_t sub) const {
@@ -49,26 +76,30 @@ uint64_t Env::tag(uint64_t sub) const {
 }
 
 void *Env::isend(int peer, const void *buf, size_t n, uint64_t tg, void *mr) {
-  void *req = nullptr;
-  last_error.clear();
-  smd_transport_status_t s = t.isend(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
-  if (s != SMD_TRANSPORT_OK)
-    fail("isend of %zu B to rank %d returned %s", n, peer,
-         describe(s, last_error).c_str());
-  if (req == nullptr) fail("isend of %zu B to rank %d returned no request", n, peer);
-  outstanding_.insert(req);
-  return req;
+  return start(true, peer, const_cast<void *>(buf), n, tg, mr);
 }
 
 void *Env::irecv(int peer, void *buf, size_t n, uint64_t tg, void *mr) {
+  return start(false, peer, buf, n, tg, mr);
+}
+
+void *Env::start(bool send, int peer, void *buf, size_t n, uint64_t tg, void *mr) {
   void *req = nullptr;
+  void *own = mr == nullptr ? auto_register(buf, n) : nullptr;
+  if (own != nullptr) mr = own;
   last_error.clear();
-  smd_transport_status_t s = t.irecv(ctx, ep[size_t(peer)], buf, n, mr, tg, &req);
+  void *endpoint = ep[size_t(peer)];
+  smd_transport_status_t s = send ? t.isend(ctx, endpoint, buf, n, mr, tg, &req)
+                                  : t.irecv(ctx, endpoint, buf, n, mr, tg, &req);
+  if (s != SMD_TRANSPORT_OK && own != nullptr) t.mem_deregister(ctx, own);
+  const char *what = send ? "isend" : "irecv";
+  const char *dir = send ? "to" : "from";
   if (s != SMD_TRANSPORT_OK)
-    fail("irecv of %zu B from rank %d returned %s", n, peer,
+    fail("%s of %zu B %s rank %d returned %s", what, n, dir, peer,
          describe(s, last_error).c_str());
-  if (req == nullptr) fail("irecv of %zu B from rank %d returned no request", n, peer);
+  if (req == nullptr) fail("%s of %zu B %s rank %d returned no request", what, n, dir, peer);
   outstanding_.insert(req);
+  if (own != nullptr) auto_mr_[req] = own;
   return req;
 }
 
@@ -83,7 +114,7 @@ bool Env::poll(void *req, Completion *c, const char *what) {
            describe(s, last_error).c_str());
     return false;
   }
-  outstanding_.erase(req);
+  release(req);
   c->status = s;
   c->size = size;
   c->error = s == SMD_TRANSPORT_OK ? std::string() : last_error;
@@ -125,7 +156,7 @@ Completion Env::expect_ok(void *req, const char *what) {
 void Env::cancel(void *req) {
   last_error.clear();
   smd_transport_status_t s = t.cancel(ctx, req);
-  outstanding_.erase(req);
+  release(req);
   if (s != SMD_TRANSPORT_OK)
     fail("cancel returned %s", describe(s, last_error).c_str());
 }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -74,7 +75,10 @@ class Env {
   // Wait and require status OK.
   Completion expect_ok(void *req, const char *what);
   void cancel(void *req);
-  void forget(void *req) { outstanding_.erase(req); }
+  // Drop a request from the harness's books without cancelling it.
+  void forget(void *req);
+  // A registration of buf when the plugin requires one, else nullptr.
+  void *register_if_required(const void *buf, size_t n) { return auto_register(buf, n); }
 
   // Between test() calls: progress, yield the core when oversubscribed,
   // give up at the deadline or when another rank failed.
@@ -98,7 +102,13 @@ class Env {
 
  private:
   void end_barrier();
+  void *start(bool send, int peer, void *buf, size_t n, uint64_t tag, void *mr);
+  void *auto_register(const void *buf, size_t n);
+  void release(void *req);
   std::unordered_set<void *> outstanding_;
+  // Plugins with REGISTRATION_REQUIRED get every buffer registered for
+  // the life of its request.
+  std::unordered_map<void *, void *> auto_mr_;
   int test_ = -1;
   int barriers_ = 0;
   double deadline_ = 0;

@@ -22,7 +22,7 @@ const std::vector<TestCase> &test_cases();
 void test_connect_all(Env &e);
 void test_pingpong(Env &e);
 void test_zero_byte(Env &e);
-void test_tag_ordering(Env &e);
+void test_tagged_ordering(Env &e);
 void test_unordered_tags(Env &e);
 void test_large(Env &e);
 void test_many_outstanding(Env &e);

@@ -75,7 +75,8 @@ class Supervisor {
       std::vector<std::string> extra;
       if (last) {
         reap_all(10.0);
-        std::vector<std::string> added = added_names(shm_before_, list_dev_shm());
+        std::vector<std::string> added =
+            orphaned_dev_shm(added_names(shm_before_, list_dev_shm()));
         for (const std::string &n : added) extra.push_back("left in /dev/shm: " + n);
       }
       report(k, tc, extra);
@@ -127,12 +128,18 @@ class Supervisor {
       gone_[size_t(r)] = true;
       if (a_->departed[r].load() || a_->finished[r].load()) continue;
       Result &res = a_->results[k][r];
-      snprintf(res.message, sizeof res.message, "rank %d died: %s", r,
-               describe_exit(status).c_str());
+      snprintf(res.message, sizeof res.message, "died: %s", describe_exit(status).c_str());
       if (res.start == 0) res.start = now_seconds();
       res.end = now_seconds();
       res.state.store(kFail);
       abort_run();
+      for (int o = 0; o < o_.nranks; ++o) {
+        Result &other = a_->results[k][o];
+        if (other.state.load() != kRunning) continue;
+        snprintf(other.message, sizeof other.message, "aborted: rank %d died", r);
+        other.end = now_seconds();
+        other.state.store(kFail);
+      }
     }
   }
 
@@ -214,7 +221,7 @@ class Supervisor {
       ++failed_;
       return;
     }
-    snprintf(detail, sizeof detail, "(%d ranks, %.2f s)", ranks,
+    snprintf(detail, sizeof detail, "(%d rank%s, %.2f s)", ranks, ranks == 1 ? "" : "s",
              ranks > 0 ? std::max(0.0, end - start) : 0.0);
     if (fails > 0 || !extra.empty()) {
       print_row(tc.name, "FAIL", detail, lines);

@@ -18,6 +18,12 @@ std::vector<std::string> list_dev_shm();
 std::vector<std::string> added_names(const std::vector<std::string> &before,
                                      const std::vector<std::string> &after);
 
+// Of these /dev/shm names, the ones that look left behind by this run:
+// owned by this user and neither mapped nor open in any process we can
+// see. (Other programs on a shared machine create /dev/shm files while
+// we run; theirs are still in use or belong to someone else.)
+std::vector<std::string> orphaned_dev_shm(const std::vector<std::string> &names);
+
 // Shared memory this process still maps or holds an fd to (memfds and
 // /dev/shm files), one entry per object; empty when there is none.
 std::vector<std::string> shared_memory_held();

@@ -122,6 +122,7 @@ void test_wait(Env &e) {
                "does not wake up when a message arrives",
                dt);
       e.check_pattern(&word, 8, pattern_seed(sender, tag, 0), "message received in wait()");
+      if (e.verbose) e.note("a message sent after 0.2 s woke wait() at %.3f s", dt);
     }
     e.barrier();
   }
@@ -191,10 +192,12 @@ void test_peer_death(Env &e) {
   if (e.verbose) e.note("the plugin said: %s", rc.error.c_str());
 
   // New requests to the dead rank fail too (at once or on test).
+  void *out_mr = e.register_if_required(out.data(), big);
+  void *in_mr = e.register_if_required(in.data(), big);
   void *req = nullptr;
   e.last_error.clear();
   smd_transport_status_t s =
-      e.t.isend(e.ctx, e.ep[size_t(victim)], out.data(), 8, nullptr, e.tag(4), &req);
+      e.t.isend(e.ctx, e.ep[size_t(victim)], out.data(), 8, out_mr, e.tag(4), &req);
   if (s == SMD_TRANSPORT_OK) {
     Completion c = e.wait(req, "send to a rank known to be dead");
     s = c.status;
@@ -206,7 +209,7 @@ void test_peer_death(Env &e) {
   // The victim's 1 MiB message: delivered whole before it died, or ERR_PEER.
   req = nullptr;
   e.last_error.clear();
-  s = e.t.irecv(e.ctx, e.ep[size_t(victim)], in.data(), big, nullptr, orphan, &req);
+  s = e.t.irecv(e.ctx, e.ep[size_t(victim)], in.data(), big, in_mr, orphan, &req);
   if (s == SMD_TRANSPORT_OK) {
     Completion c = e.wait(req, "receive of the dead rank's last message");
     s = c.status;
@@ -216,6 +219,8 @@ void test_peer_death(Env &e) {
   }
   if (s != SMD_TRANSPORT_ERR_PEER && s != SMD_TRANSPORT_OK)
     e.fail("receiving the dead rank's last message gave %s", status_name(s));
+  for (void *mr : {out_mr, in_mr})
+    if (mr != nullptr) e.t.mem_deregister(e.ctx, mr);
 
   // The survivors still talk to each other.
   if (victim >= 2) {

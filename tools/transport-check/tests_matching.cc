@@ -111,7 +111,7 @@ void complete_all(Env &e, std::vector<Message> &recvs,
 
 }  // namespace
 
-void test_tag_ordering(Env &e) {
+void test_tagged_ordering(Env &e) {
   const uint64_t kCount = 250;
   // Round 0 posts the receives first; round 1 sends first, so the
   // messages wait as unexpected ones.
@@ -185,6 +185,22 @@ void test_many_outstanding(Env &e) {
   complete_all(e, recvs, sends);
 }
 
+namespace {
+
+// Completes a receive that must be truncated and the send that fed it.
+void expect_truncated(Env &e, void *recv, void *send, const char *what) {
+  Completion c = e.wait(recv, what);
+  if (c.status != SMD_TRANSPORT_ERR_TRUNCATED)
+    e.fail("%s completed with %s, expected ERR_TRUNCATED", what,
+           describe(c.status, c.error).c_str());
+  c = e.wait(send, "the send of a truncated message");
+  if (c.status != SMD_TRANSPORT_OK && c.status != SMD_TRANSPORT_ERR_TRUNCATED)
+    e.fail("the send behind '%s' completed with %s", what,
+           describe(c.status, c.error).c_str());
+}
+
+}  // namespace
+
 void test_truncation(Env &e) {
   int to = e.next(), from = e.prev();
   std::vector<unsigned char> out(size_t(1) << 20), small(100), in(4096);
@@ -193,37 +209,21 @@ void test_truncation(Env &e) {
   pattern_fill(out.data(), 4096, pattern_seed(e.rank, tag, 0));
   void *r = e.irecv(from, small.data(), small.size(), tag);
   void *s = e.isend(to, out.data(), 4096, tag);
-  Completion c = e.wait(r, "4096-byte message into a 100-byte receive");
-  if (c.status != SMD_TRANSPORT_ERR_TRUNCATED)
-    e.fail("4096-byte message into a 100-byte receive completed with %s, "
-           "expected ERR_TRUNCATED",
-           describe(c.status, c.error).c_str());
-  c = e.wait(s, "truncated send");
-  if (c.status != SMD_TRANSPORT_OK && c.status != SMD_TRANSPORT_ERR_TRUNCATED)
-    e.fail("the send of a truncated message completed with %s",
-           describe(c.status, c.error).c_str());
+  expect_truncated(e, r, s, "a 4096-byte message into a 100-byte receive");
 
   // 1 MiB into 100 B, sent before the receive exists.
   uint64_t big = e.tag(2);
   pattern_fill(out.data(), out.size(), pattern_seed(e.rank, big, 0));
   s = e.isend(to, out.data(), out.size(), big);
   e.barrier();
-  c = e.wait(e.irecv(from, small.data(), small.size(), big),
-             "unexpected 1 MiB message into a 100-byte receive");
-  if (c.status != SMD_TRANSPORT_ERR_TRUNCATED)
-    e.fail("unexpected 1 MiB message into a 100-byte receive completed with "
-           "%s, expected ERR_TRUNCATED",
-           describe(c.status, c.error).c_str());
-  c = e.wait(s, "truncated 1 MiB send");
-  if (c.status != SMD_TRANSPORT_OK && c.status != SMD_TRANSPORT_ERR_TRUNCATED)
-    e.fail("the 1 MiB send of a truncated message completed with %s",
-           describe(c.status, c.error).c_str());
+  r = e.irecv(from, small.data(), small.size(), big);
+  expect_truncated(e, r, s, "an unexpected 1 MiB message into a 100-byte receive");
 
   // The next message on the first tag arrives whole.
   pattern_fill(out.data(), 4096, pattern_seed(e.rank, tag, 1));
   r = e.irecv(from, in.data(), in.size(), tag);
   e.expect_ok(e.isend(to, out.data(), 4096, tag), "send after truncation");
-  c = e.expect_ok(r, "message after a truncated one");
+  Completion c = e.expect_ok(r, "message after a truncated one");
   if (c.size != 4096) e.fail("message after a truncated one: %zu B", c.size);
   e.check_pattern(in.data(), 4096, pattern_seed(from, tag, 1),
                   "message after a truncated one");

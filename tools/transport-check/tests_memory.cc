@@ -37,7 +37,7 @@ struct RmaOffer {
   uint64_t registered;    // address of the registered buffer
   uint64_t unregistered;  // address of a plain heap buffer
   uint64_t rkey_size;
-  unsigned char rkey[1024];
+  unsigned char rkey[8192];
 };
 
 std::vector<unsigned char> pack(Env &e, void *mr) {
@@ -138,7 +138,7 @@ void test_registration(Env &e) {
   e.check_pattern(local.data(), 1000, pattern_seed(peer, rtag, 0),
                   "iget of 1000 B inside a registration", 12345);
   if (e.has(SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS)) {
-    get(e, peer, local.data(), nullptr, o.unregistered, nullptr, 0,
+    get(e, peer, local.data(), local_mr, o.unregistered, nullptr, 0,
         plain.size(), "iget of an unregistered buffer without rkey");
     e.check_pattern(local.data(), plain.size(), pattern_seed(peer, atag, 0),
                     "iget of an unregistered buffer without rkey");

@@ -55,11 +55,13 @@ void request_unlink(Context *ctx, Request *r) {
     case Phase::kRecvPosted:
       ep->posted.remove(r);
       break;
-    case Phase::kRecvCopy:
-      ctx->copies.erase(std::find(ctx->copies.begin(), ctx->copies.end(), r));
+    case Phase::kRecvCopy: {
+      auto it = std::find(ctx->copies.begin(), ctx->copies.end(), r);
+      if (it != ctx->copies.end()) ctx->copies.erase(it);
       // The sender waits for our ACK; release it with an error.
       send_control(ctx, ep, kAck, r->peer_id, SMD_TRANSPORT_ERR_CANCELED, 0);
       break;
+    }
     case Phase::kRecvStream:
       break;  // later kData cells find no request and are dropped
   }

@@ -22,7 +22,7 @@ static Status map_peer(Context *ctx, Endpoint *ep, const AddressBlob &a) {
     if (e.err == EACCES || e.err == EPERM)
       return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
                   "shm: cannot map rank %d's region /proc/%d/fd/%d: %s "
-                  "(ranks on a node must run as the same user)",
+                  "(ranks on a node must run as the same user and be dumpable)",
                   ep->peer, a.pid, a.region_fd, strerror(e.err));
     if (e.err == ENOENT || e.err == ESRCH || e.err == ESTALE)
       return fail(ctx, SMD_TRANSPORT_ERR_PEER,

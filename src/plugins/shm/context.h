@@ -93,9 +93,10 @@ struct Registration {
 };
 constexpr uint64_t kRegistrationMagic = 0x4745525f4d4853ull;  // "SHM_REG"
 
+// A created segment keeps its memfd open (peers attach through it); an
+// attached one holds only the mapping.
 struct Segment {
   SharedMapping map;
-  bool created;
 };
 
 struct Context {
@@ -113,6 +114,7 @@ struct Context {
   std::vector<Endpoint *> endpoints;  // all connected, polled by progress
   std::vector<Endpoint *> senders;    // endpoints with queued output
   std::vector<Request *> copies;      // receives with a CMA copy under way
+  size_t copy_cursor = 0;             // which copy a progress pass serves first
   RequestPool pool;
   uint64_t unfinished = 0;  // requests not yet completed
   uint64_t events = 0;      // cells consumed or requests finished

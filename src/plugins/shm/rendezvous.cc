@@ -90,12 +90,21 @@ static bool copy_step(Context *ctx, Request *r) {
 
 void rendezvous_copy_step(Context *ctx) {
   // A step may complete requests or fail a dead peer's, which edits
-  // ctx->copies: walk a snapshot.
+  // ctx->copies: walk a snapshot. A pass copies at most two chunks, so
+  // progress stays short however many large receives are under way; the
+  // copy served first rotates.
   std::vector<Request *> batch(ctx->copies);
   std::vector<Request *> &copies = ctx->copies;
-  for (Request *r : batch) {
+  uint64_t budget = 2 * uint64_t(ctx->cma_chunk);
+  size_t first = ctx->copy_cursor++ % batch.size();
+  for (size_t i = 0; i < batch.size() && budget > 0; ++i) {
+    Request *r = batch[(first + i) % batch.size()];
     if (std::find(copies.begin(), copies.end(), r) == copies.end()) continue;
-    if (copy_step(ctx, r)) continue;
+    uint64_t before = r->done;
+    bool stays = copy_step(ctx, r);
+    uint64_t moved = r->done > before ? r->done - before : 0;
+    budget -= moved < budget ? moved : budget;
+    if (stays) continue;
     auto it = std::find(copies.begin(), copies.end(), r);
     if (it != copies.end()) copies.erase(it);
   }

@@ -61,15 +61,6 @@ class RequestPool {
   void release(Request *r);
   // The live request with this id, or nullptr.
   Request *find(uint64_t id) const;
-  // Every live request (for finalize).
-  template <class F>
-  void for_each_live(F f) {
-    for (uint32_t i = 0; i < count_; ++i) {
-      Request &r = at(i);
-      if (r.magic == kRequestLive) f(&r);
-    }
-  }
-
  private:
   static constexpr uint32_t kChunkBits = 10;
   static constexpr uint32_t kChunk = 1u << kChunkBits;

@@ -34,7 +34,6 @@ Status segment_create(Context *ctx, size_t size, void **ptr, void **segment,
   if (size == 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment of 0 bytes");
   auto seg = std::make_unique<Segment>();
-  seg->created = true;
   uint64_t id = random_id();
   char name[64];
   shared_name(name, sizeof name, "seg", id);
@@ -75,7 +74,6 @@ Status segment_attach(Context *ctx, Endpoint *ep, const void *handle,
   if (ep->dead)
     return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   auto seg = std::make_unique<Segment>();
-  seg->created = false;
   char name[64];
   shared_name(name, sizeof name, "seg", h.id);
   if (FileError e = open_shared(ep->pid, h.fd, name, h.size, &seg->map, nullptr))
