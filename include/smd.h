@@ -503,7 +503,11 @@ SMD_API smd_result_t smd_groups_config_init(smd_groups_config_t *config);
  * this rank's groups. All ranks must pass the same configuration; that is
  * checked, and disagreement fails on every rank with SMD_ERR_MISMATCH. A
  * configuration that does not fit the communicator's size fails with
- * SMD_ERR_INVALID_ARGUMENT naming the problem. */
+ * SMD_ERR_INVALID_ARGUMENT naming the problem. "cluster", "DPT" and NULL
+ * agree. A rank whose config cannot be read (NULL, struct_size or version
+ * not set) fails with SMD_ERR_INVALID_ARGUMENT and the others with
+ * SMD_ERR_MISMATCH naming it. Runs after the operations already queued on
+ * `comm`. */
 SMD_API smd_result_t smd_groups_create(smd_comm_t *comm, const smd_groups_config_t *config,
                                        smd_groups_t **groups);
 
@@ -520,13 +524,14 @@ SMD_API smd_result_t smd_groups_size(const smd_groups_t *groups, smd_group_kind_
 
 /* The communicator of this rank's group of `kind`, ready for every
  * collective. Owned by `groups`: valid until smd_groups_destroy(), and not
- * to be destroyed by the caller. */
+ * to be destroyed by the caller (smd_comm_destroy() on it fails with
+ * SMD_ERR_INVALID_USAGE). */
 SMD_API smd_result_t smd_groups_comm(const smd_groups_t *groups, smd_group_kind_t kind,
                                      smd_comm_t **comm);
 
 /* The ranks (of the communicator the groups came from) of this rank's
  * group of `kind`, ascending. *count is set to the group's size; at most
- * `capacity` ranks are written. */
+ * `capacity` ranks are written (`ranks` may be NULL when capacity is 0). */
 SMD_API smd_result_t smd_groups_members(const smd_groups_t *groups, smd_group_kind_t kind,
                                         int *ranks, int capacity, int *count);
 
@@ -551,7 +556,8 @@ typedef struct smd_rank_info {
   int32_t local_rank; /* among the communicator's ranks on that node */
   int32_t local_size;
   int32_t pid;
-  int32_t numa_node;  /* NUMA node the rank's CPUs belong to; -1 unknown */
+  int32_t numa_node;  /* NUMA node the rank's CPUs belong to; -1 unknown
+                       * (no hwloc) or spread over several */
   int32_t cpus;       /* number of CPUs the rank may run on */
   char host[64];      /* host name, NUL-terminated (truncated) */
   char cpuset[128];   /* CPUs it may run on, e.g. "0-3,8", or "" unknown */
@@ -560,7 +566,9 @@ typedef struct smd_rank_info {
 #define SMD_RANK_INFO_VERSION 1
 
 /* Where rank `rank` of `comm` runs (as it reported when the world formed;
- * NUMA node and CPU set need the hwloc build option). */
+ * the NUMA node needs the hwloc build option). Local: no communication.
+ * The caller sets struct_size and version. Errors: SMD_ERR_INVALID_ARGUMENT
+ * (NULL info, struct_size or version not set, rank out of range). */
 SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank,
                                         smd_rank_info_t *info);
 
