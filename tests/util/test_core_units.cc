@@ -57,7 +57,9 @@ TEST(AlgoConfig, PerCollectiveListsAndErrors) {
   EXPECT_NE(c.describe().find("broadcast=tree"), std::string::npos);
 }
 
-RankRecord rec(const char *node, int pid) { return RankRecord{.host = "h", .node_key = node, .pid = pid}; }
+RankRecord rec(const char *node, int pid) {
+  return RankRecord{.host = "h", .node_key = node, .pid = pid, .cpus = 1, .numa_node = -1, .cpuset = ""};
+}
 
 TEST(Topology, NodesInOrderOfLowestRank) {
   Topology t = Topology::compute({rec("b", 1), rec("a", 2), rec("b", 3), rec("c", 4), rec("a", 5)});
