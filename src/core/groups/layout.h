@@ -46,14 +46,15 @@ class GroupLayout {
   std::vector<int> members(int rank, smd_group_kind_t kind) const;
 
  private:
-  // The coordinates picked by `varying` (or by its complement) read as one
-  // mixed-radix number, slowest-varying letter most significant.
+  // `axes` is a bit set of Axis values. mixed_radix: the coordinates on
+  // those axes read as one mixed-radix number, the slowest-varying letter
+  // most significant; product: the product of their degrees.
   int mixed_radix(const Coords &c, unsigned axes) const;
   int product(unsigned axes) const;
 
   int world_;
   Coords degree_{};
-  Coords stride_{};                  // rank = sum of coords * stride
+  Coords stride_{};                       // rank = sum of coords * stride
   std::array<Axis, kAxisCount> order_{};  // slowest to fastest
   std::string letters_;
 };
