@@ -453,6 +453,125 @@ SMD_API smd_result_t smd_request_get_count(smd_request_t *request,
  * buffers are in use until then), and its result is returned. */
 SMD_API smd_result_t smd_request_free(smd_request_t *request);
 
+/* ------------------------------------------------------------------------
+ * Rank groups for model parallelism (SageMaker model parallel's rules)
+ *
+ * A world of W ranks with tensor-parallel degree tp and pipeline-parallel
+ * degree pp (tp * pp must divide W) has reduced-data-parallel degree
+ * rdp = W / (tp * pp). Every rank has coordinates (rdp_rank, pp_rank,
+ * tp_rank); the placement says how they map to ranks: "cluster" (= "DPT"),
+ * "spread" (= "TPD"), or any permutation of the letters D, P, T, where the
+ * right-most letter varies fastest over consecutive ranks. With W = 8 and
+ * tp = pp = rdp = 2, "DPT" gives rank = 4*rdp_rank + 2*pp_rank + tp_rank.
+ *
+ * Groups (members in ascending rank order): TP = same rdp_rank and pp_rank;
+ * PP = same rdp_rank and tp_rank; RDP = same pp_rank and tp_rank; DP = same
+ * pp_rank (size tp * rdp); MP = same rdp_rank (size tp * pp: one whole model
+ * replica); WORLD = every rank of the communicator the groups came from.
+ * --------------------------------------------------------------------- */
+
+typedef enum smd_group_kind {
+  SMD_GROUP_WORLD = 0,
+  SMD_GROUP_TP = 1,
+  SMD_GROUP_PP = 2,
+  SMD_GROUP_DP = 3,
+  SMD_GROUP_RDP = 4,
+  SMD_GROUP_MP = 5,
+  SMD_GROUP_KIND_COUNT = 6
+} smd_group_kind_t;
+
+typedef struct smd_groups smd_groups_t;
+
+typedef struct smd_groups_config {
+  size_t struct_size; /* sizeof(smd_groups_config_t) */
+  uint32_t version;   /* SMD_GROUPS_CONFIG_VERSION */
+  int32_t tp;         /* tensor-parallel degree, >= 1 */
+  int32_t pp;         /* pipeline-parallel degree, >= 1 */
+  /* "cluster", "spread", or a permutation of "DPT" (upper case, each
+   * letter once); NULL = "cluster". */
+  const char *placement;
+} smd_groups_config_t;
+
+#define SMD_GROUPS_CONFIG_VERSION 1
+#define SMD_GROUPS_CONFIG_INIT \
+  { sizeof(smd_groups_config_t), SMD_GROUPS_CONFIG_VERSION, 1, 1, NULL }
+
+/* Fill `config` with the defaults of SMD_GROUPS_CONFIG_INIT. */
+SMD_API smd_result_t smd_groups_config_init(smd_groups_config_t *config);
+
+/* Collective over `comm`: build every group and a communicator for each of
+ * this rank's groups. All ranks must pass the same configuration; that is
+ * checked, and disagreement fails on every rank with SMD_ERR_MISMATCH. A
+ * configuration that does not fit the communicator's size fails with
+ * SMD_ERR_INVALID_ARGUMENT naming the problem. "cluster", "DPT" and NULL
+ * agree. A rank whose config cannot be read (NULL, struct_size or version
+ * not set) fails with SMD_ERR_INVALID_ARGUMENT and the others with
+ * SMD_ERR_MISMATCH naming it. Runs after the operations already queued on
+ * `comm`. */
+SMD_API smd_result_t smd_groups_create(smd_comm_t *comm, const smd_groups_config_t *config,
+                                       smd_groups_t **groups);
+
+/* Release the groups and their communicators (local, not collective). */
+SMD_API smd_result_t smd_groups_destroy(smd_groups_t *groups);
+
+/* This rank's rank in its group of `kind` (tp_rank, pp_rank, dp_rank,
+ * rdp_rank, mp_rank; the communicator rank for SMD_GROUP_WORLD), and the
+ * group's size (tp, pp, tp*rdp, rdp, tp*pp, W). */
+SMD_API smd_result_t smd_groups_rank(const smd_groups_t *groups, smd_group_kind_t kind,
+                                     int *rank);
+SMD_API smd_result_t smd_groups_size(const smd_groups_t *groups, smd_group_kind_t kind,
+                                     int *size);
+
+/* The communicator of this rank's group of `kind`, ready for every
+ * collective. Owned by `groups`: valid until smd_groups_destroy(), and not
+ * to be destroyed by the caller (smd_comm_destroy() on it fails with
+ * SMD_ERR_INVALID_USAGE). */
+SMD_API smd_result_t smd_groups_comm(const smd_groups_t *groups, smd_group_kind_t kind,
+                                     smd_comm_t **comm);
+
+/* The ranks (of the communicator the groups came from) of this rank's
+ * group of `kind`, ascending. *count is set to the group's size; at most
+ * `capacity` ranks are written (`ranks` may be NULL when capacity is 0). */
+SMD_API smd_result_t smd_groups_members(const smd_groups_t *groups, smd_group_kind_t kind,
+                                        int *ranks, int capacity, int *count);
+
+/* The same layout computed without communicating, for any rank of a world
+ * of `world_size` (tools, planners, tests): the rank's rank within its
+ * group of `kind` and the group's members. Validates like
+ * smd_groups_create(). */
+SMD_API smd_result_t smd_groups_layout(const smd_groups_config_t *config, int world_size,
+                                       int rank, smd_group_kind_t kind, int *group_rank,
+                                       int *ranks, int capacity, int *count);
+
+/* ------------------------------------------------------------------------
+ * Topology
+ * --------------------------------------------------------------------- */
+
+typedef struct smd_rank_info {
+  size_t struct_size; /* sizeof(smd_rank_info_t), set by the caller */
+  uint32_t version;   /* SMD_RANK_INFO_VERSION, set by the caller */
+  int32_t rank;       /* rank in the communicator */
+  int32_t world_rank;
+  int32_t node_index; /* among the communicator's nodes */
+  int32_t local_rank; /* among the communicator's ranks on that node */
+  int32_t local_size;
+  int32_t pid;
+  int32_t numa_node;  /* NUMA node the rank's CPUs belong to; -1 unknown
+                       * (no hwloc) or spread over several */
+  int32_t cpus;       /* number of CPUs the rank may run on */
+  char host[64];      /* host name, NUL-terminated (truncated) */
+  char cpuset[128];   /* CPUs it may run on, e.g. "0-3,8", or "" unknown */
+} smd_rank_info_t;
+
+#define SMD_RANK_INFO_VERSION 1
+
+/* Where rank `rank` of `comm` runs (as it reported when the world formed;
+ * the NUMA node needs the hwloc build option). Local: no communication.
+ * The caller sets struct_size and version. Errors: SMD_ERR_INVALID_ARGUMENT
+ * (NULL info, struct_size or version not set, rank out of range). */
+SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank,
+                                        smd_rank_info_t *info);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -10,6 +10,7 @@
 
 #include "core/coll/algo_config.h"
 #include "core/coll/coll_util.h"
+#include "core/comm/cpu_binding.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"
 #include "core/exec/executor.h"
@@ -56,7 +57,9 @@ TEST(AlgoConfig, PerCollectiveListsAndErrors) {
   EXPECT_NE(c.describe().find("broadcast=tree"), std::string::npos);
 }
 
-RankRecord rec(const char *node, int pid) { return RankRecord{std::string("h"), std::string(node), pid, 1}; }
+RankRecord rec(const char *node, int pid) {
+  return RankRecord{.host = "h", .node_key = node, .pid = pid, .cpus = 1, .numa_node = -1, .cpuset = ""};
+}
 
 TEST(Topology, NodesInOrderOfLowestRank) {
   Topology t = Topology::compute({rec("b", 1), rec("a", 2), rec("b", 3), rec("c", 4), rec("a", 5)});
@@ -91,6 +94,40 @@ TEST(Topology, RecordsRoundTripAndRejectGarbage) {
   EXPECT_EQ(back.pid, 42);
   EXPECT_EQ(back.cpus, 7);
   EXPECT_EQ(code_of([] { decode_rank_record(Bytes{1, 2, 3}); }), SMD_ERR_BOOTSTRAP);
+}
+
+TEST(Topology, RecordsCarryCpuSetAndNumaNode) {
+  RankRecord r = rec("n", 5);
+  r.numa_node = 3;
+  r.cpuset = "0-3,8";
+  RankRecord back = decode_rank_record(encode_rank_record(r));
+  EXPECT_EQ(back.numa_node, 3);
+  EXPECT_EQ(back.cpuset, "0-3,8");
+  // A record of a build without the two fields: they are unknown.
+  RankRecord old = rec("n", 5);
+  Bytes b = encode_rank_record(old);
+  b.resize(b.size() - 8);  // numa_node and the empty cpuset's length
+  RankRecord short_back = decode_rank_record(b);
+  EXPECT_EQ(short_back.pid, 5);
+  EXPECT_EQ(short_back.numa_node, -1);
+  EXPECT_EQ(short_back.cpuset, "");
+  Bytes cut = encode_rank_record(r);
+  cut.resize(cut.size() - 2);  // inside the cpuset: malformed
+  EXPECT_EQ(code_of([&] { decode_rank_record(cut); }), SMD_ERR_BOOTSTRAP);
+}
+
+TEST(Topology, LocalRecordHasThisProcessCpus) {
+  RankRecord me = local_rank_record();
+  EXPECT_EQ(me.cpus, usable_cpus());
+  EXPECT_FALSE(me.cpuset.empty());
+  EXPECT_GE(me.numa_node, -1);
+}
+
+TEST(Topology, CpuListsAsRanges) {
+  EXPECT_EQ(format_cpu_list({}), "");
+  EXPECT_EQ(format_cpu_list({5}), "5");
+  EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 8}), "0-3,8");
+  EXPECT_EQ(format_cpu_list({0, 2, 4, 5, 6, 10, 11}), "0,2,4-6,10-11");
 }
 
 TEST(Topology, NodeIdOverride) {

@@ -7,27 +7,11 @@
 
 #include "core/api/guard.h"
 #include "core/api/handles.h"
+#include "core/api/on_parent.h"
+#include "core/api/validate.h"
 #include "core/comm/comm_create.h"
 
 using namespace smd;
-
-namespace {
-
-template <class T>
-void require_out(T *p, const char *name) {
-  if (!p) fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL", name);
-}
-
-// Runs a communicator-creating step in the parent's operation order.
-template <class F>
-std::shared_ptr<Comm> on_parent(Comm &parent, F &&make) {
-  parent.check_usable();
-  std::shared_ptr<Comm> made;
-  parent.executor().run_blocking([&] { made = make(); });
-  return made;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -91,13 +75,14 @@ SMD_API smd_result_t smd_comm_create_group(smd_comm_t *comm, const int *ranks, i
 SMD_API smd_result_t smd_comm_destroy(smd_comm_t *comm) {
   return guarded("smd_comm_destroy", [&] {
     if (!comm) fail(SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
+    if (comm_registry().contains(comm) && comm->owner)
+      fail(SMD_ERR_INVALID_USAGE,
+           "comm %p belongs to an smd_groups_t: smd_groups_destroy() releases it",
+           static_cast<void *>(comm));
     if (!comm_registry().remove(comm))
       fail(SMD_ERR_INVALID_USAGE, "comm %p is not a live communicator (destroyed twice?)",
            static_cast<void *>(comm));
-    std::shared_ptr<Comm> impl = std::move(comm->impl);
-    delete comm;
-    // Queued operations finish first; requests still hold the insides.
-    impl->executor().drain(Deadline::after_ms(impl->ctx().timeout_ms()));
+    release_comm_handle(comm);
   });
 }
 

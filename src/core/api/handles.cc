@@ -14,6 +14,11 @@ Registry<smd_request> &request_registry() {
   return *r;
 }
 
+Registry<smd_groups> &groups_registry() {
+  static auto *r = new Registry<smd_groups>();
+  return *r;
+}
+
 std::shared_ptr<Comm> comm_of(const smd_comm_t *handle) {
   if (!handle) fail(SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
   // Copy the reference under the registry's lock semantics: a handle found
@@ -28,6 +33,20 @@ smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm) {
   auto *h = new smd_comm{std::move(comm)};
   comm_registry().add(h);
   return h;
+}
+
+void release_comm_handle(smd_comm_t *handle) {
+  std::shared_ptr<Comm> impl = std::move(handle->impl);
+  delete handle;
+  impl->executor().drain(Deadline::after_ms(impl->ctx().timeout_ms()));
+}
+
+const RankGroups &groups_of(const smd_groups_t *handle) {
+  if (!handle) fail(SMD_ERR_INVALID_ARGUMENT, "groups is NULL");
+  if (!groups_registry().contains(handle))
+    fail(SMD_ERR_INVALID_USAGE, "groups %p is not live (destroyed, or never created)",
+         static_cast<const void *>(handle));
+  return *handle->impl;
 }
 
 }  // namespace smd

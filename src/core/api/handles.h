@@ -4,6 +4,7 @@
 
 #include <smd.h>
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,9 +12,17 @@
 
 #include "core/comm/communicator.h"
 #include "core/exec/executor.h"
+#include "core/groups/groups.h"
 
 struct smd_comm {
   std::shared_ptr<smd::Comm> impl;
+  // Set for the communicators of an smd_groups_t: they go with it.
+  const smd_groups *owner = nullptr;
+};
+
+struct smd_groups {
+  std::unique_ptr<smd::RankGroups> impl;
+  std::array<smd_comm_t *, SMD_GROUP_KIND_COUNT> comms{};
 };
 
 struct smd_request {
@@ -54,6 +63,7 @@ class Registry {
 
 Registry<smd_comm> &comm_registry();
 Registry<smd_request> &request_registry();
+Registry<smd_groups> &groups_registry();
 
 // The communicator behind a handle; throws SMD_ERR_INVALID_USAGE for a
 // handle that is not live.
@@ -61,5 +71,13 @@ std::shared_ptr<Comm> comm_of(const smd_comm_t *handle);
 
 // A new handle for a communicator (registered).
 smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm);
+
+// Frees a handle already taken out of the registry; the communicator's
+// queued operations finish first (requests still hold its insides).
+void release_comm_handle(smd_comm_t *handle);
+
+// The groups behind a handle; throws SMD_ERR_INVALID_USAGE for a handle
+// that is not live.
+const RankGroups &groups_of(const smd_groups_t *handle);
 
 }  // namespace smd

@@ -5,6 +5,10 @@
 
 namespace smd {
 
+void require_out(const void *p, const char *name) {
+  if (!p) fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL", name);
+}
+
 void check_stream(smd_stream_t stream) {
   if (stream)
     fail(SMD_ERR_NOT_SUPPORTED,

@@ -1,5 +1,5 @@
-// Argument checks shared by the collective and point-to-point entry
-// points: each failure names the argument and its value.
+// Argument checks shared by the entry points: each failure names the
+// argument and its value.
 #pragma once
 
 #include <smd.h>
@@ -9,6 +9,8 @@
 
 namespace smd {
 
+// An output pointer the caller must pass.
+void require_out(const void *p, const char *name);
 void check_stream(smd_stream_t stream);
 size_t check_datatype(smd_datatype_t datatype);  // returns its size
 void check_op(smd_op_t op);

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "core/exec/wait_policy.h"
+#include "core/comm/cpu_binding.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
 
@@ -59,6 +59,8 @@ Bytes encode_rank_record(const RankRecord &r) {
   put_str(b, r.node_key);
   put_u32(b, static_cast<uint32_t>(r.pid));
   put_u32(b, static_cast<uint32_t>(r.cpus));
+  put_u32(b, static_cast<uint32_t>(r.numa_node));
+  put_str(b, r.cpuset);
   return b;
 }
 
@@ -69,6 +71,9 @@ RankRecord decode_rank_record(const Bytes &b) {
   r.node_key = rd.str();
   r.pid = static_cast<int32_t>(rd.u32());
   r.cpus = static_cast<int32_t>(rd.u32());
+  if (rd.pos == b.size()) return r;
+  r.numa_node = static_cast<int32_t>(rd.u32());
+  r.cpuset = rd.str();
   return r;
 }
 
@@ -82,7 +87,10 @@ RankRecord local_rank_record() {
   else
     r.node_key = r.host + "/" + boot_id();
   r.pid = getpid();
-  r.cpus = usable_cpus();
+  CpuBinding cpu = measure_cpu_binding();
+  r.cpus = cpu.cpus;
+  r.numa_node = cpu.numa_node;
+  r.cpuset = cpu.cpuset;
   return r;
 }
 

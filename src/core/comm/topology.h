@@ -16,12 +16,17 @@ struct RankRecord {
   std::string node_key;  // equal on ranks that share memory
   int32_t pid = 0;
   int32_t cpus = 1;      // CPUs this rank may run on
+  int32_t numa_node = -1;  // NUMA node holding those CPUs; -1 unknown or several
+  std::string cpuset;      // those CPUs, "0-3,8"; "" unknown
 };
 
+// Records from a build without the last two fields decode with them
+// unknown.
 Bytes encode_rank_record(const RankRecord &r);
 RankRecord decode_rank_record(const Bytes &b);  // throws SMD_ERR_BOOTSTRAP
 
-// This process's record (SMD_NODE_ID overrides the node key).
+// This process's record (SMD_NODE_ID overrides the node key; CPUs and
+// NUMA node as measure_cpu_binding() finds them).
 RankRecord local_rank_record();
 
 struct Topology {

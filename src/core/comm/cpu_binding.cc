@@ -1,0 +1,87 @@
+#include "core/comm/cpu_binding.h"
+
+#include <sched.h>
+
+#include <cerrno>
+
+#include "smd_build_config.h"
+
+#if SMD_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace smd {
+namespace {
+
+// The affinity mask of the calling thread, growing the mask for machines
+// with more CPUs than cpu_set_t holds.
+std::vector<int> affinity_cpus() {
+  std::vector<int> out;
+  for (int ncpu = 1024; ncpu <= (1 << 20); ncpu *= 4) {
+    cpu_set_t *set = CPU_ALLOC(ncpu);
+    if (!set) return out;
+    size_t bytes = CPU_ALLOC_SIZE(ncpu);
+    CPU_ZERO_S(bytes, set);
+    int rc = sched_getaffinity(0, bytes, set);
+    if (rc == 0)
+      for (int c = 0; c < ncpu; ++c)
+        if (CPU_ISSET_S(c, bytes, set)) out.push_back(c);
+    int err = errno;
+    CPU_FREE(set);
+    if (rc == 0 || err != EINVAL) return out;
+  }
+  return out;
+}
+
+#if SMD_HAVE_HWLOC
+int numa_node_holding(const std::vector<int> &cpus) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return -1;
+  // Machine, NUMA nodes and PUs are all this needs (and they stay whatever
+  // the filter says); skipping caches, cores and I/O keeps loading quick.
+  hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  int found = -1, nodes = 0;
+  if (hwloc_topology_load(topo) == 0) {
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    for (int c : cpus) hwloc_bitmap_set(set, static_cast<unsigned>(c));
+    hwloc_obj_t node = nullptr;
+    while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)) != nullptr) {
+      if (!node->cpuset || !hwloc_bitmap_intersects(node->cpuset, set)) continue;
+      found = static_cast<int>(node->os_index);
+      ++nodes;
+    }
+    hwloc_bitmap_free(set);
+  }
+  hwloc_topology_destroy(topo);
+  return nodes == 1 ? found : -1;
+}
+#endif
+
+}  // namespace
+
+std::string format_cpu_list(const std::vector<int> &cpus) {
+  std::string s;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!s.empty()) s += ',';
+    s += std::to_string(cpus[i]);
+    if (j > i) s += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+CpuBinding measure_cpu_binding() {
+  CpuBinding b;
+  std::vector<int> cpus = affinity_cpus();
+  if (cpus.empty()) return b;
+  b.cpus = static_cast<int>(cpus.size());
+  b.cpuset = format_cpu_list(cpus);
+#if SMD_HAVE_HWLOC
+  b.numa_node = numa_node_holding(cpus);
+#endif
+  return b;
+}
+
+}  // namespace smd

@@ -1,0 +1,13 @@
+// smd-info's commands; each returns the process exit status.
+#pragma once
+
+#include "options.h"
+
+namespace smdinfo {
+
+int run_groups_table(const Options &o);  // groups without --nodes
+int run_advisor(const Options &o);       // groups with --nodes
+int run_topology(const Options &o);
+int run_params(const Options &o);
+
+}  // namespace smdinfo

@@ -1,0 +1,25 @@
+// smd-info: what smd knows about a job without running one (model-parallel
+// rank groups and the placement advisor, the configuration variables) and
+// where the ranks of a running job are (topology).
+#include <cstdio>
+
+#include "commands.h"
+#include "options.h"
+
+using namespace smdinfo;
+
+int main(int argc, char **argv) {
+  try {
+    Options o = parse_options(argc, argv);
+    switch (o.command) {
+      case Command::kHelp: fputs(kUsage, stdout); return 0;
+      case Command::kGroups: return o.nodes ? run_advisor(o) : run_groups_table(o);
+      case Command::kTopology: return run_topology(o);
+      case Command::kParams: return run_params(o);
+    }
+  } catch (const UsageError &e) {
+    fprintf(stderr, "smd-info: %s\nrun 'smd-info --help' for usage\n", e.message.c_str());
+    return 2;
+  }
+  return 1;
+}

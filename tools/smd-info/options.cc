@@ -1,0 +1,145 @@
+#include "options.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+namespace smdinfo {
+
+const char *const kUsage =
+    "usage: smd-info COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  groups     model-parallel rank groups of a layout, computed without launching\n"
+    "  topology   where every rank runs (start it under smdrun or another launcher)\n"
+    "  params     the SMD_* configuration variables: name, type, default, meaning\n"
+    "  help       this text (also -h, --help, after any command)\n"
+    "\n"
+    "smd-info groups --world W [--tp T] [--pp P] [--placement S] [--json]\n"
+    "  Every rank's coordinates and groups for W ranks with tensor-parallel degree T\n"
+    "  and pipeline-parallel degree P (default 1; T*P must divide W, and the\n"
+    "  reduced-data-parallel degree is rdp = W/(T*P)). S is cluster (= DPT, the\n"
+    "  default), spread (= TPD) or a permutation of the letters D, P, T: the\n"
+    "  right-most letter varies fastest over consecutive ranks. Groups: tp (same\n"
+    "  rdp_rank and pp_rank), pp (same rdp_rank and tp_rank), rdp (same pp_rank and\n"
+    "  tp_rank), dp (same pp_rank), mp (same rdp_rank); a rank's dp_rank and mp_rank\n"
+    "  are its positions in its dp and mp groups, members in ascending rank order.\n"
+    "  --json prints one array with an object per rank: rank, rdp_rank, pp_rank,\n"
+    "  tp_rank, dp_rank, mp_rank, tp_group, pp_group, rdp_group, dp_group, mp_group.\n"
+    "\n"
+    "smd-info groups --world W [--tp T] [--pp P] --nodes N --ranks-per-node L\n"
+    "                [--heaviest K] [--placement S] [--json]\n"
+    "  Placement advisor. Ranks sit on N nodes of L ranks in contiguous blocks\n"
+    "  (rank r on node r / L; N*L must equal W). For every placement (the six\n"
+    "  permutations; DPT is cluster, TPD is spread) and every group kind it counts\n"
+    "    off-node  the members not on their group's home node (the node holding\n"
+    "              most of the group, the lowest such node on a tie), summed over\n"
+    "              the groups of the kind: the fewest ranks that would have to move\n"
+    "              for every group of that kind to sit inside one node;\n"
+    "    split     the groups of the kind that span more than one node.\n"
+    "  It recommends the placement with the fewest off-node members in the heaviest\n"
+    "  group kind K (tp by default; also pp, dp, rdp or mp), ties broken by the\n"
+    "  other kinds in the order tp, dp, pp, rdp, mp, and then by the order of the\n"
+    "  table (DPT, TPD, DTP, PDT, PTD, TDP). --placement marks one row as yours.\n"
+    "\n"
+    "smd-info topology [--json]\n"
+    "  Forms a world from the launcher's environment; rank 0 prints every rank's\n"
+    "  host, node index, local rank and size, pid, NUMA node (-1: unknown, or its\n"
+    "  CPUs span several) and CPU set.\n"
+    "\n"
+    "smd-info params\n"
+    "\n"
+    "Exit status: 0 success, 1 a failure at run time, 2 bad usage.\n";
+
+namespace {
+
+int parse_int(const std::string &option, const char *text, int min) {
+  errno = 0;
+  char *end = nullptr;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < min || v > INT_MAX)
+    throw UsageError{option + " needs an integer of at least " + std::to_string(min) + ", got '" +
+                     text + "'"};
+  return static_cast<int>(v);
+}
+
+smd_group_kind_t parse_kind(const char *text) {
+  struct {
+    const char *name;
+    smd_group_kind_t kind;
+  } kinds[] = {{"tp", SMD_GROUP_TP}, {"pp", SMD_GROUP_PP}, {"dp", SMD_GROUP_DP},
+               {"rdp", SMD_GROUP_RDP}, {"mp", SMD_GROUP_MP}};
+  for (auto &k : kinds)
+    if (!strcmp(text, k.name)) return k.kind;
+  throw UsageError{std::string("--heaviest needs tp, pp, dp, rdp or mp, got '") + text + "'"};
+}
+
+Command parse_command(const std::string &word) {
+  if (word == "groups") return Command::kGroups;
+  if (word == "topology") return Command::kTopology;
+  if (word == "params") return Command::kParams;
+  if (word == "help" || word == "-h" || word == "--help") return Command::kHelp;
+  throw UsageError{"unknown command '" + word + "'"};
+}
+
+}  // namespace
+
+Options parse_options(int argc, char **argv) {
+  Options o;
+  if (argc < 2) throw UsageError{"no command given"};
+  o.command = parse_command(argv[1]);
+  bool have_world = false, have_nodes = false, have_rpn = false, have_heaviest = false;
+  for (int i = 2; i < argc && o.command != Command::kHelp; ++i) {
+    std::string arg = argv[i], value;
+    bool inline_value = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg.resize(eq);
+      inline_value = true;
+    }
+    auto next = [&]() -> const char * {
+      if (inline_value) return value.c_str();
+      if (i + 1 >= argc) throw UsageError{arg + " needs a value"};
+      return argv[++i];
+    };
+    bool groups = o.command == Command::kGroups;
+    if (arg == "-h" || arg == "--help") {
+      o.command = Command::kHelp;
+    } else if (arg == "--json" && !inline_value && o.command != Command::kParams) {
+      o.json = true;
+    } else if (groups && arg == "--world") {
+      o.world = parse_int(arg, next(), 1);
+      have_world = true;
+    } else if (groups && arg == "--tp") {
+      o.tp = parse_int(arg, next(), 1);
+    } else if (groups && arg == "--pp") {
+      o.pp = parse_int(arg, next(), 1);
+    } else if (groups && arg == "--placement") {
+      o.placement = next();
+      o.placement_given = true;
+    } else if (groups && arg == "--nodes") {
+      o.nodes = parse_int(arg, next(), 1);
+      have_nodes = true;
+    } else if (groups && arg == "--ranks-per-node") {
+      o.ranks_per_node = parse_int(arg, next(), 1);
+      have_rpn = true;
+    } else if (groups && arg == "--heaviest") {
+      o.heaviest = parse_kind(next());
+      have_heaviest = true;
+    } else {
+      throw UsageError{"'" + std::string(argv[i]) + "' is not an option of smd-info " + argv[1]};
+    }
+  }
+  if (o.command != Command::kGroups) return o;
+  if (!have_world) throw UsageError{"groups needs --world W"};
+  if (have_nodes != have_rpn) throw UsageError{"--nodes and --ranks-per-node go together"};
+  if (have_heaviest && !have_nodes) throw UsageError{"--heaviest needs --nodes and --ranks-per-node"};
+  if (have_nodes && static_cast<long long>(o.nodes) * o.ranks_per_node != o.world)
+    throw UsageError{"--nodes " + std::to_string(o.nodes) + " x --ranks-per-node " +
+                     std::to_string(o.ranks_per_node) + " is not the world size " +
+                     std::to_string(o.world)};
+  return o;
+}
+
+}  // namespace smdinfo
