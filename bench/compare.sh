@@ -80,7 +80,7 @@ PY=/usr/bin/python3
 if [ "$QUICK" = 1 ]; then
   GROUPS_SPEC="tiny:8:64K:8192:20:3"
 else
-  GROUPS_SPEC="small:8:1K:128:100:10 medium:64K:16M:16:10:2 large:256M:256M:2:2:1"
+  GROUPS_SPEC="small:8:1K:128:100:10 medium:64K:16M:16:20:2 large:256M:256M:2:2:1"
 fi
 
 # ---- build -------------------------------------------------------------------------
@@ -236,6 +236,13 @@ for ((rep = 0; rep < REPS; rep++)); do
     [ -s "$OUT/r${rep}_membw.err" ] || rm -f "$OUT/r${rep}_membw.err"
   fi
   for ((pi = 0; pi < ${#POINTS[@]}; pi++)); do
+    # A repetition after the first stops short when the budget is spent (the
+    # medians then use fewer repetitions for the points it did not reach).
+    if [ "$rep" -gt 0 ] && [ "$(elapsed)" -gt $(( BUDGET + 30 )) ]; then
+      say "# budget spent: repetition $((rep + 1)) stops after $pi of ${#POINTS[@]} points"
+      echo "{\"meta\": \"budget_cut\", \"rep\": $rep, \"points_done\": $pi, \"points\": ${#POINTS[@]}}" >> "$OUT/meta.jsonl"
+      break 2
+    fi
     IFS='|' read -r np coll spec <<<"${POINTS[$pi]}"
     gname=${spec%%:*}
     rot=$(( (pi + rep) % NIMPL ))

@@ -13,21 +13,23 @@
 // per-iteration time, after -w warm-up iterations and a barrier) and JSON keys
 // as smd-bench, plus "algo" (which Gloo algorithm ran).
 //
-// Algorithms (-a), all from the installed (2022) libgloo:
-//   allreduce:  ring | bcube               gloo::allreduce() (current API, out of place)
-//               ring_legacy | ring_chunked | halving_doubling | bcube_legacy
-//                                          the older algorithm classes (in place on
-//                                          the output buffer; see below)
-//   allgather:  ring                       gloo::allgather() (current API)
-//   broadcast:  one_to_all                 gloo::broadcast() (current API)
-//   reduce_scatter: halving_doubling       gloo::ReduceScatterHalvingDoubling (the only
-//                                          reduce-scatter in this snapshot: an older
-//                                          algorithm class, in place)
-// The in-place algorithm classes reduce the buffer they are given: every
-// iteration first copies the input into the output buffer (memcpy, timed, as
-// an out-of-place call must also write the output) and reduces there.
-// The default allreduce algorithm is "ring" (gloo::allreduce, the current
-// API): it was the fastest or tied here at every size (see bench/README.md).
+// Algorithms (-a), all from the installed (2022) libgloo; the first of each is the default:
+//   allreduce:      halving_doubling | ring_legacy | ring_chunked | bcube_legacy
+//                     (the older algorithm classes, in place on the output buffer)
+//                   ring | bcube (gloo::allreduce, the current API, out of place)
+//   allgather:      ring_legacy (AllgatherRing) | ring (gloo::allgather)
+//   reduce_scatter: halving_doubling (ReduceScatterHalvingDoubling: the only
+//                     reduce-scatter in this snapshot, an older class, in place)
+//   broadcast:      one_to_all_legacy (BroadcastOneToAll) | one_to_all (gloo::broadcast)
+// The current API was 10-1000x slower over TCP here (60 ms for a 64 KiB
+// allreduce, seconds for 8 MiB broadcasts), so the older classes are the
+// defaults; halving-doubling was the fastest allreduce from 1 MiB up.
+// The in-place classes get out-of-place semantics by copying the input into
+// the output (work) buffer first, inside the timed call.
+// Known Gloo issue: ReduceScatterHalvingDoubling copies a rank's own reduced
+// block over the region it is still sending (rank != 0), without waiting for
+// that send; under load the peer can receive overwritten data (seen at
+// 256 MiB: the check counts the wrong elements, the report marks the run E).
 #include <gloo/allgather.h>
 #include <gloo/allgather_ring.h>
 #include <gloo/allreduce.h>

@@ -174,6 +174,9 @@ def main():
             print("  note: %s" % m["what"])
         if m.get("meta") == "budget":
             print("  note: stopped after %d of %d reps to stay inside the time budget" % (m["reps_done"], m["reps_asked"]))
+        if m.get("meta") == "budget_cut":
+            print("  note: repetition %d stopped after %d of %d points (time budget)" % (
+                m["rep"] + 1, m["points_done"], m["points"]))
         if m.get("meta") == "failed":
             print("  note: FAILED run: %s %s np=%s %s rep %s (exit %s)" % (
                 m["impl"], m["collective"], m["ranks"], m["group"], m["rep"], m["exit"]))
