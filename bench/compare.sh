@@ -13,8 +13,9 @@
 #                         [--out DIR] [--budget SECONDS] [--build DIR] [--no-smd-build]
 #   --quick          the smoke: sizes 8 B and 64 KiB, 1 rep, 2 ranks, every implementation
 #   --reps R         repetitions of every (implementation, collective, ranks, sizes) run (3)
-#   --budget S       stop starting new repetitions when the next one would end after S
-#                    seconds from the start (default 540: the whole script stays < 10 min)
+#   --budget S       start no repetition that (as long as the last one) would end after S
+#                    seconds, and no point of one that would end after S+25 s (default 555:
+#                    the whole script, build and report included, stays under 10 minutes)
 #   --out DIR        raw JSON and the report go there (default BUILD/bench/results/<timestamp>)
 #   --build DIR      smd's meson build directory (default: build/ at the repository root)
 #   --no-smd-build   do not run ninja for smd-bench/smdrun (the meson test uses this)
@@ -32,7 +33,7 @@ REPS=3
 RANKS="2 4"
 COLLS="allreduce allgather reduce_scatter broadcast"
 OUT=""
-BUDGET=540
+BUDGET=555
 BUILD="$ROOT/build"
 SMD_BUILD=1
 REPS_SET=0 RANKS_SET=0
@@ -80,7 +81,7 @@ PY=/usr/bin/python3
 if [ "$QUICK" = 1 ]; then
   GROUPS_SPEC="tiny:8:64K:8192:20:3"
 else
-  GROUPS_SPEC="small:8:1K:128:100:10 medium:64K:16M:16:20:2 large:256M:256M:2:2:1"
+  GROUPS_SPEC="small:8:1K:128:100:10 medium:64K:16M:16:20:2 large:256M:256M:2:1:1"
 fi
 
 # ---- build -------------------------------------------------------------------------
@@ -214,6 +215,7 @@ say "# groups (name:-b:-e:-f:-n:-w): $GROUPS_SPEC"
 } > "$OUT/meta.jsonl"
 
 FAILED=0
+POINT_SECS=()  # seconds each point took (the longest repetition so far)
 K=0
 REPS_DONE=0
 REP_START=0
@@ -221,7 +223,7 @@ for ((rep = 0; rep < REPS; rep++)); do
   now=$(elapsed)
   if [ "$rep" -gt 0 ]; then
     last=$(( now - REP_START ))
-    if [ $(( now + last + 15 )) -gt "$BUDGET" ]; then
+    if [ $(( now + last )) -gt "$BUDGET" ]; then
       say "# stopping after $rep of $REPS reps: the next one (about ${last}s) would pass the ${BUDGET}s budget"
       echo "{\"meta\": \"budget\", \"reps_done\": $rep, \"reps_asked\": $REPS}" >> "$OUT/meta.jsonl"
       break
@@ -236,15 +238,17 @@ for ((rep = 0; rep < REPS; rep++)); do
     [ -s "$OUT/r${rep}_membw.err" ] || rm -f "$OUT/r${rep}_membw.err"
   fi
   for ((pi = 0; pi < ${#POINTS[@]}; pi++)); do
-    # A repetition after the first stops short when the budget is spent (the
-    # medians then use fewer repetitions for the points it did not reach).
-    if [ "$rep" -gt 0 ] && [ "$(elapsed)" -gt $(( BUDGET + 30 )) ]; then
+    # A repetition after the first stops short when this point (as long as it
+    # took last time) would end more than 25 s past the budget; the medians then
+    # use fewer repetitions for the points it did not reach.
+    if [ "$rep" -gt 0 ] && [ $(( $(elapsed) + ${POINT_SECS[$pi]:-0} )) -gt $(( BUDGET + 25 )) ]; then
       say "# budget spent: repetition $((rep + 1)) stops after $pi of ${#POINTS[@]} points"
       echo "{\"meta\": \"budget_cut\", \"rep\": $rep, \"points_done\": $pi, \"points\": ${#POINTS[@]}}" >> "$OUT/meta.jsonl"
       break 2
     fi
     IFS='|' read -r np coll spec <<<"${POINTS[$pi]}"
     gname=${spec%%:*}
+    point_t0=$(elapsed)
     rot=$(( (pi + rep) % NIMPL ))
     for ((j = 0; j < NIMPL; j++)); do
       impl=${IMPL_ARR[$(( (rot + j) % NIMPL ))]}
@@ -265,6 +269,8 @@ for ((rep = 0; rep < REPS; rep++)); do
         echo "{\"meta\": \"failed\", \"impl\": \"$impl\", \"collective\": \"$coll\", \"ranks\": $np, \"group\": \"$gname\", \"rep\": $rep, \"exit\": $rc}" >> "$OUT/meta.jsonl"
       fi
     done
+    d=$(( $(elapsed) - point_t0 ))
+    [ "$d" -gt "${POINT_SECS[$pi]:-0}" ] && POINT_SECS[$pi]=$d  # the longest seen
   done
   REPS_DONE=$((rep + 1))
 done
