@@ -282,6 +282,7 @@ int main(int argc, char **argv) {
   }
   mkdir(store.c_str(), 0700);  // every rank tries; EEXIST is fine
 
+  bool measured = false;  // every size done (and printed by rank 0)
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
@@ -333,7 +334,8 @@ int main(int argc, char **argv) {
         Point pt;
         pt.send.assign(std::max<size_t>(send_elems, 1), 0.0f);
         pt.recv.assign(std::max<size_t>(recv_elems, 1), 0.0f);
-        for (size_t i = 0; i < send_elems; ++i) pt.send[i] = static_cast<float>(value(rank, i));
+        if (o.check)
+          for (size_t i = 0; i < send_elems; ++i) pt.send[i] = static_cast<float>(value(rank, i));
         prepare(pt, o, base, count, tag++);
         user_buffer_bytes = std::max(user_buffer_bytes, (send_elems + recv_elems) * sizeof(float));
         const float *out = pt.recv.data();
@@ -380,7 +382,7 @@ int main(int argc, char **argv) {
       size_t next = static_cast<size_t>(bytes * o.factor);
       bytes = std::max(next, bytes + 1);
     }
-    barrier.run();
+    measured = true;
     if (o.rss) {
       long long hwm = proc_status_kib("VmHWM");
       if (o.json)
@@ -392,9 +394,14 @@ int main(int argc, char **argv) {
                rss_init_kib, user_buffer_bytes / 1024);
       fflush(stdout);
     }
+    // A rank that leaves first closes its sockets; under load Gloo's TCP pairs
+    // have then reported "Connection closed by peer" on a rank still finishing
+    // (all results were in): a failure here is reported but does not fail the run.
+    barrier.run();
   } catch (const std::exception &e) {
-    fprintf(stderr, "gloo_bench: rank %d: %s\n", rank, e.what());
-    return 1;
+    fprintf(stderr, "gloo_bench: rank %d: %s%s\n", rank, e.what(),
+            measured ? " (while shutting down, after every result: ignored)" : "");
+    if (!measured) return 1;
   }
   if (rank == 0 && o.store.empty()) {
     // Under smdrun the store directory is ours: remove it (every rank has left

@@ -152,9 +152,15 @@ int main(int argc, char **argv) {
       case C_REDUCE_SCATTER: count = recv_elems = total / p; send_elems = count * p; factor = (double)(p - 1) / p; break;
       default: count = send_elems = recv_elems = total; factor = 1.0; break;
     }
-    /* calloc: the pages are touched by the fill below, as smd-bench's vectors are. */
-    void *send = calloc(send_elems ? send_elems : 1, es);
-    void *recv = calloc(recv_elems ? recv_elems : 1, es);
+    /* Zeroed by writing, so every page is resident before the first call (as
+     * smd-bench's std::vector buffers are; calloc's untouched zero pages
+     * would make reads artificially cheap when -c 0 skips the fill). */
+    size_t sb = (send_elems ? send_elems : 1) * es, rb = (recv_elems ? recv_elems : 1) * es;
+    if (o.coll == C_BROADCAST) rb = es; /* MPI_Bcast has one buffer */
+    void *send = malloc(sb);
+    void *recv = malloc(rb);
+    if (send) memset(send, 0, sb);
+    if (recv) memset(recv, 0, rb);
     if (!send || !recv) {
       fprintf(stderr, "mpi_bench: out of memory at %zu bytes\n", bytes);
       MPI_Abort(MPI_COMM_WORLD, 1);
@@ -175,8 +181,8 @@ int main(int argc, char **argv) {
       if (used > user_buffer_bytes) user_buffer_bytes = used;
     }
     uint64_t errors = 0;
-    for (size_t i = 0; i < send_elems; ++i) set(send, i, o.dbl, value(rank, i));
     if (o.check) {
+      for (size_t i = 0; i < send_elems; ++i) set(send, i, o.dbl, value(rank, i));
       RUN_ONCE();
       switch (o.coll) {
         case C_ALLREDUCE:
