@@ -159,6 +159,9 @@ int main(int argc, char **argv) {
     if (o.coll == C_BROADCAST) rb = es; /* MPI_Bcast has one buffer */
     void *send = malloc(sb);
     void *recv = malloc(rb);
+    /* The empty asm keeps the compiler from turning malloc + memset(0) into
+     * calloc, which would leave the pages untouched. */
+    __asm__ volatile("" : : "r"(send), "r"(recv) : "memory");
     if (send) memset(send, 0, sb);
     if (recv) memset(recv, 0, rb);
     if (!send || !recv) {
