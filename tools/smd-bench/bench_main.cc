@@ -104,6 +104,22 @@ size_t count_errors(const Options &o, const Shape &s, const void *recv, int rank
   return wrong;
 }
 
+// A "Vm...:   N kB" line of /proc/self/status, in KiB (0 if unreadable).
+long long proc_status_kib(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  long long v = 0;
+  size_t n = strlen(key);
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, key, n) && line[n] == ':') {
+      v = atoll(line + n + 1);
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -123,6 +139,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t es = smdvals::dtype_size(o.dtype);
+  // Resident memory after initialisation, before any benchmark buffer (--rss).
+  const long long rss_init_kib = o.rss ? proc_status_kib("VmRSS") : 0;
+  size_t user_buffer_bytes = 0;  // send + receive buffers of the largest size
   if (rank == 0 && !o.json) {
     printf("# smd-bench %s  ranks %d  dtype %s  op %s  iters %d  warmup %d  %s\n", o.coll_name.c_str(), p,
            o.dtype_name.c_str(), o.op_name.c_str(), o.iters, o.warmup, o.inplace ? "in-place" : "out-of-place");
@@ -136,6 +155,7 @@ int main(int argc, char **argv) {
     std::vector<uint8_t> recvv(std::max<size_t>(1, s.recv_elems * es));
     void *send = sendv.data();
     void *recv = recvv.data();
+    user_buffer_bytes = std::max(user_buffer_bytes, (o.inplace ? 0 : recvv.size()) + sendv.size());
     if (o.inplace) {
       recv = send;
       if (o.coll == Coll::kAllgather) send = static_cast<uint8_t *>(recv) + rank * s.count * es;
@@ -176,6 +196,21 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
     if (bytes == o.max_bytes) break;
+  }
+  if (o.rss) {
+    // Peak resident memory of this rank (VmHWM counts the shared-memory pages
+    // it has touched too), next to the user's buffers, one line per rank.
+    CHECK(smd_barrier(world, nullptr));
+    long long hwm = proc_status_kib("VmHWM");
+    if (o.json)
+      printf("{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": %lld, "
+             "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
+             o.coll_name.c_str(), rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
+    else
+      printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB, beyond them %lld KiB\n",
+             rank, hwm, rss_init_kib, user_buffer_bytes / 1024,
+             hwm - static_cast<long long>(user_buffer_bytes / 1024));
+    fflush(stdout);
   }
   CHECK(smd_comm_destroy(world));
   return 0;

@@ -22,6 +22,8 @@ const char *kUsage =
     "  -i 0|1      in place (default 0)\n"
     "  -r ROOT     root of broadcast/reduce (default 0)\n"
     "  --json      one JSON object per size instead of the table\n"
+    "  --rss       at the end, every rank prints its peak resident memory (VmHWM)\n"
+    "              and the largest size's user buffers, in KiB (JSON with --json)\n"
     "Sizes count bytes as nccl-tests does: the vector for allreduce/broadcast/reduce,\n"
     "the whole output for allgather, the whole input for reduce_scatter and alltoall.\n"
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reduce_scatter, alltoall),\n"
@@ -85,6 +87,7 @@ Options parse_options(int argc, char **argv) {
       else if (a == "-i") o.inplace = std::stoi(value()) != 0;
       else if (a == "-r") o.root = std::stoi(value());
       else if (a == "--json") o.json = true;
+      else if (a == "--rss") o.rss = true;
       else if (a == "-h" || a == "--help") {
         fputs(kUsage, stdout);
         exit(0);

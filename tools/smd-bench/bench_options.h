@@ -25,6 +25,7 @@ struct Options {
   bool check = true;
   bool inplace = false;
   bool json = false;
+  bool rss = false;  // --rss: each rank reports its peak resident memory (VmHWM)
   int root = 0;
 };
 

@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""Merge the raw JSON of bench/compare.sh into one table.
+
+usage: bench/report.py RESULTS_DIR
+
+Reads RESULTS_DIR/r<rep>_<impl>_<coll>_np<N>_<group>.jsonl (smd-bench,
+mpi_bench and gloo_bench: one JSON object per size, the same keys),
+r<rep>_membw.jsonl (bench/membw) and meta.jsonl, and prints:
+  * per collective x ranks x size: busbw of smd / Open MPI / Gloo (median
+    over repetitions and [min-max]), smd's ratio to each peer, the bound
+    derived from the membw probe and smd's fraction of it;
+  * the 8-byte latency lines (time_us);
+  * the resident-memory line of the 256 MiB allreduce;
+  * how the bound is derived (see also bench/README.md).
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+IMPLS = [("smd", "smd"), ("mpi", "Open MPI"), ("gloo", "Gloo")]
+COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast"]
+MIB = 1 << 20
+# Above this many bytes of user buffers over all ranks, the DRAM (256 MiB) probe
+# bounds the rate; at or below it, the in-cache (4 MiB) probe does (half the 32 MiB L3).
+CACHE_FOOTPRINT = 16 * MIB
+
+FILE_RE = re.compile(r"^r(\d+)_(smd|mpi|gloo)_([a-z_]+)_np(\d+)_([a-z]+)\.jsonl$")
+
+
+def read_jsonl(path):
+    out = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            # smdrun tags lines "[rank] " unless --no-tag-output; accept both.
+            line = re.sub(r"^\[\d+\]\s*", "", line)
+            if not line.startswith("{"):
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def size_str(b):
+    for unit, n in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1024)):
+        if b >= n and b % n == 0:
+            return "%d %s" % (b // n, unit)
+    return "%d B" % b
+
+
+def g(x):
+    """A bandwidth or ratio with three significant digits, compact."""
+    if x is None:
+        return "n/a"
+    if x == 0:
+        return "0"
+    if abs(x) >= 100:
+        return "%.0f" % x
+    if abs(x) >= 10:
+        return "%.1f" % x
+    if abs(x) >= 1:
+        return "%.2f" % x
+    if abs(x) >= 0.001:
+        return "%.3f" % x
+    return "%.1e" % x
+
+
+def med_range(vals):
+    if not vals:
+        return None
+    return statistics.median(vals), min(vals), max(vals)
+
+
+def cell(vals):
+    """'median [min-max]' of a list, or n/a."""
+    m = med_range(vals)
+    if m is None:
+        return "n/a"
+    if len(vals) == 1:
+        return g(m[0])
+    return "%s [%s-%s]" % (g(m[0]), g(m[1]), g(m[2]))
+
+
+def traffic(coll, n_bytes, p):
+    """Compulsory memory traffic of one call over all p ranks (bytes), and per rank.
+
+    N = the size in nccl-tests' convention. Every input byte is read once and
+    every output byte written once; nothing is staged. Out of place, as the
+    runs are (smd's broadcast writes the root's output too)."""
+    if coll == "allreduce":        # read own input N, write own output N
+        total = 2 * p * n_bytes
+    elif coll == "allgather":      # inputs N/p each (read once), outputs N each
+        total = (p + 1) * n_bytes
+    elif coll == "reduce_scatter":  # inputs N each, outputs N/p each
+        total = (p + 1) * n_bytes
+    elif coll == "broadcast":      # root input N read once, p outputs of N
+        total = (p + 1) * n_bytes
+    else:
+        return None, None
+    return total, total / p
+
+
+BUSBW_FACTOR = {
+    "allreduce": lambda p: 2.0 * (p - 1) / p,
+    "allgather": lambda p: (p - 1) / p,
+    "reduce_scatter": lambda p: (p - 1) / p,
+    "broadcast": lambda p: 1.0,
+}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    d = sys.argv[1]
+    meta = read_jsonl(os.path.join(d, "meta.jsonl")) if os.path.exists(os.path.join(d, "meta.jsonl")) else []
+    # data[(coll, np, bytes)][impl] = list of records (one per rep)
+    data = {}
+    rss = {}  # (impl, np) -> list of (rank, rep, peak_kib, user_kib, init_kib, max_bytes)
+    algos = {}  # (impl, coll) -> set of algo names
+    for path in sorted(glob.glob(os.path.join(d, "r*_*.jsonl"))):
+        m = FILE_RE.match(os.path.basename(path))
+        if not m:
+            continue
+        rep, impl, coll, np_, _group = int(m.group(1)), m.group(2), m.group(3), int(m.group(4)), m.group(5)
+        for r in read_jsonl(path):
+            if "rss" in r:
+                rss.setdefault((impl, np_), []).append(
+                    (r["rank"], rep, r["rss_peak_kib"], r["user_buffers_kib"], r.get("rss_init_kib", 0),
+                     r.get("max_bytes", 0)))
+                continue
+            if "busbw_gbps" not in r:
+                continue
+            r["rep"] = rep
+            # The JSON rounds busbw to 4 decimals (0.0000 at 8 B over TCP): recompute it
+            # from bytes and time_us with the same convention.
+            f = BUSBW_FACTOR.get(r["collective"])
+            if f and r.get("time_us", 0) > 0:
+                r["busbw_gbps"] = r["bytes"] / r["time_us"] / 1e3 * f(r["ranks"])
+            data.setdefault((r["collective"], r["ranks"], r["bytes"]), {}).setdefault(impl, []).append(r)
+            if "algo" in r:
+                algos.setdefault((impl, r["collective"]), set()).add(r["algo"])
+
+    membw = []
+    for path in sorted(glob.glob(os.path.join(d, "r*_membw.jsonl"))):
+        membw += [r for r in read_jsonl(path) if r.get("probe") == "membw"]
+
+    impls_present = [i for i, _ in IMPLS if any(i in v for v in data.values())]
+    header_meta = next((m for m in meta if m.get("meta") == "compare"), {})
+
+    # ---- the probe and the two rates the bound uses --------------------------------
+    def best_rate(size_pred):
+        cands = [r for r in membw if size_pred(r["bytes"])]
+        if not cands:
+            return None, None
+        top = max(cands, key=lambda r: r["best_traffic_gbps"])
+        return top["best_traffic_gbps"], top
+    b_dram, b_dram_rec = best_rate(lambda b: b >= 64 * MIB)
+    b_cache, b_cache_rec = best_rate(lambda b: b <= 8 * MIB)
+
+    print("smd vs Open MPI vs Gloo: busbw GB/s, float32 sum, out of place; median over %s reps [min-max]"
+          % (max([r for v in data.values() for l in v.values() for r in [x["rep"] for x in l]] or [0]) + 1))
+    if header_meta:
+        print("  machine: %s, %s CPUs; git %s; implementations run: %s" % (
+            header_meta.get("host", "?"), header_meta.get("nproc", "?"), header_meta.get("git", "?"),
+            header_meta.get("impls", "?")))
+    for m in meta:
+        if m.get("meta") == "missing":
+            print("  note: %s" % m["what"])
+        if m.get("meta") == "budget":
+            print("  note: stopped after %d of %d reps to stay inside the time budget" % (m["reps_done"], m["reps_asked"]))
+        if m.get("meta") == "budget_cut":
+            print("  note: repetition %d stopped after %d of %d points (time budget)" % (
+                m["rep"] + 1, m["points_done"], m["points"]))
+        if m.get("meta") == "failed":
+            print("  note: FAILED run: %s %s np=%s %s rep %s (exit %s)" % (
+                m["impl"], m["collective"], m["ranks"], m["group"], m["rep"], m["exit"]))
+    gl = ", ".join("%s: %s" % (c, "/".join(sorted(a))) for (i, c), a in sorted(algos.items()) if i == "gloo")
+    if gl:
+        print("  Gloo algorithms: %s (TCP on 127.0.0.1)" % gl)
+    print("  Open MPI: pml ob1, btl self,vader (shared memory); smd: smd-bench under smdrun")
+    print()
+
+    names = dict(IMPLS)
+    cols = ["collective", "np", "size"] + [names[i] for i, _ in IMPLS] + ["smd/MPI", "smd/Gloo", "bound", "smd/bnd"]
+    widths = [14, 2, 7, 22, 22, 22, 7, 8, 6, 7]
+    def row(vals):
+        out = []
+        for k, (v, w) in enumerate(zip(vals, widths)):
+            out.append(v.ljust(w) if k in (0,) else v.rjust(w))
+        return "  ".join(out)
+    print(row(cols))
+    print("-" * len(row(cols)))
+
+    errors_seen = []
+    behind = []
+    keys = sorted(data, key=lambda k: (COLLS.index(k[0]) if k[0] in COLLS else 99, k[1], k[2]))
+    last = None
+    for coll, p, nbytes in keys:
+        if last is not None and last != (coll, p):
+            print()
+        last = (coll, p)
+        recs = data[(coll, p, nbytes)]
+        zero = all(r["count"] == 0 for l in recs.values() for r in l)
+        vals = {}
+        cells = []
+        for impl, _ in IMPLS:
+            l = recs.get(impl, [])
+            for r in l:
+                if r.get("errors"):
+                    errors_seen.append("%s %s np=%d %s rep %d: %d wrong elements" % (
+                        impl, coll, p, size_str(nbytes), r["rep"], r["errors"]))
+            if zero:
+                cells.append("- (count 0)" if l else "n/a")
+                continue
+            v = [r["busbw_gbps"] for r in l]
+            vals[impl] = statistics.median(v) if v else None
+            c = cell(v)
+            if any(r.get("errors") for r in l):
+                c += " E"
+            cells.append(c)
+        ratio = []
+        for peer in ("mpi", "gloo"):
+            s, q = vals.get("smd"), vals.get(peer)
+            if zero or s is None or not q:
+                ratio.append("-" if zero else "n/a")
+            else:
+                ratio.append(g(s / q) + ("*" if s < q else " "))
+                if s < q:
+                    behind.append((coll, p, nbytes, peer, s, q))
+        total, _per_rank = traffic(coll, nbytes, p)
+        if zero or total is None or b_dram is None:
+            bound_s, frac_s = "-", "-"
+        else:
+            b = b_cache if (total <= CACHE_FOOTPRINT and b_cache) else b_dram
+            bound = BUSBW_FACTOR[coll](p) * nbytes / (total / (b * 1e9)) / 1e9
+            bound_s = g(bound)
+            frac = 100 * vals["smd"] / bound if vals.get("smd") is not None else None
+            frac_s = "n/a" if frac is None else ("%.1f%%" % frac if frac >= 1 else "%.2f%%" % frac)
+        print(row([coll, str(p), size_str(nbytes)] + cells + ratio + [bound_s, frac_s]))
+    print("-" * len(row(cols)))
+    print("  * = smd's median is below that peer's. E = wrong results in that run.")
+
+    # ---- latency ---------------------------------------------------------------------
+    print()
+    print("8-byte latency, time_us per call (median [min-max]; the slowest rank's mean):")
+    for coll, p, nbytes in keys:
+        if nbytes != 8:
+            continue
+        recs = data[(coll, p, nbytes)]
+        parts = []
+        zero = all(r["count"] == 0 for l in recs.values() for r in l)
+        for impl, label in IMPLS:
+            l = recs.get(impl)
+            if not l:
+                parts.append("%s n/a" % label)
+            elif zero:
+                parts.append("%s - (count 0)" % label)
+            else:
+                parts.append("%s %s" % (label, cell([r["time_us"] for r in l])))
+        print("  %-14s np=%d: %s" % (coll, p, " | ".join(parts)))
+
+    # ---- resident memory -------------------------------------------------------------
+    print()
+    if not rss:
+        print("RSS: no resident-memory lines (the allreduce runs of the largest size report them)")
+    for (impl, p) in sorted(rss, key=lambda k: ([i for i, _ in IMPLS].index(k[0]), k[1])):
+        l = rss[(impl, p)]
+        beyond = [(pk - ub) / 1024.0 for (_rk, _rp, pk, ub, _ini, _mb) in l]
+        worst = max(l, key=lambda x: x[2] - x[3])
+        size = size_str(worst[5]) if worst[5] else "?"
+        line = ("RSS %-8s %s allreduce np=%d: peak resident per rank (VmHWM) minus user buffers (send+recv %s): "
+                "max %.1f MiB, median %.1f MiB over %d rank-runs (after init %.1f MiB)"
+                % (names[impl], size, p, size_str(worst[3] * 1024), max(beyond), statistics.median(beyond),
+                   len(l), worst[4] / 1024.0))
+        if impl == "smd":
+            line += ("  target <= 64 MiB: %s" % ("OK" if max(beyond) <= 64 else "OVER")) if worst[5] >= 256 * MIB \
+                else "  (not the 256 MiB point: --quick)"
+        print(line)
+
+    # ---- the probe and the bound -------------------------------------------------------
+    print()
+    if membw:
+        print("membw probe (best of reps; GB/s of bytes copied/output, and of total memory traffic):")
+        pts = {}
+        for r in membw:
+            pts.setdefault((r["kernel"], r["threads"], r["bytes"]), []).append(r)
+        for (k, t, b), l in sorted(pts.items(), key=lambda x: (-x[0][2], x[0][0], x[0][1])):
+            print("  %-6s %d thread%s %8s: %6.2f GB/s (median of reps %6.2f), traffic %6.2f GB/s" % (
+                k, t, "s" if t > 1 else " ", size_str(b), max(x["best_gbps"] for x in l),
+                statistics.median(x["median_gbps"] for x in l), max(x["best_traffic_gbps"] for x in l)))
+    else:
+        print("membw probe: no data, so no bound")
+    if b_dram is not None:
+        print()
+        print("Bound: B = the best total-traffic rate of the probe: DRAM B = %.1f GB/s (%s, %d thread(s), %s);"
+              % (b_dram, b_dram_rec["kernel"], b_dram_rec["threads"], size_str(b_dram_rec["bytes"])))
+        if b_cache is not None:
+            print("  in cache B = %.1f GB/s (%s, %d thread(s), %s), used when all ranks' user buffers together"
+                  " (= T below) fit in %d MiB." % (b_cache, b_cache_rec["kernel"], b_cache_rec["threads"],
+                                                   size_str(b_cache_rec["bytes"]), CACHE_FOOTPRINT // MIB))
+        print("  Bytes moved per rank (compulsory traffic, N = the size above, p ranks; every input byte read once,")
+        print("  every output byte written once, no staging copy): allreduce 2N (read N, write N); allgather")
+        print("  (p+1)N/p (read own N/p, write N); reduce_scatter (p+1)N/p (read N, write N/p); broadcast (p+1)N/p")
+        print("  on average (root reads N, every rank writes N). All ranks share the machine's memory system, so")
+        print("  time >= T/B with T = p x per-rank bytes, and busbw <= busbw_factor x N x B / T:")
+        print("  allreduce (p-1)B/p^2, allgather and reduce_scatter (p-1)B/(p(p+1)), broadcast B/(p+1).")
+        print("  smd/bnd = smd's median busbw / that bound. Latency dominates below ~64 KiB, where the bound says little.")
+
+    if errors_seen:
+        print()
+        print("WRONG RESULTS:")
+        for e in errors_seen:
+            print("  " + e)
+    if behind:
+        print()
+        print("Where smd's median is behind a peer:")
+        for coll, p, nbytes, peer, s, q in behind:
+            print("  %-14s np=%d %8s: smd %s vs %s %s GB/s (%.2fx)" % (coll, p, size_str(nbytes), g(s), names[peer],
+                                                                     g(q), s / q))
+    return 1 if errors_seen else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
