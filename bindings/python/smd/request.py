@@ -1,0 +1,288 @@
+"""Requests (smd_request_t) and interruptible waiting.
+
+Every wait in this binding is made of short slices
+(``smd_request_wait_timeout`` of SLICE_MS milliseconds), so Python gets
+control back between slices and delivers KeyboardInterrupt (Ctrl-C) within
+a slice; the library's own deadline still applies to the operation. C calls
+that have no nonblocking form (forming a world, creating communicators)
+run on a helper thread that the calling thread waits for in slices
+(:func:`call_interruptibly`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
+
+from ._ffi import ffi, lib
+from .errors import InvalidUsageError, Result, error_for, last_error_message
+
+if TYPE_CHECKING:
+    from .comm import Comm
+
+#: Milliseconds of one wait slice: the longest Ctrl-C waits to be noticed.
+SLICE_MS = 50
+
+_IN_PROGRESS = int(Result.IN_PROGRESS)
+_SUCCESS = int(Result.SUCCESS)
+
+
+class _Completion:
+    """How to learn that one C request finished, shared by its Request and
+    that Request's finalizer.
+
+    Collective requests finish on the communicator's worker thread, which
+    applies the deadline, abort and peer checks: waiting for them in slices
+    of smd_request_wait_timeout is enough. Point-to-point requests get those
+    checks only inside smd_request_wait (a finite wait_timeout merely
+    polls), so a point-to-point request that is not finished at once is
+    waited for by smd_request_wait on a helper thread, and the caller waits
+    for that thread in slices.
+    """
+
+    __slots__ = ("handle", "p2p", "_done", "_outcome")
+
+    def __init__(self, handle: Any, p2p: bool) -> None:
+        self.handle = handle
+        self.p2p = p2p
+        self._done: Optional[threading.Event] = None
+        self._outcome: Tuple[int, str] = (_SUCCESS, "")
+
+    def _waiter(self) -> None:
+        handle = self.handle
+        done = self._done = threading.Event()
+
+        def run() -> None:
+            result = lib.smd_request_wait(handle)
+            self._outcome = (result, last_error_message() if result != _SUCCESS else "")
+            done.set()
+
+        threading.Thread(target=run, name="smd-request-wait", daemon=True).start()
+
+    def poll(self, timeout_ms: int) -> Optional[Tuple[int, str]]:
+        """Wait up to timeout_ms; the (result, message) of the operation if
+        it finished, else None."""
+        if self._done is None:
+            result = lib.smd_request_wait_timeout(self.handle, 0 if self.p2p else timeout_ms)
+            if result != _IN_PROGRESS:
+                return result, last_error_message() if result != _SUCCESS else ""
+            if not self.p2p or timeout_ms == 0:
+                return None
+            self._waiter()
+        assert self._done is not None
+        return self._outcome if self._done.wait(timeout_ms / 1000) else None
+
+    def test(self) -> Optional[Tuple[int, str]]:
+        """Like poll(0), through smd_request_test (which drives progress)."""
+        if self._done is not None:
+            return self._outcome if self._done.is_set() else None
+        done = ffi.new("int *")
+        result = lib.smd_request_test(self.handle, done)
+        if done[0]:
+            return result, last_error_message() if result != _SUCCESS else ""
+        if result != _SUCCESS:  # the request itself is unusable
+            raise error_for(result, last_error_message())
+        return None
+
+
+def _release(completion: _Completion, comm: "Comm", keep: Tuple[Any, ...]) -> None:
+    """Free a request nobody waited for (garbage-collected, or at exit). Its
+    buffers (`keep`, held until here) are in use until it finishes, so wait
+    first, in slices; Ctrl-C aborts its communicator so that the wait ends
+    promptly."""
+    try:
+        while completion.poll(SLICE_MS) is None:
+            pass
+    except KeyboardInterrupt:
+        comm.abort()
+        raise
+    finally:
+        lib.smd_request_free(completion.handle)
+
+
+class Request:
+    """A nonblocking operation in flight, returned by the ``i*`` methods of
+    :class:`smd.Comm`.
+
+    ``wait()`` returns what the blocking form returns (the result array,
+    the received count, or None). The buffers involved are kept alive by the
+    request and must not be touched until it has finished. A request that is
+    garbage-collected unfinished is waited for, then freed. A Request is not
+    meant to be used by several threads at once.
+    """
+
+    __slots__ = ("_completion", "_comm", "_keep", "_result", "_returns_count", "_error", "_count",
+                 "_finalizer", "__weakref__")
+
+    def __init__(self, handle: Any, comm: "Comm", keep: Tuple[Any, ...], result: Any = None, *,
+                 p2p: bool = False, returns_count: bool = False) -> None:
+        self._completion: Optional[_Completion] = _Completion(handle, p2p)
+        self._comm = comm
+        self._keep = keep
+        self._result = result
+        self._returns_count = returns_count
+        self._error: Optional[Tuple[int, str]] = None
+        self._count: Optional[int] = None
+        # The finalizer holds the buffers, so they outlive the operation
+        # even when this object goes first.
+        self._finalizer = weakref.finalize(self, _release, self._completion, comm, keep)
+        comm._track(self)
+
+    def __repr__(self) -> str:
+        state = "pending" if self._completion is not None else "failed" if self._error else "done"
+        return f"<smd.Request {state} on {self._comm!r}>"
+
+    # -- completion --------------------------------------------------------
+
+    def _finish(self, outcome: Tuple[int, str]) -> None:
+        """Record the operation's outcome and free the C request."""
+        completion = self._completion
+        assert completion is not None
+        result, message = outcome
+        if result != _SUCCESS:
+            self._error = (result, message)
+        else:
+            count = ffi.new("size_t *")
+            if lib.smd_request_get_count(completion.handle, count) == _SUCCESS:
+                self._count = count[0]
+        self._finalizer.detach()
+        self._completion = None
+        lib.smd_request_free(completion.handle)  # finished: returns at once
+        self._comm._untrack(self)
+        self._keep = None
+
+    def _wait_slice(self, timeout_ms: int) -> bool:
+        assert self._completion is not None
+        outcome = self._completion.poll(timeout_ms)
+        if outcome is None:
+            return False
+        self._finish(outcome)
+        return True
+
+    def _outcome(self) -> Any:
+        if self._error is not None:
+            raise error_for(*self._error)
+        if self._returns_count:
+            return self._count
+        return self._result
+
+    # -- public ------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """True once the operation has finished, successfully or not (never
+        raises; test() and wait() report the outcome)."""
+        if self._completion is None:
+            return True
+        outcome = self._completion.test()
+        if outcome is None:
+            return False
+        self._finish(outcome)
+        return True
+
+    def test(self) -> bool:
+        """Drive progress without blocking: False while the operation runs,
+        True once it finished; raises its error if it failed."""
+        if not self.done:
+            return False
+        self._outcome()
+        return True
+
+    def wait(self, timeout: Optional[float] = None) -> Any:
+        """Wait for the operation and return its result: what the blocking
+        form of the call returns.
+
+        timeout: seconds to wait at most (None: until it finishes or the
+        library's deadline fails it). When it runs out, the built-in
+        TimeoutError is raised and the operation keeps running: wait again
+        later. (smd.TimeoutError, a subclass, means the operation itself
+        failed at the library's deadline.)
+
+        Raises the operation's smd.Error if it failed (again on every call).
+        Ctrl-C raises KeyboardInterrupt within a slice; the request stays
+        valid.
+        """
+        if self._completion is not None:
+            if timeout is None:
+                while not self._wait_slice(SLICE_MS):
+                    pass
+            else:
+                deadline = time.monotonic() + timeout
+                while True:
+                    left_ms = int((deadline - time.monotonic()) * 1000)
+                    if self._wait_slice(max(0, min(SLICE_MS, left_ms))):
+                        break
+                    if left_ms <= 0:
+                        raise builtins.TimeoutError(
+                            f"{self!r} has not finished after {timeout} s (it keeps running)")
+        return self._outcome()
+
+    @property
+    def count(self) -> int:
+        """Elements received by a finished receive (sent, for other kinds)."""
+        if self._completion is not None:
+            raise InvalidUsageError("the operation has not finished yet: wait() first")
+        self._outcome()
+        assert self._count is not None
+        return self._count
+
+    def _settle(self) -> None:
+        """Wait until the operation finished and record its outcome without
+        raising it (destroy, and after an abort, which ends it promptly)."""
+        while self._completion is not None and not self._wait_slice(SLICE_MS):
+            pass
+
+
+def call_interruptibly(fn: Callable[..., int], *args: Any,
+                       on_interrupt: Optional[Callable[[], None]] = None,
+                       on_abandoned: Optional[Callable[[], None]] = None) -> None:
+    """Run a blocking smd call that has no nonblocking form on a helper
+    thread and wait for it in slices, so Ctrl-C is delivered. Raises its
+    error (message read on the helper thread, where it was set).
+
+    On KeyboardInterrupt: on_interrupt() runs (e.g. abort the parent
+    communicator, which makes the call return promptly) and the call is
+    waited for; without on_interrupt the call is left to finish on its own
+    and on_abandoned() then runs on the helper thread (e.g. destroy what it
+    created). KeyboardInterrupt is then re-raised.
+    """
+    outcome: dict = {"result": int(Result.ERR_INTERNAL), "message": "the call raised"}
+    finished = threading.Event()
+    lock = threading.Lock()  # exactly one of the two threads sees the call orphaned
+    abandoned = False
+
+    def run() -> None:
+        orphaned = False
+        try:
+            result = fn(*args)
+            outcome["result"] = result
+            outcome["message"] = last_error_message() if result != _SUCCESS else ""
+        finally:
+            with lock:
+                finished.set()
+                orphaned = abandoned
+        if orphaned and outcome["result"] == _SUCCESS and on_abandoned is not None:
+            on_abandoned()
+
+    thread = threading.Thread(target=run, name=f"smd-{getattr(fn, '__name__', 'call')}", daemon=True)
+    thread.start()
+    try:
+        while not finished.wait(SLICE_MS / 1000):
+            pass
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+            finished.wait()
+        else:
+            with lock:
+                abandoned = True
+                orphaned = finished.is_set()
+            if orphaned and outcome["result"] == _SUCCESS and on_abandoned is not None:
+                on_abandoned()
+        raise
+    if outcome["result"] != _SUCCESS:
+        raise error_for(outcome["result"], outcome["message"])
+
