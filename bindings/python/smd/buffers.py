@@ -111,10 +111,10 @@ def _dlpack(obj: Any) -> Optional[View]:
     if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
         return None
     kind, index = obj.__dlpack_device__()
-    if kind == _DLPACK_CPU and hasattr(np, "from_dlpack"):
-        return np.from_dlpack(obj)
     if kind == _DLPACK_CPU:
-        return None  # an old numpy: the array interface or buffer protocol may do
+        if hasattr(obj, "__array_interface__") or not hasattr(np, "from_dlpack"):
+            return None  # the array interface views it writable
+        return np.from_dlpack(obj)
     name = _DLPACK_DEVICES.get(int(kind), f"device type {int(kind)}")
     raise NotSupportedError(f"{type(obj).__name__} on {name}:{index} (DLPack): this release "
                             "of smd runs collectives on host memory only")
@@ -206,7 +206,9 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
     if not array.flags.c_contiguous:
         raise InvalidArgumentError(f"{name} is not C-contiguous (use numpy.ascontiguousarray)")
     if writable and not array.flags.writeable:
-        raise InvalidArgumentError(f"{name} is read-only")
+        hint = "" if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack__") else \
+            " (numpy views DLPack tensors read-only: pass an object with the buffer protocol)"
+        raise InvalidArgumentError(f"{name} is read-only{hint}")
     if dtype is None:
         datatype, count = datatype_of(array.dtype), array.size
     else:

@@ -17,8 +17,10 @@ def init(*, rank: Optional[int] = None, size: Optional[int] = None, addr: Option
          port: Optional[int] = None, token: Optional[str] = None,
          timeout: Optional[float] = None, transport: Optional[str] = None,
          store_prefix: Optional[str] = None) -> Comm:
-    """Form the world (collective over every rank of the job) and return it;
-    it also becomes what :func:`world` returns.
+    """Form the world (collective over every rank of the job) and return it.
+    It becomes what :func:`world` returns unless a world formed earlier is
+    still alive (so a library can form a private world without taking the
+    application's).
 
     With no arguments everything comes from the launcher's environment
     (smdrun, torchrun, Open MPI, Slurm, SMD_*); with none, a one-rank world.
@@ -69,13 +71,15 @@ def init(*, rank: Optional[int] = None, size: Optional[int] = None, addr: Option
     out = ffi.new("smd_comm_t **")
     call_interruptibly(lib.smd_comm_init, options, out,
                        on_abandoned=lambda: lib.smd_comm_destroy(out[0]))
-    _world = Comm(out[0])
-    return _world
+    comm = Comm(out[0])
+    if not is_initialized():
+        _world = comm
+    return comm
 
 
 def world() -> Comm:
-    """The world formed by the last :func:`init` (InvalidUsageError if there
-    is none, or it was destroyed)."""
+    """The world :func:`init` formed (InvalidUsageError if there is none, or
+    it was destroyed)."""
     if _world is None or _world.destroyed:
         raise InvalidUsageError("no world: call smd.init() first")
     return _world

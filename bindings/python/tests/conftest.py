@@ -82,14 +82,21 @@ LAUNCHER_VARIABLES = {
     "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
 
 
-def run_job(args, timeout=60, env=None):
-    """Run a command (a job of its own), return (status, stdout+stderr)."""
+def run_job(args, timeout=60, env=None, cwd=None):
+    """Run a command (a job of its own), return (status, stdout+stderr).
+    `env` adds variables (None removes one); this package comes first on
+    PYTHONPATH unless `env` sets it."""
     # The job forms its own world: drop the launcher variables of this one.
     full_env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
     full_env["PYTHONPATH"] = os.pathsep.join(
         [str(PYTHON_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    full_env.update(env or {})
-    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=full_env)
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+        else:
+            full_env[name] = value
+    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=full_env,
+                          cwd=cwd)
     return done.returncode, done.stdout + done.stderr
 
 
