@@ -27,12 +27,12 @@ collectives' signatures (which already take ``stream=``) do not.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ._ffi import ffi, lib
-from .dtypes import NUMPY_DTYPES, Datatype, DatatypeLike, datatype_of, resolve_datatype
+from .dtypes import _FROM_NUMPY, NUMPY_DTYPES, Datatype, DatatypeLike, datatype_of, resolve_datatype
 from .errors import InvalidArgumentError, NotSupportedError, check
 
 # DLPack's device type codes (dlpack.h, DLDeviceType).
@@ -57,8 +57,7 @@ View = Union[np.ndarray, DeviceView]
 Exporter = Callable[[Any], Optional[View]]
 
 
-@dataclass(frozen=True)
-class Buffer:
+class Buffer(NamedTuple):
     """A resolved buffer: what the library needs, and the object to keep
     alive while the library uses the memory."""
     obj: Any                      # what the caller passed
@@ -188,6 +187,12 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
     Raises InvalidArgumentError for memory that is not C-contiguous, read-only
     when it must be written, or of no smd datatype.
     """
+    if type(obj) is np.ndarray and dtype is None:  # the common case, kept short
+        datatype = _FROM_NUMPY.get(obj.dtype)
+        flags = obj.flags
+        if datatype is not None and flags.c_contiguous and (flags.writeable or not writable):
+            return Buffer(obj, obj, ffi.from_buffer(obj, require_writable=writable), datatype,
+                          obj.size, obj.nbytes, obj.shape, obj.dtype, "cpu", not flags.writeable)
     view = _export(obj, name)
     if isinstance(view, DeviceView):
         if not view.contiguous:
@@ -230,11 +235,13 @@ def require_host(*buffers: Optional[Buffer]) -> None:
                                     "collectives on host memory only")
 
 
-def new_array(like: Buffer, shape: Tuple[int, ...]) -> np.ndarray:
+def new_output(like: Buffer, shape: Tuple[int, ...]) -> Buffer:
     """A new uninitialised host array for results of `like`'s datatype, with
     `like`'s numpy dtype (so bfloat16 bits stay uint16) and the given shape
-    (in elements of the datatype)."""
+    (in elements of the datatype), as a Buffer."""
     require_host(like)
     if like.result_dtype is None:
         raise NotSupportedError(f"{like.datatype.name.lower()} has no numpy dtype: pass out=")
-    return np.empty(shape, dtype=like.result_dtype)
+    array = np.empty(shape, dtype=like.result_dtype)
+    return Buffer(array, array, ffi.from_buffer(array), like.datatype, array.size, array.nbytes,
+                  array.shape, array.dtype, "cpu", False)

@@ -30,15 +30,17 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Set, Tuple
 
 import numpy as np
 
 from ._ffi import constants, ffi, lib
-from .buffers import Buffer, as_buffer, new_array, require_host
+from .buffers import Buffer, as_buffer, new_output, require_host
 from .dtypes import DatatypeLike, OpLike, resolve_op
-from .errors import InvalidArgumentError, InvalidUsageError, Result, check
-from .request import Request, call_interruptibly
+from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
+from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
+
+_SUCCESS = int(Result.SUCCESS)
 
 if TYPE_CHECKING:
     from .groups import Groups
@@ -64,6 +66,18 @@ class RankInfo:
     cpus: int
     host: str
     cpuset: str  # e.g. "0-3,8"; "" when unknown
+
+
+class _Call(NamedTuple):
+    """One operation, ready to go: its nonblocking and blocking C functions
+    (same arguments, the former with a request out-parameter appended)."""
+    start: Any
+    blocking: Any
+    args: Tuple[Any, ...]
+    keep: Tuple[Any, ...]        # buffers in use until it finishes
+    result: Any = None           # what it returns
+    p2p: bool = False
+    returns_count: bool = False  # a receive returns the count received
 
 
 def _destroy_handle(handle: Any) -> None:
@@ -92,14 +106,25 @@ class Comm:
     block; one that is garbage-collected (or alive at exit) is destroyed
     then. Leaving a ``with`` block by an exception aborts the communicator
     first, so that its peers fail at once instead of at their deadline.
+
+    ``interruptible`` (default True, inherited by the communicators made
+    from this one): blocking calls are the nonblocking form plus a wait in
+    50 ms slices, so Ctrl-C interrupts them. Set it to False to call the
+    library's blocking functions instead, which run small collectives on
+    the calling thread (microseconds faster: no hand-off to the
+    communicator's worker thread), at the price of Ctrl-C being noticed only
+    when the call returns (at worst at the library's deadline).
     """
 
-    def __init__(self, handle: Any, *, owner: Optional["Groups"] = None) -> None:
+    def __init__(self, handle: Any, *, owner: Optional["Groups"] = None,
+                 interruptible: bool = True) -> None:
         """Internal: wrap a live smd_comm_t (use smd.init() and the methods
         that create communicators)."""
         self._handle = handle
         self._owner = owner
-        self._pending: "weakref.WeakSet[Request]" = weakref.WeakSet()
+        self.interruptible = interruptible
+        # The C requests started on it and not yet freed (destroy waits).
+        self._pending: Set[Completion] = set()
         self._rank = self._query(lib.smd_comm_rank)
         self._size = self._query(lib.smd_comm_size)
         self._finalizer = None if owner is not None else weakref.finalize(self, _destroy_handle, handle)
@@ -183,12 +208,6 @@ class Comm:
 
     # -- lifetime ------------------------------------------------------------
 
-    def _track(self, request: Request) -> None:
-        self._pending.add(request)
-
-    def _untrack(self, request: Request) -> None:
-        self._pending.discard(request)
-
     def abort(self) -> None:
         """Make every pending and future operation on this communicator fail
         with AbortedError, here and on its peers; blocked calls return
@@ -208,15 +227,9 @@ class Comm:
         if self._owner is not None:
             raise InvalidUsageError(f"{self!r} belongs to its Groups: destroy the Groups instead")
         try:
-            for request in list(self._pending):
-                request._settle()
-        except KeyboardInterrupt:
-            self.abort()
-            for request in list(self._pending):
-                request._settle()
+            settle_all(self)
+        finally:
             self._destroy_now()
-            raise
-        self._destroy_now()
 
     def _destroy_now(self) -> None:
         handle, self._handle = self._handle, None
@@ -241,29 +254,48 @@ class Comm:
 
     # -- machinery -----------------------------------------------------------
 
-    def _start(self, fn: Any, args: Tuple[Any, ...], keep: Tuple[Any, ...], result: Any = None,
-               p2p: bool = False, returns_count: bool = False) -> Request:
+    def _start(self, call: "_Call") -> Request:
         out = ffi.new("smd_request_t **")
-        check(fn(*args, out))
-        return Request(out[0], self, keep, result, p2p=p2p, returns_count=returns_count)
+        check(call.start(*call.args, out))
+        return Request(out[0], self, call.keep, call.result, p2p=call.p2p,
+                       returns_count=call.returns_count)
 
-    def _blocking(self, request: Request) -> Any:
+    def _run(self, call: "_Call") -> Any:
+        """A blocking call: the nonblocking form and an interruptible wait,
+        or, on a communicator that is not interruptible, the blocking C
+        function."""
+        if not self.interruptible:
+            if call.returns_count:  # smd_recv does not say how much arrived
+                out = ffi.new("smd_request_t **")
+                check(call.start(*call.args, out))
+                completion = Completion(out[0], True)
+                try:
+                    check(lib.smd_request_wait(out[0]))
+                    return completion.count()
+                finally:
+                    completion.free()
+            check(call.blocking(*call.args))
+            return call.result
+        out = ffi.new("smd_request_t **")
+        check(call.start(*call.args, out))
+        completion = Completion(out[0], call.p2p)
+        pending = self._pending
+        pending.add(completion)
         try:
-            return request.wait()
-        except KeyboardInterrupt:
-            # A half-done operation cannot be cancelled alone: abort the
-            # communicator so it ends now and its buffers are released.
-            self.abort()
-            request._settle()
-            raise
+            result, message = run_to_completion(completion, self)
+            if result != _SUCCESS:
+                raise error_for(result, message)
+            return completion.count() if call.returns_count else call.result
+        finally:
+            pending.discard(completion)
+            completion.free()
 
     def _output(self, out: Any, like: Buffer, count: int, shape: Tuple[int, ...],
-                dtype: DatatypeLike) -> Tuple[Buffer, Any]:
+                dtype: DatatypeLike) -> Buffer:
         """The output buffer: `out` checked against the datatype and count
         the call produces, or a new array of `shape`."""
         if out is None:
-            array = new_array(like, shape)
-            return as_buffer(array, dtype=like.datatype, writable=True, name="out"), array
+            return new_output(like, shape)
         buf = as_buffer(out, dtype=dtype, writable=True, name="out")
         if buf.datatype != like.datatype:
             raise InvalidArgumentError(f"out holds {buf.datatype.name.lower()} elements but buf "
@@ -271,11 +303,12 @@ class Comm:
         if buf.count != count:
             raise InvalidArgumentError(f"out holds {buf.count} elements; the result has {count}")
         require_host(buf)
-        return buf, out
+        return buf
 
     def _input(self, buf: Any, dtype: DatatypeLike) -> Buffer:
         b = as_buffer(buf, dtype=dtype, name="buf")
-        require_host(b)
+        if b.device != "cpu":
+            require_host(b)
         return b
 
     def _blocks(self, b: Buffer) -> int:
@@ -285,88 +318,128 @@ class Comm:
                                        f"communicator's {self._size} ranks")
         return b.count // self._size
 
+    # -- the calls, ready to start or run --------------------------------------
+
+    def _allreduce(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
+                   dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        return _Call(lib.smd_iallreduce, lib.smd_allreduce,
+                     (send.ptr, recv.ptr, send.count, send.datatype, resolve_op(op), handle,
+                      _stream(stream)), (send, recv), recv.obj)
+
+    def _allgather(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
+                   stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
+        return _Call(lib.smd_iallgather, lib.smd_allgather,
+                     (send.ptr, recv.ptr, send.count, send.datatype, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _reduce_scatter(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
+                        dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        n = self._blocks(send)
+        shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
+        recv = self._output(out, send, n, shape, dtype)
+        return _Call(lib.smd_ireduce_scatter, lib.smd_reduce_scatter,
+                     (send.ptr, recv.ptr, n, send.datatype, resolve_op(op), handle,
+                      _stream(stream)), (send, recv), recv.obj)
+
+    def _broadcast(self, buf: ArrayLike, root: int, out: Optional[ArrayLike],
+                   dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        sendptr = send.ptr if self._rank == root else ffi.NULL
+        return _Call(lib.smd_ibroadcast, lib.smd_broadcast,
+                     (sendptr, recv.ptr, send.count, send.datatype, root, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _reduce(self, buf: ArrayLike, op: OpLike, root: int, out: Optional[ArrayLike],
+                dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        if self._rank == root:
+            recv: Optional[Buffer] = self._output(out, send, send.count, send.shape, dtype)
+            recvptr, result = recv.ptr, recv.obj
+        else:  # written on the root only
+            recv, recvptr, result = None, ffi.NULL, None
+        return _Call(lib.smd_ireduce, lib.smd_reduce,
+                     (send.ptr, recvptr, send.count, send.datatype, resolve_op(op), root, handle,
+                      _stream(stream)), (send, recv), result)
+
+    def _alltoall(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
+                  stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        n = self._blocks(send)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        return _Call(lib.smd_ialltoall, lib.smd_alltoall,
+                     (send.ptr, recv.ptr, n, send.datatype, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _barrier(self, stream: Any) -> "_Call":
+        return _Call(lib.smd_ibarrier, lib.smd_barrier, (self._live(), _stream(stream)), ())
+
+    def _send(self, buf: ArrayLike, dest: int, tag: int, dtype: DatatypeLike,
+              stream: Any) -> "_Call":
+        handle = self._live()
+        b = self._input(buf, dtype)
+        return _Call(lib.smd_isend, lib.smd_send,
+                     (b.ptr, b.count, b.datatype, dest, tag, handle, _stream(stream)), (b,),
+                     p2p=True)
+
+    def _recv(self, buf: ArrayLike, source: int, tag: int, dtype: DatatypeLike,
+              stream: Any) -> "_Call":
+        handle = self._live()
+        b = as_buffer(buf, dtype=dtype, writable=True, name="buf")
+        require_host(b)
+        return _Call(lib.smd_irecv, lib.smd_recv,
+                     (b.ptr, b.count, b.datatype, source, tag, handle, _stream(stream)), (b,),
+                     p2p=True, returns_count=True)
+
     # -- collectives: nonblocking forms ---------------------------------------
 
     def iallreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
         """Start allreduce(); ``wait()`` returns the result array."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        o = resolve_op(op)
-        recv, result = self._output(out, send, send.count, send.shape, dtype)
-        return self._start(lib.smd_iallreduce,
-                           (send.ptr, recv.ptr, send.count, send.datatype, o, handle, _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._allreduce(buf, op, out, dtype, stream))
 
     def iallgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
         """Start allgather(); ``wait()`` returns the result array."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        recv, result = self._output(out, send, send.count * self._size,
-                                    (self._size, *send.shape), dtype)
-        return self._start(lib.smd_iallgather,
-                           (send.ptr, recv.ptr, send.count, send.datatype, handle, _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._allgather(buf, out, dtype, stream))
 
     def ireduce_scatter(self, buf: ArrayLike, op: OpLike = "sum", *,
                         out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
                         stream: Any = None) -> Request:
         """Start reduce_scatter(); ``wait()`` returns the result array."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        o = resolve_op(op)
-        n = self._blocks(send)
-        shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
-        recv, result = self._output(out, send, n, shape, dtype)
-        return self._start(lib.smd_ireduce_scatter,
-                           (send.ptr, recv.ptr, n, send.datatype, o, handle, _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._reduce_scatter(buf, op, out, dtype, stream))
 
     def ibroadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
         """Start broadcast(); ``wait()`` returns the result array."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        recv, result = self._output(out, send, send.count, send.shape, dtype)
-        sendptr = send.ptr if self._rank == root else ffi.NULL
-        return self._start(lib.smd_ibroadcast,
-                           (sendptr, recv.ptr, send.count, send.datatype, root, handle,
-                            _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._broadcast(buf, root, out, dtype, stream))
 
     def ireduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
                 out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
                 stream: Any = None) -> Request:
         """Start reduce(); ``wait()`` returns the result array on the root,
         None elsewhere."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        o = resolve_op(op)
-        if self._rank == root:
-            recv, result = self._output(out, send, send.count, send.shape, dtype)
-            recvptr = recv.ptr
-        else:
-            recv, result, recvptr = None, None, ffi.NULL
-        return self._start(lib.smd_ireduce,
-                           (send.ptr, recvptr, send.count, send.datatype, o, root, handle,
-                            _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._reduce(buf, op, root, out, dtype, stream))
 
     def ialltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> Request:
         """Start alltoall(); ``wait()`` returns the result array."""
-        handle = self._live()
-        send = self._input(buf, dtype)
-        n = self._blocks(send)
-        recv, result = self._output(out, send, send.count, send.shape, dtype)
-        return self._start(lib.smd_ialltoall,
-                           (send.ptr, recv.ptr, n, send.datatype, handle, _stream(stream)),
-                           (send, recv), result)
+        return self._start(self._alltoall(buf, out, dtype, stream))
 
     def ibarrier(self, *, stream: Any = None) -> Request:
         """Start barrier(); ``wait()`` returns None."""
-        return self._start(lib.smd_ibarrier, (self._live(), _stream(stream)), ())
+        return self._start(self._barrier(stream))
 
     # -- collectives: blocking forms ------------------------------------------
 
@@ -378,13 +451,13 @@ class Comm:
         op: "sum", "prod", "min", "max", "avg" (or smd.Op). out: where to
         write (``out=buf``: in place). Returns the result (``out`` if given).
         """
-        return self._blocking(self.iallreduce(buf, op, out=out, dtype=dtype, stream=stream))
+        return self._run(self._allreduce(buf, op, out, dtype, stream))
 
     def allgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
         """Every rank's `buf`, in rank order, on every rank: shape
         ``(size, *buf.shape)``. In place: ``allgather(out[rank], out=out)``."""
-        return self._blocking(self.iallgather(buf, out=out, dtype=dtype, stream=stream))
+        return self._run(self._allgather(buf, out, dtype, stream))
 
     def reduce_scatter(self, buf: ArrayLike, op: OpLike = "sum", *,
                        out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
@@ -392,65 +465,58 @@ class Comm:
         """Reduce `buf` (size blocks) over ranks; rank r gets block r of the
         result: ``buf.shape[1:]`` when ``buf.shape[0] == size``, else flat.
         In place: ``reduce_scatter(buf, out=buf[rank])``."""
-        return self._blocking(self.ireduce_scatter(buf, op, out=out, dtype=dtype, stream=stream))
+        return self._run(self._reduce_scatter(buf, op, out, dtype, stream))
 
     def broadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
         """The root's `buf` on every rank. Other ranks' `buf` gives only the
         shape and datatype (its contents are not read); in place
         (``out=buf``) it receives the data."""
-        return self._blocking(self.ibroadcast(buf, root, out=out, dtype=dtype, stream=stream))
+        return self._run(self._broadcast(buf, root, out, dtype, stream))
 
     def reduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
                stream: Any = None) -> Optional[np.ndarray]:
         """Like allreduce, but only the root gets the result; other ranks
         get None (and their `out` is not used)."""
-        return self._blocking(self.ireduce(buf, op, root, out=out, dtype=dtype, stream=stream))
+        return self._run(self._reduce(buf, op, root, out, dtype, stream))
 
     def alltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
                  dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
         """Block j of `buf` (size equal blocks) goes to rank j, which stores
         it as block r (the sender's rank) of the result, shaped like `buf`.
         In place: ``out=buf``."""
-        return self._blocking(self.ialltoall(buf, out=out, dtype=dtype, stream=stream))
+        return self._run(self._alltoall(buf, out, dtype, stream))
 
     def barrier(self, *, stream: Any = None) -> None:
         """Return once every rank has entered the barrier."""
-        self._blocking(self.ibarrier(stream=stream))
+        self._run(self._barrier(stream))
 
     # -- point-to-point ------------------------------------------------------
 
     def isend(self, buf: ArrayLike, dest: int, tag: int = 0, *, dtype: DatatypeLike = None,
               stream: Any = None) -> Request:
         """Start send(); ``wait()`` returns None."""
-        handle = self._live()
-        b = self._input(buf, dtype)
-        return self._start(lib.smd_isend, (b.ptr, b.count, b.datatype, dest, tag, handle,
-                                           _stream(stream)), (b,), p2p=True)
+        return self._start(self._send(buf, dest, tag, dtype, stream))
 
     def irecv(self, buf: ArrayLike, source: int, tag: int = 0, *, dtype: DatatypeLike = None,
               stream: Any = None) -> Request:
         """Start recv(); ``wait()`` returns the element count received (also
         ``request.count``)."""
-        handle = self._live()
-        b = as_buffer(buf, dtype=dtype, writable=True, name="buf")
-        require_host(b)
-        return self._start(lib.smd_irecv, (b.ptr, b.count, b.datatype, source, tag, handle,
-                                           _stream(stream)), (b,), p2p=True, returns_count=True)
+        return self._start(self._recv(buf, source, tag, dtype, stream))
 
     def send(self, buf: ArrayLike, dest: int, tag: int = 0, *, dtype: DatatypeLike = None,
              stream: Any = None) -> None:
         """Send `buf` to rank `dest`. Messages between two ranks with the
         same tag (0..TAG_MAX) arrive in the order sent."""
-        self._blocking(self.isend(buf, dest, tag, dtype=dtype, stream=stream))
+        self._run(self._send(buf, dest, tag, dtype, stream))
 
     def recv(self, buf: ArrayLike, source: int, tag: int = 0, *, dtype: DatatypeLike = None,
              stream: Any = None) -> int:
         """Receive a message from rank `source` into `buf` (in place) and
         return its element count: at most buf's size (a larger message
         raises TruncatedError)."""
-        return self._blocking(self.irecv(buf, source, tag, dtype=dtype, stream=stream))
+        return self._run(self._recv(buf, source, tag, dtype, stream))
 
     # -- new communicators ---------------------------------------------------
 
@@ -458,8 +524,9 @@ class Comm:
         """Run a communicator-creating call interruptibly (Ctrl-C aborts
         this communicator, which ends the call) and wrap its result."""
         out = ffi.new("smd_comm_t **")
-        call_interruptibly(fn, self._live(), *args, out, on_interrupt=self.abort)
-        return None if out[0] == ffi.NULL else Comm(out[0])
+        call_interruptibly(fn, self._live(), *args, out, on_interrupt=self.abort,
+                           on_abandoned=lambda: out[0] != ffi.NULL and lib.smd_comm_destroy(out[0]))
+        return None if out[0] == ffi.NULL else Comm(out[0], interruptible=self.interruptible)
 
     def split(self, color: Optional[int], key: int = 0) -> Optional["Comm"]:
         """Collective: ranks passing the same `color` form a new

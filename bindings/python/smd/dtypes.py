@@ -96,11 +96,17 @@ def resolve_datatype(spec: DatatypeLike) -> Datatype:
                                    + ", ".join(d.name.lower() for d in Datatype)) from None
 
 
+_OPS_BY_NAME = {spelling: op for op in Op for spelling in (op.name, op.name.lower())}
+
+
 def resolve_op(spec: OpLike) -> Op:
     """An Op from an Op or its name ("sum", "AVG")."""
     if isinstance(spec, Op):
         return spec
     if isinstance(spec, str):
+        found = _OPS_BY_NAME.get(spec)
+        if found is not None:
+            return found
         try:
             return Op[spec.upper()]
         except KeyError:

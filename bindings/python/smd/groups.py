@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from ._ffi import enum_values, ffi, lib
 from .errors import InvalidUsageError, check
-from .request import call_interruptibly
+from .request import call_interruptibly, settle_all
 
 if TYPE_CHECKING:
     from .comm import Comm
@@ -132,7 +132,8 @@ class Groups:
         if found is None:
             out = ffi.new("smd_comm_t **")
             check(lib.smd_groups_comm(self._live(), k, out))
-            found = self._comms[k] = Comm(out[0], owner=self)
+            found = self._comms[k] = Comm(out[0], owner=self,
+                                          interruptible=self._parent.interruptible)
         return found
 
     @property
@@ -183,17 +184,9 @@ class Groups:
         if self._handle is None:
             return
         try:
-            for comm in self._comms.values():
-                for request in list(comm._pending):
-                    request._settle()
-        except KeyboardInterrupt:
-            for comm in self._comms.values():
-                comm.abort()
-                for request in list(comm._pending):
-                    request._settle()
+            settle_all(*self._comms.values())
+        finally:
             self._destroy_now()
-            raise
-        self._destroy_now()
 
     def _destroy_now(self) -> None:
         for comm in self._comms.values():

@@ -1,11 +1,10 @@
 """Requests (smd_request_t) and interruptible waiting.
 
-Every wait in this binding is made of short slices
-(``smd_request_wait_timeout`` of SLICE_MS milliseconds), so Python gets
-control back between slices and delivers KeyboardInterrupt (Ctrl-C) within
-a slice; the library's own deadline still applies to the operation. C calls
-that have no nonblocking form (forming a world, creating communicators)
-run on a helper thread that the calling thread waits for in slices
+Every wait in this binding is made of short slices (SLICE_MS), so Python
+gets control back between slices and delivers KeyboardInterrupt (Ctrl-C);
+the library's own deadline still applies to the operation. C calls that
+have no nonblocking form (forming a world, creating communicators) run on
+a helper thread that the calling thread waits for in slices
 (:func:`call_interruptibly`).
 """
 
@@ -29,18 +28,21 @@ SLICE_MS = 50
 _IN_PROGRESS = int(Result.IN_PROGRESS)
 _SUCCESS = int(Result.SUCCESS)
 
+Outcome = Tuple[int, str]  # (result code, message)
 
-class _Completion:
-    """How to learn that one C request finished, shared by its Request and
-    that Request's finalizer.
+
+class Completion:
+    """One C request, until it is freed: how to learn that it finished.
+    Shared by a Request, its finalizer and its communicator (which waits
+    for it before being destroyed).
 
     Collective requests finish on the communicator's worker thread, which
-    applies the deadline, abort and peer checks: waiting for them in slices
-    of smd_request_wait_timeout is enough. Point-to-point requests get those
-    checks only inside smd_request_wait (a finite wait_timeout merely
-    polls), so a point-to-point request that is not finished at once is
-    waited for by smd_request_wait on a helper thread, and the caller waits
-    for that thread in slices.
+    applies the deadline, abort and peer checks: waiting in slices of
+    smd_request_wait_timeout is enough. Point-to-point requests get those
+    checks only inside smd_request_wait (a finite wait_timeout merely polls),
+    so a point-to-point request that is not finished at once is waited for
+    by smd_request_wait on a helper thread, and the caller waits for that
+    thread in slices.
     """
 
     __slots__ = ("handle", "p2p", "_done", "_outcome")
@@ -49,9 +51,9 @@ class _Completion:
         self.handle = handle
         self.p2p = p2p
         self._done: Optional[threading.Event] = None
-        self._outcome: Tuple[int, str] = (_SUCCESS, "")
+        self._outcome: Outcome = (_SUCCESS, "")
 
-    def _waiter(self) -> None:
+    def _start_waiter(self) -> None:
         handle = self.handle
         done = self._done = threading.Event()
 
@@ -62,20 +64,19 @@ class _Completion:
 
         threading.Thread(target=run, name="smd-request-wait", daemon=True).start()
 
-    def poll(self, timeout_ms: int) -> Optional[Tuple[int, str]]:
-        """Wait up to timeout_ms; the (result, message) of the operation if
-        it finished, else None."""
+    def poll(self, timeout_ms: int) -> Optional[Outcome]:
+        """Wait up to timeout_ms; the outcome if the operation finished."""
         if self._done is None:
             result = lib.smd_request_wait_timeout(self.handle, 0 if self.p2p else timeout_ms)
             if result != _IN_PROGRESS:
                 return result, last_error_message() if result != _SUCCESS else ""
             if not self.p2p or timeout_ms == 0:
                 return None
-            self._waiter()
+            self._start_waiter()
         assert self._done is not None
         return self._outcome if self._done.wait(timeout_ms / 1000) else None
 
-    def test(self) -> Optional[Tuple[int, str]]:
+    def test(self) -> Optional[Outcome]:
         """Like poll(0), through smd_request_test (which drives progress)."""
         if self._done is not None:
             return self._outcome if self._done.is_set() else None
@@ -87,20 +88,61 @@ class _Completion:
             raise error_for(result, last_error_message())
         return None
 
+    def settle(self) -> Outcome:
+        """Wait until finished (in slices) and return the outcome."""
+        outcome = self.poll(SLICE_MS)
+        while outcome is None:
+            outcome = self.poll(SLICE_MS)
+        return outcome
 
-def _release(completion: _Completion, comm: "Comm", keep: Tuple[Any, ...]) -> None:
-    """Free a request nobody waited for (garbage-collected, or at exit). Its
-    buffers (`keep`, held until here) are in use until it finishes, so wait
-    first, in slices; Ctrl-C aborts its communicator so that the wait ends
-    promptly."""
+    def count(self) -> Optional[int]:
+        """Elements moved by the finished operation."""
+        count = ffi.new("size_t *")
+        return count[0] if lib.smd_request_get_count(self.handle, count) == _SUCCESS else None
+
+    def free(self) -> None:
+        lib.smd_request_free(self.handle)
+
+
+def run_to_completion(completion: Completion, comm: "Comm") -> Outcome:
+    """Wait for a request the caller is blocked on (a blocking call). Ctrl-C
+    aborts the communicator first: a half-done operation cannot be cancelled
+    alone, and the abort ends it now, so its buffers are released before
+    KeyboardInterrupt propagates."""
     try:
-        while completion.poll(SLICE_MS) is None:
-            pass
+        return completion.settle()
     except KeyboardInterrupt:
         comm.abort()
+        completion.settle()
         raise
+
+
+def settle_all(*comms: "Comm") -> None:
+    """Wait for every unfreed request of the communicators (before they are
+    destroyed: the library would wait without a way to interrupt it). Ctrl-C
+    aborts them, which ends the wait promptly."""
+    try:
+        for comm in comms:
+            for completion in list(comm._pending):
+                completion.settle()
+    except KeyboardInterrupt:
+        for comm in comms:
+            comm.abort()
+        for comm in comms:
+            for completion in list(comm._pending):
+                completion.settle()
+        raise
+
+
+def _release(completion: Completion, comm: "Comm", keep: Tuple[Any, ...]) -> None:
+    """Free a request nobody waited for (garbage-collected, or at exit). Its
+    buffers (`keep`, held until here) are in use until it finishes, so it is
+    waited for first, and Ctrl-C aborts its communicator to end that wait."""
+    try:
+        run_to_completion(completion, comm)
     finally:
-        lib.smd_request_free(completion.handle)
+        comm._pending.discard(completion)
+        completion.free()
 
 
 class Request:
@@ -110,57 +152,43 @@ class Request:
     ``wait()`` returns what the blocking form returns (the result array,
     the received count, or None). The buffers involved are kept alive by the
     request and must not be touched until it has finished. A request that is
-    garbage-collected unfinished is waited for, then freed. A Request is not
-    meant to be used by several threads at once.
+    garbage-collected (or alive at exit) unfinished is waited for, then
+    freed. A Request is not meant to be used by several threads at once.
     """
 
-    __slots__ = ("_completion", "_comm", "_keep", "_result", "_returns_count", "_error", "_count",
+    __slots__ = ("_completion", "_comm", "_result", "_returns_count", "_error", "_count",
                  "_finalizer", "__weakref__")
 
     def __init__(self, handle: Any, comm: "Comm", keep: Tuple[Any, ...], result: Any = None, *,
                  p2p: bool = False, returns_count: bool = False) -> None:
-        self._completion: Optional[_Completion] = _Completion(handle, p2p)
+        completion = Completion(handle, p2p)
+        self._completion: Optional[Completion] = completion
         self._comm = comm
-        self._keep = keep
         self._result = result
         self._returns_count = returns_count
-        self._error: Optional[Tuple[int, str]] = None
+        self._error: Optional[Outcome] = None
         self._count: Optional[int] = None
         # The finalizer holds the buffers, so they outlive the operation
         # even when this object goes first.
-        self._finalizer = weakref.finalize(self, _release, self._completion, comm, keep)
-        comm._track(self)
+        self._finalizer = weakref.finalize(self, _release, completion, comm, keep)
+        comm._pending.add(completion)
 
     def __repr__(self) -> str:
         state = "pending" if self._completion is not None else "failed" if self._error else "done"
         return f"<smd.Request {state} on {self._comm!r}>"
 
-    # -- completion --------------------------------------------------------
-
-    def _finish(self, outcome: Tuple[int, str]) -> None:
+    def _finish(self, outcome: Outcome) -> None:
         """Record the operation's outcome and free the C request."""
         completion = self._completion
         assert completion is not None
-        result, message = outcome
-        if result != _SUCCESS:
-            self._error = (result, message)
-        else:
-            count = ffi.new("size_t *")
-            if lib.smd_request_get_count(completion.handle, count) == _SUCCESS:
-                self._count = count[0]
-        self._finalizer.detach()
+        if outcome[0] != _SUCCESS:
+            self._error = outcome
+        elif completion.p2p:
+            self._count = completion.count()
         self._completion = None
-        lib.smd_request_free(completion.handle)  # finished: returns at once
-        self._comm._untrack(self)
-        self._keep = None
-
-    def _wait_slice(self, timeout_ms: int) -> bool:
-        assert self._completion is not None
-        outcome = self._completion.poll(timeout_ms)
-        if outcome is None:
-            return False
-        self._finish(outcome)
-        return True
+        self._comm._pending.discard(completion)
+        self._finalizer.detach()  # drops the buffers
+        completion.free()  # finished: returns at once
 
     def _outcome(self) -> Any:
         if self._error is not None:
@@ -168,8 +196,6 @@ class Request:
         if self._returns_count:
             return self._count
         return self._result
-
-    # -- public ------------------------------------------------------------
 
     @property
     def done(self) -> bool:
@@ -203,17 +229,19 @@ class Request:
 
         Raises the operation's smd.Error if it failed (again on every call).
         Ctrl-C raises KeyboardInterrupt within a slice; the request stays
-        valid.
+        valid (unlike an interrupted blocking call, nothing is aborted).
         """
-        if self._completion is not None:
+        completion = self._completion
+        if completion is not None:
             if timeout is None:
-                while not self._wait_slice(SLICE_MS):
-                    pass
+                self._finish(completion.settle())
             else:
                 deadline = time.monotonic() + timeout
                 while True:
                     left_ms = int((deadline - time.monotonic()) * 1000)
-                    if self._wait_slice(max(0, min(SLICE_MS, left_ms))):
+                    outcome = completion.poll(max(0, min(SLICE_MS, left_ms)))
+                    if outcome is not None:
+                        self._finish(outcome)
                         break
                     if left_ms <= 0:
                         raise builtins.TimeoutError(
@@ -222,18 +250,13 @@ class Request:
 
     @property
     def count(self) -> int:
-        """Elements received by a finished receive (sent, for other kinds)."""
+        """Elements received by a finished receive (sent, by a send)."""
         if self._completion is not None:
             raise InvalidUsageError("the operation has not finished yet: wait() first")
         self._outcome()
-        assert self._count is not None
+        if self._count is None:
+            raise InvalidUsageError("count is known for point-to-point requests only")
         return self._count
-
-    def _settle(self) -> None:
-        """Wait until the operation finished and record its outcome without
-        raising it (destroy, and after an abort, which ends it promptly)."""
-        while self._completion is not None and not self._wait_slice(SLICE_MS):
-            pass
 
 
 def call_interruptibly(fn: Callable[..., int], *args: Any,
@@ -245,9 +268,9 @@ def call_interruptibly(fn: Callable[..., int], *args: Any,
 
     On KeyboardInterrupt: on_interrupt() runs (e.g. abort the parent
     communicator, which makes the call return promptly) and the call is
-    waited for; without on_interrupt the call is left to finish on its own
-    and on_abandoned() then runs on the helper thread (e.g. destroy what it
-    created). KeyboardInterrupt is then re-raised.
+    waited for; without on_interrupt the call is left to finish on its own.
+    Either way, if the call succeeded after all, on_abandoned() runs (e.g.
+    destroy what it created), and KeyboardInterrupt is re-raised.
     """
     outcome: dict = {"result": int(Result.ERR_INTERNAL), "message": "the call raised"}
     finished = threading.Event()
@@ -276,6 +299,8 @@ def call_interruptibly(fn: Callable[..., int], *args: Any,
         if on_interrupt is not None:
             on_interrupt()
             finished.wait()
+            if outcome["result"] == _SUCCESS and on_abandoned is not None:
+                on_abandoned()
         else:
             with lock:
                 abandoned = True
@@ -285,4 +310,3 @@ def call_interruptibly(fn: Callable[..., int], *args: Any,
         raise
     if outcome["result"] != _SUCCESS:
         raise error_for(outcome["result"], outcome["message"])
-

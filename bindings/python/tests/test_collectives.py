@@ -237,3 +237,27 @@ def test_float16_native(world):
 def test_to_dtype_roundtrip():
     for dtype in DATATYPES:
         assert len(to_dtype([1, 2], dtype)) == 2
+
+
+def test_not_interruptible_calls_blocking_functions(world):
+    """interruptible=False: the library's blocking functions (inherited by
+    communicators made from it)."""
+    c = world.dup()
+    c.interruptible = False
+    with c.dup() as d:
+        assert not d.interruptible
+        x = np.arange(6, dtype=np.int64).reshape(2, 3)
+        np.testing.assert_array_equal(d.allreduce(x), x * world.size)
+        np.testing.assert_array_equal(d.allgather(x)[world.rank], x)
+        d.barrier()
+        p, r = world.size, world.rank
+        got = np.zeros(3)
+        recv = d.irecv(got, (r - 1) % p, tag=2)  # posted before the blocking send
+        d.send(np.full(3, float(r)), (r + 1) % p, tag=2)
+        assert recv.wait() == 3
+        np.testing.assert_array_equal(got, np.full(3, float((r - 1) % p)))
+        # A blocking receive still reports the count.
+        send = d.isend(np.ones(2), r, tag=3)
+        assert d.recv(np.empty(5), r, tag=3) == 2
+        send.wait()
+    c.destroy()
