@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 from ._ffi import ffi, lib
 from .comm import Comm
@@ -90,9 +90,9 @@ def is_initialized() -> bool:
     return _world is not None and not _world.destroyed
 
 
-def version() -> tuple:
+def version() -> Tuple[int, int, int]:
     """The library's version (major, minor, patch); it may be newer than
     the header the binding was built from (smd.HEADER_VERSION)."""
     parts = [ffi.new("int *") for _ in range(3)]
     check(lib.smd_get_version(*parts))
-    return tuple(p[0] for p in parts)
+    return parts[0][0], parts[1][0], parts[2][0]

@@ -49,7 +49,9 @@ def pair(world):
 @contextlib.contextmanager
 def sigint_after(seconds):
     """Send SIGINT to this process after `seconds` (like Ctrl-C), unless the
-    block ended first."""
+    block ended first. Python's own handler is installed meanwhile (a
+    launcher may have started us with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -57,6 +59,7 @@ def sigint_after(seconds):
     finally:
         timer.cancel()
         timer.join()
+        signal.signal(signal.SIGINT, previous)
 
 
 def free_port(world):

@@ -142,3 +142,17 @@ def test_context_manager_aborts_on_exception(world):
 def test_world_function(world):
     assert smd.world() is world
     assert smd.is_initialized()
+
+
+def test_abort(world):
+    """abort() makes this rank's operations fail with AbortedError and tells
+    the peers, whose operations on the communicator fail too."""
+    c = world.dup()
+    if world.rank == 0:
+        c.abort()
+    world.barrier()  # rank 0 has aborted
+    with pytest.raises(smd.AbortedError) as info:
+        c.allreduce(np.ones(2))
+    assert info.value.code == smd.Result.ERR_ABORTED
+    c.destroy()
+    world.barrier()

@@ -5,8 +5,6 @@ import os
 import re
 import shutil
 
-import pytest
-
 from conftest import JOBS, PYTHON, PYTHON_DIR, REPO, run_job, smdrun
 
 

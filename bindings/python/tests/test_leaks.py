@@ -9,8 +9,6 @@ import weakref
 
 import numpy as np
 
-import smd
-
 
 def census():
     """Open file descriptors and memory mappings of this process."""
