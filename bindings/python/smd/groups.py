@@ -89,7 +89,8 @@ class Groups:
         config, _text = _config(tp, pp, placement)
         out = ffi.new("smd_groups_t **")
         call_interruptibly(lib.smd_groups_create, parent._live(), config, out,
-                           on_interrupt=parent.abort)
+                           on_interrupt=parent.abort,
+                           on_abandoned=lambda: lib.smd_groups_destroy(out[0]))
         return cls(out[0], parent)
 
     def _live(self) -> Any:

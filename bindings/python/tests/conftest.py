@@ -62,13 +62,16 @@ def sigint_after(seconds):
         signal.signal(signal.SIGINT, previous)
 
 
-def free_port(world):
+def free_port():
+    """A TCP port free on this machine now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def shared_free_port(world):
     """A TCP port free on this machine, the same on every rank."""
-    port = np.zeros(1, np.int32)
-    if world.rank == 0:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port[0] = s.getsockname()[1]
+    port = np.array([free_port() if world.rank == 0 else 0], np.int32)
     return int(world.broadcast(port, root=0)[0])
 
 

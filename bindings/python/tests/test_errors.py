@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import smd
-from conftest import free_port
+from conftest import shared_free_port
 
 
 def test_library_invalid_argument(world):
@@ -39,7 +39,7 @@ def test_error_classes():
 def short_world(world):
     """A second world over the same ranks with a 1 s deadline (explicit
     init: rank, size, address, port and token given)."""
-    port = free_port(world)
+    port = shared_free_port(world)
     w = smd.init(rank=world.rank, size=world.size, addr="127.0.0.1", port=port,
                  token=f"pytest-short-{port}", timeout=1.0)
     assert (w.rank, w.size) == (world.rank, world.size)

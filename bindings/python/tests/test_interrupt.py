@@ -62,7 +62,7 @@ def test_sigint_in_request_wait_keeps_request(world):
 
 def test_sigint_interrupts_init(world):
     """Forming a world that one rank never joins: Ctrl-C returns at once."""
-    port = free_port(world) + world.rank  # a world of its own for each rank
+    port = free_port()  # a world of its own for each rank
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt), sigint_after(DELAY):
         # Rank 1 of 2 never comes (rank 0 serves the store and waits for it).
@@ -71,3 +71,17 @@ def test_sigint_interrupts_init(world):
     assert time.monotonic() - start < DELAY + PROMPT
     world.barrier()
 
+
+
+def test_sigint_interrupts_communicator_creation(pair):
+    """Rank 0 alone calls dup() (collective): Ctrl-C aborts the parent,
+    which ends the call."""
+    world = pair
+    c = world.dup()
+    if world.rank == 0:
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt), sigint_after(DELAY):
+            c.dup()
+        assert time.monotonic() - start < DELAY + PROMPT
+    world.barrier()
+    c.destroy()
