@@ -31,7 +31,7 @@ from .errors import (AbortedError, BootstrapError, Error, InternalError, Invalid
                      TransportError, TruncatedError)
 from .groups import GroupKind, Groups, layout as group_layout
 from .request import Request
-from .world import init, is_initialized, version, world
+from ._world import init, is_initialized, version, world
 
 #: The version of smd.h this binding was built from.
 __version__ = "{}.{}.{}".format(*HEADER_VERSION)

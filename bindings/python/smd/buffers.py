@@ -48,7 +48,7 @@ class DeviceView:
     nbytes: int
     dtype: np.dtype
     shape: Tuple[int, ...]
-    device: str  # "cuda:0"
+    device: str  # "cuda"
     readonly: bool
     contiguous: bool
 
@@ -72,7 +72,7 @@ class Buffer(NamedTuple):
     # The numpy dtype results get: the object's own, or the datatype's when
     # dtype= changed the element size.
     result_dtype: Optional[np.dtype]
-    device: str                   # "cpu" or e.g. "cuda:0"
+    device: str                   # "cpu", or e.g. "cuda"
     readonly: bool
 
 

@@ -86,8 +86,9 @@ def command(argv: Sequence[str]) -> List[str]:
     if any(o in ("-h", "--help") for o in options):
         return [find_smdrun(), "--help"]
     if not program:
-        raise SystemExit("usage: python -m smd.run [smdrun options] (script.py | -m module | "
-                         "-c code) [args...]")
+        print("usage: python -m smd.run [smdrun options] (script.py | -m module | -c code) "
+              "[args...]\n(smdrun's options: python -m smd.run --help)", file=sys.stderr)
+        raise SystemExit(2)  # as smdrun for bad usage
     return [find_smdrun(), *options, "--", sys.executable, *program]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import smd
-from conftest import shared_free_port
+from conftest import free_port, shared_free_port
 
 
 def test_library_invalid_argument(world):
@@ -92,4 +92,19 @@ def test_mismatched_groups(pair):
         pytest.skip("needs an even world")
     with pytest.raises(smd.MismatchError):
         world.groups(tp=tp)
+    world.barrier()
+
+
+def test_bootstrap_errors(world):
+    """A world that cannot form: the store is not there (BootstrapError
+    within the deadline), or the options make no sense."""
+    port = free_port()  # nothing listens there
+    start = time.monotonic()
+    with pytest.raises(smd.BootstrapError, match=str(port)):
+        smd.init(rank=1, size=2, addr="127.0.0.1", port=port, token="nobody", timeout=0.5)
+    assert time.monotonic() - start < 10
+    with pytest.raises(smd.InvalidArgumentError, match="rank 3"):
+        smd.init(rank=3, size=2)
+    with pytest.raises(smd.InvalidArgumentError, match="timeout"):
+        smd.init(timeout=0)
     world.barrier()

@@ -23,6 +23,9 @@ try:
         x[:] = 1
 except smd.PeerFailureError as e:
     print(f"PeerFailureError after {time.monotonic() - start:.2f} s: {e}", flush=True)
+    # Stay a moment, so that the other survivor learns of the victim rather
+    # than of this rank's exit.
+    time.sleep(3)
     sys.exit(0)
 except smd.Error as e:
     print(f"unexpected {type(e).__name__}: {e}", flush=True)
