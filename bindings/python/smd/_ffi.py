@@ -70,10 +70,11 @@ del _cdef_text
 
 def enum_values(ctype: str, prefix: str, skip: Tuple[str, ...] = ()) -> Dict[str, int]:
     """The members of a C enum of the header, without `prefix`, in value
-    order: enum_values("smd_op_t", "SMD_") gives {"SUM": 0, ...}."""
+    order: enum_values("smd_op_t", "SMD_") gives {"SUM": 0, ...}. The
+    header's range sentinels (SMD_*_RANGE_MIN_/MAX_) are not members."""
     members = ffi.typeof(ctype).relements
     return {name[len(prefix):]: value for name, value in sorted(members.items(), key=lambda kv: kv[1])
-            if name.startswith(prefix) and name not in skip}
+            if name.startswith(prefix) and name not in skip and not name.endswith("_")}
 
 
 def library_candidates() -> List[Tuple[str, str]]:
