@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - smd's first command: install what is missing, build, then
 # run the main job (4 local processes train a small model data-parallel
-# through libsmd and check that it equals the single-process model), and
-# finish with a short allreduce/allgather benchmark.
+# through libsmd and check that it equals the single-process model), the
+# same through the Rust binding when cargo is installed, and finish with a
+# short allreduce/allgather benchmark.
 #
 # Works from any directory; a second run installs nothing and reuses build/.
 # Environment: SMD_NO_INSTALL=1 (never apt-get), SMD_JOBS=N (build jobs),
@@ -28,6 +29,22 @@ smd_log_section "training: $ranks ranks, data-parallel MLP ($build/tools/smdrun 
 # train_dp exits non-zero if the loss did not fall or the distributed model
 # differs from the single-process one; set -e then stops the demo here.
 "$build/tools/smdrun" -n "$ranks" --timeout 120 "$build/examples/train_dp"
+
+# The same kind of job through the Rust binding (bindings/rust), when cargo
+# is installed: examples/train_dp.rs checks its data-parallel linear
+# regression against a single-process run the same way. Cargo works offline
+# and builds where `meson test --suite rust` does, so the two share a build.
+if command -v cargo >/dev/null 2>&1; then
+  rust_target="$build/bindings/rust/target"
+  smd_log_section "training through the Rust binding: $ranks ranks, data-parallel linear regression"
+  CARGO_TARGET_DIR="$rust_target" SMD_LIB_DIR="$SMD_ROOT/$build/src" \
+    cargo build --offline --quiet --manifest-path bindings/rust/Cargo.toml -p smd --example train_dp \
+    || smd_die "building the Rust example failed"
+  LD_LIBRARY_PATH="$SMD_ROOT/$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$build/tools/smdrun" -n "$ranks" --timeout 60 "$rust_target/debug/examples/train_dp"
+else
+  smd_log_section "Rust binding: skipped (cargo not installed)"
+fi
 
 # Up to 16 MiB, x8 per row: a small table that still shows the latency end
 # and the bandwidth end. Only rank 0 prints; --no-tag-output keeps the table

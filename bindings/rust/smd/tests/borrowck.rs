@@ -10,7 +10,11 @@ use std::process::Command;
 /// rustc of the toolchain that built this test (next to its cargo).
 fn rustc() -> PathBuf {
     let next_to_cargo = Path::new(env!("CARGO")).with_file_name("rustc");
-    if next_to_cargo.exists() { next_to_cargo } else { PathBuf::from("rustc") }
+    if next_to_cargo.exists() {
+        next_to_cargo
+    } else {
+        PathBuf::from("rustc")
+    }
 }
 
 /// The newest `libsmd-*.rlib` next to this test binary.
@@ -42,7 +46,13 @@ fn compile(name: &str, body: &str) -> Result<(), String> {
     );
     std::fs::write(&src, text).unwrap();
     let out = Command::new(rustc())
-        .args(["--edition", "2021", "--crate-type", "lib", "--emit=metadata"])
+        .args([
+            "--edition",
+            "2021",
+            "--crate-type",
+            "lib",
+            "--emit=metadata",
+        ])
         .arg("--crate-name")
         .arg(name)
         .arg("--out-dir")

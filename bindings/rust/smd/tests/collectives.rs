@@ -5,8 +5,8 @@
 #[macro_use]
 mod common;
 
-use common::values::{expected, inputs, Value, OPS};
 use common::on_ranks;
+use common::values::{OPS, Value, expected, inputs};
 use std::any::TypeId;
 
 use smd::{Communicator, Op};
@@ -30,19 +30,29 @@ fn all_reduce_of<T: Value>(world: &Communicator) {
             let want = expected::<T>(op, size, n);
             let mut buf = inputs::<T>(rank, n);
             world.all_reduce(&mut buf, op).unwrap();
-            assert!(buf == want, "all_reduce {op:?} n={n}: {:?}", &buf[..n.min(8)]);
+            assert!(
+                buf == want,
+                "all_reduce {op:?} n={n}: {:?}",
+                &buf[..n.min(8)]
+            );
 
             let send = inputs::<T>(rank, n);
             let mut recv = vec![T::of(0); n];
             world.all_reduce_into(&send, &mut recv, op).unwrap();
-            assert!(recv == want, "all_reduce_into {op:?} n={n}: {:?}", &recv[..n.min(8)]);
+            assert!(
+                recv == want,
+                "all_reduce_into {op:?} n={n}: {:?}",
+                &recv[..n.min(8)]
+            );
         }
     }
 }
 
 #[test]
 fn all_reduce() {
-    on_ranks("all_reduce", &SIZES, |world| for_each_datatype!(all_reduce_of(world)));
+    on_ranks("all_reduce", &SIZES, |world| {
+        for_each_datatype!(all_reduce_of(world))
+    });
 }
 
 /// Rank r's block: r + 1 in every element.
@@ -70,7 +80,9 @@ fn all_gather_of<T: Value>(world: &Communicator) {
 
 #[test]
 fn all_gather() {
-    on_ranks("all_gather", &SIZES, |world| for_each_datatype!(all_gather_of(world)));
+    on_ranks("all_gather", &SIZES, |world| {
+        for_each_datatype!(all_gather_of(world))
+    });
 }
 
 fn reduce_scatter_of<T: Value>(world: &Communicator) {
@@ -89,21 +101,31 @@ fn reduce_scatter_of<T: Value>(world: &Communicator) {
 
             let mut buf = send.clone();
             world.reduce_scatter_in_place(&mut buf, op).unwrap();
-            assert_eq!(&buf[rank * n..][..n], mine, "reduce_scatter_in_place {op:?} n={n}");
+            assert_eq!(
+                &buf[rank * n..][..n],
+                mine,
+                "reduce_scatter_in_place {op:?} n={n}"
+            );
         }
     }
 }
 
 #[test]
 fn reduce_scatter() {
-    on_ranks("reduce_scatter", &SIZES, |world| for_each_datatype!(reduce_scatter_of(world)));
+    on_ranks("reduce_scatter", &SIZES, |world| {
+        for_each_datatype!(reduce_scatter_of(world))
+    });
 }
 
 fn broadcast_of<T: Value>(world: &Communicator) {
     let (rank, size) = (world.rank(), world.size());
     for &n in counts::<T>() {
         for root in 0..size {
-            let mut buf = if rank == root { block::<T>(root, n) } else { vec![T::of(0); n] };
+            let mut buf = if rank == root {
+                block::<T>(root, n)
+            } else {
+                vec![T::of(0); n]
+            };
             world.broadcast(&mut buf, root).unwrap();
             assert_eq!(buf, block::<T>(root, n), "broadcast root={root} n={n}");
         }
@@ -112,7 +134,9 @@ fn broadcast_of<T: Value>(world: &Communicator) {
 
 #[test]
 fn broadcast() {
-    on_ranks("broadcast", &SIZES, |world| for_each_datatype!(broadcast_of(world)));
+    on_ranks("broadcast", &SIZES, |world| {
+        for_each_datatype!(broadcast_of(world))
+    });
 }
 
 fn reduce_of<T: Value>(world: &Communicator) {
@@ -122,7 +146,11 @@ fn reduce_of<T: Value>(world: &Communicator) {
             for op in [Op::Sum, Op::Min, Op::Avg] {
                 let mut buf = inputs::<T>(rank, n);
                 world.reduce(&mut buf, op, root).unwrap();
-                let want = if rank == root { expected::<T>(op, size, n) } else { inputs::<T>(rank, n) };
+                let want = if rank == root {
+                    expected::<T>(op, size, n)
+                } else {
+                    inputs::<T>(rank, n)
+                };
                 assert_eq!(buf, want, "reduce {op:?} root={root} n={n}");
 
                 let send = inputs::<T>(rank, n);
@@ -130,7 +158,11 @@ fn reduce_of<T: Value>(world: &Communicator) {
                 let mut recv = vec![T::of(0); if rank == root { n } else { 0 }];
                 world.reduce_into(&send, &mut recv, op, root).unwrap();
                 if rank == root {
-                    assert_eq!(recv, expected::<T>(op, size, n), "reduce_into {op:?} root={root} n={n}");
+                    assert_eq!(
+                        recv,
+                        expected::<T>(op, size, n),
+                        "reduce_into {op:?} root={root} n={n}"
+                    );
                 }
             }
         }
@@ -139,7 +171,9 @@ fn reduce_of<T: Value>(world: &Communicator) {
 
 #[test]
 fn reduce() {
-    on_ranks("reduce", &SIZES, |world| for_each_datatype!(reduce_of(world)));
+    on_ranks("reduce", &SIZES, |world| {
+        for_each_datatype!(reduce_of(world))
+    });
 }
 
 fn all_to_all_of<T: Value>(world: &Communicator) {
@@ -150,14 +184,18 @@ fn all_to_all_of<T: Value>(world: &Communicator) {
         let send: Vec<T> = (0..size).flat_map(|to| vec![value(rank, to); n]).collect();
         let mut recv = vec![T::of(0); n * size];
         world.all_to_all(&send, &mut recv).unwrap();
-        let want: Vec<T> = (0..size).flat_map(|from| vec![value(from, rank); n]).collect();
+        let want: Vec<T> = (0..size)
+            .flat_map(|from| vec![value(from, rank); n])
+            .collect();
         assert_eq!(recv, want, "all_to_all n={n}");
     }
 }
 
 #[test]
 fn all_to_all() {
-    on_ranks("all_to_all", &SIZES, |world| for_each_datatype!(all_to_all_of(world)));
+    on_ranks("all_to_all", &SIZES, |world| {
+        for_each_datatype!(all_to_all_of(world))
+    });
 }
 
 #[test]

@@ -42,12 +42,18 @@ fn split_dup_create_group() {
         let (rank, size) = (world.rank(), world.size());
 
         // Odd and even ranks, ordered by descending rank.
-        let half = world.split(Some((rank % 2) as u32), -(rank as i32)).unwrap().unwrap();
+        let half = world
+            .split(Some((rank % 2) as u32), -(rank as i32))
+            .unwrap()
+            .unwrap();
         let members: Vec<usize> = (0..size).filter(|r| r % 2 == rank % 2).rev().collect();
         assert_eq!(half.size(), members.len());
         assert_eq!(members[half.rank()], rank);
         assert_eq!(half.world_rank(0).unwrap(), members[0]);
-        assert_eq!(sum_of_world_ranks(&half, rank), members.iter().sum::<usize>() as u64);
+        assert_eq!(
+            sum_of_world_ranks(&half, rank),
+            members.iter().sum::<usize>() as u64
+        );
 
         // Only rank 0 in a communicator; the others in none.
         let alone = world.split((rank == 0).then_some(7), 0).unwrap();
@@ -55,11 +61,18 @@ fn split_dup_create_group() {
 
         let copy = world.dup().unwrap();
         assert_eq!((copy.rank(), copy.size()), (rank, size));
-        assert_eq!(sum_of_world_ranks(&copy, rank), (size * (size - 1) / 2) as u64);
+        assert_eq!(
+            sum_of_world_ranks(&copy, rank),
+            (size * (size - 1) / 2) as u64
+        );
         drop(copy);
 
         // The last rank and rank 0, in that order; only they call it.
-        let listed = if size == 1 { vec![0] } else { vec![size - 1, 0] };
+        let listed = if size == 1 {
+            vec![0]
+        } else {
+            vec![size - 1, 0]
+        };
         if listed.contains(&rank) {
             let pair = world.create_group(&listed).unwrap();
             assert_eq!(pair.size(), listed.len());
@@ -85,15 +98,29 @@ fn groups() {
             for kind in GroupKind::ALL {
                 let layout = config.layout(size, rank, kind).unwrap();
                 let comm = groups.comm(kind);
-                assert_eq!(groups.members(kind), &layout.members[..], "{config:?} {kind:?}");
+                assert_eq!(
+                    groups.members(kind),
+                    &layout.members[..],
+                    "{config:?} {kind:?}"
+                );
                 assert_eq!(groups.rank(kind), layout.group_rank);
                 assert_eq!(groups.size(kind), layout.members.len());
-                assert_eq!((comm.rank(), comm.size()), (layout.group_rank, layout.members.len()));
+                assert_eq!(
+                    (comm.rank(), comm.size()),
+                    (layout.group_rank, layout.members.len())
+                );
                 let sum: usize = layout.members.iter().sum();
-                assert_eq!(sum_of_world_ranks(comm, rank), sum as u64, "{config:?} {kind:?}");
+                assert_eq!(
+                    sum_of_world_ranks(comm, rank),
+                    sum as u64,
+                    "{config:?} {kind:?}"
+                );
             }
             assert_eq!(groups.world().size(), size);
-            assert_eq!(groups.tp().size() * groups.pp().size() * groups.rdp().size(), size);
+            assert_eq!(
+                groups.tp().size() * groups.pp().size() * groups.rdp().size(),
+                size
+            );
             assert_eq!(groups.dp().size(), groups.tp().size() * groups.rdp().size());
             assert_eq!(groups.mp().size(), groups.tp().size() * groups.pp().size());
         }
@@ -102,11 +129,15 @@ fn groups() {
 
 #[test]
 fn groups_that_do_not_fit_fail_on_every_rank() {
-    on_ranks("groups_that_do_not_fit_fail_on_every_rank", &SIZES, |world| {
-        let e = world.groups(&GroupsConfig::new(3, 1)).unwrap_err();
-        assert_eq!(e.code(), smd::ErrorCode::InvalidArgument, "{e}");
-        assert!(e.message().contains("smd_groups_create"), "{e}");
-        // The world is still usable.
-        world.barrier().unwrap();
-    });
+    on_ranks(
+        "groups_that_do_not_fit_fail_on_every_rank",
+        &SIZES,
+        |world| {
+            let e = world.groups(&GroupsConfig::new(3, 1)).unwrap_err();
+            assert_eq!(e.code(), smd::ErrorCode::InvalidArgument, "{e}");
+            assert!(e.message().contains("smd_groups_create"), "{e}");
+            // The world is still usable.
+            world.barrier().unwrap();
+        },
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 use std::env;
 use std::time::{Duration, Instant};
 
-use common::{on_ranks, run_job, Launch};
+use common::{Launch, on_ranks, run_job};
 use smd::{Communicator, Error, ErrorCode, InitOptions, Op};
 
 /// An argument error made in Rust: the library was not called, so the
@@ -32,11 +32,20 @@ fn arguments_checked_in_rust() {
         let size = world.size();
         let mut out = vec![0.0f32; 3 * size + 1];
         let mut small = [0.0f32; 2];
-        refused_by_rust(world.all_reduce_into(&[1.0f32; 3], &mut small, Op::Sum), "all_reduce");
+        refused_by_rust(
+            world.all_reduce_into(&[1.0f32; 3], &mut small, Op::Sum),
+            "all_reduce",
+        );
         refused_by_rust(world.all_gather(&[1.0f32; 3], &mut out), "all_gather");
-        refused_by_rust(world.reduce_scatter(&out, &mut small, Op::Sum), "reduce_scatter");
+        refused_by_rust(
+            world.reduce_scatter(&out, &mut small, Op::Sum),
+            "reduce_scatter",
+        );
         refused_by_rust(world.all_to_all(&[1u8; 4], &mut [0u8; 5]), "all_to_all");
-        refused_by_rust(world.reduce_into(&[1i32; 2], &mut [0i32; 3], Op::Sum, world.rank()), "reduce");
+        refused_by_rust(
+            world.reduce_into(&[1i32; 2], &mut [0i32; 3], Op::Sum, world.rank()),
+            "reduce",
+        );
         refused_by_rust(world.broadcast(&mut small, size), "broadcast");
         refused_by_rust(world.reduce(&mut small, Op::Max, size + 5), "reduce");
         refused_by_rust(world.send(&small, size, 0), "send");
@@ -47,10 +56,16 @@ fn arguments_checked_in_rust() {
             // Lengths that are not a multiple of the size.
             let mut odd = vec![0i64; 2 * size + 1];
             refused_by_rust(world.all_gather_in_place(&mut odd), "all_gather_in_place");
-            refused_by_rust(world.reduce_scatter_in_place(&mut odd, Op::Sum), "reduce_scatter_in_place");
+            refused_by_rust(
+                world.reduce_scatter_in_place(&mut odd, Op::Sum),
+                "reduce_scatter_in_place",
+            );
             refused_by_rust(world.all_to_all(&odd, &mut odd.clone()), "all_to_all");
             let e = refused_by_rust(world.all_gather(&[1u8], &mut [0u8; 1]), "all_gather");
-            assert_eq!(e.to_string(), format!("SMD_ERR_INVALID_ARGUMENT: {}", e.message()));
+            assert_eq!(
+                e.to_string(),
+                format!("SMD_ERR_INVALID_ARGUMENT: {}", e.message())
+            );
         }
         // Nothing reached the library, so every rank is still in step.
         world.barrier().unwrap();
@@ -66,7 +81,10 @@ fn arguments_checked_by_the_library() {
         refused_by_library(world.rank_info(world.size()), "smd_comm_rank_info");
         let bad = smd::GroupsConfig::new(1, 1).placement("XYZ");
         refused_by_library(bad.layout(4, 0, smd::GroupKind::Tp), "smd_groups_layout");
-        refused_by_library(Communicator::init_with(&InitOptions::new().store_addr("")), "smd_comm_init");
+        refused_by_library(
+            Communicator::init_with(&InitOptions::new().store_addr("")),
+            "smd_comm_init",
+        );
         world.barrier().unwrap();
     });
 }
@@ -98,20 +116,27 @@ fn world_with_timeout(timeout: Duration) -> Communicator {
 
 #[test]
 fn a_rank_that_never_comes_is_a_timeout() {
-    run_job("a_rank_that_never_comes_is_a_timeout", Launch::ranks(2), || {
-        let world = world_with_timeout(Duration::from_millis(1500));
-        if world.rank() == 1 {
-            // Stays away from the collective, and alive until rank 0 is done.
-            std::thread::sleep(Duration::from_secs(5));
-            return;
-        }
-        let start = Instant::now();
-        let e = world.all_reduce(&mut [1i32], Op::Sum).unwrap_err();
-        let waited = start.elapsed();
-        assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
-        assert!(waited >= Duration::from_secs(1) && waited < Duration::from_secs(5), "{waited:?}");
-        println!("timeout after {waited:?}: {e}");
-    });
+    run_job(
+        "a_rank_that_never_comes_is_a_timeout",
+        Launch::ranks(2),
+        || {
+            let world = world_with_timeout(Duration::from_millis(1500));
+            if world.rank() == 1 {
+                // Stays away from the collective, and alive until rank 0 is done.
+                std::thread::sleep(Duration::from_secs(5));
+                return;
+            }
+            let start = Instant::now();
+            let e = world.all_reduce(&mut [1i32], Op::Sum).unwrap_err();
+            let waited = start.elapsed();
+            assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
+            assert!(
+                waited >= Duration::from_secs(1) && waited < Duration::from_secs(5),
+                "{waited:?}"
+            );
+            println!("timeout after {waited:?}: {e}");
+        },
+    );
 }
 
 unsafe extern "C" {
@@ -152,23 +177,27 @@ fn a_killed_peer_is_a_peer_failure() {
 
 #[test]
 fn abort_from_another_thread_unblocks_every_rank() {
-    on_ranks("abort_from_another_thread_unblocks_every_rank", &[2], |world| {
-        let start = Instant::now();
-        let result = if world.rank() == 0 {
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    std::thread::sleep(Duration::from_millis(300));
-                    world.abort().unwrap();
-                });
-                world.barrier() // rank 1 is not there yet
-            })
-        } else {
-            std::thread::sleep(Duration::from_secs(1));
-            world.barrier()
-        };
-        let e = result.unwrap_err();
-        assert_eq!(e.code(), ErrorCode::Aborted, "{e}");
-        assert!(start.elapsed() < Duration::from_secs(10));
-        assert_eq!(world.async_error().unwrap(), Some(ErrorCode::Aborted));
-    });
+    on_ranks(
+        "abort_from_another_thread_unblocks_every_rank",
+        &[2],
+        |world| {
+            let start = Instant::now();
+            let result = if world.rank() == 0 {
+                std::thread::scope(|s| {
+                    s.spawn(|| {
+                        std::thread::sleep(Duration::from_millis(300));
+                        world.abort().unwrap();
+                    });
+                    world.barrier() // rank 1 is not there yet
+                })
+            } else {
+                std::thread::sleep(Duration::from_secs(1));
+                world.barrier()
+            };
+            let e = result.unwrap_err();
+            assert_eq!(e.code(), ErrorCode::Aborted, "{e}");
+            assert!(start.elapsed() < Duration::from_secs(10));
+            assert_eq!(world.async_error().unwrap(), Some(ErrorCode::Aborted));
+        },
+    );
 }

@@ -5,8 +5,8 @@
 mod common;
 
 use common::on_ranks;
-use common::values::{inputs, Value};
-use smd::{scope, Communicator, ErrorCode};
+use common::values::{Value, inputs};
+use smd::{Communicator, ErrorCode, scope};
 
 const SIZES: [usize; 2] = [2, 4];
 
@@ -63,15 +63,19 @@ fn messages_with_one_tag_arrive_in_order() {
 
 #[test]
 fn a_message_longer_than_the_buffer_is_truncated() {
-    on_ranks("a_message_longer_than_the_buffer_is_truncated", &SIZES, |world| {
-        if world.rank() == 0 {
-            // The send may or may not see the failure; only the receiver must.
-            let _ = world.send(&[1.0f64; 16], 1, 9);
-        } else if world.rank() == 1 {
-            let mut small = [0.0f64; 4];
-            let e = world.recv(&mut small, 0, 9).unwrap_err();
-            assert_eq!(e.code(), ErrorCode::Truncated, "{e}");
-            assert!(!e.message().is_empty());
-        }
-    });
+    on_ranks(
+        "a_message_longer_than_the_buffer_is_truncated",
+        &SIZES,
+        |world| {
+            if world.rank() == 0 {
+                // The send may or may not see the failure; only the receiver must.
+                let _ = world.send(&[1.0f64; 16], 1, 9);
+            } else if world.rank() == 1 {
+                let mut small = [0.0f64; 4];
+                let e = world.recv(&mut small, 0, 9).unwrap_err();
+                assert_eq!(e.code(), ErrorCode::Truncated, "{e}");
+                assert!(!e.message().is_empty());
+            }
+        },
+    );
 }

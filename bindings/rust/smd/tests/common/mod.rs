@@ -14,7 +14,7 @@
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use smd::Communicator;
@@ -56,7 +56,8 @@ impl Launch {
     }
 }
 
-fn smdrun() -> PathBuf {
+/// The smdrun to launch jobs with.
+pub fn smdrun() -> PathBuf {
     if let Some(p) = env::var_os("SMD_SMDRUN") {
         return PathBuf::from(p);
     }
@@ -85,7 +86,9 @@ pub fn run_job(name: &str, launch: Launch, body: impl FnOnce()) {
 /// Runs `body` with the world on every rank of jobs of each size in `sizes`.
 pub fn on_ranks(name: &str, sizes: &[usize], body: impl FnOnce(&Communicator)) {
     if is_rank_of(name) {
-        run_rank(name, || body(&Communicator::init().expect("init the world")));
+        run_rank(name, || {
+            body(&Communicator::init().expect("init the world"))
+        });
         return;
     }
     for &n in sizes {
@@ -98,8 +101,13 @@ fn run_rank(name: &str, body: impl FnOnce()) {
     println!("{DONE} {name}");
 }
 
+/// Holds off other jobs of this test binary while it lives.
+pub fn one_job_at_a_time() -> MutexGuard<'static, ()> {
+    JOBS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn spawn_job(name: &str, launch: Launch) {
-    let _one_at_a_time = JOBS.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_job_at_a_time();
     let smdrun = smdrun();
     let start = Instant::now();
     let out = Command::new(&smdrun)

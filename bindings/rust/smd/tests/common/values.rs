@@ -3,7 +3,7 @@
 
 use std::fmt::Debug;
 
-use smd::{bf16, f16, Datatype, Op};
+use smd::{Datatype, Op, bf16, f16};
 
 /// A datatype the tests can fill and check.
 pub trait Value: Datatype + PartialEq + Debug {
@@ -99,6 +99,7 @@ pub fn expected<T: Value>(op: Op, ranks: usize, n: usize) -> Vec<T> {
 pub const OPS: [Op; 5] = [Op::Sum, Op::Prod, Op::Min, Op::Max, Op::Avg];
 
 /// Calls `$f::<T>($args)` for every datatype.
+#[allow(unused_macros)] // not every test binary uses it
 macro_rules! for_each_datatype {
     ($f:ident($($arg:expr),*)) => {{
         $f::<i8>($($arg),*);
