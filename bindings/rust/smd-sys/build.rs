@@ -2,10 +2,11 @@
 //!
 //! In this order (the first that answers wins):
 //! 1. `SMD_LIB_DIR`: a directory holding `libsmd.so` (a build tree or an
-//!    install prefix's libdir);
+//!    install prefix's libdir; absolute, as build scripts run in the
+//!    crate's directory);
 //! 2. `pkg-config smd` (an installed smd; for an uninstalled one point
-//!    `PKG_CONFIG_PATH` at `build/meson-uninstalled`; `PKG_CONFIG` names
-//!    the command);
+//!    `PKG_CONFIG_PATH` at the absolute path of `build/meson-uninstalled`;
+//!    `PKG_CONFIG` names the command);
 //! 3. the Meson build tree of this checkout, `../../../build/src`.
 //!
 //! The bindings themselves are pregenerated (src/bindings.rs, see
@@ -89,11 +90,7 @@ fn find_libsmd(manifest_dir: &Path) -> Result<(PathBuf, &'static str), String> {
         return Err(format!("SMD_LIB_DIR={} holds no libsmd.so", dir.display()));
     }
     match pkg_config_libdir() {
-        Ok(dir) if has_libsmd(&dir) => return Ok((dir, "pkg-config")),
-        Ok(dir) => tried.push(format!(
-            "pkg-config: libdir {} holds no libsmd.so",
-            dir.display()
-        )),
+        Ok(dir) => return Ok((absolute(&dir), "pkg-config")),
         Err(why) => tried.push(format!("pkg-config: {why}")),
     }
     let tree = manifest_dir.join("../../../build/src");
@@ -115,25 +112,39 @@ fn absolute(dir: &Path) -> PathBuf {
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
 
-/// `pkg-config --variable=libdir smd`, after checking the version.
+/// Where `pkg-config smd` says libsmd is, after checking the version: the
+/// first of its `-L` directories and its libdir that holds libsmd.so (an
+/// uninstalled smd.pc has the build tree in `-L` only; pkg-config leaves
+/// out `-L` for system directories, which libdir names).
 fn pkg_config_libdir() -> Result<PathBuf, String> {
     let program = env::var_os("PKG_CONFIG").unwrap_or_else(|| OsString::from("pkg-config"));
     let run = |args: &[&str]| {
-        Command::new(&program)
+        let out = Command::new(&program)
             .args(args)
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))
+            .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
+        Ok::<_, String>((
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ))
     };
-    let check = run(&[&format!("--atleast-version={MIN_VERSION}"), "smd"])?;
-    if !check.status.success() {
+    let (known, _) = run(&[&format!("--atleast-version={MIN_VERSION}"), "smd"])?;
+    if !known {
         return Err(format!("no smd >= {MIN_VERSION} known to pkg-config"));
     }
-    let out = run(&["--variable=libdir", "smd"])?;
-    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if !out.status.success() || dir.is_empty() {
-        return Err("smd.pc has no libdir".to_string());
-    }
-    Ok(PathBuf::from(dir))
+    let (_, flags) = run(&["--libs-only-L", "smd"])?;
+    let (_, libdir) = run(&["--variable=libdir", "smd"])?;
+    let candidates: Vec<PathBuf> = flags
+        .split_whitespace()
+        .filter_map(|f| f.strip_prefix("-L"))
+        .chain(Some(libdir.trim()).filter(|d| !d.is_empty()))
+        .map(PathBuf::from)
+        .collect();
+    candidates
+        .iter()
+        .find(|d| has_libsmd(d))
+        .cloned()
+        .ok_or_else(|| format!("no libsmd.so in the directories smd.pc names: {candidates:?}"))
 }
 
 /// Makes `link_dir` hold symlinks to libsmd's shared objects in `lib_dir`.
