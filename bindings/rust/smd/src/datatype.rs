@@ -23,6 +23,11 @@ mod sealed {
 /// ```
 pub trait Datatype: sealed::Sealed + Copy + Send + Sync + 'static {
     /// The library's code for this type.
+    ///
+    /// ```
+    /// use smd::Datatype;
+    /// assert_eq!(<u8 as Datatype>::DATATYPE, smd::sys::smd_datatype_t::SMD_UINT8);
+    /// ```
     const DATATYPE: sys::smd_datatype_t;
 }
 

@@ -43,6 +43,10 @@ pub enum GroupKind {
 
 impl GroupKind {
     /// Every kind, in the order of `smd_group_kind_t`.
+    ///
+    /// ```
+    /// assert_eq!(smd::GroupKind::ALL[0], smd::GroupKind::World);
+    /// ```
     pub const ALL: [GroupKind; 6] = [
         GroupKind::World,
         GroupKind::Tp,

@@ -40,12 +40,28 @@ pub struct bf16(u16);
 
 impl f16 {
     /// Positive zero.
+    ///
+    /// ```
+    /// assert_eq!(smd::f16::ZERO.to_f32(), 0.0);
+    /// ```
     pub const ZERO: f16 = f16(0);
     /// One.
+    ///
+    /// ```
+    /// assert_eq!(smd::f16::ONE.to_f32(), 1.0);
+    /// ```
     pub const ONE: f16 = f16(0x3c00);
     /// Positive infinity.
+    ///
+    /// ```
+    /// assert_eq!(smd::f16::INFINITY.to_f32(), f32::INFINITY);
+    /// ```
     pub const INFINITY: f16 = f16(0x7c00);
     /// The largest finite value, 65504.
+    ///
+    /// ```
+    /// assert_eq!(smd::f16::MAX.to_f32(), 65504.0);
+    /// ```
     pub const MAX: f16 = f16(0x7bff);
 
     /// The value whose bit pattern is `bits`.
@@ -146,10 +162,22 @@ impl f16 {
 
 impl bf16 {
     /// Positive zero.
+    ///
+    /// ```
+    /// assert_eq!(smd::bf16::ZERO.to_f32(), 0.0);
+    /// ```
     pub const ZERO: bf16 = bf16(0);
     /// One.
+    ///
+    /// ```
+    /// assert_eq!(smd::bf16::ONE.to_f32(), 1.0);
+    /// ```
     pub const ONE: bf16 = bf16(0x3f80);
     /// Positive infinity.
+    ///
+    /// ```
+    /// assert_eq!(smd::bf16::INFINITY.to_f32(), f32::INFINITY);
+    /// ```
     pub const INFINITY: bf16 = bf16(0x7f80);
 
     /// The value whose bit pattern is `bits`.

@@ -86,3 +86,21 @@ pub use half::{bf16, f16};
 pub use init::InitOptions;
 pub use request::{Request, Scope, scope};
 pub use topology::{HEADER_VERSION, RankInfo, Version, version};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_and_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+
+    /// The thread-safety promises of the crate documentation, checked.
+    #[test]
+    fn thread_safety_promises() {
+        send_and_sync::<Communicator>();
+        send_and_sync::<Groups>();
+        send_and_sync::<Scope<'static>>();
+        send::<Request<'static>>();
+        send_and_sync::<Error>();
+    }
+}

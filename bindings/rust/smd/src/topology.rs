@@ -114,6 +114,10 @@ impl std::fmt::Display for Version {
 }
 
 /// The version of smd.h these bindings were generated from.
+///
+/// ```
+/// assert_eq!(smd::HEADER_VERSION.major, smd::sys::SMD_VERSION_MAJOR);
+/// ```
 pub const HEADER_VERSION: Version = Version {
     major: sys::SMD_VERSION_MAJOR,
     minor: sys::SMD_VERSION_MINOR,
