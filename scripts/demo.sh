@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - smd's first command: install what is missing, build, then
 # run the main job (4 local processes train a small model data-parallel
-# through libsmd and check that it equals the single-process model, in C and
-# then in Python), and finish with a short allreduce/allgather benchmark.
+# through libsmd and check that it equals the single-process model, in C,
+# then in Python, then through the Rust binding when cargo is installed),
+# and finish with a short allreduce/allgather benchmark.
 #
 # Works from any directory; a second run installs nothing and reuses build/.
 # Environment: SMD_NO_INSTALL=1 (never apt-get), SMD_JOBS=N (build jobs),
@@ -42,6 +43,22 @@ if "$py" -c 'import cffi, numpy' 2>/dev/null; then
 else
   smd_log "skipped: $py cannot import cffi and numpy (Debian: python3-cffi python3-numpy)"
   python_demo="; the Python twin was skipped (no cffi/numpy)"
+fi
+
+# The same kind of job through the Rust binding (bindings/rust), when cargo
+# is installed: examples/train_dp.rs checks its data-parallel linear
+# regression against a single-process run the same way. Cargo works offline
+# and builds where `meson test --suite rust` does, so the two share a build.
+if command -v cargo >/dev/null 2>&1; then
+  rust_target="$build/bindings/rust/target"
+  smd_log_section "training through the Rust binding: $ranks ranks, data-parallel linear regression"
+  CARGO_TARGET_DIR="$rust_target" SMD_LIB_DIR="$SMD_ROOT/$build/src" \
+    cargo build --offline --quiet --manifest-path bindings/rust/Cargo.toml -p smd --example train_dp \
+    || smd_die "building the Rust example failed"
+  LD_LIBRARY_PATH="$SMD_ROOT/$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$build/tools/smdrun" -n "$ranks" --timeout 60 "$rust_target/debug/examples/train_dp"
+else
+  smd_log_section "Rust binding: skipped (cargo not installed)"
 fi
 
 # Up to 16 MiB, x8 per row: a small table that still shows the latency end
