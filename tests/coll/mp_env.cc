@@ -1,6 +1,7 @@
 #include "mp_env.h"
 
 #include <cstdio>
+#include <string>
 
 namespace mptest {
 namespace {
@@ -29,11 +30,15 @@ class WorldEnvironment : public ::testing::Environment {
 
 // Prints only failed assertions (used on ranks other than 0).
 class FailurePrinter : public ::testing::EmptyTestEventListener {
+  // gtest holds its own lock while it reports a part result, so the test's
+  // name is remembered here rather than asked for (that would deadlock).
+  void OnTestStart(const ::testing::TestInfo &info) override { name_ = info.name(); }
   void OnTestPartResult(const ::testing::TestPartResult &r) override {
     if (r.failed())
       fprintf(stderr, "%s:%d: Failure in %s\n%s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-              ::testing::UnitTest::GetInstance()->current_test_info()->name(), r.summary());
+              name_.c_str(), r.summary());
   }
+  std::string name_;
 };
 
 }  // namespace

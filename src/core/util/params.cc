@@ -30,6 +30,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_SHM_EAGER_LIMIT", "int", "32704", "Largest message the shm transport copies through its rings; larger ones go by cross-memory attach."},
       // Algorithms
       {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise) or a list like allreduce=ring,allgather=direct."},
+      {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores; 0 = always, -1 = never."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
