@@ -22,7 +22,10 @@
  *     send (a CTS) complete with ERR_PEER; other receives wait for the
  *     peer's own connection to end (its last messages may still be in
  *     flight on it: the two connections are not ordered with each other).
- *     A peer that never dialed us is dead at once.
+ *     If it has no connection to us yet, its connection may still be on
+ *     the way (a rank that sends its last message and exits closes both
+ *     at once, and ours can be noticed before its connection is accepted):
+ *     it gets TCP_LATE_CONNECT_MS to arrive before the peer counts as dead.
  */
 #include "tcp.h" /* first: it selects the system interfaces (_GNU_SOURCE) */
 
@@ -33,6 +36,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+
+#define TCP_LATE_CONNECT_MS 2000
 
 static int slots_reserve(tcp_ctx *ctx, size_t n) {
   if (n <= ctx->slot_cap) return 0;
@@ -85,8 +90,22 @@ tcp_status tcp_progress(tcp_ctx *ctx, int64_t timeout_us) {
   slot_add(ctx, &n, ctx->listen_fd, POLLIN, TCP_SLOT_LISTEN, NULL);
   for (tcp_greeting *g = ctx->greetings; g != NULL; g = g->next)
     slot_add(ctx, &n, g->fd, POLLIN, TCP_SLOT_GREETING, g);
+  int64_t now = 0, wake_ms = -1;
   for (int r = 0; r < ctx->world_size; ++r) {
     tcp_peer *p = &ctx->peers[r];
+    if (p->late_ms != 0) {
+      if (now == 0) now = tcp_now_ms();
+      if (p->in_fd >= 0 || p->dead) {
+        p->late_ms = 0;
+      } else if (now >= p->late_ms) {
+        p->late_ms = 0;
+        size_t len = strlen(p->why);
+        snprintf(p->why + len, sizeof p->why - len, "; its connection to us never came");
+        tcp_peer_fail(ctx, p, "%s", p->why);
+      } else if (wake_ms < 0 || p->late_ms - now < wake_ms) {
+        wake_ms = p->late_ms - now;
+      }
+    }
     if (p->in_fd >= 0) slot_add(ctx, &n, p->in_fd, POLLIN, TCP_SLOT_IN, p);
     if (p->out_fd >= 0) {
       short events = POLLIN;
@@ -95,6 +114,7 @@ tcp_status tcp_progress(tcp_ctx *ctx, int64_t timeout_us) {
     }
   }
   if (timeout_us < 0) timeout_us = 0;
+  if (wake_ms >= 0 && timeout_us > wake_ms * 1000) timeout_us = wake_ms * 1000;
   struct timespec ts;
   ts.tv_sec = (time_t)(timeout_us / 1000000);
   ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
@@ -225,15 +245,12 @@ void tcp_out_fail(tcp_ctx *ctx, tcp_peer *p, const char *fmt, ...) {
   va_start(args, fmt);
   remember_why(p, fmt, args);
   va_end(args);
-  if (p->in_fd < 0) {
-    tcp_peer_fail(ctx, p, "%s", p->why); /* nothing more can come from it */
-    return;
-  }
   tcp_log(ctx, has_pending(p) ? SMD_TRANSPORT_LOG_WARN : SMD_TRANSPORT_LOG_INFO, "%s", p->why);
   p->out_broken = 1;
   p->out_connecting = 0;
   tcp_socket_close(&p->out_fd);
   fail_outgoing(ctx, p, SMD_TRANSPORT_ERR_PEER, NULL);
+  if (p->in_fd < 0 && !p->dead) p->late_ms = tcp_now_ms() + TCP_LATE_CONNECT_MS;
 }
 
 void tcp_peer_shutdown(tcp_ctx *ctx, tcp_peer *p, tcp_status st, const char *why) {

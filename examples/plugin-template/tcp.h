@@ -140,6 +140,8 @@ struct tcp_peer {
   int out_fd;
   int out_connecting;    /* nonblocking connect() not finished yet */
   int out_broken;        /* cannot send to it any more */
+  int64_t late_ms;       /* out broke before its connection to us came:
+                            when to stop waiting for it (0: not waiting) */
   tcp_out hello;
   tcp_fifo sendq;        /* tcp_out: HELLO, EAGER, RTS, CTS, RETRACT */
   tcp_fifo bulk;         /* requests streaming DATA, oldest CTS first */
@@ -279,7 +281,8 @@ tcp_status tcp_progress(tcp_ctx *ctx, int64_t timeout_us);
 void tcp_peer_fail(tcp_ctx *ctx, tcp_peer *p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Our connection to the peer broke: what needs it completes with
- * ERR_PEER; receives wait for the peer's own connection to end. */
+ * ERR_PEER; receives wait for the peer's own connection to end (or, if it
+ * has none yet, for it to arrive: TCP_LATE_CONNECT_MS). */
 void tcp_out_fail(tcp_ctx *ctx, tcp_peer *p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* disconnect(): everything pending completes with `st`. */
