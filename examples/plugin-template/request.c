@@ -79,8 +79,10 @@ static tcp_status explain(tcp_ctx *ctx, const tcp_request *r) {
                       "the %zu-byte receive",
                       r->msg_size, r->peer->rank, (unsigned long long)r->q.tag, r->size);
     default:
+      /* smd_transport_status_string() (smd_transport.h) names any status,
+       * so no plugin needs a table of its own. */
       return tcp_fail(ctx, r->status, "tcp: %s rank %d: %s", what, r->peer->rank,
-                      r->why ? r->why : "failed");
+                      r->why ? r->why : smd_transport_status_string(r->status));
   }
 }
 

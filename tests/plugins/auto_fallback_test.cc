@@ -1,8 +1,11 @@
 // SMD_TRANSPORT=auto between nodes, end to end: two forked ranks on fake
-// nodes, a plugin directory whose efa is not a usable plugin (wrong ABI),
-// whose ucx fails its init, and which holds a shared-memory plugin under
-// another name: init still succeeds, over tcp, and every rank's INFO log
-// names each plugin it skipped, its file and the reason.
+// nodes and a plugin directory holding every kind of unusable plugin ahead
+// of tcp: efa with the wrong ABI version, ucx failing its init, a file
+// that is not a shared object, one that needs a symbol nobody defines, a
+// library without the entry symbol, a table missing a required entry, and
+// a shared-memory plugin under another name. init still succeeds, over
+// tcp, and every rank's INFO log names each plugin it skipped, its file
+// and the reason.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <smd.h>
@@ -47,6 +50,14 @@ TEST(AutoTransport, SkipsUnusablePluginsBetweenNodesAndSaysWhy) {
   ASSERT_EQ(symlink(bad_plugin(smd::test::kBadInit).c_str(), ucx.c_str()), 0);
   ASSERT_EQ(symlink(SHM_PLUGIN_PATH, local.c_str()), 0);
   ASSERT_EQ(symlink(TCP_PLUGIN_PATH, tcp.c_str()), 0);
+  // Tried after efa and ucx in name order, all before tcp.
+  const std::string deps = plugins / "libsmd-transport-deps.so";
+  const std::string garbage = plugins.write("libsmd-transport-garbage.so", "not an ELF file\n");
+  const std::string missing = plugins / "libsmd-transport-missing.so";
+  const std::string no_entry = plugins / "libsmd-transport-no-entry.so";
+  ASSERT_EQ(symlink(bad_plugin(smd::test::kBadUndefined).c_str(), deps.c_str()), 0);
+  ASSERT_EQ(symlink(bad_plugin(smd::test::kBadMissingEntry).c_str(), missing.c_str()), 0);
+  ASSERT_EQ(symlink(bad_plugin(smd::test::kNoEntry).c_str(), no_entry.c_str()), 0);
 
   auto ranks = smd::test::init_forked_world(
       2, {{"SMD_TRANSPORT", "auto"},
@@ -65,6 +76,15 @@ TEST(AutoTransport, SkipsUnusablePluginsBetweenNodesAndSaysWhy) {
       "plugin " + efa + ": rejected: plugin ABI version 7, this smd needs 1",
       "auto transport: ucx unusable, trying the next",
       "(" + ucx + ") failed to initialise: no device here",
+      "auto transport: deps unusable, trying the next",
+      "plugin " + deps + ": cannot load: ",
+      "smd_test_symbol_nobody_defines",
+      "auto transport: garbage unusable, trying the next",
+      "plugin " + garbage + ": cannot load: ",
+      "auto transport: missing unusable, trying the next",
+      "plugin " + missing + ": rejected: required entry 'irecv' is NULL",
+      "auto transport: no-entry unusable, trying the next",
+      "plugin " + no_entry + ": not an smd transport plugin (no symbol smd_transport_plugin_v1)",
       "auto transport: local unusable, trying the next",
       "plugin " + local + " reaches only ranks of one node",
       "loaded tcp transport from " + tcp,
