@@ -7,7 +7,7 @@ passes the conformance suite, the way an interconnect vendor would use it:
    with its own Makefile and nothing but pkg-config's answers (smd.pc
    relocated into TMP with --define-variable=prefix).
 3. `make check`: the installed smd-transport-check on the built plugin,
-   2 processes.
+   2 processes, passing without warnings (it exports only its entry).
 4. `make install` into pkg-config's plugindir, then an installed program
    (smdrun + smd-bench, two fake nodes, SMD_TRANSPORT=tcp, no
    SMD_PLUGIN_PATH) must load the plugin from there.
@@ -90,6 +90,8 @@ def main():
         plugin = os.path.join(template, "libsmd-transport-tcp.so")
         check = run(["make", "-C", template, "check", "NPROCS=2"], env=env, timeout=900)
         print(check.stdout.strip())
+        if "warning:" in check.stdout:
+            raise SystemExit("FAIL: smd-transport-check warns about the template (exports?)")
 
         run(["make", "-C", template, "install"], env=env)
         target = os.path.join(plugindir, "libsmd-transport-tcp.so")
