@@ -13,19 +13,27 @@ namespace smd_ucx {
 constexpr size_t kDefaultRegCache = 64;
 
 // UCX settings the plugin needs unless the user chose otherwise (each is
-// applied only when its UCX_* variable is unset):
-//  - posix/sysv shared memory only offer peer-failure handling when asked,
-//    and without it UCX refuses them for our endpoints;
+// applied only when none of the UCX_* variables that set it is present):
+//  - posix/sysv shared memory offer peer-failure handling only when asked
+//    (the "MM_" settings of both), and without it UCX refuses them for
+//    our endpoints;
 //  - the keepalive that notices dead shared-memory peers runs every 20 s
 //    by default; the plugin ABI wants failures seen within seconds.
 static const struct {
   const char *name;
   const char *value;
+  const char *overrides[3];  // environment variables that set it too
 } kUcxDefaults[] = {
-    {"POSIX_ERROR_HANDLING", "y"},
-    {"SYSV_ERROR_HANDLING", "y"},
-    {"KEEPALIVE_INTERVAL", "1s"},
+    {"MM_ERROR_HANDLING", "y",
+     {"UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING", "UCX_MM_ERROR_HANDLING"}},
+    {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL", nullptr, nullptr}},
 };
+
+static bool user_set(const char *const (&names)[3]) {
+  for (const char *n : names)
+    if (n != nullptr && getenv(n) != nullptr) return true;
+  return false;
+}
 
 static Status check_host(const smd_transport_host_t *host) {
   if (host == nullptr) return SMD_TRANSPORT_ERR_INVALID;
@@ -76,11 +84,10 @@ static Status open_ucp(Context *ctx) {
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return ucx_failure(ctx, "ucp_config_read", s);
   for (const auto &d : kUcxDefaults) {
-    std::string env = std::string("UCX_") + d.name;
-    if (getenv(env.c_str()) != nullptr) continue;
+    if (user_set(d.overrides)) continue;
     if (ucp_config_modify(config, d.name, d.value) != UCS_OK)
       log_line(ctx, SMD_TRANSPORT_LOG_INFO, "ucx: this UCX has no %s setting",
-               env.c_str());
+               d.name);
   }
   ucp_params_t p;
   p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
