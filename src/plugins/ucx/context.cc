@@ -16,18 +16,38 @@ constexpr size_t kDefaultRegCache = 64;
 // applied only when none of the UCX_* variables that set it is present):
 //  - posix/sysv shared memory offer peer-failure handling only when asked
 //    (the "MM_" settings of both), and without it UCX refuses them for
-//    our endpoints;
+//    our endpoints (asked only when UCX_TLS may select them: UCX warns
+//    about settings no transport uses);
 //  - the keepalive that notices dead shared-memory peers runs every 20 s
 //    by default; the plugin ABI wants failures seen within seconds.
 static const struct {
   const char *name;
   const char *value;
+  bool shared_memory;        // a setting of the posix/sysv transports
   const char *overrides[3];  // environment variables that set it too
 } kUcxDefaults[] = {
-    {"MM_ERROR_HANDLING", "y",
+    {"MM_ERROR_HANDLING", "y", true,
      {"UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING", "UCX_MM_ERROR_HANDLING"}},
-    {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL", nullptr, nullptr}},
+    {"KEEPALIVE_INTERVAL", "1s", false, {"UCX_KEEPALIVE_INTERVAL", nullptr, nullptr}},
 };
+
+// Whether a UCX_TLS value may select posix or sysv shared memory: unset,
+// "all", an exclusion list ("^..."), or naming them or an alias of them.
+static bool tls_may_use_mm(const char *tls) {
+  if (tls == nullptr || *tls == '\0' || *tls == '^') return true;
+  std::string list = tls;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string name = list.substr(start, comma - start);
+    start = comma + 1;
+    if (!name.empty() && name[0] == '\\') name.erase(0, 1);  // "\posix": exactly
+    name = name.substr(0, name.find(':'));                   // "posix:aux"
+    for (const char *mm : {"all", "sm", "shm", "mm", "posix", "sysv"})
+      if (name == mm) return true;
+  }
+  return false;
+}
 
 static bool user_set(const char *const (&names)[3]) {
   for (const char *n : names)
@@ -68,7 +88,7 @@ static Status read_params(Context *ctx) {
   }
   ctx->regs.set_max_idle(cache);
   const char *tls = getenv("UCX_TLS");
-  ctx->tls = tls != nullptr && *tls != '\0' ? tls : "all";
+  ctx->tls = tls == nullptr ? "(unset: all)" : *tls == '\0' ? "\"\"" : tls;
   return SMD_TRANSPORT_OK;
 }
 
@@ -83,8 +103,9 @@ static Status open_ucp(Context *ctx) {
   ucp_config_t *config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return ucx_failure(ctx, "ucp_config_read", s);
+  bool mm = tls_may_use_mm(getenv("UCX_TLS"));
   for (const auto &d : kUcxDefaults) {
-    if (user_set(d.overrides)) continue;
+    if (user_set(d.overrides) || (d.shared_memory && !mm)) continue;
     if (ucp_config_modify(config, d.name, d.value) != UCS_OK)
       log_line(ctx, SMD_TRANSPORT_LOG_INFO, "ucx: this UCX has no %s setting",
                d.name);
