@@ -2,6 +2,8 @@
 // the sender's rank, the registration cache, and the unmap log.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <vector>
 
@@ -153,6 +155,23 @@ TEST(UnmapLog, ReadsWhatWasNotedAndNoticesLoss) {
   EXPECT_FALSE(unmap_log_read(&cursor, &ranges));  // the ring wrapped
   ranges.clear();
   EXPECT_TRUE(unmap_log_read(&cursor, &ranges));  // and is read from now on
+}
+
+TEST(UnmapLog, HearsRealUnmapsThroughUcm) {
+  UnmapCursor cursor;
+  if (!unmap_log_attach(&cursor)) GTEST_SKIP() << "UCM delivers no memory events here";
+  const size_t n = size_t(4) << 20;
+  void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto start = reinterpret_cast<uintptr_t>(p);
+  munmap(p, n);
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  bool complete = unmap_log_read(&cursor, &ranges);
+  unmap_log_detach();
+  ASSERT_TRUE(complete);
+  bool seen = false;
+  for (auto &r : ranges) seen = seen || (r.first <= start && r.second >= start + n);
+  EXPECT_TRUE(seen) << "the munmap of a 4 MiB mapping was not reported";
 }
 
 }  // namespace

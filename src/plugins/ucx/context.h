@@ -69,6 +69,7 @@ struct Context {
   std::string tls;  // what UCX_TLS asked for, for messages
 
   std::vector<Endpoint *> endpoints;
+  std::unordered_map<int32_t, Endpoint *> by_peer;
   std::vector<Endpoint *> failed;  // failed endpoints with requests to finish
   RequestPool pool;
   uint64_t completions = 0;  // requests finished so far (wait() watches it)

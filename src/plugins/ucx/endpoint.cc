@@ -24,10 +24,9 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
                 "ucx: connect: rank %d outside the world of %d", peer,
                 ctx->world_size);
-  for (Endpoint *e : ctx->endpoints)
-    if (e->peer == peer)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "ucx: connect: already connected to rank %d", peer);
+  if (ctx->by_peer.count(peer) != 0)
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
+                "ucx: connect: already connected to rank %d", peer);
   const unsigned char *worker = nullptr;
   size_t worker_length = 0;
   char why[300];
@@ -61,6 +60,7 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
                 said.empty() ? "" : "; UCX says: ", said.c_str());
   }
   ctx->endpoints.push_back(ep.get());
+  ctx->by_peer[peer] = ep.get();
   *out = ep.release();
   return SMD_TRANSPORT_OK;
 }
@@ -122,6 +122,7 @@ void endpoints_close(Context *ctx, const std::vector<Endpoint *> &eps) {
     };
     drop(ctx->endpoints);
     drop(ctx->failed);
+    ctx->by_peer.erase(ep->peer);
     ep->magic = 0;
     delete ep;
   }
