@@ -109,6 +109,16 @@ void on_recv_done(void *ucx_req, ucs_status_t status,
   ended(r, status, bytes);
 }
 
+ucp_request_param_t send_params(Request *r) {
+  ucp_request_param_t p;
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                   UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  p.cb.send = on_send_done;
+  p.user_data = r;
+  p.memory_type = UCS_MEMORY_TYPE_HOST;
+  return p;
+}
+
 void request_attach(Context *, Request *r, ucs_status_ptr_t sp) {
   if (sp == nullptr) {
     ended(r, UCS_OK, r->size);

@@ -55,19 +55,9 @@ static bool user_set(const char *const (&names)[3]) {
   return false;
 }
 
-static Status check_host(const smd_transport_host_t *host) {
-  if (host == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  if (host->struct_size < sizeof(smd_transport_host_t) ||
-      host->abi_version != SMD_TRANSPORT_ABI_VERSION)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                     "ucx: host struct of %zu bytes, ABI %u; expected %zu "
-                     "bytes, ABI %u",
-                     host->struct_size, host->abi_version,
-                     sizeof(smd_transport_host_t), SMD_TRANSPORT_ABI_VERSION);
-  if (host->world_size < 1 || host->rank < 0 || host->rank >= host->world_size)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                     "ucx: rank %d of a world of %d", host->rank,
-                     host->world_size);
+// What the host says, plus a world whose ranks fit in our tags.
+static Status check_placement(const smd_transport_host_t *host) {
+  if (Status s = smd_plugin::check_host(host, "ucx")) return s;
   if (host->world_size > kMaxWorld)
     return fail_host(host, SMD_TRANSPORT_ERR_UNSUPPORTED,
                      "ucx: a world of %d ranks; tags carry at most %lld",
@@ -162,7 +152,7 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   if (out == nullptr)
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "ucx: init: ctx is NULL");
   *out = nullptr;
-  if (Status s = check_host(host)) return s;
+  if (Status s = check_placement(host)) return s;
   auto *ctx = new Context;
   ctx->host = host;
   ctx->rank = host->rank;

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "host_calls.h"
 #include "reg_cache.h"
 #include "request.h"
 #include "smd_transport.h"
@@ -80,14 +81,11 @@ struct Context {
   std::unordered_set<Registration *> registrations;
 };
 
-// ---- errors and logging (host.cc)
-Status fail(Context *ctx, Status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-Status fail_host(const smd_transport_host_t *host, Status status,
-                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void log_line(Context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-const char *param(Context *ctx, const char *name);
+// ---- errors, logging, parameters (../util/host_calls.h), time (clock.cc)
+using smd_plugin::fail;
+using smd_plugin::fail_host;
+using smd_plugin::log_line;
+using smd_plugin::param;
 int64_t now_ns();
 
 // ---- UCX's own log lines (ucx_log.cc)
@@ -140,6 +138,9 @@ void request_attach(Context *ctx, Request *r, ucs_status_ptr_t sp);
 // run); r no longer refers to it.
 void request_abandon(Context *ctx, Request *r);
 void on_send_done(void *ucx_req, ucs_status_t status, void *user);
+// Parameters of a send or read that reports to r (host memory,
+// on_send_done).
+ucp_request_param_t send_params(Request *r);
 void on_recv_done(void *ucx_req, ucs_status_t status,
                   const ucp_tag_recv_info_t *info, void *user);
 Status request_test(Context *ctx, Request *r, int *done, size_t *size);

@@ -1,11 +1,10 @@
 // The exported v1 table. Each entry checks its handles, catches every C++
 // exception (none may cross the C ABI) and calls into the implementation.
-#include <exception>
-#include <new>
-
 #include "context.h"
+#include "guard.h"
 
 using namespace smd_ucx;
+using smd_plugin::guard;
 
 namespace {
 
@@ -15,21 +14,10 @@ Context *as_context(void *p) {
 }
 
 template <class F>
-Status guarded(Context *ctx, const char *what, F body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY, "ucx: %s: out of memory", what);
-  } catch (const std::exception &e) {
-    return fail(ctx, SMD_TRANSPORT_ERR_OTHER, "ucx: %s: %s", what, e.what());
-  }
-}
-
-template <class F>
 Status with_context(void *c, const char *what, F body) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, what, [&] { return body(ctx); });
+  return guard(ctx->host, "ucx", what, [&] { return body(ctx); });
 }
 
 template <class F>
@@ -53,13 +41,7 @@ Status with_request(void *c, void *q, const char *what, F body) {
 }
 
 Status ucx_init(const smd_transport_host_t *host, void **ctx) {
-  try {
-    return context_init(host, ctx);
-  } catch (const std::bad_alloc &) {
-    return fail_host(host, SMD_TRANSPORT_ERR_NO_MEMORY, "ucx: init: out of memory");
-  } catch (const std::exception &e) {
-    return fail_host(host, SMD_TRANSPORT_ERR_OTHER, "ucx: init: %s", e.what());
-  }
+  return guard(host, "ucx", "init", [&] { return context_init(host, ctx); });
 }
 
 Status ucx_finalize(void *c) {

@@ -133,12 +133,7 @@ Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
                         h.packed_length, &key))
     return s;
   Request *r = request_start(ctx, ep, ReqKind::kGet, size, 0);
-  ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-  p.cb.send = on_send_done;
-  p.user_data = r;
-  p.memory_type = UCS_MEMORY_TYPE_HOST;
+  ucp_request_param_t p = send_params(r);
   request_attach(ctx, r, ucp_get_nbx(ep->ep, local, size, remote, key, &p));
   if (r->done) {
     // Finished inside the call: no request to hand out.

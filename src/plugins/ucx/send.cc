@@ -14,12 +14,7 @@ Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size,
                 (unsigned long long)tag, kRankShift);
   if (ep->failed) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   Request *r = request_start(ctx, ep, ReqKind::kSend, size, tag);
-  ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-  p.cb.send = on_send_done;
-  p.user_data = r;
-  p.memory_type = UCS_MEMORY_TYPE_HOST;
+  ucp_request_param_t p = send_params(r);
   request_attach(ctx, r, ucp_tag_send_nbx(ep->ep, buf, size,
                                           wire_tag(ctx->rank, tag), &p));
   *request = r;
