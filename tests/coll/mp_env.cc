@@ -28,17 +28,21 @@ class WorldEnvironment : public ::testing::Environment {
   }
 };
 
-// Prints only failed assertions (used on ranks other than 0).
+// Prints only failed assertions (used on ranks other than 0). gtest holds
+// its own lock while it reports a result, so asking it for the current
+// test from here would deadlock: the name is noted when a test starts.
 class FailurePrinter : public ::testing::EmptyTestEventListener {
-  // gtest holds its own lock while it reports a part result, so the test's
-  // name is remembered here rather than asked for (that would deadlock).
-  void OnTestStart(const ::testing::TestInfo &info) override { name_ = info.name(); }
+  void OnTestStart(const ::testing::TestInfo &t) override {
+    current_ = std::string(t.test_suite_name()) + "." + t.name();
+  }
+  void OnTestEnd(const ::testing::TestInfo &) override { current_ = kOutside; }
   void OnTestPartResult(const ::testing::TestPartResult &r) override {
     if (r.failed())
       fprintf(stderr, "%s:%d: Failure in %s\n%s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-              name_.c_str(), r.summary());
+              current_.c_str(), r.summary());
   }
-  std::string name_;
+  static constexpr const char *kOutside = "the test environment (set-up or tear-down)";
+  std::string current_ = kOutside;
 };
 
 }  // namespace
