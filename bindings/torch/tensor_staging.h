@@ -1,6 +1,6 @@
 // Tensors as smd buffers: the checks every operation makes (CPU, dense,
-// one tensor per call), contiguous copies where a tensor is strided
-// (documented in docs/TORCH.md: such tensors cost a copy in and out), and
+// one tensor per call), contiguous copies where a tensor is strided (see
+// bindings/torch/README.md: such tensors cost a copy in and out), and
 // packing several tensors into one byte buffer for a single smd call.
 #pragma once
 

@@ -11,7 +11,7 @@
 
 The backend is C++ over smd's C ABI (bindings/torch), built by meson against
 the installed torch. Each process group forms its own smd world through the
-store torch hands it. See docs/TORCH.md for what it supports and how.
+store torch hands it. See bindings/torch/README.md for what it supports and how.
 """
 
 from __future__ import annotations
