@@ -49,3 +49,28 @@ def test_group_still_works_after_errors(world, size):
     t = torch.ones(3)
     dist.all_reduce(t)
     assert t.tolist() == [float(size)] * 3
+
+
+BAD_CALLS = {
+    "broadcast root": (lambda size: dist.broadcast(torch.ones(2), size + 3), "root .* is not a rank"),
+    "reduce root": (lambda size: dist.reduce(torch.ones(2), -1), "root -1 is not a rank"),
+    "send peer": (lambda size: dist.send(torch.ones(2), size), "destination .* is not a rank"),
+    "recv peer": (lambda size: dist.recv(torch.ones(2), -2), "source -2 is not a rank"),
+    "alltoall splits": (lambda size: dist.all_to_all_single(torch.zeros(4), torch.zeros(4),
+                                                            [1] * size, [5] * size),
+                        "splits add up to"),
+    "premul_sum int": (lambda size: dist.all_reduce(torch.ones(2, dtype=torch.int32),
+                                                    op=dist._make_nccl_premul_sum(2.0)),
+                       "needs a floating-point tensor"),
+}
+
+
+@pytest.mark.parametrize("call", BAD_CALLS)
+def test_bad_arguments(world, size, call):
+    """Refused on the caller's thread with smd's message; the group goes on."""
+    bad, message = BAD_CALLS[call]
+    with pytest.raises(smd.torch.errors.InvalidArgumentError, match=message):
+        bad(size)
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    assert t.tolist() == [float(size)] * 3
