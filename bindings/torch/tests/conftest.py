@@ -26,6 +26,9 @@ TESTS = Path(__file__).resolve().parent
 JOBS = TESTS / "jobs"
 REPO = TESTS.parent.parent.parent
 PYTHON = sys.executable
+# SMD_TEST_HEAVY=1: larger tensors and a longer example run (the normal
+# suite stays within about 1.5 minutes on 2 cores).
+HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ import torch
 import torch.distributed as dist
 
 import reference as ref
+from conftest import HEAVY
 from reference import values
 
 DTYPES = [torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
@@ -192,9 +193,12 @@ def test_all_gather_coalesced(world, gloo, rank, size):
             assert torch.equal(outputs[r][i], want), (r, i)
 
 
-def test_large_all_reduce(world, gloo, rank):
-    """16 MiB: smd's pipelined path, several rounds of its staging."""
-    t = values(rank, (1 << 22,), torch.float32)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+def test_large_all_reduce(world, gloo, rank, dtype):
+    """16 MiB (64 MiB heavy): smd's pipelined path, several rounds of its
+    staging; bfloat16 through its float32 reduction."""
+    nbytes = 64 << 20 if HEAVY else 16 << 20
+    t = values(rank, (nbytes // torch.tensor([], dtype=dtype).element_size(),), dtype)
     want = ref.all_reduce(t, dist.ReduceOp.SUM, gloo)
     dist.all_reduce(t)
     assert torch.equal(t, want)

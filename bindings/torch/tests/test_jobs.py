@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import PYTHON, REPO, launch, smdrun  # noqa: F401
+from conftest import HEAVY, PYTHON, REPO, launch, smdrun  # noqa: F401
 
 
 @pytest.mark.parametrize("method", ["env", "tcp", "file"])
@@ -42,7 +42,8 @@ def test_timeout_ends_pending_works(solo):
 
 def test_example_train_ddp(solo):
     """examples/torch/train_ddp.py: DDP over smd matches DDP over gloo."""
-    status, out = launch(2, REPO / "examples" / "torch" / "train_ddp.py", "--steps", "30",
+    ranks, steps = (4, 60) if HEAVY else (2, 30)
+    status, out = launch(ranks, REPO / "examples" / "torch" / "train_ddp.py", "--steps", steps,
                          timeout=200)
     assert status == 0, out
-    assert re.search(r"train_ddp: 2 ranks, 30 steps", out), out
+    assert re.search(rf"train_ddp: {ranks} ranks, {steps} steps", out), out
