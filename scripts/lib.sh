@@ -29,8 +29,10 @@ SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
   libhwloc-dev python3-cffi python3-numpy python3-pytest
   python3-torch libtorch-dev pybind11-dev)
 
+# Section headers carry the seconds since the script started, so a log
+# shows where the time went (CI has a budget).
 smd_log_section() {
-  printf '\n== %s\n' "$*"
+  printf '\n== [+%ss] %s\n' "$SECONDS" "$*"
 }
 
 smd_log() {
