@@ -3,6 +3,7 @@
 # run the main job (4 local processes train a small model data-parallel
 # through libsmd and check that it equals the single-process model, in C,
 # then in Python, then through the Rust binding when cargo is installed),
+# train with PyTorch DDP over smd and over gloo when torch is installed,
 # and finish with a short allreduce/allgather benchmark.
 #
 # Works from any directory; a second run installs nothing and reuses build/.
@@ -61,6 +62,22 @@ else
   smd_log_section "Rust binding: skipped (cargo not installed)"
 fi
 
+# PyTorch: DistributedDataParallel over the c10d backend "smd" and over
+# gloo, side by side on the same ranks; the example checks that losses
+# and final parameters agree. Needs the backend built (python3-torch,
+# libtorch-dev, pybind11-dev; meson's summary line 'torch' says).
+torch_ext="$(find "$build/bindings/torch" -maxdepth 1 -name '_smd_c10d*.so' 2>/dev/null | head -n 1)"
+if [[ -n "$torch_ext" ]] && "$py" -c 'import torch, cffi' 2>/dev/null; then
+  smd_log_section "PyTorch DDP, backend smd vs gloo: $ranks ranks ($py examples/torch/train_ddp.py)"
+  PYTHONPATH="$SMD_ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
+    SMD_LIBRARY="$SMD_ROOT/$build/src/libsmd.so.0" SMD_TORCH_BACKEND="$SMD_ROOT/$torch_ext" \
+    "$build/tools/smdrun" -n "$ranks" --timeout 300 "$py" examples/torch/train_ddp.py
+  torch_demo="; DDP over smd matched gloo"
+else
+  smd_log_section "PyTorch backend: skipped (not built: see the 'torch' line of meson's summary)"
+  torch_demo="; the PyTorch example was skipped"
+fi
+
 # Up to 16 MiB, x8 per row: a small table that still shows the latency end
 # and the bandwidth end. Only rank 0 prints; --no-tag-output keeps the table
 # free of "[0] " prefixes.
@@ -76,4 +93,4 @@ smd_log_section "benchmark: allgather float32, $ranks ranks"
 bench allgather -b 64
 
 smd_log_section "summary"
-smd_log "demo OK: $ranks-rank data-parallel training matched the single-process model$python_demo; benchmarks ran ($((SECONDS - start)) s)"
+smd_log "demo OK: $ranks-rank data-parallel training matched the single-process model$python_demo$torch_demo; benchmarks ran ($((SECONDS - start)) s)"

@@ -22,9 +22,12 @@ SMD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Needed to build and test the core.
 SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-dev)
 # Each turns on an optional part (meson's summary() says which are on):
-# network transports (UCX, libfabric), hwloc topology, the Python binding.
+# network transports (UCX, libfabric), hwloc topology, the Python binding,
+# the PyTorch backend (torch 1.13 with its C++ headers, and pybind11; about
+# 180 packages, a minute to unpack on a 2-core machine after the download).
 SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
-  libhwloc-dev python3-cffi python3-numpy python3-pytest)
+  libhwloc-dev python3-cffi python3-numpy python3-pytest
+  python3-torch libtorch-dev pybind11-dev)
 
 # Section headers carry the seconds since the script started, so a log
 # shows where the time went (CI has a budget).

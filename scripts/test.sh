@@ -29,7 +29,8 @@ meson test -C build --print-errorlogs ${SMD_TEST_ARGS:-}
 if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   smd_log_section "sanitizer build (build-asan/: address + undefined behaviour)"
   smd_configure_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled -Drust=disabled
+    -Dbuildtype=debugoptimized -Dcuda=disabled -Dpython=disabled -Drust=disabled \
+    -Dtorch=disabled
   smd_build build-asan
   smd_log_section "tests (build-asan/)"
   # Leaks are errors; UBSan findings stop the test that triggers them.

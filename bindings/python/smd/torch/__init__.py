@@ -1,0 +1,61 @@
+"""smd.torch: smd as a torch.distributed backend.
+
+::
+
+    import torch.distributed as dist
+    import smd.torch                      # registers the backend "smd"
+
+    dist.init_process_group("smd")        # env:// (torchrun, smdrun), tcp://, file://
+    dist.all_reduce(tensor)               # and every other collective, send/recv,
+    model = DistributedDataParallel(net)  # new_group, async Works, DDP, ...
+
+The backend is C++ over smd's C ABI (bindings/torch), built by meson against
+the installed torch. Each process group forms its own smd world through the
+store torch hands it. See bindings/torch/README.md for what it supports and how.
+"""
+
+from __future__ import annotations
+
+import inspect
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from . import errors
+from ._loader import load as _load
+from .errors import Error
+
+_c10d, EXTENSION_PATH = _load()
+
+#: The name to pass to init_process_group / new_group.
+BACKEND = "smd"
+
+_built = tuple(int(x) for x in _c10d.TORCH_VERSION.split("."))
+_running = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+if _built != _running:
+    raise ImportError(f"smd.torch: {EXTENSION_PATH} was built for torch {_c10d.TORCH_VERSION} "
+                      f"but this is torch {torch.__version__}; rebuild it (ninja -C build)")
+
+ProcessGroupSmd = _c10d.ProcessGroupSmd
+
+
+def _create_process_group(store, rank: int, size: int, timeout: timedelta):
+    """torch.distributed calls this for every group with backend "smd"."""
+    return ProcessGroupSmd(store, rank, size, timeout)
+
+
+def _register() -> None:
+    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
+        return  # already registered (this module was loaded twice)
+    kwargs = {}
+    # torch >= 2.1 asks which devices a backend serves; smd takes CPU
+    # tensors in this release.
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        kwargs["devices"] = ["cpu"]
+    dist.Backend.register_backend(BACKEND, _create_process_group, **kwargs)
+
+
+_register()
+
+__all__ = ["BACKEND", "Error", "ProcessGroupSmd", "errors"]

@@ -1,0 +1,64 @@
+"""Finding and loading the compiled backend, smd.torch._smd_c10d.
+
+It is built by meson (bindings/torch) against the torch this Python
+imports; first found wins:
+
+1. ``$SMD_TORCH_BACKEND``: a path to the extension (no fallback when set);
+2. next to this file, where ``meson install`` (or a copy) puts it;
+3. the source tree's build directory: ``build/bindings/torch/``.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+from pathlib import Path
+from typing import List, Tuple
+
+from .._ffi import SOURCE_ROOT, _in_source_tree
+
+MODULE = "_smd_c10d"
+HERE = Path(__file__).resolve().parent
+
+
+def _named(folder: Path) -> List[Path]:
+    """Files in `folder` that are the extension under any of this
+    Python's extension suffixes (_smd_c10d.cpython-311-x86_64-linux-gnu.so, ...)."""
+    return [folder / (MODULE + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES
+            if (folder / (MODULE + suffix)).is_file()]
+
+
+def candidates() -> List[Tuple[Path, str]]:
+    """Where the extension is looked for, in order: (path, why)."""
+    explicit = os.environ.get("SMD_TORCH_BACKEND")
+    if explicit:
+        return [(Path(explicit), "SMD_TORCH_BACKEND")]
+    found = [(p, "next to smd.torch") for p in _named(HERE)]
+    if _in_source_tree():
+        found += [(p, "build tree") for p in _named(SOURCE_ROOT / "build" / "bindings" / "torch")]
+    return found
+
+
+def load():
+    """The extension module; ImportError saying where it was looked for."""
+    tried = []
+    for path, why in candidates():
+        if not path.is_file():
+            tried.append(f"{path} ({why}): no such file")
+            continue
+        name = f"{__package__}.{MODULE}"
+        loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+        spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            loader.exec_module(module)
+        except ImportError as e:
+            tried.append(f"{path} ({why}): {e}")
+            continue
+        return module, path
+    where = "\n  ".join(tried) if tried else "(no candidate: not installed, no build tree)"
+    raise ImportError("smd.torch: cannot load the c10d backend extension; tried:\n  " + where +
+                      "\nbuild it with meson (meson setup build && ninja -C build: needs torch's "
+                      "C++ headers, Debian: libtorch-dev pybind11-dev) or set SMD_TORCH_BACKEND "
+                      "to its path")

@@ -1,0 +1,301 @@
+// The group itself (forming it, starting operations, sequence numbers) and
+// the operations that reduce or broadcast; process_group_movement.cc has
+// the ones that only move data.
+#include "process_group_smd.h"
+
+#include <ATen/ATen.h>
+
+#include "smd_error.h"
+#include "tensor_staging.h"
+#include "tensor_types.h"
+#include "work_smd.h"
+
+namespace smd_torch {
+namespace {
+
+// Several worlds may be formed on one store over time (a group destroyed
+// and formed again on the same store): each rank counts itself in, and
+// every `size` arrivals make one generation whose keys are apart. A rank
+// joins generation g+1 only after generation g formed, which needed every
+// rank's arrival, so the count is the same on every rank.
+std::string generation_prefix(c10d::Store &store, int size) {
+  int64_t arrivals = store.add("smd/arrivals", 1);
+  return "smd/" + std::to_string((arrivals - 1) / size) + "/";
+}
+
+}  // namespace
+
+ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+                                 std::chrono::milliseconds timeout)
+    : BackendBase(rank, size), store_(std::make_unique<StoreAdapter>(store)), timeout_(timeout) {
+  if (timeout_.count() <= 0)
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT,
+                   "the process group's timeout must be positive, not " +
+                       std::to_string(timeout_.count()) + " ms");
+  const std::string where =
+      "forming the smd process group (rank " + std::to_string(rank) + " of " +
+      std::to_string(size) + ")";
+  std::string prefix;
+  try {
+    prefix = generation_prefix(store_->store(), size);
+  } catch (const std::exception &e) {
+    throw SmdError(SMD_ERR_BOOTSTRAP, where + ": the c10d store failed: " + e.what());
+  }
+
+  smd_init_options_t options;
+  smd_init_options_init(&options);
+  options.rank = rank;
+  options.world_size = size;
+  options.timeout_ms = timeout_.count();
+  options.store = store_->ops();
+  options.store_prefix = prefix.c_str();
+  check(smd_comm_init(&options, &comm_), where);
+  smd_result_t rc = smd_comm_dup(comm_, &side_);
+  if (rc != SMD_SUCCESS) {
+    std::string message = last_error(where);
+    smd_comm_destroy(comm_);
+    throw SmdError(rc, message);
+  }
+  // A deadline passed: abort both communicators, which ends every pending
+  // request here and tells the peers, whose pending operations end too.
+  completions_ = std::make_unique<CompletionThread>([this] {
+    smd_comm_abort(comm_);
+    smd_comm_abort(side_);
+  });
+  init();
+}
+
+ProcessGroupSmd::~ProcessGroupSmd() {
+  completions_->finish();
+  smd_comm_destroy(side_);
+  smd_comm_destroy(comm_);
+}
+
+void ProcessGroupSmd::setSequenceNumberForGroup() {}
+
+uint64_t ProcessGroupSmd::getSequenceNumberForGroup() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  return seq_;
+}
+
+int ProcessGroupSmd::side_tag(uint64_t seq) { return static_cast<int>(seq % (SMD_TAG_MAX + 1ULL)); }
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  const uint64_t seq = l.collective ? ++seq_ : seq_;
+  std::string what = l.collective ? std::string(l.name) + " #" + std::to_string(seq) : l.name;
+  auto work = c10::make_intrusive<WorkSmd>(rank_, l.type, l.profiling_title, what, l.outputs,
+                                           c10::optional<std::vector<at::Tensor>>(l.inputs));
+  work->set_source_rank(l.source_rank);
+
+  auto op = std::make_unique<PendingOp>();
+  op->what = what;
+  op->needs_polling = l.point_to_point;
+  op->timeout_ms = l.timeout.count() > 0 ? l.timeout.count() : timeout_.count();
+  op->deadline_ns = CompletionThread::now_ns() + op->timeout_ms * 1000000;
+  try {
+    l.start(op->requests, what, seq);
+  } catch (...) {
+    // Whatever did start still uses the buffers: it is watched to its end,
+    // and the caller gets the error now.
+    if (!op->requests.empty()) {
+      auto buffers = std::move(l.keep_alive);
+      op->on_done = [buffers](smd_result_t, const std::string &) {};
+      completions_->add(std::move(op));
+    }
+    throw;
+  }
+  op->on_done = [work, finish = std::move(l.finish), buffers = std::move(l.keep_alive)](
+                    smd_result_t rc, const std::string &message) {
+    if (rc != SMD_SUCCESS) {
+      work->complete(rc, message);
+      return;
+    }
+    try {
+      if (finish) finish();
+    } catch (const std::exception &e) {
+      work->complete(SMD_ERR_INTERNAL,
+                     work->what() + ": copying the result out failed: " + e.what());
+      return;
+    }
+    work->complete(SMD_SUCCESS, "");
+  };
+  completions_->add(std::move(op));
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_into(Launch l, const Staged &out) {
+  l.keep_alive.push_back(out.buffer);
+  if (out.copied()) l.finish = [out] { out.copy_back(); };
+  return launch(std::move(l));
+}
+
+ProcessGroupSmd::Start ProcessGroupSmd::one_call(
+    std::function<smd_result_t(smd_request_t **)> call) {
+  return [call = std::move(call)](std::vector<smd_request_t *> &requests, const std::string &what,
+                                  uint64_t) {
+    smd_request_t *r = nullptr;
+    check(call(&r), what);
+    requests.push_back(r);
+  };
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce(std::vector<at::Tensor> &tensors,
+                                                          const c10d::AllreduceOptions &opts) {
+  require_one(tensors, "allreduce");
+  const at::Tensor &t = tensors[0];
+  ReducePlan plan = plan_reduction(t.scalar_type(), opts.reduceOp, "allreduce");
+  Staged out = stage_output(t);
+  if (out.copied()) out.buffer.copy_(t);
+  premultiply(plan, out.buffer, 0);
+
+  Launch l(c10d::OpType::ALLREDUCE, "smd:all_reduce", "allreduce", opts.timeout);
+  l.inputs = l.outputs = tensors;
+  void *buf = out.buffer.data_ptr();
+  const size_t count = out.buffer.numel();
+  l.start = one_call([this, plan, buf, count](smd_request_t **r) {
+    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, nullptr, r);
+  });
+  return launch_into(std::move(l), out);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_coalesced(
+    std::vector<at::Tensor> &tensors, const c10d::AllreduceCoalescedOptions &opts) {
+  const char *call = "allreduce_coalesced";
+  if (tensors.empty())
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT, std::string(call) + ": no tensors were given");
+  for (const auto &t : tensors)
+    require_like(t, tensors[0].scalar_type(), t.numel(), call, "every tensor");
+  ReducePlan plan = plan_reduction(tensors[0].scalar_type(), opts.reduceOp, call);
+  std::vector<at::Tensor> flats;
+  for (const auto &t : tensors) flats.push_back(t.reshape({-1}));
+  at::Tensor flat = at::cat(flats);
+  premultiply(plan, flat, 0);
+
+  Launch l(c10d::OpType::ALLREDUCE_COALESCED, "smd:all_reduce_coalesced", call, opts.timeout);
+  l.inputs = l.outputs = tensors;
+  l.keep_alive = {flat};
+  void *buf = flat.data_ptr();
+  const size_t count = flat.numel();
+  l.start = one_call([this, plan, buf, count](smd_request_t **r) {
+    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, nullptr, r);
+  });
+  l.finish = [flat, targets = tensors]() mutable {
+    int64_t offset = 0;
+    for (auto &t : targets) {
+      t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
+      offset += t.numel();
+    }
+  };
+  return launch(std::move(l));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce(std::vector<at::Tensor> &tensors,
+                                                       const c10d::ReduceOptions &opts) {
+  require_one(tensors, "reduce");
+  if (opts.rootTensor != 0)
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT, "reduce: root tensor must be 0 (one tensor per rank)");
+  const at::Tensor &t = tensors[0];
+  ReducePlan plan = plan_reduction(t.scalar_type(), opts.reduceOp, "reduce");
+  const int root = static_cast<int>(opts.rootRank);
+  // The input of other ranks must stay as it was: a premultiplied copy.
+  Staged out = stage_output(t);
+  if (plan.premultiply && !out.copied()) out.buffer = t.clone();
+  if (out.copied()) out.buffer.copy_(t);
+  premultiply(plan, out.buffer, 0);
+
+  Launch l(c10d::OpType::REDUCE, "smd:reduce", "reduce", opts.timeout);
+  l.inputs = l.outputs = tensors;
+  void *buf = out.buffer.data_ptr();
+  void *result = root == rank_ ? buf : nullptr;
+  const size_t count = out.buffer.numel();
+  l.start = one_call([this, plan, root, buf, result, count](smd_request_t **r) {
+    return smd_ireduce(buf, result, count, plan.datatype, plan.op, root, comm_, nullptr, r);
+  });
+  if (root == rank_) return launch_into(std::move(l), out);
+  l.keep_alive = {out.buffer};  // only the root receives: nothing to copy back
+  return launch(std::move(l));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::broadcast(std::vector<at::Tensor> &tensors,
+                                                          const c10d::BroadcastOptions &opts) {
+  require_one(tensors, "broadcast");
+  if (opts.rootTensor != 0)
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT,
+                   "broadcast: root tensor must be 0 (one tensor per rank)");
+  const at::Tensor &t = tensors[0];
+  const int root = static_cast<int>(opts.rootRank);
+  Staged out = stage_output(t);
+  if (out.copied() && root == rank_) out.buffer.copy_(t);
+  Payload payload = payload_of(out.buffer);
+
+  Launch l(c10d::OpType::BROADCAST, "smd:broadcast", "broadcast", opts.timeout);
+  l.inputs = l.outputs = tensors;
+  void *buf = out.buffer.data_ptr();
+  l.start = one_call([this, payload, root, buf](smd_request_t **r) {
+    return smd_ibroadcast(buf, buf, payload.count, payload.datatype, root, comm_, nullptr, r);
+  });
+  return launch_into(std::move(l), out);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
+    std::vector<at::Tensor> &outputs, std::vector<std::vector<at::Tensor>> &inputs,
+    const c10d::ReduceScatterOptions &opts) {
+  const char *call = "reduce_scatter";
+  require_one(outputs, call);
+  if (inputs.size() != 1 || inputs[0].size() != static_cast<size_t>(size_))
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT,
+                   std::string(call) + ": the input must be one list of " + std::to_string(size_) +
+                       " tensors (one per rank)");
+  const at::Tensor &t = outputs[0];
+  for (const auto &in : inputs[0])
+    require_like(in, t.scalar_type(), t.numel(), call, "every input tensor");
+  std::vector<at::Tensor> flats;
+  for (const auto &in : inputs[0]) flats.push_back(in.reshape({-1}));
+  return start_reduce_scatter(at::cat(flats), outputs[0], opts,
+                              Launch(c10d::OpType::REDUCE_SCATTER, "smd:reduce_scatter", call,
+                                     opts.timeout),
+                              inputs[0]);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
+    at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) {
+  const char *call = "reduce_scatter_tensor";
+  require_dense_cpu(output, call);
+  require_like(input, output.scalar_type(), output.numel() * size_, call,
+               "the input (world size x output)");
+  return start_reduce_scatter(input, output, opts,
+                              Launch(c10d::OpType::_REDUCE_SCATTER_BASE,
+                                     "smd:_reduce_scatter_base", call, opts.timeout),
+                              {input});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
+    const at::Tensor &input, const at::Tensor &output, const c10d::ReduceScatterOptions &opts,
+    Launch l, const std::vector<at::Tensor> &inputs) {
+  ReducePlan plan = plan_reduction(output.scalar_type(), opts.reduceOp, l.name);
+  at::Tensor in = contiguous_input(input);
+  if (plan.premultiply) {
+    if (in.is_same(input)) in = input.clone();  // the caller's input stays as it was
+    premultiply(plan, in, 0);
+  }
+  Staged out = stage_output(output);
+  l.inputs = inputs;
+  l.outputs = {output};
+  l.keep_alive = {in};
+  void *send = in.data_ptr();
+  void *recv = out.buffer.data_ptr();
+  const size_t count = out.buffer.numel();
+  l.start = one_call([this, plan, send, recv, count](smd_request_t **r) {
+    return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
+  });
+  return launch_into(std::move(l), out);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::barrier(const c10d::BarrierOptions &opts) {
+  Launch l(c10d::OpType::BARRIER, "smd:barrier", "barrier", opts.timeout);
+  l.start = one_call([this](smd_request_t **r) { return smd_ibarrier(comm_, nullptr, r); });
+  return launch(std::move(l));
+}
+
+}  // namespace smd_torch

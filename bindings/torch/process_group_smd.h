@@ -1,0 +1,157 @@
+// The c10d backend "smd": every torch.distributed operation of one process
+// group, done by smd through include/smd.h.
+//
+// Each group forms its own smd world through the c10d Store torch hands
+// it (env://, tcp://, file://, a new_group's prefixed store alike), so
+// groups never wait on each other and overlapping groups just work.
+// An operation is checked and started on the caller's thread (so ranks
+// start operations in the order torch issues them) and returns a Work at
+// once; smd runs collectives on its own worker thread, and this group's
+// completion thread finishes each Work when smd is done with it.
+#pragma once
+
+#include <smd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "completion_thread.h"
+#include "store_adapter.h"
+#include "tensor_staging.h"
+#include "torch_compat.h"
+
+namespace smd_torch {
+
+class ProcessGroupSmd : public BackendBase {
+ public:
+  // Collective over the group's ranks: forms the smd world. Throws
+  // SmdError (smd's message) when that fails.
+  ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+                  std::chrono::milliseconds timeout);
+  // Waits for the operations still running (each ends by its deadline),
+  // then releases the smd communicators.
+  ~ProcessGroupSmd() override;
+
+  const std::string getBackendName() const override { return "smd"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
+                                           const c10d::BroadcastOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
+                                           const c10d::AllreduceOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor> &tensors, const c10d::AllreduceCoalescedOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor> &tensors,
+                                        const c10d::ReduceOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor> &outputs,
+                                                std::vector<std::vector<at::Tensor>> &inputs,
+                                                const c10d::ReduceScatterOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
+
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &outputs,
+                                           std::vector<at::Tensor> &inputs,
+                                           const c10d::AllgatherOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor &output, at::Tensor &input,
+                                                 const c10d::AllgatherOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>> &output_lists, std::vector<at::Tensor> &inputs,
+      const c10d::AllgatherOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
+                                        std::vector<at::Tensor> &inputs,
+                                        const c10d::GatherOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor> &outputs,
+                                         std::vector<std::vector<at::Tensor>> &inputs,
+                                         const c10d::ScatterOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor &output, at::Tensor &input,
+                                               std::vector<int64_t> &output_splits,
+                                               std::vector<int64_t> &input_splits,
+                                               const c10d::AllToAllOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor> &outputs,
+                                          std::vector<at::Tensor> &inputs,
+                                          const c10d::AllToAllOptions &opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
+                                      int tag) override;
+
+  // Every rank's counter starts at 0 when the group forms and counts the
+  // group's collectives, so the ranks agree without a store round trip.
+  void setSequenceNumberForGroup() override;
+  uint64_t getSequenceNumberForGroup() override;
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  // Starts an operation's smd calls (under the issue lock), adding each
+  // request to `requests`; throws SmdError when smd refuses.
+  using Start = std::function<void(std::vector<smd_request_t *> &requests,
+                                   const std::string &what, uint64_t seq)>;
+
+  // One operation to start: what torch sees of it, how to start it in smd
+  // and what to do once smd is done.
+  struct Launch {
+    Launch(c10d::OpType type, const char *profiling_title, const char *name,
+           std::chrono::milliseconds timeout = std::chrono::milliseconds(-1))
+        : type(type), profiling_title(profiling_title), name(name), timeout(timeout) {}
+    c10d::OpType type;
+    const char *profiling_title;            // a literal: "smd:all_reduce"
+    const char *name;                       // "allreduce", for messages
+    std::chrono::milliseconds timeout;      // < 0: the group's
+    bool collective = true;                 // counts in the sequence number
+    bool point_to_point = false;            // its requests need polling
+    std::vector<at::Tensor> inputs;         // for the profiler
+    std::vector<at::Tensor> outputs;        // result() and the Future's value
+    std::vector<at::Tensor> keep_alive;     // buffers smd uses until done
+    Start start;
+    // On the completion thread after success: copy staged results out.
+    std::function<void()> finish;
+    int source_rank = -1;
+  };
+  c10::intrusive_ptr<c10d::Work> launch(Launch op);
+  // The same for an operation whose result smd writes into `out.buffer`,
+  // copied to `out.target` afterwards when they differ.
+  c10::intrusive_ptr<c10d::Work> launch_into(Launch op, const Staged &out);
+  // A Start that makes one smd call: `call(&request)`.
+  static Start one_call(std::function<smd_result_t(smd_request_t **)> call);
+
+  // Tag of point-to-point messages that make up the collective `seq` on
+  // the side communicator.
+  static int side_tag(uint64_t seq);
+  // A point-to-point collective (gather, scatter, uneven all-to-all) on
+  // the side communicator; `start` sends and receives there.
+  Launch side_launch(c10d::OpType type, const char *title, const char *name,
+                     std::chrono::milliseconds timeout);
+
+  // reduce_scatter and its flat form, once the input is one flat tensor.
+  c10::intrusive_ptr<c10d::Work> start_reduce_scatter(const at::Tensor &input,
+                                                      const at::Tensor &output,
+                                                      const c10d::ReduceScatterOptions &opts,
+                                                      Launch l,
+                                                      const std::vector<at::Tensor> &inputs);
+  // A Start that allgathers `in` into `all` (world size x in) on comm_.
+  Start gather_call(const at::Tensor &in, void *all);
+  // The user's send or recv (not a collective: no sequence number).
+  static Launch user_p2p(c10d::OpType type, const char *title, const char *name);
+  // Throws unless `peer` is a rank of the group and `tag` one smd carries.
+  void require_peer(int peer, int tag, const char *call, const char *role) const;
+
+  std::unique_ptr<StoreAdapter> store_;
+  std::chrono::milliseconds timeout_;
+  // Collectives and the user's send/recv.
+  smd_comm_t *comm_ = nullptr;
+  // Collectives made of point-to-point messages, whose tags must not meet
+  // the user's.
+  smd_comm_t *side_ = nullptr;
+  // Starting order is sequence order on every thread.
+  std::mutex issue_mu_;
+  uint64_t seq_ = 0;
+  std::unique_ptr<CompletionThread> completions_;
+};
+
+}  // namespace smd_torch

@@ -1,0 +1,88 @@
+#include "tensor_staging.h"
+
+#include <ATen/ATen.h>
+
+#include "smd_error.h"
+
+namespace smd_torch {
+namespace {
+
+constexpr size_t kAlign = 16;
+
+[[noreturn]] void refuse(smd_result_t code, const char *call, const std::string &why) {
+  throw SmdError(code, std::string(call) + ": " + why);
+}
+
+at::Tensor bytes_as(const at::Tensor &flat, size_t offset, const at::Tensor &like) {
+  return flat.narrow(0, static_cast<int64_t>(offset), static_cast<int64_t>(like.nbytes()))
+      .view(like.scalar_type())
+      .view(like.sizes());
+}
+
+}  // namespace
+
+void require_dense_cpu(const at::Tensor &t, const char *call) {
+  if (!t.defined()) refuse(SMD_ERR_INVALID_ARGUMENT, call, "a tensor is undefined (None)");
+  if (t.layout() != at::kStrided)
+    refuse(SMD_ERR_NOT_SUPPORTED, call,
+           std::string("smd takes dense tensors; this one is ") + c10::str(t.layout()));
+  if (!t.device().is_cpu())
+    refuse(SMD_ERR_NOT_SUPPORTED, call,
+           "smd takes CPU tensors in this release; this one is on " + t.device().str());
+}
+
+void require_one(const std::vector<at::Tensor> &tensors, const char *call) {
+  if (tensors.size() != 1)
+    refuse(SMD_ERR_INVALID_ARGUMENT, call,
+           "smd takes exactly one tensor per rank, not " + std::to_string(tensors.size()));
+  require_dense_cpu(tensors[0], call);
+}
+
+void require_like(const at::Tensor &t, at::ScalarType type, int64_t numel, const char *call,
+                  const std::string &what) {
+  require_dense_cpu(t, call);
+  if (t.scalar_type() != type)
+    refuse(SMD_ERR_INVALID_ARGUMENT, call,
+           what + " is " + c10::toString(t.scalar_type()) + " but should be " +
+               c10::toString(type));
+  if (t.numel() != numel)
+    refuse(SMD_ERR_INVALID_ARGUMENT, call,
+           what + " has " + std::to_string(t.numel()) + " elements but should have " +
+               std::to_string(numel));
+}
+
+at::Tensor contiguous_input(const at::Tensor &t) { return t.contiguous(); }
+
+Staged stage_output(const at::Tensor &target) {
+  if (target.is_contiguous()) return {target, target};
+  return {target, at::empty_like(target, at::MemoryFormat::Contiguous)};
+}
+
+void Staged::copy_back() const {
+  if (copied()) target.copy_(buffer);
+}
+
+Packing plan_packing(const std::vector<at::Tensor> &tensors) {
+  Packing p;
+  for (const auto &t : tensors) {
+    p.offsets.push_back(p.bytes);
+    p.bytes += (t.nbytes() + kAlign - 1) / kAlign * kAlign;
+  }
+  return p;
+}
+
+void pack(const std::vector<at::Tensor> &tensors, const Packing &packing, at::Tensor &flat,
+          size_t base) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].numel()) bytes_as(flat, base + packing.offsets[i], tensors[i]).copy_(tensors[i]);
+}
+
+void unpack(const at::Tensor &flat, const Packing &packing, size_t base,
+            std::vector<at::Tensor> &tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].numel()) tensors[i].copy_(bytes_as(flat, base + packing.offsets[i], tensors[i]));
+}
+
+at::Tensor flat_view(const at::Tensor &t) { return t.view({-1}); }
+
+}  // namespace smd_torch

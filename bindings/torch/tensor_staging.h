@@ -1,0 +1,58 @@
+// Tensors as smd buffers: the checks every operation makes (CPU, dense,
+// one tensor per call), contiguous copies where a tensor is strided (see
+// bindings/torch/README.md: such tensors cost a copy in and out), and
+// packing several tensors into one byte buffer for a single smd call.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace smd_torch {
+
+// Throws SmdError naming `call` unless the tensor is a dense CPU tensor.
+void require_dense_cpu(const at::Tensor &t, const char *call);
+
+// Throws unless `tensors` holds exactly one tensor (smd takes one per rank;
+// torch's lists of several are the old one-process-many-GPUs form).
+void require_one(const std::vector<at::Tensor> &tensors, const char *call);
+
+// Throws unless `t` has `type` and `numel` elements; `what` names it.
+void require_like(const at::Tensor &t, at::ScalarType type, int64_t numel, const char *call,
+                  const std::string &what);
+
+// The tensor itself if contiguous, else a contiguous copy (inputs).
+at::Tensor contiguous_input(const at::Tensor &t);
+
+// Where smd writes a result meant for `target`: the tensor itself when
+// contiguous, else a contiguous buffer that copy_back() copies out.
+struct Staged {
+  at::Tensor target;
+  at::Tensor buffer;
+  bool copied() const { return !buffer.is_same(target); }
+  void copy_back() const;
+};
+Staged stage_output(const at::Tensor &target);
+
+// Several tensors of any dtypes side by side in one uint8 tensor, each at
+// a 16-byte aligned offset (so a byte range can be viewed as any dtype).
+struct Packing {
+  std::vector<size_t> offsets;
+  size_t bytes = 0;
+};
+Packing plan_packing(const std::vector<at::Tensor> &tensors);
+// Copies `tensors` into `flat` (uint8, at least packing.bytes long) at
+// `base` bytes.
+void pack(const std::vector<at::Tensor> &tensors, const Packing &packing, at::Tensor &flat,
+          size_t base);
+// Copies out of `flat` at `base` bytes into `tensors` (shapes and dtypes
+// as planned).
+void unpack(const at::Tensor &flat, const Packing &packing, size_t base,
+            std::vector<at::Tensor> &tensors);
+
+// A flat, contiguous view of `t`'s elements (t must be contiguous).
+at::Tensor flat_view(const at::Tensor &t);
+
+}  // namespace smd_torch

@@ -1,0 +1,95 @@
+"""Shared fixtures of the torch backend's tests (suite 'torch').
+
+The suite runs on every rank of an smdrun job:
+``smdrun -n N python3 -m pytest bindings/torch/tests``. smdrun sets what
+torchrun sets (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), so the default
+process group forms through env://, as in a torchrun job. Every test issues
+the same operations in the same order on every rank, and skips depend only
+on the world size, so the ranks stay in step. Tests that start jobs of their
+own (init methods, a killed rank, a timeout, the example) run only in the
+one-rank world, once per suite.
+"""
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import smd.torch  # noqa: F401  (registers "smd")
+
+TESTS = Path(__file__).resolve().parent
+JOBS = TESTS / "jobs"
+REPO = TESTS.parent.parent.parent
+PYTHON = sys.executable
+# SMD_TEST_HEAVY=1: larger tensors and a longer example run (the normal
+# suite stays within about 1.5 minutes on 2 cores).
+HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
+
+
+@pytest.fixture(scope="session")
+def world():
+    """The default process group: backend smd, from the launcher's env://."""
+    dist.init_process_group("smd", timeout=timedelta(seconds=60))
+    yield dist.group.WORLD
+    dist.destroy_process_group()
+
+
+@pytest.fixture(scope="session")
+def gloo(world):
+    """A gloo group over the same ranks: the reference results come from it."""
+    return dist.new_group(backend="gloo")
+
+
+@pytest.fixture
+def rank(world):
+    return dist.get_rank()
+
+
+@pytest.fixture
+def size(world):
+    return dist.get_world_size()
+
+
+@pytest.fixture
+def pair(world):
+    """Skip in a one-rank world (the test needs a peer)."""
+    if dist.get_world_size() < 2:
+        pytest.skip("needs at least two ranks")
+
+
+@pytest.fixture
+def solo(world):
+    """Skip unless the world has one rank (tests that launch jobs)."""
+    if dist.get_world_size() != 1:
+        pytest.skip("launches its own job: runs in the one-rank suite")
+
+
+def smdrun():
+    path = os.environ.get("SMDRUN") or str(REPO / "build" / "tools" / "smdrun")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"no smdrun at {path}")
+    return path
+
+
+# What the launcher of this suite set for its own job: a job started from
+# a test forms its own world, so these must not leak into it.
+LAUNCHER_VARIABLES = ("SMD_RANK", "SMD_WORLD_SIZE", "SMD_LOCAL_RANK", "SMD_LOCAL_SIZE",
+                      "SMD_MASTER_ADDR", "SMD_MASTER_PORT", "SMD_JOB_TOKEN", "SMD_NODE_ID",
+                      "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                      "MASTER_PORT")
+
+
+def launch(ranks, script, *args, timeout=120, env=None):
+    """Run `script` (a path, or a name in jobs/) on `ranks` ranks under
+    smdrun; returns (exit status, stdout and stderr)."""
+    job_env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
+    job_env.update(env or {})
+    command = [smdrun(), "-n", str(ranks), "--timeout", str(timeout - 10), PYTHON,
+               str(JOBS / script), *map(str, args)]  # JOBS / absolute = absolute
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=job_env)
+    return done.returncode, done.stdout + done.stderr
