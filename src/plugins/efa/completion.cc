@@ -1,0 +1,148 @@
+// The completion queue: every operation's end, successful or not
+// (fi_cq_readerr), and the life of a request around it. A request is
+// finished for the caller (request_finish) and given back by the provider
+// (its completion) separately; its slot is free once both happened and
+// the caller has let go.
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "context.h"
+
+namespace smd_efa {
+
+namespace {
+
+constexpr size_t kBatch = 32;
+
+Request *request_of(void *op_context) {
+  auto *r = static_cast<Request *>(op_context);
+  if (r == nullptr) return nullptr;
+  return r->magic == kRequestLive || r->magic == kRequestAbandoned ? r : nullptr;
+}
+
+const char *kind_name(ReqKind k) {
+  return k == ReqKind::kSend ? "send to" : k == ReqKind::kRecv ? "receive from" : "read from";
+}
+
+// The provider gives r back with this outcome.
+void returned(Context *ctx, Request *r, Status status, size_t bytes) {
+  if (r->posted) {
+    r->posted = false;
+    Endpoint *ep = r->ep;
+    if (--ep->owned == 0 && ep->disconnected) ctx->reap = true;
+  }
+  if (r->cached != nullptr) {
+    ctx->mr_cache.release(r->cached);
+    r->cached = nullptr;
+  }
+  if (r->state != ReqState::kDone) {
+    if (status == SMD_TRANSPORT_ERR_CANCELED && r->stopping != SMD_TRANSPORT_OK)
+      status = r->stopping;
+    request_finish(ctx, r, status, bytes);
+  }
+  if (r->abandoned) {
+    r->abandoned = false;
+    ctx->pool.release(r);
+  }
+}
+
+void completed(Context *ctx, const struct fi_cq_tagged_entry &e) {
+  Request *r = request_of(e.op_context);
+  if (r == nullptr) return;  // an operation without our context: none is posted
+  size_t bytes = r->kind == ReqKind::kRecv ? e.len : r->size;
+  returned(ctx, r, SMD_TRANSPORT_OK, bytes);
+}
+
+void failed(Context *ctx) {
+  struct fi_cq_err_entry err;
+  memset(&err, 0, sizeof err);
+  if (fi_cq_readerr(ctx->cq, &err, 0) < 0) return;
+  Request *r = request_of(err.op_context);
+  const char *detail = fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, nullptr, 0);
+  if (detail == nullptr) detail = "";
+  if (r == nullptr) {
+    log_line(ctx, SMD_TRANSPORT_LOG_WARN, "efa: an error completion without a request: %s (%s)",
+             fi_strerror(err.err), detail);
+    return;
+  }
+  Endpoint *ep = r->ep;
+  Status status = status_of_fi_error(err.err);
+  char text[400];
+  size_t bytes = 0;
+  if (err.err == FI_ETRUNC) {
+    bytes = std::min(err.len, r->size);
+    snprintf(text, sizeof text,
+             "efa: a message of %zu B from rank %d does not fit the %zu-byte "
+             "receive (tag 0x%llx)",
+             err.len + err.olen, ep->peer, r->size,
+             (unsigned long long)(r->tag & ((uint64_t(1) << SMD_TRANSPORT_TAG_BITS) - 1)));
+  } else if (err.err == FI_ECANCELED) {
+    snprintf(text, sizeof text, "efa: %s rank %d cancelled", kind_name(r->kind), ep->peer);
+  } else if (is_peer_error(err.err)) {
+    snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(err.err),
+             detail);
+  } else {
+    snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s (%s)",
+             kind_name(r->kind), ep->peer, r->size, fi_strerror(err.err), detail);
+  }
+  if (r->state != ReqState::kDone && r->error.empty()) r->error = text;
+  returned(ctx, r, status, bytes);
+  // The provider gave up on the peer: so do its other requests.
+  if (is_peer_error(err.err) && !ep->disconnected) endpoint_fail(ctx, ep, text);
+}
+
+}  // namespace
+
+size_t drain_cq(Context *ctx, int max_batches) {
+  struct fi_cq_tagged_entry entries[kBatch];
+  size_t handled = 0;
+  for (int b = 0; b < max_batches; ++b) {
+    ssize_t n = fi_cq_read(ctx->cq, entries, kBatch);
+    if (n > 0) {
+      for (ssize_t i = 0; i < n; ++i) completed(ctx, entries[i]);
+      handled += size_t(n);
+      continue;
+    }
+    if (n == -FI_EAVAIL) {
+      failed(ctx);
+      ++handled;
+      continue;
+    }
+    if (n != -FI_EAGAIN)
+      log_line(ctx, SMD_TRANSPORT_LOG_WARN, "efa: fi_cq_read: %s", fi_strerror(int(-n)));
+    break;
+  }
+  return handled;
+}
+
+void request_finish(Context *ctx, Request *r, Status status, size_t bytes) {
+  r->ep->pending.remove(r);
+  r->state = ReqState::kDone;
+  r->status = status;
+  r->bytes = bytes;
+  --ctx->unfinished;
+  ++ctx->events;
+  if (!r->posted && r->cached != nullptr) {
+    ctx->mr_cache.release(r->cached);
+    r->cached = nullptr;
+  }
+}
+
+void request_release(Context *ctx, Request *r) {
+  if (r->posted) {
+    r->abandoned = true;
+    r->magic = kRequestAbandoned;
+    return;
+  }
+  if (r->cached != nullptr) {
+    ctx->mr_cache.release(r->cached);
+    r->cached = nullptr;
+  }
+  ctx->pool.release(r);
+}
+
+}  // namespace smd_efa

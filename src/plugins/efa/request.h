@@ -1,0 +1,100 @@
+// Requests: what isend/irecv/iget hand out. A request is also the
+// libfabric operation context (fi_context2 comes first), so its slot must
+// outlive the provider's use of it: a request the caller lets go while
+// the provider still owns it is only marked abandoned, and its slot is
+// reused once the provider's completion has arrived.
+#pragma once
+
+#include <rdma/fabric.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smd_transport.h"
+
+namespace smd_efa {
+
+struct Endpoint;
+struct MrEntry;
+
+enum class ReqKind : uint8_t { kSend, kRecv, kGet };
+
+// What the caller sees. The provider's ownership is tracked apart
+// (Request::posted), because a request can finish for the caller (peer
+// death, cancellation) while the provider still holds its context.
+enum class ReqState : uint8_t {
+  kQueued,  // waiting in its endpoint's queue: the provider said -FI_EAGAIN
+  kPosted,  // handed to the provider; its completion is awaited
+  kDone,    // finished: status and bytes are final
+};
+
+struct Request {
+  struct fi_context2 fi;  // first: the op_context of every operation
+  uint32_t magic = 0;
+  uint32_t index = 0;
+  ReqKind kind = ReqKind::kSend;
+  ReqState state = ReqState::kDone;
+  bool posted = false;     // the provider owns the context
+  bool abandoned = false;  // released by the caller while posted
+  smd_transport_status_t status = SMD_TRANSPORT_OK;
+  Endpoint *ep = nullptr;
+  void *buf = nullptr;
+  size_t size = 0;
+  uint64_t tag = 0;        // the tag on the wire
+  void *desc = nullptr;    // local memory descriptor, or nullptr
+  MrEntry *cached = nullptr;  // registration-cache reference held
+  uint64_t remote = 0;     // iget: address as the provider wants it
+  uint64_t key = 0;        // iget: remote key
+  size_t bytes = 0;        // bytes transferred, once done
+  // Being stopped (cancel, disconnect, peer death): the status its
+  // FI_ECANCELED completion is reported with. OK when not stopping.
+  smd_transport_status_t stopping = SMD_TRANSPORT_OK;
+  Request *prev = nullptr, *next = nullptr;  // ep->pending
+  std::string error;       // set_error text of a failed completion
+};
+
+constexpr uint32_t kRequestLive = 0x51524645;       // "EFRQ"
+constexpr uint32_t kRequestAbandoned = 0x41524645;  // "EFRA"
+
+// Fixed-address slots in chunks; freed slots are reused LIFO (warm).
+class RequestPool {
+ public:
+  Request *alloc();
+  void release(Request *r);
+  size_t in_use() const { return count_ - free_.size(); }
+
+ private:
+  static constexpr uint32_t kChunkBits = 8;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+  Request &at(uint32_t i) const {
+    return chunks_[i >> kChunkBits][i & (kChunk - 1)];
+  }
+  std::vector<std::unique_ptr<Request[]>> chunks_;
+  std::vector<uint32_t> free_;
+  uint32_t count_ = 0;
+};
+
+// Intrusive list through prev/next: the unfinished requests of one
+// endpoint, failed together when its peer dies.
+struct RequestList {
+  Request *head = nullptr;
+  void push(Request *r) {
+    r->prev = nullptr;
+    r->next = head;
+    if (head != nullptr) head->prev = r;
+    head = r;
+  }
+  void remove(Request *r) {
+    if (r->prev != nullptr)
+      r->prev->next = r->next;
+    else
+      head = r->next;
+    if (r->next != nullptr) r->next->prev = r->prev;
+    r->prev = r->next = nullptr;
+  }
+};
+
+}  // namespace smd_efa
