@@ -28,13 +28,27 @@ const char *kind_name(ReqKind k) {
   return k == ReqKind::kSend ? "send to" : k == ReqKind::kRecv ? "receive from" : "read from";
 }
 
+// The slot goes back to the pool with whatever it held.
+void request_free(Context *ctx, Request *r) {
+  if (r->cached != nullptr) {
+    ctx->mr_cache.release(r->cached);
+    r->cached = nullptr;
+  }
+  frame_release(ctx, r);
+  ctx->pool.release(r);
+}
+
+void given_back(Context *ctx, Request *r) {
+  if (!r->posted) return;
+  r->posted = false;
+  --ctx->owned;
+  Endpoint *ep = r->ep;
+  if (--ep->owned == 0 && ep->disconnected) ctx->reap = true;
+}
+
 // The provider gives r back with this outcome.
 void returned(Context *ctx, Request *r, Status status, size_t bytes) {
-  if (r->posted) {
-    r->posted = false;
-    Endpoint *ep = r->ep;
-    if (--ep->owned == 0 && ep->disconnected) ctx->reap = true;
-  }
+  given_back(ctx, r);
   if (r->cached != nullptr) {
     ctx->mr_cache.release(r->cached);
     r->cached = nullptr;
@@ -46,13 +60,18 @@ void returned(Context *ctx, Request *r, Status status, size_t bytes) {
   }
   if (r->abandoned) {
     r->abandoned = false;
-    ctx->pool.release(r);
+    request_free(ctx, r);
   }
 }
 
 void completed(Context *ctx, const struct fi_cq_tagged_entry &e) {
   Request *r = request_of(e.op_context);
   if (r == nullptr) return;  // an operation without our context: none is posted
+  if (ctx->prov.framed && r->kind == ReqKind::kRecv && r->state != ReqState::kDone) {
+    given_back(ctx, r);
+    frame_received(ctx, r, e.tag, e.len);
+    return;
+  }
   size_t bytes = r->kind == ReqKind::kRecv ? e.len : r->size;
   returned(ctx, r, SMD_TRANSPORT_OK, bytes);
 }
@@ -62,7 +81,9 @@ void failed(Context *ctx) {
   memset(&err, 0, sizeof err);
   if (fi_cq_readerr(ctx->cq, &err, 0) < 0) return;
   Request *r = request_of(err.op_context);
-  const char *detail = fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, nullptr, 0);
+  char detail_buf[200] = "";
+  const char *detail = fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, detail_buf,
+                                      sizeof detail_buf);
   if (detail == nullptr) detail = "";
   if (r == nullptr) {
     log_line(ctx, SMD_TRANSPORT_LOG_WARN, "efa: an error completion without a request: %s (%s)",
@@ -70,29 +91,30 @@ void failed(Context *ctx) {
     return;
   }
   Endpoint *ep = r->ep;
-  Status status = status_of_fi_error(err.err);
+  int code = err.err < 0 ? -err.err : err.err;  // shm reports -FI_ETRUNC
+  Status status = status_of_fi_error(code);
   char text[400];
   size_t bytes = 0;
-  if (err.err == FI_ETRUNC) {
+  if (code == FI_ETRUNC) {
     bytes = std::min(err.len, r->size);
     snprintf(text, sizeof text,
              "efa: a message of %zu B from rank %d does not fit the %zu-byte "
              "receive (tag 0x%llx)",
              err.len + err.olen, ep->peer, r->size,
              (unsigned long long)(r->tag & ((uint64_t(1) << SMD_TRANSPORT_TAG_BITS) - 1)));
-  } else if (err.err == FI_ECANCELED) {
+  } else if (code == FI_ECANCELED) {
     snprintf(text, sizeof text, "efa: %s rank %d cancelled", kind_name(r->kind), ep->peer);
-  } else if (is_peer_error(err.err)) {
-    snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(err.err),
+  } else if (is_peer_error(code)) {
+    snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(code),
              detail);
   } else {
     snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s (%s)",
-             kind_name(r->kind), ep->peer, r->size, fi_strerror(err.err), detail);
+             kind_name(r->kind), ep->peer, r->size, fi_strerror(code), detail);
   }
   if (r->state != ReqState::kDone && r->error.empty()) r->error = text;
   returned(ctx, r, status, bytes);
   // The provider gave up on the peer: so do its other requests.
-  if (is_peer_error(err.err) && !ep->disconnected) endpoint_fail(ctx, ep, text);
+  if (is_peer_error(code) && !ep->disconnected) endpoint_fail(ctx, ep, text);
 }
 
 }  // namespace
@@ -138,11 +160,7 @@ void request_release(Context *ctx, Request *r) {
     r->magic = kRequestAbandoned;
     return;
   }
-  if (r->cached != nullptr) {
-    ctx->mr_cache.release(r->cached);
-    r->cached = nullptr;
-  }
-  ctx->pool.release(r);
+  request_free(ctx, r);
 }
 
 }  // namespace smd_efa

@@ -89,6 +89,8 @@ struct Provider {
   bool mr_prov_key = false;    // the provider chooses keys
   bool mr_endpoint = false;    // registrations are bound to the endpoint
   bool wait_fd = false;        // the CQ has a file descriptor to sleep on
+  bool framed = false;         // truncation is unsafe: frame messages
+  size_t frame = 0;            // framed: largest message sent as it is
   size_t inject_size = 0;
   uint64_t max_msg_size = 0;
   unsigned rank_shift = 0;     // without directed receives: sender rank << this
@@ -124,10 +126,12 @@ struct Context {
   std::vector<Endpoint *> endpoints;  // connected, not yet freed
   std::vector<Endpoint *> backlog;    // endpoints with queued requests
   uint64_t unfinished = 0;  // requests not yet done for the caller
+  uint64_t owned = 0;       // requests whose context the provider holds
   uint64_t events = 0;      // completions seen (wait's progress signal)
   bool reap = false;        // a disconnected endpoint may be freed now
   Liveness live;
   std::unordered_set<Registration *> registrations;
+  std::vector<char *> bounces;  // framed: free frame-sized buffers
 };
 
 // ---- errors, logging, parameters (host.cc)
@@ -143,7 +147,10 @@ Status read_config(Context *ctx, Config *cfg);
 Status status_of_fi_error(int err);
 bool is_peer_error(int err);
 
-// ---- choosing and opening the provider (provider.cc, fabric.cc)
+// ---- choosing and opening the provider (quirks.cc, provider.cc, fabric.cc)
+// Environment settings that avoid known provider defects; must run before
+// the process's first fi_getinfo.
+void apply_provider_quirks(Context *ctx);
 // The fi_info to open, per SMD_EFA_PROVIDER / SMD_EFA_DOMAIN; explains
 // itself in an INFO log line, or fails with the reason.
 Status select_provider(Context *ctx, struct fi_info **out);
@@ -168,6 +175,21 @@ Status start_get(Context *ctx, Endpoint *ep, void *local,
                  size_t size, void **request);
 // Posts queued requests of ep until the provider refuses one.
 void flush_queues(Context *ctx, Endpoint *ep);
+// Posts the next part of a request the provider just gave back (behind
+// any queued ones); finishes it if the provider refuses it for good.
+void repost(Context *ctx, Request *r);
+
+// ---- framed messages (framing.cc)
+// Whether the provider mishandles messages larger than the posted
+// receive (decides Provider::framed).
+bool truncation_unsafe(const Provider &p);
+bool framed_send(const Context *ctx, const Request *r);
+ssize_t frame_send(Context *ctx, Request *r);
+ssize_t frame_recv(Context *ctx, Request *r);
+// A framed receive's part arrived; finishes the request or posts the rest.
+void frame_received(Context *ctx, Request *r, uint64_t tag, size_t len);
+// Frees the frame buffers of a request the provider no longer holds.
+void frame_release(Context *ctx, Request *r);
 
 // ---- completions (completion.cc)
 // Reads the completion queue until it is empty (or `max_batches` reads).

@@ -8,7 +8,7 @@
 namespace smd_efa {
 
 bool is_peer_error(int err) {
-  switch (err) {
+  switch (err < 0 ? -err : err) {
     case FI_ECONNREFUSED:
     case FI_ECONNRESET:
     case FI_ECONNABORTED:

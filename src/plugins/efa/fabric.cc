@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "address.h"
@@ -134,6 +135,8 @@ static void close_all(Context *ctx) {
     delete r;
   }
   ctx->registrations.clear();
+  for (char *b : ctx->bounces) free(b);
+  ctx->bounces.clear();
   if (ctx->cq != nullptr) fi_close(&ctx->cq->fid);
   if (ctx->av != nullptr) fi_close(&ctx->av->fid);
   if (ctx->domain != nullptr) fi_close(&ctx->domain->fid);

@@ -40,17 +40,21 @@ void discard(Context *ctx, Request *r) {
 }
 
 bool injectable(const Context *ctx, const Request *r) {
-  return r->kind == ReqKind::kSend && ctx->prov.inject_size > 0 &&
+  return r->kind == ReqKind::kSend && !framed_send(ctx, r) && ctx->prov.inject_size > 0 &&
          r->size <= ctx->prov.inject_size;
 }
 
 // One attempt: 0 (posted, or injected and finished), -FI_EAGAIN, or an
 // error.
-ssize_t post(Context *ctx, Request *r) {
+ssize_t attempt(Context *ctx, Request *r) {
   Endpoint *ep = r->ep;
   ssize_t rc = 0;
   switch (r->kind) {
     case ReqKind::kSend:
+      if (framed_send(ctx, r)) {
+        rc = frame_send(ctx, r);
+        break;
+      }
       if (injectable(ctx, r)) {
         rc = fi_tinject(ctx->ep, r->buf, r->size, ep->addr, r->tag);
         if (rc == 0) request_finish(ctx, r, SMD_TRANSPORT_OK, r->size);
@@ -59,6 +63,10 @@ ssize_t post(Context *ctx, Request *r) {
       rc = fi_tsend(ctx->ep, r->buf, r->size, r->desc, ep->addr, r->tag, &r->fi);
       break;
     case ReqKind::kRecv:
+      if (ctx->prov.framed) {
+        rc = frame_recv(ctx, r);
+        break;
+      }
       rc = fi_trecv(ctx->ep, r->buf, r->size, r->desc,
                     ctx->prov.directed_recv ? ep->addr : FI_ADDR_UNSPEC, r->tag,
                     0, &r->fi);
@@ -72,8 +80,16 @@ ssize_t post(Context *ctx, Request *r) {
     r->state = ReqState::kPosted;
     r->posted = true;
     ++ep->owned;
+    ++ctx->owned;
   }
   return rc;
+}
+
+// A full queue is -FI_EAGAIN; shm says -FI_ENOMEM instead, which is as
+// temporary while operations are out to free entries.
+ssize_t post(Context *ctx, Request *r) {
+  ssize_t rc = attempt(ctx, r);
+  return rc == -FI_ENOMEM && ctx->owned > 0 ? -FI_EAGAIN : rc;
 }
 
 void backlog_add(Context *ctx, Endpoint *ep) {
@@ -159,6 +175,15 @@ Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr
     return s;
   }
   return submit(ctx, r, request);
+}
+
+void repost(Context *ctx, Request *r) {
+  Endpoint *ep = r->ep;
+  std::deque<Request *> &q = r->kind == ReqKind::kRecv ? ep->rx_queue : ep->tx_queue;
+  r->state = ReqState::kQueued;
+  q.push_back(r);
+  backlog_add(ctx, ep);
+  if (q.size() == 1) flush_queues(ctx, ep);
 }
 
 void flush_queues(Context *ctx, Endpoint *ep) {

@@ -11,6 +11,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,6 +27,9 @@ constexpr uint32_t kApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 constexpr uint64_t kMrModes =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 constexpr uint64_t kRmaCaps = FI_RMA | FI_READ | FI_REMOTE_READ;
+// Framed providers: messages up to this size travel whole, and receives
+// smaller than it take a bounce buffer of this size.
+constexpr size_t kFrameBytes = 512;
 
 struct InfoList {
   struct fi_info *head = nullptr;
@@ -114,6 +118,7 @@ unsigned bits_for(int32_t n) {
 Status select_provider(Context *ctx, struct fi_info **out) {
   *out = nullptr;
   const Config &cfg = ctx->cfg;
+  apply_provider_quirks(ctx);
   InfoList all;
   int rc = query(FI_TAGGED, kMrModes, Wanted{}, &all);
   if (rc != 0 && rc != -FI_ENODATA)
@@ -208,12 +213,17 @@ Status select_provider(Context *ctx, struct fi_info **out) {
   p.inject_size = info->tx_attr->inject_size;
   p.max_msg_size = info->ep_attr->max_msg_size;
 
+  // Framing needs a frame of at least a header, sent by injection.
+  p.framed = truncation_unsafe(p) && p.inject_size >= 16;
+  p.frame = p.framed ? std::min<size_t>(p.inject_size, kFrameBytes) : 0;
+
   unsigned bits = tag_bits(info->ep_attr->mem_tag_format);
   unsigned need = SMD_TRANSPORT_TAG_BITS;
   if (!p.directed_recv) {
     p.rank_shift = SMD_TRANSPORT_TAG_BITS;
     need += bits_for(ctx->world_size);
   }
+  if (p.framed) need = need > 62 ? 65 : 64;  // the top two bits mark frames
   if (bits < need) {
     fi_freeinfo(info);
     return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
@@ -234,12 +244,13 @@ Status select_provider(Context *ctx, struct fi_info **out) {
     why = "named by SMD_EFA_PROVIDER";
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
            "efa: provider %s, domain %s (%s; offered: %s); %s receives, %s, "
-           "inject <= %zu B, %s",
+           "inject <= %zu B, %s%s",
            prov.c_str(), domain.c_str(), why, provider_list(all.head).c_str(),
            p.directed_recv ? "directed" : "rank-in-tag",
            p.rma ? "RMA reads" : "no RMA",
            p.inject_size,
-           p.mr_local ? "local buffers registered (cache)" : "no local registration");
+           p.mr_local ? "local buffers registered (cache)" : "no local registration",
+           p.framed ? "; messages over the frame size framed (provider truncation unsafe)" : "");
   *out = info;
   return SMD_TRANSPORT_OK;
 }

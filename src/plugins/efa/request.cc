@@ -25,6 +25,9 @@ Request *RequestPool::alloc() {
   r->size = r->bytes = 0;
   r->tag = r->remote = r->key = 0;
   r->prev = r->next = nullptr;
+  r->stage = 0;
+  r->bounce = r->scratch = nullptr;
+  r->msg_size = 0;
   r->error.clear();
   return r;
 }

@@ -52,6 +52,12 @@ struct Request {
   // Being stopped (cancel, disconnect, peer death): the status its
   // FI_ECANCELED completion is reported with. OK when not stopping.
   smd_transport_status_t stopping = SMD_TRANSPORT_OK;
+  // Framed messages (framing.cc): which part is out, and the receive's
+  // own buffers while the provider may write them.
+  uint8_t stage = 0;
+  char *bounce = nullptr;   // a frame-sized buffer for a smaller receive
+  char *scratch = nullptr;  // the whole of a message too large to fit
+  size_t msg_size = 0;      // announced by the header
   Request *prev = nullptr, *next = nullptr;  // ep->pending
   std::string error;       // set_error text of a failed completion
 };
