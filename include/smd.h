@@ -109,7 +109,11 @@ typedef enum smd_result {
   /* A received message was larger than the receive buffer. */
   SMD_ERR_TRUNCATED = 14,
   /* A bug in smd: please report it with the message. */
-  SMD_ERR_INTERNAL = 15
+  SMD_ERR_INTERNAL = 15,
+  /* Not a value: these make every int a valid smd_result_t value, so a bad value
+   * from any language reaches smd's argument checks. */
+  SMD_RESULT_RANGE_MIN_ = -2147483647 - 1,
+  SMD_RESULT_RANGE_MAX_ = 2147483647
 } smd_result_t;
 
 /* The name of a result code ("SMD_ERR_TIMEOUT"); never NULL. */
@@ -138,7 +142,11 @@ typedef enum smd_datatype {
   SMD_BFLOAT16 = 7, /* bfloat16: the upper 16 bits of a float32 */
   SMD_FLOAT32 = 8,
   SMD_FLOAT64 = 9,
-  SMD_DATATYPE_COUNT = 10
+  SMD_DATATYPE_COUNT = 10,
+  /* Not a value: these make every int a valid smd_datatype_t value, so a bad value
+   * from any language reaches smd's argument checks. */
+  SMD_DATATYPE_RANGE_MIN_ = -2147483647 - 1,
+  SMD_DATATYPE_RANGE_MAX_ = 2147483647
 } smd_datatype_t;
 
 /* Reductions. float16 and bfloat16 are reduced in float32 and rounded to
@@ -152,7 +160,11 @@ typedef enum smd_op {
   SMD_MIN = 2,
   SMD_MAX = 3,
   SMD_AVG = 4,
-  SMD_OP_COUNT = 5
+  SMD_OP_COUNT = 5,
+  /* Not a value: these make every int a valid smd_op_t value, so a bad value
+   * from any language reaches smd's argument checks. */
+  SMD_OP_RANGE_MIN_ = -2147483647 - 1,
+  SMD_OP_RANGE_MAX_ = 2147483647
 } smd_op_t;
 
 /* Size in bytes of one element of `datatype`. */
@@ -477,7 +489,11 @@ typedef enum smd_group_kind {
   SMD_GROUP_DP = 3,
   SMD_GROUP_RDP = 4,
   SMD_GROUP_MP = 5,
-  SMD_GROUP_KIND_COUNT = 6
+  SMD_GROUP_KIND_COUNT = 6,
+  /* Not a value: these make every int a valid smd_group_kind_t value, so a bad value
+   * from any language reaches smd's argument checks. */
+  SMD_GROUP_KIND_RANGE_MIN_ = -2147483647 - 1,
+  SMD_GROUP_KIND_RANGE_MAX_ = 2147483647
 } smd_group_kind_t;
 
 typedef struct smd_groups smd_groups_t;

@@ -84,8 +84,29 @@ typedef enum smd_transport_status {
   /* The request was cancelled. */
   SMD_TRANSPORT_ERR_CANCELED = 8,
   /* Anything else. */
-  SMD_TRANSPORT_ERR_OTHER = 9
+  SMD_TRANSPORT_ERR_OTHER = 9,
+  /* Not a value: these make every int a valid smd_transport_status_t value, so a bad value
+   * from any language reaches smd's argument checks. */
+  SMD_TRANSPORT_STATUS_RANGE_MIN_ = -2147483647 - 1,
+  SMD_TRANSPORT_STATUS_RANGE_MAX_ = 2147483647
 } smd_transport_status_t;
+
+/* The name of a status ("ERR_PEER"), for logs and messages; never NULL. */
+static inline const char *smd_transport_status_string(smd_transport_status_t status) {
+  switch (status) {
+    case SMD_TRANSPORT_OK: return "OK";
+    case SMD_TRANSPORT_IN_PROGRESS: return "IN_PROGRESS";
+    case SMD_TRANSPORT_ERR_INVALID: return "ERR_INVALID";
+    case SMD_TRANSPORT_ERR_NO_MEMORY: return "ERR_NO_MEMORY";
+    case SMD_TRANSPORT_ERR_PEER: return "ERR_PEER";
+    case SMD_TRANSPORT_ERR_TRUNCATED: return "ERR_TRUNCATED";
+    case SMD_TRANSPORT_ERR_UNSUPPORTED: return "ERR_UNSUPPORTED";
+    case SMD_TRANSPORT_ERR_SYSTEM: return "ERR_SYSTEM";
+    case SMD_TRANSPORT_ERR_CANCELED: return "ERR_CANCELED";
+    case SMD_TRANSPORT_ERR_OTHER: return "ERR_OTHER";
+    default: return "ERR_UNKNOWN";
+  }
+}
 
 /* Capability flags (smd_transport_v1_t.caps). */
 /* Reaches only processes on the same node (shared memory). */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - smd's first command: install what is missing, build, then
 # run the main job (4 local processes train a small model data-parallel
-# through libsmd and check that it equals the single-process model), and
-# finish with a short allreduce/allgather benchmark.
+# through libsmd and check that it equals the single-process model, in C,
+# then in Python, then through the Rust binding when cargo is installed),
+# and finish with a short allreduce/allgather benchmark.
 #
 # Works from any directory; a second run installs nothing and reuses build/.
 # Environment: SMD_NO_INSTALL=1 (never apt-get), SMD_JOBS=N (build jobs),
@@ -29,6 +30,37 @@ smd_log_section "training: $ranks ranks, data-parallel MLP ($build/tools/smdrun 
 # differs from the single-process one; set -e then stops the demo here.
 "$build/tools/smdrun" -n "$ranks" --timeout 120 "$build/examples/train_dp"
 
+# The same training from Python (numpy and the smd package, used straight
+# from the source tree), with the same checks. It needs what the python
+# part of the build needs; without it the demo says so and goes on.
+py=/usr/bin/python3
+smd_log_section "training from Python: $ranks ranks ($build/tools/smdrun -n $ranks $py examples/python/train_dp.py)"
+if "$py" -c 'import cffi, numpy' 2>/dev/null; then
+  PYTHONPATH="$SMD_ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
+    SMD_LIBRARY="$SMD_ROOT/$build/src/libsmd.so.0" \
+    "$build/tools/smdrun" -n "$ranks" --timeout 120 "$py" examples/python/train_dp.py
+  python_demo="; the Python twin did too"
+else
+  smd_log "skipped: $py cannot import cffi and numpy (Debian: python3-cffi python3-numpy)"
+  python_demo="; the Python twin was skipped (no cffi/numpy)"
+fi
+
+# The same kind of job through the Rust binding (bindings/rust), when cargo
+# is installed: examples/train_dp.rs checks its data-parallel linear
+# regression against a single-process run the same way. Cargo works offline
+# and builds where `meson test --suite rust` does, so the two share a build.
+if command -v cargo >/dev/null 2>&1; then
+  rust_target="$build/bindings/rust/target"
+  smd_log_section "training through the Rust binding: $ranks ranks, data-parallel linear regression"
+  CARGO_TARGET_DIR="$rust_target" SMD_LIB_DIR="$SMD_ROOT/$build/src" \
+    cargo build --offline --quiet --manifest-path bindings/rust/Cargo.toml -p smd --example train_dp \
+    || smd_die "building the Rust example failed"
+  LD_LIBRARY_PATH="$SMD_ROOT/$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$build/tools/smdrun" -n "$ranks" --timeout 60 "$rust_target/debug/examples/train_dp"
+else
+  smd_log_section "Rust binding: skipped (cargo not installed)"
+fi
+
 # Up to 16 MiB, x8 per row: a small table that still shows the latency end
 # and the bandwidth end. Only rank 0 prints; --no-tag-output keeps the table
 # free of "[0] " prefixes.
@@ -44,4 +76,4 @@ smd_log_section "benchmark: allgather float32, $ranks ranks"
 bench allgather -b 64
 
 smd_log_section "summary"
-smd_log "demo OK: $ranks-rank data-parallel training matched the single-process model; benchmarks ran ($((SECONDS - start)) s)"
+smd_log "demo OK: $ranks-rank data-parallel training matched the single-process model$python_demo; benchmarks ran ($((SECONDS - start)) s)"

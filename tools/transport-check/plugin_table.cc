@@ -44,21 +44,7 @@ std::string base_name(const std::string &path) {
 
 }  // namespace
 
-const char *status_name(smd_transport_status_t s) {
-  switch (s) {
-    case SMD_TRANSPORT_OK: return "OK";
-    case SMD_TRANSPORT_IN_PROGRESS: return "IN_PROGRESS";
-    case SMD_TRANSPORT_ERR_INVALID: return "ERR_INVALID";
-    case SMD_TRANSPORT_ERR_NO_MEMORY: return "ERR_NO_MEMORY";
-    case SMD_TRANSPORT_ERR_PEER: return "ERR_PEER";
-    case SMD_TRANSPORT_ERR_TRUNCATED: return "ERR_TRUNCATED";
-    case SMD_TRANSPORT_ERR_UNSUPPORTED: return "ERR_UNSUPPORTED";
-    case SMD_TRANSPORT_ERR_SYSTEM: return "ERR_SYSTEM";
-    case SMD_TRANSPORT_ERR_CANCELED: return "ERR_CANCELED";
-    case SMD_TRANSPORT_ERR_OTHER: return "ERR_OTHER";
-  }
-  return "(unknown status)";
-}
+const char *status_name(smd_transport_status_t s) { return smd_transport_status_string(s); }
 
 std::string caps_string(uint64_t caps) {
   static const struct {

@@ -26,6 +26,7 @@ SMD_API const char *smd_result_string(smd_result_t result) {
     case SMD_ERR_BOOTSTRAP: return "SMD_ERR_BOOTSTRAP";
     case SMD_ERR_TRUNCATED: return "SMD_ERR_TRUNCATED";
     case SMD_ERR_INTERNAL: return "SMD_ERR_INTERNAL";
+    default: break;
   }
   return "SMD_ERR_UNKNOWN";
 }

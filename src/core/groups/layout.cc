@@ -22,7 +22,7 @@ unsigned varying_axes(smd_group_kind_t kind) {
     case SMD_GROUP_DP: return bit(Axis::kData) | bit(Axis::kTensor);
     case SMD_GROUP_RDP: return bit(Axis::kData);
     case SMD_GROUP_MP: return bit(Axis::kPipeline) | bit(Axis::kTensor);
-    case SMD_GROUP_KIND_COUNT: break;
+    default: break;
   }
   fail(SMD_ERR_INVALID_ARGUMENT, "unknown group kind %d", static_cast<int>(kind));
 }

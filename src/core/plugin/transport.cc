@@ -12,20 +12,6 @@ namespace {
 // the same thread right after the call.
 thread_local std::string tls_plugin_error;
 
-const char *status_name(smd_transport_status_t st) {
-  switch (st) {
-    case SMD_TRANSPORT_OK: return "OK";
-    case SMD_TRANSPORT_IN_PROGRESS: return "IN_PROGRESS";
-    case SMD_TRANSPORT_ERR_INVALID: return "ERR_INVALID";
-    case SMD_TRANSPORT_ERR_NO_MEMORY: return "ERR_NO_MEMORY";
-    case SMD_TRANSPORT_ERR_PEER: return "ERR_PEER";
-    case SMD_TRANSPORT_ERR_TRUNCATED: return "ERR_TRUNCATED";
-    case SMD_TRANSPORT_ERR_UNSUPPORTED: return "ERR_UNSUPPORTED";
-    case SMD_TRANSPORT_ERR_SYSTEM: return "ERR_SYSTEM";
-    case SMD_TRANSPORT_ERR_CANCELED: return "ERR_CANCELED";
-    default: return "ERR_OTHER";
-  }
-}
 }  // namespace
 
 smd_result_t result_from_transport(smd_transport_status_t st) {
@@ -85,7 +71,7 @@ Transport::Transport(std::shared_ptr<LoadedPlugin> plugin, const TransportPlacem
   tls_plugin_error.clear();
   smd_transport_status_t st = table_->init(&host_, &ctx_);
   if (st != SMD_TRANSPORT_OK) {
-    std::string why = tls_plugin_error.empty() ? status_name(st) : tls_plugin_error;
+    std::string why = tls_plugin_error.empty() ? smd_transport_status_string(st) : tls_plugin_error;
     fail(SMD_ERR_PLUGIN, "transport %s (%s) failed to initialise: %s", name().c_str(),
          path().c_str(), why.c_str());
   }
@@ -105,7 +91,7 @@ std::unique_lock<std::mutex> Transport::lock() {
 }
 
 void Transport::raise(smd_transport_status_t st, const char *what, int peer) {
-  std::string why = tls_plugin_error.empty() ? status_name(st) : tls_plugin_error;
+  std::string why = tls_plugin_error.empty() ? smd_transport_status_string(st) : tls_plugin_error;
   if (peer >= 0)
     fail(result_from_transport(st), "%s %s with rank %d failed: %s", name().c_str(), what,
          peer, why.c_str());

@@ -47,20 +47,6 @@ const char *param(Context *ctx, const char *name) {
   return ctx->host->get_param(ctx->host->host, name);
 }
 
-const char *status_name(Status s) {
-  switch (s) {
-    case SMD_TRANSPORT_OK: return "OK";
-    case SMD_TRANSPORT_IN_PROGRESS: return "IN_PROGRESS";
-    case SMD_TRANSPORT_ERR_INVALID: return "ERR_INVALID";
-    case SMD_TRANSPORT_ERR_NO_MEMORY: return "ERR_NO_MEMORY";
-    case SMD_TRANSPORT_ERR_PEER: return "ERR_PEER";
-    case SMD_TRANSPORT_ERR_TRUNCATED: return "ERR_TRUNCATED";
-    case SMD_TRANSPORT_ERR_UNSUPPORTED: return "ERR_UNSUPPORTED";
-    case SMD_TRANSPORT_ERR_SYSTEM: return "ERR_SYSTEM";
-    case SMD_TRANSPORT_ERR_CANCELED: return "ERR_CANCELED";
-    case SMD_TRANSPORT_ERR_OTHER: return "ERR_OTHER";
-  }
-  return "unknown status";
-}
+const char *status_name(Status s) { return smd_transport_status_string(s); }
 
 }  // namespace smd_shm

@@ -1,0 +1,559 @@
+"""Communicators (smd_comm_t): collectives, point-to-point, creation.
+
+Conventions of every collective:
+
+- **Results are returned.** By default the result is a new numpy array and
+  the input is left untouched. ``out=`` names the array to write into
+  instead (it is returned). Passing the input itself as ``out`` runs the
+  collective in place, with no extra memory: ``comm.allreduce(g, out=g)``.
+  For allgather, in place is ``comm.allgather(out[comm.rank], out=out)``;
+  for reduce_scatter, ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf
+  shaped ``(size, ...)``). Other overlaps of input and output are refused.
+- **Shapes.** allreduce, broadcast, reduce and alltoall return the input's
+  shape; allgather returns ``(size, *buf.shape)``; reduce_scatter returns
+  ``buf.shape[1:]`` when ``buf.shape[0] == size``, else a flat array of
+  ``buf.size // size`` elements (buf.size must divide). An ``out=`` array
+  may have any shape with the right number of elements and datatype.
+- **Datatypes** come from the arrays (numpy int8 ... float64, float16);
+  ``dtype=`` reinterprets the bytes, e.g. ``dtype="bfloat16"`` for bfloat16
+  bits in uint16 arrays. The result of a reduction has the input's dtype.
+- **Blocking calls** are the nonblocking form plus an interruptible wait:
+  Ctrl-C raises KeyboardInterrupt within 50 ms. A collective interrupted
+  half-way leaves the ranks out of step and its buffers in use, so the
+  communicator is aborted first (its peers' operations on it fail with
+  AbortedError) and the communicator must then be destroyed.
+- ``stream=`` is reserved for device buffers (None: host memory, the only
+  mode of this release; anything else is answered with NotSupportedError).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Set, Tuple
+
+import numpy as np
+
+from ._ffi import constants, ffi, lib
+from .buffers import Buffer, as_buffer, new_output, require_host
+from .dtypes import DatatypeLike, OpLike, resolve_op
+from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
+from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
+
+_SUCCESS = int(Result.SUCCESS)
+
+if TYPE_CHECKING:
+    from .groups import Groups
+
+#: Pass as `color` to Comm.split() (or pass None) to be in no new communicator.
+UNDEFINED: int = constants["SMD_UNDEFINED"]
+#: The largest point-to-point tag.
+TAG_MAX: int = constants["SMD_TAG_MAX"]
+
+ArrayLike = Any  # numpy arrays and any object the buffer layer accepts
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """Where a rank of a communicator runs (smd_rank_info_t)."""
+    rank: int
+    world_rank: int
+    node_index: int
+    local_rank: int
+    local_size: int
+    pid: int
+    numa_node: Optional[int]  # None when unknown or spread over several
+    cpus: int
+    host: str
+    cpuset: str  # e.g. "0-3,8"; "" when unknown
+
+
+class _Call(NamedTuple):
+    """One operation, ready to go: its nonblocking and blocking C functions
+    (same arguments, the former with a request out-parameter appended)."""
+    start: Any
+    blocking: Any
+    args: Tuple[Any, ...]
+    keep: Tuple[Any, ...]        # buffers in use until it finishes
+    result: Any = None           # what it returns
+    p2p: bool = False
+    returns_count: bool = False  # a receive returns the count received
+
+
+def _destroy_handle(handle: Any) -> None:
+    lib.smd_comm_destroy(handle)
+
+
+def _stream(stream: Any) -> Any:
+    """NULL for None; a CUDA stream handle otherwise (an int, or an object
+    with .cuda_stream (PyTorch) or .ptr (CuPy))."""
+    if stream is None:
+        return ffi.NULL
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+            break
+    return ffi.cast("smd_stream_t", int(stream))
+
+
+class Comm:
+    """A communicator: an ordered group of ranks that run collectives
+    together. Made by :func:`smd.init` (the world), :meth:`split`,
+    :meth:`dup`, :meth:`create_group` and :meth:`groups`.
+
+    Collectives must be called in the same order on every member rank.
+    Destroy a communicator with :meth:`destroy` or by leaving a ``with``
+    block; one that is garbage-collected (or alive at exit) is destroyed
+    then. Leaving a ``with`` block by an exception aborts the communicator
+    first, so that its peers fail at once instead of at their deadline.
+
+    ``interruptible`` (default True, inherited by the communicators made
+    from this one): blocking calls are the nonblocking form plus a wait in
+    50 ms slices, so Ctrl-C interrupts them. Set it to False to call the
+    library's blocking functions instead, which run small collectives on
+    the calling thread (microseconds faster: no hand-off to the
+    communicator's worker thread), at the price of Ctrl-C being noticed only
+    when the call returns (at worst at the library's deadline).
+    """
+
+    def __init__(self, handle: Any, *, owner: Optional["Groups"] = None,
+                 interruptible: bool = True) -> None:
+        """Internal: wrap a live smd_comm_t (use smd.init() and the methods
+        that create communicators)."""
+        self._handle = handle
+        self._owner = owner
+        self.interruptible = interruptible
+        # The C requests started on it and not yet freed (destroy waits).
+        self._pending: Set[Completion] = set()
+        self._rank = self._query(lib.smd_comm_rank)
+        self._size = self._query(lib.smd_comm_size)
+        self._finalizer = None if owner is not None else weakref.finalize(self, _destroy_handle, handle)
+
+    # -- identity ------------------------------------------------------------
+
+    def _live(self) -> Any:
+        handle = self._handle
+        if handle is None:
+            raise InvalidUsageError(f"{self!r}: the communicator was destroyed")
+        return handle
+
+    def _query(self, fn: Any) -> int:
+        out = ffi.new("int *")
+        check(fn(self._live(), out))
+        return out[0]
+
+    def __repr__(self) -> str:
+        state = "" if self._handle is not None else " destroyed"
+        return f"<smd.Comm rank {self._rank} of {self._size}{state}>"
+
+    @property
+    def rank(self) -> int:
+        """This process's rank in the communicator."""
+        return self._rank
+
+    @property
+    def size(self) -> int:
+        """The number of ranks."""
+        return self._size
+
+    @property
+    def local_rank(self) -> int:
+        """Rank among the members on this node."""
+        return self._query(lib.smd_comm_local_rank)
+
+    @property
+    def local_size(self) -> int:
+        """Number of members on this node."""
+        return self._query(lib.smd_comm_local_size)
+
+    @property
+    def node_index(self) -> int:
+        """Index of this rank's node among the communicator's nodes."""
+        return self._query(lib.smd_comm_node_index)
+
+    @property
+    def node_count(self) -> int:
+        """Number of nodes the communicator spans."""
+        return self._query(lib.smd_comm_node_count)
+
+    @property
+    def destroyed(self) -> bool:
+        """True once destroy() ran (or its Groups were destroyed)."""
+        return self._handle is None
+
+    def world_rank(self, rank: Optional[int] = None) -> int:
+        """The world rank of `rank` of this communicator (default: this rank)."""
+        out = ffi.new("int *")
+        check(lib.smd_comm_world_rank(self._live(), self._rank if rank is None else rank, out))
+        return out[0]
+
+    def rank_info(self, rank: Optional[int] = None) -> RankInfo:
+        """Where `rank` (default: this rank) runs, as reported when the world
+        formed. Local: no communication."""
+        info = ffi.new("smd_rank_info_t *")
+        info.struct_size = ffi.sizeof("smd_rank_info_t")
+        info.version = constants["SMD_RANK_INFO_VERSION"]
+        check(lib.smd_comm_rank_info(self._live(), self._rank if rank is None else rank, info))
+        return RankInfo(rank=info.rank, world_rank=info.world_rank, node_index=info.node_index,
+                        local_rank=info.local_rank, local_size=info.local_size, pid=info.pid,
+                        numa_node=None if info.numa_node < 0 else info.numa_node, cpus=info.cpus,
+                        host=ffi.string(info.host).decode(errors="replace"),
+                        cpuset=ffi.string(info.cpuset).decode(errors="replace"))
+
+    def async_error(self) -> Optional[Result]:
+        """The communicator's background failure (a Result code), or None."""
+        out = ffi.new("smd_result_t *")
+        check(lib.smd_comm_get_async_error(self._live(), out))
+        return None if out[0] == Result.SUCCESS else Result(out[0])
+
+    # -- lifetime ------------------------------------------------------------
+
+    def abort(self) -> None:
+        """Make every pending and future operation on this communicator fail
+        with AbortedError, here and on its peers; blocked calls return
+        promptly. From any thread. The communicator must still be destroyed.
+        Does nothing once it is destroyed."""
+        handle = self._handle
+        if handle is not None:
+            lib.smd_comm_abort(handle)
+
+    def destroy(self) -> None:
+        """Release the communicator (local, not collective). Its pending
+        requests are waited for first (interruptibly; they stay usable).
+        Later calls on it raise InvalidUsageError; destroying again does
+        nothing. A communicator of a Groups is destroyed with its Groups."""
+        if self._handle is None:
+            return
+        if self._owner is not None:
+            raise InvalidUsageError(f"{self!r} belongs to its Groups: destroy the Groups instead")
+        try:
+            settle_all(self)
+        finally:
+            self._destroy_now()
+
+    def _destroy_now(self) -> None:
+        handle, self._handle = self._handle, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        check(lib.smd_comm_destroy(handle))
+
+    def _forget(self) -> None:
+        """Its Groups released it."""
+        self._handle = None
+
+    def __enter__(self) -> "Comm":
+        if self._owner is not None:
+            raise InvalidUsageError(f"{self!r} belongs to its Groups: use the Groups as a context")
+        self._live()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        self.destroy()
+
+    # -- machinery -----------------------------------------------------------
+
+    def _start(self, call: "_Call") -> Request:
+        out = ffi.new("smd_request_t **")
+        check(call.start(*call.args, out))
+        return Request(out[0], self, call.keep, call.result, p2p=call.p2p,
+                       returns_count=call.returns_count)
+
+    def _run(self, call: "_Call") -> Any:
+        """A blocking call: the nonblocking form and an interruptible wait,
+        or, on a communicator that is not interruptible, the blocking C
+        function."""
+        if not self.interruptible:
+            if call.returns_count:  # smd_recv does not say how much arrived
+                out = ffi.new("smd_request_t **")
+                check(call.start(*call.args, out))
+                completion = Completion(out[0], True)
+                try:
+                    check(lib.smd_request_wait(out[0]))
+                    return completion.count()
+                finally:
+                    completion.free()
+            check(call.blocking(*call.args))
+            return call.result
+        out = ffi.new("smd_request_t **")
+        check(call.start(*call.args, out))
+        completion = Completion(out[0], call.p2p)
+        pending = self._pending
+        pending.add(completion)
+        try:
+            result, message = run_to_completion(completion, self)
+            if result != _SUCCESS:
+                raise error_for(result, message)
+            return completion.count() if call.returns_count else call.result
+        finally:
+            pending.discard(completion)
+            completion.free()
+
+    def _output(self, out: Any, like: Buffer, count: int, shape: Tuple[int, ...],
+                dtype: DatatypeLike) -> Buffer:
+        """The output buffer: `out` checked against the datatype and count
+        the call produces, or a new array of `shape`."""
+        if out is None:
+            return new_output(like, shape)
+        buf = as_buffer(out, dtype=dtype, writable=True, name="out")
+        if buf.datatype != like.datatype:
+            raise InvalidArgumentError(f"out holds {buf.datatype.name.lower()} elements but buf "
+                                       f"holds {like.datatype.name.lower()}")
+        if buf.count != count:
+            raise InvalidArgumentError(f"out holds {buf.count} elements; the result has {count}")
+        require_host(buf)
+        return buf
+
+    def _input(self, buf: Any, dtype: DatatypeLike) -> Buffer:
+        b = as_buffer(buf, dtype=dtype, name="buf")
+        if b.device != "cpu":
+            require_host(b)
+        return b
+
+    def _blocks(self, b: Buffer) -> int:
+        """Elements per rank of a buffer split into `size` blocks."""
+        if b.count % self._size:
+            raise InvalidArgumentError(f"buf holds {b.count} elements, not a multiple of the "
+                                       f"communicator's {self._size} ranks")
+        return b.count // self._size
+
+    # -- the calls, ready to start or run --------------------------------------
+
+    def _allreduce(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
+                   dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        return _Call(lib.smd_iallreduce, lib.smd_allreduce,
+                     (send.ptr, recv.ptr, send.count, send.datatype, resolve_op(op), handle,
+                      _stream(stream)), (send, recv), recv.obj)
+
+    def _allgather(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
+                   stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
+        return _Call(lib.smd_iallgather, lib.smd_allgather,
+                     (send.ptr, recv.ptr, send.count, send.datatype, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _reduce_scatter(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
+                        dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        n = self._blocks(send)
+        shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
+        recv = self._output(out, send, n, shape, dtype)
+        return _Call(lib.smd_ireduce_scatter, lib.smd_reduce_scatter,
+                     (send.ptr, recv.ptr, n, send.datatype, resolve_op(op), handle,
+                      _stream(stream)), (send, recv), recv.obj)
+
+    def _broadcast(self, buf: ArrayLike, root: int, out: Optional[ArrayLike],
+                   dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        sendptr = send.ptr if self._rank == root else ffi.NULL
+        return _Call(lib.smd_ibroadcast, lib.smd_broadcast,
+                     (sendptr, recv.ptr, send.count, send.datatype, root, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _reduce(self, buf: ArrayLike, op: OpLike, root: int, out: Optional[ArrayLike],
+                dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        if self._rank == root:
+            recv: Optional[Buffer] = self._output(out, send, send.count, send.shape, dtype)
+            recvptr, result = recv.ptr, recv.obj
+        else:  # written on the root only
+            recv, recvptr, result = None, ffi.NULL, None
+        return _Call(lib.smd_ireduce, lib.smd_reduce,
+                     (send.ptr, recvptr, send.count, send.datatype, resolve_op(op), root, handle,
+                      _stream(stream)), (send, recv), result)
+
+    def _alltoall(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
+                  stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        n = self._blocks(send)
+        recv = self._output(out, send, send.count, send.shape, dtype)
+        return _Call(lib.smd_ialltoall, lib.smd_alltoall,
+                     (send.ptr, recv.ptr, n, send.datatype, handle, _stream(stream)),
+                     (send, recv), recv.obj)
+
+    def _barrier(self, stream: Any) -> "_Call":
+        return _Call(lib.smd_ibarrier, lib.smd_barrier, (self._live(), _stream(stream)), ())
+
+    def _send(self, buf: ArrayLike, dest: int, tag: int, dtype: DatatypeLike,
+              stream: Any) -> "_Call":
+        handle = self._live()
+        b = self._input(buf, dtype)
+        return _Call(lib.smd_isend, lib.smd_send,
+                     (b.ptr, b.count, b.datatype, dest, tag, handle, _stream(stream)), (b,),
+                     p2p=True)
+
+    def _recv(self, buf: ArrayLike, source: int, tag: int, dtype: DatatypeLike,
+              stream: Any) -> "_Call":
+        handle = self._live()
+        b = as_buffer(buf, dtype=dtype, writable=True, name="buf")
+        require_host(b)
+        return _Call(lib.smd_irecv, lib.smd_recv,
+                     (b.ptr, b.count, b.datatype, source, tag, handle, _stream(stream)), (b,),
+                     p2p=True, returns_count=True)
+
+    # -- collectives: nonblocking forms ---------------------------------------
+
+    def iallreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
+                   dtype: DatatypeLike = None, stream: Any = None) -> Request:
+        """Start allreduce(); ``wait()`` returns the result array."""
+        return self._start(self._allreduce(buf, op, out, dtype, stream))
+
+    def iallgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
+                   dtype: DatatypeLike = None, stream: Any = None) -> Request:
+        """Start allgather(); ``wait()`` returns the result array."""
+        return self._start(self._allgather(buf, out, dtype, stream))
+
+    def ireduce_scatter(self, buf: ArrayLike, op: OpLike = "sum", *,
+                        out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+                        stream: Any = None) -> Request:
+        """Start reduce_scatter(); ``wait()`` returns the result array."""
+        return self._start(self._reduce_scatter(buf, op, out, dtype, stream))
+
+    def ibroadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
+                   dtype: DatatypeLike = None, stream: Any = None) -> Request:
+        """Start broadcast(); ``wait()`` returns the result array."""
+        return self._start(self._broadcast(buf, root, out, dtype, stream))
+
+    def ireduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
+                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+                stream: Any = None) -> Request:
+        """Start reduce(); ``wait()`` returns the result array on the root,
+        None elsewhere."""
+        return self._start(self._reduce(buf, op, root, out, dtype, stream))
+
+    def ialltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
+                  dtype: DatatypeLike = None, stream: Any = None) -> Request:
+        """Start alltoall(); ``wait()`` returns the result array."""
+        return self._start(self._alltoall(buf, out, dtype, stream))
+
+    def ibarrier(self, *, stream: Any = None) -> Request:
+        """Start barrier(); ``wait()`` returns None."""
+        return self._start(self._barrier(stream))
+
+    # -- collectives: blocking forms ------------------------------------------
+
+    def allreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
+                  dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
+        """Element-wise reduction over all ranks of `buf`; every rank gets
+        the result, shaped like `buf`.
+
+        op: "sum", "prod", "min", "max", "avg" (or smd.Op). out: where to
+        write (``out=buf``: in place). Returns the result (``out`` if given).
+        """
+        return self._run(self._allreduce(buf, op, out, dtype, stream))
+
+    def allgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
+                  dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
+        """Every rank's `buf`, in rank order, on every rank: shape
+        ``(size, *buf.shape)``. In place: ``allgather(out[rank], out=out)``."""
+        return self._run(self._allgather(buf, out, dtype, stream))
+
+    def reduce_scatter(self, buf: ArrayLike, op: OpLike = "sum", *,
+                       out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+                       stream: Any = None) -> np.ndarray:
+        """Reduce `buf` (size blocks) over ranks; rank r gets block r of the
+        result: ``buf.shape[1:]`` when ``buf.shape[0] == size``, else flat.
+        In place: ``reduce_scatter(buf, out=buf[rank])``."""
+        return self._run(self._reduce_scatter(buf, op, out, dtype, stream))
+
+    def broadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
+                  dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
+        """The root's `buf` on every rank. Other ranks' `buf` gives only the
+        shape and datatype (its contents are not read); in place
+        (``out=buf``) it receives the data."""
+        return self._run(self._broadcast(buf, root, out, dtype, stream))
+
+    def reduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
+               out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+               stream: Any = None) -> Optional[np.ndarray]:
+        """Like allreduce, but only the root gets the result; other ranks
+        get None (and their `out` is not used)."""
+        return self._run(self._reduce(buf, op, root, out, dtype, stream))
+
+    def alltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
+                 dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
+        """Block j of `buf` (size equal blocks) goes to rank j, which stores
+        it as block r (the sender's rank) of the result, shaped like `buf`.
+        In place: ``out=buf``."""
+        return self._run(self._alltoall(buf, out, dtype, stream))
+
+    def barrier(self, *, stream: Any = None) -> None:
+        """Return once every rank has entered the barrier."""
+        self._run(self._barrier(stream))
+
+    # -- point-to-point ------------------------------------------------------
+
+    def isend(self, buf: ArrayLike, dest: int, tag: int = 0, *, dtype: DatatypeLike = None,
+              stream: Any = None) -> Request:
+        """Start send(); ``wait()`` returns None."""
+        return self._start(self._send(buf, dest, tag, dtype, stream))
+
+    def irecv(self, buf: ArrayLike, source: int, tag: int = 0, *, dtype: DatatypeLike = None,
+              stream: Any = None) -> Request:
+        """Start recv(); ``wait()`` returns the element count received (also
+        ``request.count``)."""
+        return self._start(self._recv(buf, source, tag, dtype, stream))
+
+    def send(self, buf: ArrayLike, dest: int, tag: int = 0, *, dtype: DatatypeLike = None,
+             stream: Any = None) -> None:
+        """Send `buf` to rank `dest`. Messages between two ranks with the
+        same tag (0..TAG_MAX) arrive in the order sent."""
+        self._run(self._send(buf, dest, tag, dtype, stream))
+
+    def recv(self, buf: ArrayLike, source: int, tag: int = 0, *, dtype: DatatypeLike = None,
+             stream: Any = None) -> int:
+        """Receive a message from rank `source` into `buf` (in place) and
+        return its element count: at most buf's size (a larger message
+        raises TruncatedError)."""
+        return self._run(self._recv(buf, source, tag, dtype, stream))
+
+    # -- new communicators ---------------------------------------------------
+
+    def _create(self, fn: Any, *args: Any) -> Optional["Comm"]:
+        """Run a communicator-creating call interruptibly (Ctrl-C aborts
+        this communicator, which ends the call) and wrap its result."""
+        out = ffi.new("smd_comm_t **")
+        call_interruptibly(fn, self._live(), *args, out, on_interrupt=self.abort,
+                           on_abandoned=lambda: out[0] != ffi.NULL and lib.smd_comm_destroy(out[0]))
+        return None if out[0] == ffi.NULL else Comm(out[0], interruptible=self.interruptible)
+
+    def split(self, color: Optional[int], key: int = 0) -> Optional["Comm"]:
+        """Collective: ranks passing the same `color` form a new
+        communicator, ordered by (key, rank). color None (or UNDEFINED):
+        in none; returns None."""
+        return self._create(lib.smd_comm_split, UNDEFINED if color is None else color, key)
+
+    def dup(self) -> "Comm":
+        """Collective: a new communicator with the same ranks."""
+        comm = self._create(lib.smd_comm_dup)
+        assert comm is not None
+        return comm
+
+    def create_group(self, ranks: Iterable[int]) -> "Comm":
+        """Collective over the listed ranks only (every listed rank calls it
+        with the same list; the others do not call it): a communicator of
+        those ranks, ranked in list order."""
+        members = [int(r) for r in ranks]
+        array = ffi.new("int[]", members) if members else ffi.NULL
+        comm = self._create(lib.smd_comm_create_group, array, len(members))
+        assert comm is not None
+        return comm
+
+    def groups(self, tp: int = 1, pp: int = 1, placement: Optional[str] = "cluster") -> "Groups":
+        """Collective: model-parallel rank groups (tp, pp, dp, rdp, mp, world)
+        with a communicator each; see smd.Groups."""
+        from .groups import Groups
+
+        return Groups._create(self, tp, pp, placement)
+

@@ -1,0 +1,1299 @@
+pub const SMD_VERSION_MAJOR: u32 = 0;
+pub const SMD_VERSION_MINOR: u32 = 1;
+pub const SMD_VERSION_PATCH: u32 = 0;
+pub const SMD_STORE_OPS_VERSION: u32 = 1;
+pub const SMD_INIT_OPTIONS_VERSION: u32 = 1;
+pub const SMD_UNDEFINED: i32 = -1;
+pub const SMD_TAG_MAX: u32 = 4194303;
+pub const SMD_GROUPS_CONFIG_VERSION: u32 = 1;
+pub const SMD_RANK_INFO_VERSION: u32 = 1;
+impl smd_result {
+    pub const SMD_SUCCESS: smd_result = smd_result(0);
+}
+impl smd_result {
+    pub const SMD_IN_PROGRESS: smd_result = smd_result(1);
+}
+impl smd_result {
+    pub const SMD_ERR_INVALID_ARGUMENT: smd_result = smd_result(2);
+}
+impl smd_result {
+    pub const SMD_ERR_INVALID_USAGE: smd_result = smd_result(3);
+}
+impl smd_result {
+    pub const SMD_ERR_NO_MEMORY: smd_result = smd_result(4);
+}
+impl smd_result {
+    pub const SMD_ERR_TIMEOUT: smd_result = smd_result(5);
+}
+impl smd_result {
+    pub const SMD_ERR_PEER_FAILURE: smd_result = smd_result(6);
+}
+impl smd_result {
+    pub const SMD_ERR_ABORTED: smd_result = smd_result(7);
+}
+impl smd_result {
+    pub const SMD_ERR_MISMATCH: smd_result = smd_result(8);
+}
+impl smd_result {
+    pub const SMD_ERR_TRANSPORT: smd_result = smd_result(9);
+}
+impl smd_result {
+    pub const SMD_ERR_PLUGIN: smd_result = smd_result(10);
+}
+impl smd_result {
+    pub const SMD_ERR_NOT_SUPPORTED: smd_result = smd_result(11);
+}
+impl smd_result {
+    pub const SMD_ERR_SYSTEM: smd_result = smd_result(12);
+}
+impl smd_result {
+    pub const SMD_ERR_BOOTSTRAP: smd_result = smd_result(13);
+}
+impl smd_result {
+    pub const SMD_ERR_TRUNCATED: smd_result = smd_result(14);
+}
+impl smd_result {
+    pub const SMD_ERR_INTERNAL: smd_result = smd_result(15);
+}
+impl smd_result {
+    pub const SMD_RESULT_RANGE_MIN_: smd_result = smd_result(-2147483648);
+}
+impl smd_result {
+    pub const SMD_RESULT_RANGE_MAX_: smd_result = smd_result(2147483647);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct smd_result(pub ::std::os::raw::c_int);
+pub use self::smd_result as smd_result_t;
+extern "C" {
+    pub fn smd_result_string(result: smd_result_t) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn smd_last_error() -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn smd_get_version(
+        major: *mut ::std::os::raw::c_int,
+        minor: *mut ::std::os::raw::c_int,
+        patch: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+impl smd_datatype {
+    pub const SMD_INT8: smd_datatype = smd_datatype(0);
+}
+impl smd_datatype {
+    pub const SMD_UINT8: smd_datatype = smd_datatype(1);
+}
+impl smd_datatype {
+    pub const SMD_INT32: smd_datatype = smd_datatype(2);
+}
+impl smd_datatype {
+    pub const SMD_UINT32: smd_datatype = smd_datatype(3);
+}
+impl smd_datatype {
+    pub const SMD_INT64: smd_datatype = smd_datatype(4);
+}
+impl smd_datatype {
+    pub const SMD_UINT64: smd_datatype = smd_datatype(5);
+}
+impl smd_datatype {
+    pub const SMD_FLOAT16: smd_datatype = smd_datatype(6);
+}
+impl smd_datatype {
+    pub const SMD_BFLOAT16: smd_datatype = smd_datatype(7);
+}
+impl smd_datatype {
+    pub const SMD_FLOAT32: smd_datatype = smd_datatype(8);
+}
+impl smd_datatype {
+    pub const SMD_FLOAT64: smd_datatype = smd_datatype(9);
+}
+impl smd_datatype {
+    pub const SMD_DATATYPE_COUNT: smd_datatype = smd_datatype(10);
+}
+impl smd_datatype {
+    pub const SMD_DATATYPE_RANGE_MIN_: smd_datatype = smd_datatype(-2147483648);
+}
+impl smd_datatype {
+    pub const SMD_DATATYPE_RANGE_MAX_: smd_datatype = smd_datatype(2147483647);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct smd_datatype(pub ::std::os::raw::c_int);
+pub use self::smd_datatype as smd_datatype_t;
+impl smd_op {
+    pub const SMD_SUM: smd_op = smd_op(0);
+}
+impl smd_op {
+    pub const SMD_PROD: smd_op = smd_op(1);
+}
+impl smd_op {
+    pub const SMD_MIN: smd_op = smd_op(2);
+}
+impl smd_op {
+    pub const SMD_MAX: smd_op = smd_op(3);
+}
+impl smd_op {
+    pub const SMD_AVG: smd_op = smd_op(4);
+}
+impl smd_op {
+    pub const SMD_OP_COUNT: smd_op = smd_op(5);
+}
+impl smd_op {
+    pub const SMD_OP_RANGE_MIN_: smd_op = smd_op(-2147483648);
+}
+impl smd_op {
+    pub const SMD_OP_RANGE_MAX_: smd_op = smd_op(2147483647);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct smd_op(pub ::std::os::raw::c_int);
+pub use self::smd_op as smd_op_t;
+extern "C" {
+    pub fn smd_datatype_size(datatype: smd_datatype_t, size: *mut usize) -> smd_result_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct smd_comm {
+    _unused: [u8; 0],
+}
+pub type smd_comm_t = smd_comm;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct smd_request {
+    _unused: [u8; 0],
+}
+pub type smd_request_t = smd_request;
+pub type smd_stream_t = *mut ::std::os::raw::c_void;
+#[repr(C)]
+pub struct smd_store_ops {
+    pub struct_size: usize,
+    pub version: u32,
+    pub user: *mut ::std::os::raw::c_void,
+    pub set: ::std::option::Option<
+        unsafe extern "C" fn(
+            user: *mut ::std::os::raw::c_void,
+            key: *const ::std::os::raw::c_char,
+            value: *const ::std::os::raw::c_void,
+            size: usize,
+            error: *mut ::std::os::raw::c_char,
+            error_size: usize,
+        ) -> smd_result_t,
+    >,
+    pub get: ::std::option::Option<
+        unsafe extern "C" fn(
+            user: *mut ::std::os::raw::c_void,
+            key: *const ::std::os::raw::c_char,
+            timeout_ms: i64,
+            value: *mut *mut ::std::os::raw::c_void,
+            size: *mut usize,
+            error: *mut ::std::os::raw::c_char,
+            error_size: usize,
+        ) -> smd_result_t,
+    >,
+    pub add: ::std::option::Option<
+        unsafe extern "C" fn(
+            user: *mut ::std::os::raw::c_void,
+            key: *const ::std::os::raw::c_char,
+            delta: i64,
+            new_value: *mut i64,
+            error: *mut ::std::os::raw::c_char,
+            error_size: usize,
+        ) -> smd_result_t,
+    >,
+}
+#[test]
+fn bindgen_test_layout_smd_store_ops() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_store_ops>(),
+        48usize,
+        concat!("Size of: ", stringify!(smd_store_ops))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_store_ops>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_store_ops))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_user() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).user) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(user)
+            )
+        );
+    }
+    test_field_user();
+    fn test_field_set() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).set) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(set)
+            )
+        );
+    }
+    test_field_set();
+    fn test_field_get() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).get) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(get)
+            )
+        );
+    }
+    test_field_get();
+    fn test_field_add() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_store_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).add) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_store_ops),
+                "::",
+                stringify!(add)
+            )
+        );
+    }
+    test_field_add();
+}
+impl Default for smd_store_ops {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_store_ops_t = smd_store_ops;
+#[repr(C)]
+pub struct smd_init_options {
+    pub struct_size: usize,
+    pub version: u32,
+    pub rank: i32,
+    pub world_size: i32,
+    pub store_addr: *const ::std::os::raw::c_char,
+    pub store_port: i32,
+    pub job_token: *const ::std::os::raw::c_char,
+    pub timeout_ms: i64,
+    pub transport: *const ::std::os::raw::c_char,
+    pub store: *const smd_store_ops_t,
+    pub store_prefix: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_smd_init_options() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_init_options>(),
+        80usize,
+        concat!("Size of: ", stringify!(smd_init_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_init_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_init_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_world_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).world_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(world_size)
+            )
+        );
+    }
+    test_field_world_size();
+    fn test_field_store_addr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).store_addr) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(store_addr)
+            )
+        );
+    }
+    test_field_store_addr();
+    fn test_field_store_port() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).store_port) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(store_port)
+            )
+        );
+    }
+    test_field_store_port();
+    fn test_field_job_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).job_token) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(job_token)
+            )
+        );
+    }
+    test_field_job_token();
+    fn test_field_timeout_ms() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).timeout_ms) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(timeout_ms)
+            )
+        );
+    }
+    test_field_timeout_ms();
+    fn test_field_transport() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).transport) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(transport)
+            )
+        );
+    }
+    test_field_transport();
+    fn test_field_store() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).store) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(store)
+            )
+        );
+    }
+    test_field_store();
+    fn test_field_store_prefix() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_init_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).store_prefix) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_init_options),
+                "::",
+                stringify!(store_prefix)
+            )
+        );
+    }
+    test_field_store_prefix();
+}
+impl Default for smd_init_options {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_init_options_t = smd_init_options;
+extern "C" {
+    pub fn smd_init_options_init(options: *mut smd_init_options_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_init(
+        options: *const smd_init_options_t,
+        world: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_split(
+        comm: *mut smd_comm_t,
+        color: ::std::os::raw::c_int,
+        key: ::std::os::raw::c_int,
+        newcomm: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_dup(comm: *mut smd_comm_t, newcomm: *mut *mut smd_comm_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_create_group(
+        comm: *mut smd_comm_t,
+        ranks: *const ::std::os::raw::c_int,
+        nranks: ::std::os::raw::c_int,
+        newcomm: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_destroy(comm: *mut smd_comm_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_abort(comm: *mut smd_comm_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_get_async_error(
+        comm: *mut smd_comm_t,
+        error: *mut smd_result_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_rank(comm: *const smd_comm_t, rank: *mut ::std::os::raw::c_int)
+        -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_size(comm: *const smd_comm_t, size: *mut ::std::os::raw::c_int)
+        -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_local_rank(
+        comm: *const smd_comm_t,
+        rank: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_local_size(
+        comm: *const smd_comm_t,
+        size: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_node_index(
+        comm: *const smd_comm_t,
+        node: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_node_count(
+        comm: *const smd_comm_t,
+        count: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_world_rank(
+        comm: *const smd_comm_t,
+        rank: ::std::os::raw::c_int,
+        world_rank: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_allreduce(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_iallreduce(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_allgather(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        sendcount: usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_iallgather(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        sendcount: usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_reduce_scatter(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        recvcount: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ireduce_scatter(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        recvcount: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_broadcast(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        root: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ibroadcast(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        root: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_reduce(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        root: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ireduce(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        root: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_alltoall(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ialltoall(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_barrier(comm: *mut smd_comm_t, stream: smd_stream_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ibarrier(
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_send(
+        buf: *const ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_isend(
+        buf: *const ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_recv(
+        buf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_irecv(
+        buf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_test(
+        request: *mut smd_request_t,
+        done: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_wait(request: *mut smd_request_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_wait_timeout(request: *mut smd_request_t, timeout_ms: i64) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_get_count(request: *mut smd_request_t, count: *mut usize) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_free(request: *mut smd_request_t) -> smd_result_t;
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_WORLD: smd_group_kind = smd_group_kind(0);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_TP: smd_group_kind = smd_group_kind(1);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_PP: smd_group_kind = smd_group_kind(2);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_DP: smd_group_kind = smd_group_kind(3);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_RDP: smd_group_kind = smd_group_kind(4);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_MP: smd_group_kind = smd_group_kind(5);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_KIND_COUNT: smd_group_kind = smd_group_kind(6);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_KIND_RANGE_MIN_: smd_group_kind = smd_group_kind(-2147483648);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_KIND_RANGE_MAX_: smd_group_kind = smd_group_kind(2147483647);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct smd_group_kind(pub ::std::os::raw::c_int);
+pub use self::smd_group_kind as smd_group_kind_t;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct smd_groups {
+    _unused: [u8; 0],
+}
+pub type smd_groups_t = smd_groups;
+#[repr(C)]
+pub struct smd_groups_config {
+    pub struct_size: usize,
+    pub version: u32,
+    pub tp: i32,
+    pub pp: i32,
+    pub placement: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_smd_groups_config() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_groups_config>(),
+        32usize,
+        concat!("Size of: ", stringify!(smd_groups_config))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_groups_config>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_groups_config))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_tp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tp) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(tp)
+            )
+        );
+    }
+    test_field_tp();
+    fn test_field_pp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pp) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(pp)
+            )
+        );
+    }
+    test_field_pp();
+    fn test_field_placement() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).placement) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(placement)
+            )
+        );
+    }
+    test_field_placement();
+}
+impl Default for smd_groups_config {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_groups_config_t = smd_groups_config;
+extern "C" {
+    pub fn smd_groups_config_init(config: *mut smd_groups_config_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_create(
+        comm: *mut smd_comm_t,
+        config: *const smd_groups_config_t,
+        groups: *mut *mut smd_groups_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_destroy(groups: *mut smd_groups_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_rank(
+        groups: *const smd_groups_t,
+        kind: smd_group_kind_t,
+        rank: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_size(
+        groups: *const smd_groups_t,
+        kind: smd_group_kind_t,
+        size: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_comm(
+        groups: *const smd_groups_t,
+        kind: smd_group_kind_t,
+        comm: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_members(
+        groups: *const smd_groups_t,
+        kind: smd_group_kind_t,
+        ranks: *mut ::std::os::raw::c_int,
+        capacity: ::std::os::raw::c_int,
+        count: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_groups_layout(
+        config: *const smd_groups_config_t,
+        world_size: ::std::os::raw::c_int,
+        rank: ::std::os::raw::c_int,
+        kind: smd_group_kind_t,
+        group_rank: *mut ::std::os::raw::c_int,
+        ranks: *mut ::std::os::raw::c_int,
+        capacity: ::std::os::raw::c_int,
+        count: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+#[repr(C)]
+pub struct smd_rank_info {
+    pub struct_size: usize,
+    pub version: u32,
+    pub rank: i32,
+    pub world_rank: i32,
+    pub node_index: i32,
+    pub local_rank: i32,
+    pub local_size: i32,
+    pub pid: i32,
+    pub numa_node: i32,
+    pub cpus: i32,
+    pub host: [::std::os::raw::c_char; 64usize],
+    pub cpuset: [::std::os::raw::c_char; 128usize],
+}
+#[test]
+fn bindgen_test_layout_smd_rank_info() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_rank_info>(),
+        240usize,
+        concat!("Size of: ", stringify!(smd_rank_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_rank_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_rank_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_world_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).world_rank) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(world_rank)
+            )
+        );
+    }
+    test_field_world_rank();
+    fn test_field_node_index() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).node_index) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(node_index)
+            )
+        );
+    }
+    test_field_node_index();
+    fn test_field_local_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_rank) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(local_rank)
+            )
+        );
+    }
+    test_field_local_rank();
+    fn test_field_local_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_size) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(local_size)
+            )
+        );
+    }
+    test_field_local_size();
+    fn test_field_pid() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pid) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(pid)
+            )
+        );
+    }
+    test_field_pid();
+    fn test_field_numa_node() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).numa_node) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(numa_node)
+            )
+        );
+    }
+    test_field_numa_node();
+    fn test_field_cpus() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cpus) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(cpus)
+            )
+        );
+    }
+    test_field_cpus();
+    fn test_field_host() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).host) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(host)
+            )
+        );
+    }
+    test_field_host();
+    fn test_field_cpuset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_rank_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cpuset) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_rank_info),
+                "::",
+                stringify!(cpuset)
+            )
+        );
+    }
+    test_field_cpuset();
+}
+impl Default for smd_rank_info {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_rank_info_t = smd_rank_info;
+extern "C" {
+    pub fn smd_comm_rank_info(
+        comm: *const smd_comm_t,
+        rank: ::std::os::raw::c_int,
+        info: *mut smd_rank_info_t,
+    ) -> smd_result_t;
+}
