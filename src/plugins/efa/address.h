@@ -9,7 +9,7 @@
 namespace smd_efa {
 
 constexpr uint32_t kAddressMagic = 0x31414645;  // "EFA1"
-constexpr uint16_t kAddressVersion = 1;
+constexpr uint16_t kAddressVersion = 2;
 constexpr size_t kProviderNameMax = 48;
 constexpr size_t kMaxEndpointName = 1024;
 
@@ -25,6 +25,11 @@ struct AddressHeader {
   uint16_t live_port;   // host byte order
   uint8_t live_ip[16];
   char provider[kProviderNameMax];  // prov_name, NUL-terminated
+  // Cross-memory attach (pull.cc): the process and where its nonce lies,
+  // so a peer on the same machine can prove it may read this process.
+  int32_t pid;
+  uint32_t reserved;
+  uint64_t nonce_addr;
 };
 
 // What a blob says, once checked.

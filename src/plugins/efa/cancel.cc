@@ -22,8 +22,12 @@ void request_stop(Context *ctx, Request *r, Status status, const char *why,
   if (r->state == ReqState::kDone) return;
   if (why != nullptr && r->error.empty()) r->error = why;
   Endpoint *ep = r->ep;
+  if (frame_unpost(ctx, r)) {  // held in software only
+    request_finish(ctx, r, status, 0);
+    return;
+  }
   if (r->state == ReqState::kQueued) {
-    std::deque<Request *> &q = r->kind == ReqKind::kRecv ? ep->rx_queue : ep->tx_queue;
+    std::deque<Request *> &q = ep->queue_of(r);
     auto it = std::find(q.begin(), q.end(), r);
     if (it != q.end()) q.erase(it);
     request_finish(ctx, r, status, 0);

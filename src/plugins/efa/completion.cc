@@ -24,10 +24,6 @@ Request *request_of(void *op_context) {
   return r->magic == kRequestLive || r->magic == kRequestAbandoned ? r : nullptr;
 }
 
-const char *kind_name(ReqKind k) {
-  return k == ReqKind::kSend ? "send to" : k == ReqKind::kRecv ? "receive from" : "read from";
-}
-
 // The slot goes back to the pool with whatever it held.
 void request_free(Context *ctx, Request *r) {
   if (r->cached != nullptr) {
@@ -67,9 +63,11 @@ void returned(Context *ctx, Request *r, Status status, size_t bytes) {
 void completed(Context *ctx, const struct fi_cq_tagged_entry &e) {
   Request *r = request_of(e.op_context);
   if (r == nullptr) return;  // an operation without our context: none is posted
-  if (ctx->prov.framed && r->kind == ReqKind::kRecv && r->state != ReqState::kDone) {
+  // Framed: the next part of a message, or a frame on a stream.
+  if (ctx->prov.framed && !r->abandoned && r->kind != ReqKind::kGet &&
+      (r->kind == ReqKind::kStream || r->state != ReqState::kDone)) {
     given_back(ctx, r);
-    frame_received(ctx, r, e.tag, e.len);
+    frame_completed(ctx, r, e.len);
     return;
   }
   size_t bytes = r->kind == ReqKind::kRecv ? e.len : r->size;
@@ -103,13 +101,13 @@ void failed(Context *ctx) {
              err.len + err.olen, ep->peer, r->size,
              (unsigned long long)(r->tag & ((uint64_t(1) << SMD_TRANSPORT_TAG_BITS) - 1)));
   } else if (code == FI_ECANCELED) {
-    snprintf(text, sizeof text, "efa: %s rank %d cancelled", kind_name(r->kind), ep->peer);
+    snprintf(text, sizeof text, "efa: %s rank %d cancelled", op_text(r->kind), ep->peer);
   } else if (is_peer_error(code)) {
     snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(code),
              detail);
   } else {
     snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s (%s)",
-             kind_name(r->kind), ep->peer, r->size, fi_strerror(code), detail);
+             op_text(r->kind), ep->peer, r->size, fi_strerror(code), detail);
   }
   if (r->state != ReqState::kDone && r->error.empty()) r->error = text;
   returned(ctx, r, status, bytes);

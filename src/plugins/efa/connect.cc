@@ -71,6 +71,9 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
                 peer, n < 0 ? fi_strerror(-n) : "not inserted");
   Endpoint *e = ep.release();
   ctx->endpoints.push_back(e);
+  e->pid = h.pid;
+  if (peer != ctx->rank) cma_probe(ctx, e, h.pid, h.nonce_addr, h.nonce);
+  if (ctx->prov.framed) frames_open(ctx, e);
   struct sockaddr_storage ss;
   socklen_t len = peer_live_addr(h, &ss);
   if (len != 0 && peer != ctx->rank)
@@ -83,6 +86,7 @@ Status endpoint_disconnect(Context *ctx, Endpoint *ep) {
   // The caller may still test() them: they finish, CANCELED.
   while (Request *r = ep->pending.head)
     request_stop(ctx, r, SMD_TRANSPORT_ERR_CANCELED, "efa: endpoint disconnected", true);
+  frames_close(ctx, ep);
   liveness_unwatch(ep);
   ep->disconnected = true;
   endpoint_reap(ctx, ep);

@@ -9,10 +9,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "framing.h"
 #include "mr_cache.h"
 #include "request.h"
 #include "smd_transport.h"
@@ -42,6 +45,21 @@ struct Endpoint {
 
   std::deque<Request *> tx_queue;  // sends and reads the provider refused
   std::deque<Request *> rx_queue;  // receives the provider refused
+  // Framed providers: the later parts of messages (data receives after
+  // their header) and the standing stream receives, posted before new
+  // receives, which may wait for messages sent after them.
+  std::deque<Request *> part_queue;
+  // The queue a refused request of this endpoint waits in.
+  std::deque<Request *> &queue_of(const Request *r) {
+    if (r->kind == ReqKind::kStream || (r->kind == ReqKind::kRecv && r->stage != 0))
+      return part_queue;
+    return r->kind == ReqKind::kRecv ? rx_queue : tx_queue;
+  }
+  std::unique_ptr<FrameState> frames;  // framed providers only
+  bool queued() const {
+    return !tx_queue.empty() || !part_queue.empty() || !rx_queue.empty() ||
+           (frames && !frames->acks_out.empty());
+  }
   bool in_backlog = false;
   RequestList pending;    // every unfinished request on this endpoint
   uint64_t owned = 0;     // requests whose context the provider holds
@@ -49,6 +67,8 @@ struct Endpoint {
   Watch watch = Watch::kNone;
   int live_fd = -1;
   uint64_t peer_nonce = 0;
+  int32_t pid = 0;   // the peer's process, when on this machine
+  bool cma = false;  // its memory is readable (pull.cc)
   uint8_t hello[16];
   size_t hello_got = 0;
 };
@@ -123,6 +143,8 @@ struct Context {
   RequestPool pool;
   MrCache mr_cache;
   uint64_t next_key = 1;  // for providers without FI_MR_PROV_KEY
+  uint64_t next_cookie = 1;  // framed: names pulled and announced messages
+  std::unordered_map<uint64_t, Request *> pulls;  // sends awaiting their kAck
   std::vector<Endpoint *> endpoints;  // connected, not yet freed
   std::vector<Endpoint *> backlog;    // endpoints with queued requests
   uint64_t unfinished = 0;  // requests not yet done for the caller
@@ -132,6 +154,7 @@ struct Context {
   Liveness live;
   std::unordered_set<Registration *> registrations;
   std::vector<char *> bounces;  // framed: free frame-sized buffers
+  std::vector<char> frame_out;  // framed: where a first part is assembled
 };
 
 // ---- errors, logging, parameters (host.cc)
@@ -175,21 +198,50 @@ Status start_get(Context *ctx, Endpoint *ep, void *local,
                  size_t size, void **request);
 // Posts queued requests of ep until the provider refuses one.
 void flush_queues(Context *ctx, Endpoint *ep);
+// Has progress flush ep's queues.
+void endpoint_backlog(Context *ctx, Endpoint *ep);
+// The request is handed to the provider, which now owns its context.
+void mark_posted(Context *ctx, Request *r);
 // Posts the next part of a request the provider just gave back (behind
 // any queued ones); finishes it if the provider refuses it for good.
 void repost(Context *ctx, Request *r);
 
-// ---- framed messages (framing.cc)
-// Whether the provider mishandles messages larger than the posted
-// receive (decides Provider::framed).
+// ---- framed messages (framing.cc, pull.cc)
+// Whether the provider's own matching cannot be relied on (decides
+// Provider::framed).
 bool truncation_unsafe(const Provider &p);
-bool framed_send(const Context *ctx, const Request *r);
+// Sets up an endpoint's matching and posts its stream receives.
+void frames_open(Context *ctx, Endpoint *ep);
+// Cancels the stream receives (disconnect).
+void frames_close(Context *ctx, Endpoint *ep);
+// A receive posted in software: matched with what arrived, or waiting.
+void frame_recv_start(Context *ctx, Request *r);
+// Sends and later parts through the provider (attempt in post.cc).
 ssize_t frame_send(Context *ctx, Request *r);
-ssize_t frame_recv(Context *ctx, Request *r);
-// A framed receive's part arrived; finishes the request or posts the rest.
-void frame_received(Context *ctx, Request *r, uint64_t tag, size_t len);
+ssize_t frame_part_recv(Context *ctx, Request *r);
+// A framed request's provider operation of `len` bytes completed.
+void frame_completed(Context *ctx, Request *r, size_t len);
+// Takes a receive out of the software matching, or a send out of the
+// pulls awaiting acknowledgement; false if it is not held there.
+bool frame_unpost(Context *ctx, Request *r);
 // Frees the frame buffers of a request the provider no longer holds.
 void frame_release(Context *ctx, Request *r);
+void finish_truncated(Context *ctx, Request *r, size_t msg_size);
+// Whether this process may read the peer's memory: sets ep->cma.
+void cma_probe(Context *ctx, Endpoint *ep, int32_t pid, uint64_t nonce_addr, uint64_t nonce);
+// The receiver's side of a pulled message: copy, acknowledge, finish.
+void pull_deliver(Context *ctx, Request *r, const FrameHeader &h);
+// The sender's side: its kAck arrived.
+void pull_acked(Context *ctx, Endpoint *ep, const FrameHeader &h);
+// Queues an acknowledgement and tries to inject it.
+void ack_send(Context *ctx, Endpoint *ep, uint64_t cookie, Status status);
+// Injects queued acknowledgements; false if the provider refused one.
+bool acks_flush(Context *ctx, Endpoint *ep);
+// iget by a cross-memory read; finishes r.
+void cma_get(Context *ctx, Request *r, uint64_t remote);
+// The stream and data tags of framed messages.
+uint64_t stream_tag(const Context *ctx, int32_t sender);
+uint64_t data_tag(const Context *ctx, int32_t sender, uint64_t cookie);
 
 // ---- completions (completion.cc)
 // Reads the completion queue until it is empty (or `max_batches` reads).

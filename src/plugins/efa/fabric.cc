@@ -135,6 +135,7 @@ static void close_all(Context *ctx) {
     delete r;
   }
   ctx->registrations.clear();
+  ctx->pool.each_live([ctx](Request *r) { frame_release(ctx, r); });
   for (char *b : ctx->bounces) free(b);
   ctx->bounces.clear();
   if (ctx->cq != nullptr) fi_close(&ctx->cq->fid);
@@ -163,6 +164,7 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   ctx->nonce = random_nonce();
   Status s = read_config(ctx, &ctx->cfg);
   if (s == SMD_TRANSPORT_OK) s = select_provider(ctx, &ctx->info);
+  if (s == SMD_TRANSPORT_OK) ctx->frame_out.resize(ctx->prov.frame);
   if (s == SMD_TRANSPORT_OK) s = open_fabric(ctx);
   if (s == SMD_TRANSPORT_OK && ctx->cfg.liveness) s = liveness_open(ctx);
   if (s != SMD_TRANSPORT_OK) {
@@ -223,6 +225,8 @@ Status context_address(Context *ctx, void *buf, size_t *size) {
     }
   }
   snprintf(h.provider, sizeof h.provider, "%s", ctx->prov.name.c_str());
+  h.pid = int32_t(getpid());
+  h.nonce_addr = uint64_t(reinterpret_cast<uintptr_t>(&ctx->nonce));
   memcpy(buf, &h, sizeof h);
   memcpy(static_cast<char *>(buf) + sizeof h, ctx->name.data(), ctx->name.size());
   *size = need;

@@ -126,8 +126,10 @@ Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr,
                 (unsigned long long)k.size);
   if (local == nullptr && size != 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: iget: local is NULL");
-  // Without FI_MR_VIRT_ADDR a remote address is an offset in the region.
-  uint64_t addr = ctx->prov.mr_virt_addr ? remote : remote - k.base;
+  // Without FI_MR_VIRT_ADDR a remote address is an offset in the region
+  // (cross-memory reads take the address as it is).
+  bool virt = ctx->prov.mr_virt_addr || (ctx->prov.framed && ep->cma);
+  uint64_t addr = virt ? remote : remote - k.base;
   return start_get(ctx, ep, local, local_mr, addr, k.key, size, request);
 }
 

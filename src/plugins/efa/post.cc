@@ -7,15 +7,14 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "context.h"
 
 namespace smd_efa {
 
 namespace {
-
-const char *op_name(ReqKind k) {
-  return k == ReqKind::kSend ? "send to" : k == ReqKind::kRecv ? "receive from" : "read from";
-}
 
 Request *new_request(Context *ctx, Endpoint *ep, ReqKind kind, void *buf,
                      size_t size, uint64_t tag) {
@@ -40,7 +39,7 @@ void discard(Context *ctx, Request *r) {
 }
 
 bool injectable(const Context *ctx, const Request *r) {
-  return r->kind == ReqKind::kSend && !framed_send(ctx, r) && ctx->prov.inject_size > 0 &&
+  return r->kind == ReqKind::kSend && !ctx->prov.framed && ctx->prov.inject_size > 0 &&
          r->size <= ctx->prov.inject_size;
 }
 
@@ -51,10 +50,7 @@ ssize_t attempt(Context *ctx, Request *r) {
   ssize_t rc = 0;
   switch (r->kind) {
     case ReqKind::kSend:
-      if (framed_send(ctx, r)) {
-        rc = frame_send(ctx, r);
-        break;
-      }
+      if (ctx->prov.framed) return frame_send(ctx, r);  // marks what it posts
       if (injectable(ctx, r)) {
         rc = fi_tinject(ctx->ep, r->buf, r->size, ep->addr, r->tag);
         if (rc == 0) request_finish(ctx, r, SMD_TRANSPORT_OK, r->size);
@@ -64,24 +60,22 @@ ssize_t attempt(Context *ctx, Request *r) {
       break;
     case ReqKind::kRecv:
       if (ctx->prov.framed) {
-        rc = frame_recv(ctx, r);
+        rc = frame_part_recv(ctx, r);
         break;
       }
       rc = fi_trecv(ctx->ep, r->buf, r->size, r->desc,
                     ctx->prov.directed_recv ? ep->addr : FI_ADDR_UNSPEC, r->tag,
                     0, &r->fi);
       break;
+    case ReqKind::kStream:
+      rc = frame_part_recv(ctx, r);
+      break;
     case ReqKind::kGet:
       rc = fi_read(ctx->ep, r->buf, r->size, r->desc, ep->addr, r->remote,
                    r->key, &r->fi);
       break;
   }
-  if (rc == 0) {
-    r->state = ReqState::kPosted;
-    r->posted = true;
-    ++ep->owned;
-    ++ctx->owned;
-  }
+  if (rc == 0) mark_posted(ctx, r);
   return rc;
 }
 
@@ -92,20 +86,14 @@ ssize_t post(Context *ctx, Request *r) {
   return rc == -FI_ENOMEM && ctx->owned > 0 ? -FI_EAGAIN : rc;
 }
 
-void backlog_add(Context *ctx, Endpoint *ep) {
-  if (ep->in_backlog) return;
-  ep->in_backlog = true;
-  ctx->backlog.push_back(ep);
-}
-
 Status submit(Context *ctx, Request *r, void **request) {
   Endpoint *ep = r->ep;
-  std::deque<Request *> &q = r->kind == ReqKind::kRecv ? ep->rx_queue : ep->tx_queue;
+  std::deque<Request *> &q = ep->queue_of(r);
   if (q.empty()) {
     ssize_t rc = post(ctx, r);
     if (rc != 0 && rc != -FI_EAGAIN) {
       Status s = fail(ctx, status_of_fi_error(int(-rc)), "efa: %s rank %d (%zu B) failed: %s",
-                      op_name(r->kind), ep->peer, r->size, fi_strerror(int(-rc)));
+                      op_text(r->kind), ep->peer, r->size, fi_strerror(int(-rc)));
       discard(ctx, r);
       return s;
     }
@@ -115,7 +103,7 @@ Status submit(Context *ctx, Request *r, void **request) {
     }
   }
   q.push_back(r);
-  backlog_add(ctx, ep);
+  endpoint_backlog(ctx, ep);
   *request = r;
   return SMD_TRANSPORT_OK;
 }
@@ -124,7 +112,7 @@ Status submit(Context *ctx, Request *r, void **request) {
 Status usable(Context *ctx, Endpoint *ep, ReqKind kind, size_t size, uint64_t tag) {
   if (ep->disconnected)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: %s rank %d: endpoint disconnected",
-                op_name(kind), ep->peer);
+                op_text(kind), ep->peer);
   if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   if (tag >> SMD_TRANSPORT_TAG_BITS)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: tag 0x%llx uses more than %d bits",
@@ -161,6 +149,11 @@ Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size,
     discard(ctx, r);
     return s;
   }
+  if (ctx->prov.framed) {  // matched in software: the provider sees later parts only
+    frame_recv_start(ctx, r);
+    *request = r;
+    return SMD_TRANSPORT_OK;
+  }
   return submit(ctx, r, request);
 }
 
@@ -168,6 +161,11 @@ Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr
                  uint64_t remote, uint64_t key, size_t size, void **request) {
   if (Status s = usable(ctx, ep, ReqKind::kGet, size, 0)) return s;
   Request *r = new_request(ctx, ep, ReqKind::kGet, local, size, 0);
+  if (ctx->prov.framed && ep->cma) {
+    cma_get(ctx, r, remote);
+    *request = r;
+    return SMD_TRANSPORT_OK;
+  }
   r->remote = remote;
   r->key = key;
   if (Status s = local_descriptor(ctx, r, local_mr)) {
@@ -177,29 +175,50 @@ Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr
   return submit(ctx, r, request);
 }
 
+void endpoint_backlog(Context *ctx, Endpoint *ep) {
+  if (ep->in_backlog) return;
+  ep->in_backlog = true;
+  ctx->backlog.push_back(ep);
+}
+
+void mark_posted(Context *ctx, Request *r) {
+  if (r->kind != ReqKind::kStream) r->state = ReqState::kPosted;
+  r->posted = true;
+  ++r->ep->owned;
+  ++ctx->owned;
+}
+
 void repost(Context *ctx, Request *r) {
   Endpoint *ep = r->ep;
-  std::deque<Request *> &q = r->kind == ReqKind::kRecv ? ep->rx_queue : ep->tx_queue;
-  r->state = ReqState::kQueued;
+  std::deque<Request *> &q = ep->queue_of(r);
+  if (r->kind != ReqKind::kStream) r->state = ReqState::kQueued;
   q.push_back(r);
-  backlog_add(ctx, ep);
+  endpoint_backlog(ctx, ep);
   if (q.size() == 1) flush_queues(ctx, ep);
 }
 
 void flush_queues(Context *ctx, Endpoint *ep) {
-  for (std::deque<Request *> *q : {&ep->tx_queue, &ep->rx_queue})
+  if (!acks_flush(ctx, ep)) return;
+  for (std::deque<Request *> *q : {&ep->tx_queue, &ep->part_queue, &ep->rx_queue})
     while (!q->empty()) {
       Request *r = q->front();
       ssize_t rc = post(ctx, r);
       if (rc == -FI_EAGAIN) break;
       q->pop_front();
-      if (rc != 0) {
-        char text[300];
-        snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s",
-                 op_name(r->kind), ep->peer, r->size, fi_strerror(int(-rc)));
-        r->error = text;
-        request_finish(ctx, r, status_of_fi_error(int(-rc)), 0);
+      if (rc == 0) continue;
+      char text[300];
+      snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s", op_text(r->kind),
+               ep->peer, r->size, fi_strerror(int(-rc)));
+      if (r->kind == ReqKind::kStream) {  // the endpoint receives one frame fewer at a time
+        log_line(ctx, SMD_TRANSPORT_LOG_WARN, "%s", text);
+        auto &stream = ep->frames->stream;
+        stream.erase(std::remove(stream.begin(), stream.end(), r), stream.end());
+        frame_release(ctx, r);
+        ctx->pool.release(r);
+        continue;
       }
+      r->error = text;
+      request_finish(ctx, r, status_of_fi_error(int(-rc)), 0);
     }
 }
 

@@ -27,7 +27,7 @@ void progress(Context *ctx) {
   for (size_t i = 0; i < backlog.size();) {
     Endpoint *ep = backlog[i];
     flush_queues(ctx, ep);
-    if (!ep->tx_queue.empty() || !ep->rx_queue.empty()) {
+    if (ep->queued()) {
       ++i;
       continue;
     }

@@ -1,12 +1,12 @@
 // Choosing the libfabric provider (SMD_EFA_PROVIDER, SMD_EFA_DOMAIN) and
 // the richest set of capabilities it grants.
 //
-//   unset or "efa"  the efa provider only; without an EFA device init fails,
-//                   so SMD_TRANSPORT=auto moves on to the next plugin (ucx)
-//   "auto"          efa if present, else the best reliable tagged (RDM)
-//                   provider: other hardware providers, then tcp;ofi_rxm,
-//                   then net, sockets, udp;ofi_rxd; shm only on one node
-//   a name          that provider: "tcp;ofi_rxm", or its core name "tcp"
+//   unset or "auto"  efa when an EFA device is present, else the first
+//                    provider in libfabric's own order (hardware first)
+//                    that opens reliable tagged endpoints (FI_EP_RDM +
+//                    FI_TAGGED); shm is skipped when the world spans nodes
+//   a name           that provider: "tcp;ofi_rxm", or its core name "tcp";
+//                    "efa" insists on the EFA device
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -27,9 +27,9 @@ constexpr uint32_t kApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 constexpr uint64_t kMrModes =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 constexpr uint64_t kRmaCaps = FI_RMA | FI_READ | FI_REMOTE_READ;
-// Framed providers: messages up to this size travel whole, and receives
-// smaller than it take a bounce buffer of this size.
-constexpr size_t kFrameBytes = 512;
+// Framed providers (framing.cc): the largest first part of a message,
+// and so the size of every receive's bounce buffer.
+constexpr size_t kFrameBytes = 4096;
 
 struct InfoList {
   struct fi_info *head = nullptr;
@@ -72,19 +72,8 @@ std::string core_name(const char *prov) {
 
 bool local_only_name(const char *prov) { return core_name(prov) == "shm"; }
 
-// Order of preference under "auto": lower is better.
-int preference(const char *prov) {
-  std::string core = core_name(prov);
-  std::string full = prov;
-  if (core == "efa") return 0;
-  if (full == "tcp;ofi_rxm") return 2;
-  if (core == "net") return 3;
-  if (core == "sockets") return 4;
-  if (core == "udp") return 5;
-  if (core == "shm") return 6;
-  if (core == "tcp") return 2;
-  return 1;  // verbs;ofi_rxm, psm3, cxi, opx...: hardware beats emulation
-}
+// Under "auto": efa first, then libfabric's order.
+bool is_efa(const char *prov) { return core_name(prov) == "efa"; }
 
 bool name_matches(const char *prov, const std::string &want) {
   return want == prov || want == core_name(prov);
@@ -113,6 +102,47 @@ unsigned bits_for(int32_t n) {
   return b;
 }
 
+// A provider and domain worth trying, in the order they are tried.
+struct Candidate {
+  std::string prov, fabric, domain;
+};
+
+std::vector<Candidate> candidates(struct fi_info *all, const Config &cfg, int32_t node_count,
+                                  bool automatic) {
+  std::vector<Candidate> efa, rest;
+  for (struct fi_info *i = all; i != nullptr; i = i->next) {
+    const char *prov = i->fabric_attr->prov_name;
+    if (!cfg.domain.empty() && cfg.domain != i->domain_attr->name) continue;
+    if (automatic ? local_only_name(prov) && node_count > 1 : !name_matches(prov, cfg.provider))
+      continue;
+    Candidate c{prov, i->fabric_attr->name, i->domain_attr->name};
+    std::vector<Candidate> &to = automatic && is_efa(prov) ? efa : rest;
+    bool seen = false;
+    for (const Candidate &o : to)
+      seen = seen || (o.prov == c.prov && o.fabric == c.fabric && o.domain == c.domain);
+    if (!seen) to.push_back(c);
+  }
+  efa.insert(efa.end(), rest.begin(), rest.end());
+  return efa;
+}
+
+// The richest capability set the candidate grants: directed receives and
+// RMA reads if it can.
+bool richest(const Candidate &c, const Config &cfg, InfoList *chosen) {
+  Wanted w{c.prov.c_str(), c.fabric.c_str(), c.domain.c_str()};
+  uint64_t directed = cfg.directed_recv ? FI_DIRECTED_RECV : 0;
+  const uint64_t ladder[] = {FI_TAGGED | directed | kRmaCaps, FI_TAGGED | directed,
+                             FI_TAGGED | kRmaCaps, FI_TAGGED};
+  for (uint64_t caps : ladder)
+    // Without FI_MR_LOCAL first: a provider that registers by itself
+    // watches the memory it registered (its cache has a memory monitor).
+    for (uint64_t mr : {kMrModes & ~uint64_t(FI_MR_LOCAL), kMrModes}) {
+      if (query(caps, mr, w, chosen) == 0) return true;
+      chosen->head = nullptr;
+    }
+  return false;
+}
+
 }  // namespace
 
 Status select_provider(Context *ctx, struct fi_info **out) {
@@ -124,75 +154,38 @@ Status select_provider(Context *ctx, struct fi_info **out) {
   if (rc != 0 && rc != -FI_ENODATA)
     return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "efa: fi_getinfo failed: %s",
                 fi_strerror(-rc));
-  const bool unset = cfg.provider.empty();
-  const std::string want = unset ? "efa" : cfg.provider;
-  const bool automatic = want == "auto";
-
-  struct fi_info *pick = nullptr;
-  int best = 1 << 30;
-  for (struct fi_info *i = all.head; i != nullptr; i = i->next) {
-    const char *prov = i->fabric_attr->prov_name;
-    if (!cfg.domain.empty() && cfg.domain != i->domain_attr->name) continue;
-    if (automatic) {
-      if (local_only_name(prov) && ctx->node_count > 1) continue;
-      int p = preference(prov);
-      if (p < best) {
-        best = p;
-        pick = i;
-      }
-    } else if (name_matches(prov, want)) {
-      pick = i;
+  const bool automatic = cfg.provider.empty() || cfg.provider == "auto";
+  std::vector<Candidate> list = candidates(all.head, cfg, ctx->node_count, automatic);
+  InfoList chosen;
+  const Candidate *pick = nullptr;
+  for (const Candidate &c : list)
+    if (richest(c, cfg, &chosen)) {
+      pick = &c;
       break;
     }
-  }
   if (pick == nullptr) {
-    std::string offered = provider_list(all.head);
     const char *dom = cfg.domain.empty() ? "" : " in domain ";
-    if (unset)
-      return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                  "efa: no efa provider (no EFA device%s%s); libfabric offers "
-                  "reliable tagged endpoints through: %s. SMD_EFA_PROVIDER is "
-                  "unset, which means the efa provider only; set it to auto or "
-                  "a provider name to use another",
-                  dom, cfg.domain.c_str(), offered.c_str());
+    const char *what = !list.empty() ? "refuses reliable tagged endpoints with send-after-send "
+                                       "ordering"
+                       : automatic   ? "no usable provider"
+                                     : "no such provider";
     return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: SMD_EFA_PROVIDER=%s%s%s: %s; libfabric offers reliable "
-                "tagged endpoints through: %s",
-                cfg.provider.c_str(), dom, cfg.domain.c_str(),
-                automatic ? "no usable provider" : "no such provider",
-                offered.c_str());
+                "efa: SMD_EFA_PROVIDER=%s%s%s: %s%s; libfabric offers reliable tagged "
+                "endpoints through: %s",
+                automatic ? "auto" : cfg.provider.c_str(), dom, cfg.domain.c_str(), what,
+                automatic && ctx->node_count > 1 ? " (shm reaches one node only)" : "",
+                provider_list(all.head).c_str());
   }
-
-  // The richest capability set the chosen provider and domain grant.
-  std::string prov = pick->fabric_attr->prov_name;
-  std::string fabric = pick->fabric_attr->name;
-  std::string domain = pick->domain_attr->name;
-  Wanted w{prov.c_str(), fabric.c_str(), domain.c_str()};
-  uint64_t directed = cfg.directed_recv ? FI_DIRECTED_RECV : 0;
-  const uint64_t ladder[] = {FI_TAGGED | directed | kRmaCaps, FI_TAGGED | directed,
-                             FI_TAGGED | kRmaCaps, FI_TAGGED};
-  InfoList chosen;
-  for (uint64_t caps : ladder) {
-    // Without FI_MR_LOCAL first: a provider that registers by itself
-    // watches the memory it registered (its cache has a memory monitor).
-    for (uint64_t mr : {kMrModes & ~uint64_t(FI_MR_LOCAL), kMrModes}) {
-      if (query(caps, mr, w, &chosen) == 0) break;
-      chosen.head = nullptr;
-    }
-    if (chosen.head != nullptr) break;
-  }
-  if (chosen.head == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: provider %s (domain %s) refuses reliable tagged "
-                "endpoints with send-after-send ordering",
-                prov.c_str(), domain.c_str());
+  const std::string prov = pick->prov, domain = pick->domain;
+  Wanted w{prov.c_str(), pick->fabric.c_str(), domain.c_str()};
   InfoList remote;
   bool remote_comm = query(FI_TAGGED | FI_REMOTE_COMM, kMrModes, w, &remote) == 0;
   if (!remote_comm && ctx->node_count > 1)
-    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: provider %s reaches only this node, but the world spans "
-                "%d nodes",
-                prov.c_str(), ctx->node_count);
+    // Named on purpose: the "nodes" may be faked on one machine (SMD_NODE_ID).
+    log_line(ctx, SMD_TRANSPORT_LOG_WARN,
+             "efa: provider %s reaches only processes of this machine, but the world "
+             "spans %d nodes",
+             prov.c_str(), ctx->node_count);
 
   struct fi_info *info = fi_dupinfo(chosen.head);
   if (info == nullptr)
@@ -213,17 +206,20 @@ Status select_provider(Context *ctx, struct fi_info **out) {
   p.inject_size = info->tx_attr->inject_size;
   p.max_msg_size = info->ep_attr->max_msg_size;
 
-  // Framing needs a frame of at least a header, sent by injection.
-  p.framed = truncation_unsafe(p) && p.inject_size >= 16;
+  // Framing needs room for a header and some payload in an injection.
+  p.framed = truncation_unsafe(p) && p.inject_size >= 64;
   p.frame = p.framed ? std::min<size_t>(p.inject_size, kFrameBytes) : 0;
 
+  // The tag on the wire: the core's bits (framed: a cookie of as many),
+  // the sender's rank above them without directed receives, and the two
+  // top bits of framing.
   unsigned bits = tag_bits(info->ep_attr->mem_tag_format);
   unsigned need = SMD_TRANSPORT_TAG_BITS;
   if (!p.directed_recv) {
     p.rank_shift = SMD_TRANSPORT_TAG_BITS;
     need += bits_for(ctx->world_size);
   }
-  if (p.framed) need = need > 62 ? 65 : 64;  // the top two bits mark frames
+  if (p.framed) need = need > 62 ? 65 : 64;
   if (bits < need) {
     fi_freeinfo(info);
     return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
@@ -232,16 +228,11 @@ Status select_provider(Context *ctx, struct fi_info **out) {
                 p.directed_recv ? "" : " (the sender's rank rides in the tag)");
   }
 
-  const char *why;
-  if (automatic)
-    why = best == 0 ? "SMD_EFA_PROVIDER=auto: an EFA device is present"
-          : best == 1 ? "SMD_EFA_PROVIDER=auto: no EFA device; a hardware provider ranks first"
-                      : "SMD_EFA_PROVIDER=auto: no EFA device; tcp;ofi_rxm ranks before "
-                        "net, sockets and udp;ofi_rxd";
-  else if (unset)
-    why = "SMD_EFA_PROVIDER unset: the efa provider";
-  else
-    why = "named by SMD_EFA_PROVIDER";
+  const char *why = !automatic ? "named by SMD_EFA_PROVIDER"
+                    : is_efa(prov.c_str())
+                        ? "SMD_EFA_PROVIDER=auto: an EFA device is present"
+                        : "SMD_EFA_PROVIDER=auto: no EFA device; the first reliable tagged "
+                          "provider in libfabric's order";
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
            "efa: provider %s, domain %s (%s; offered: %s); %s receives, %s, "
            "inject <= %zu B, %s%s",
@@ -250,7 +241,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
            p.rma ? "RMA reads" : "no RMA",
            p.inject_size,
            p.mr_local ? "local buffers registered (cache)" : "no local registration",
-           p.framed ? "; messages over the frame size framed (provider truncation unsafe)" : "");
+           p.framed ? "; tags matched by the plugin (framed messages)" : "");
   *out = info;
   return SMD_TRANSPORT_OK;
 }

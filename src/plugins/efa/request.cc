@@ -4,6 +4,14 @@
 
 namespace smd_efa {
 
+const char *op_text(ReqKind k) {
+  switch (k) {
+    case ReqKind::kSend: return "send to";
+    case ReqKind::kGet: return "read from";
+    default: return "receive from";
+  }
+}
+
 Request *RequestPool::alloc() {
   if (free_.empty()) {
     if ((count_ & (kChunk - 1)) == 0)
@@ -28,6 +36,7 @@ Request *RequestPool::alloc() {
   r->stage = 0;
   r->bounce = r->scratch = nullptr;
   r->msg_size = 0;
+  r->cookie = 0;
   r->error.clear();
   return r;
 }

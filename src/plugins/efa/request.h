@@ -20,7 +20,9 @@ namespace smd_efa {
 struct Endpoint;
 struct MrEntry;
 
-enum class ReqKind : uint8_t { kSend, kRecv, kGet };
+// kStream: a framed endpoint's standing receive (framing.cc), never seen
+// by the caller.
+enum class ReqKind : uint8_t { kSend, kRecv, kGet, kStream };
 
 // What the caller sees. The provider's ownership is tracked apart
 // (Request::posted), because a request can finish for the caller (peer
@@ -52,15 +54,19 @@ struct Request {
   // Being stopped (cancel, disconnect, peer death): the status its
   // FI_ECANCELED completion is reported with. OK when not stopping.
   smd_transport_status_t stopping = SMD_TRANSPORT_OK;
-  // Framed messages (framing.cc): which part is out, and the receive's
-  // own buffers while the provider may write them.
+  // Framed messages (framing.cc): which part is out (0: the first), and
+  // the buffers the provider may write.
   uint8_t stage = 0;
-  char *bounce = nullptr;   // a frame-sized buffer for a smaller receive
-  char *scratch = nullptr;  // the whole of a message too large to fit
+  char *bounce = nullptr;   // a stream receive's frame buffer
+  char *scratch = nullptr;  // the tail of a message too large to fit
   size_t msg_size = 0;      // announced by the header
+  uint64_t cookie = 0;      // names an announced or pulled message
   Request *prev = nullptr, *next = nullptr;  // ep->pending
   std::string error;       // set_error text of a failed completion
 };
+
+// "send to", "receive from", "read from": for error messages.
+const char *op_text(ReqKind k);
 
 constexpr uint32_t kRequestLive = 0x51524645;       // "EFRQ"
 constexpr uint32_t kRequestAbandoned = 0x41524645;  // "EFRA"
@@ -70,6 +76,12 @@ class RequestPool {
  public:
   Request *alloc();
   void release(Request *r);
+  // Calls f on every slot not released (finalize frees their buffers).
+  template <class F>
+  void each_live(F f) {
+    for (uint32_t i = 0; i < count_; ++i)
+      if (at(i).magic != 0) f(&at(i));
+  }
   size_t in_use() const { return count_ - free_.size(); }
 
  private:
