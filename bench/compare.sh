@@ -173,6 +173,9 @@ run_one() {
   IFS=: read -r name b e f n w <<<"$spec"
   local args=("$coll" -b "$b" -e "$e" -f "$f" -d float32 -o sum -n "$n" -w "$w" --json "$@")
   local rc=0
+  # MPI_Bcast has one buffer: smd's broadcast runs in place too, so that
+  # neither side pays for a root's copy the other skips.
+  if [ "$impl" = smd ] && [ "$coll" = broadcast ]; then args+=(-i 1); fi
   case "$impl" in
     smd)
       timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "$SMDBENCH" "${args[@]}" \

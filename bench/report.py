@@ -163,7 +163,7 @@ def main():
     b_dram, b_dram_rec = best_rate(lambda b: b >= 64 * MIB)
     b_cache, b_cache_rec = best_rate(lambda b: b <= 8 * MIB)
 
-    print("smd vs Open MPI vs Gloo: busbw GB/s, float32 sum, out of place; median over %s reps [min-max]"
+    print("smd vs Open MPI vs Gloo: busbw GB/s, float32 sum, out of place (broadcast in place, as MPI_Bcast); median over %s reps [min-max]"
           % (max([r for v in data.values() for l in v.values() for r in [x["rep"] for x in l]] or [0]) + 1))
     if header_meta:
         print("  machine: %s, %s CPUs; git %s; implementations run: %s" % (

@@ -26,8 +26,10 @@ SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-de
 SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
   libhwloc-dev python3-cffi python3-numpy python3-pytest)
 
+# Section headers carry the seconds since the script started, so a log
+# shows where the time went (CI has a budget).
 smd_log_section() {
-  printf '\n== %s\n' "$*"
+  printf '\n== [+%ss] %s\n' "$SECONDS" "$*"
 }
 
 smd_log() {

@@ -1,6 +1,7 @@
 #include "mp_env.h"
 
 #include <cstdio>
+#include <string>
 
 namespace mptest {
 namespace {
@@ -27,13 +28,21 @@ class WorldEnvironment : public ::testing::Environment {
   }
 };
 
-// Prints only failed assertions (used on ranks other than 0).
+// Prints only failed assertions (used on ranks other than 0). gtest holds
+// its own lock while it reports a result, so asking it for the current
+// test from here would deadlock: the name is noted when a test starts.
 class FailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo &t) override {
+    current_ = std::string(t.test_suite_name()) + "." + t.name();
+  }
+  void OnTestEnd(const ::testing::TestInfo &) override { current_ = kOutside; }
   void OnTestPartResult(const ::testing::TestPartResult &r) override {
     if (r.failed())
       fprintf(stderr, "%s:%d: Failure in %s\n%s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-              ::testing::UnitTest::GetInstance()->current_test_info()->name(), r.summary());
+              current_.c_str(), r.summary());
   }
+  static constexpr const char *kOutside = "the test environment (set-up or tear-down)";
+  std::string current_ = kOutside;
 };
 
 }  // namespace

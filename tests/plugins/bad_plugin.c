@@ -8,6 +8,8 @@
  *   BAD_SMALL_TABLE    struct_size does not even cover the required entries
  *   BAD_CAPS           declares CAP_SEGMENTS, but struct_size ends before
  *                      the segment entries (set in memory all the same)
+ *   LEAKY_EXPORT       a valid table, but a helper function is exported
+ *                      beside the entry symbol (default visibility)
  * or, as the one good variant, OLD_V1: a plugin built against the first v1
  * header, whose struct_size ends at `progress`; its optional entries are
  * set in memory, but past struct_size, so the core must not see them.
@@ -31,6 +33,12 @@
 
 #ifdef BAD_UNDEFINED
 int smd_test_symbol_nobody_defines(void);
+#endif
+
+#ifdef LEAKY_EXPORT
+/* Neither static nor hidden: smd-transport-check must warn about it. */
+__attribute__((visibility("default"))) int smd_test_leaked_helper(void);
+int smd_test_leaked_helper(void) { return 42; }
 #endif
 
 static smd_transport_status_t bad_init(const smd_transport_host_t *host, void **ctx) {

@@ -16,6 +16,8 @@ inline constexpr const char *kBadUndefined = "bad-undefined";
 inline constexpr const char *kBadSmallTable = "bad-small-table";
 inline constexpr const char *kBadCaps = "bad-caps";
 inline constexpr const char *kNoEntry = "no-entry";
+// A valid table, but a helper is exported beside the entry symbol.
+inline constexpr const char *kLeakyExport = "leaky-export";
 // Not broken: a v1 plugin built against the first v1 header (bad_plugin.c).
 inline constexpr const char *kOldV1 = "old-v1";
 

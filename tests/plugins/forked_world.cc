@@ -26,7 +26,11 @@ namespace {
   setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
   setenv("SMD_JOB_TOKEN", token.c_str(), 1);
   setenv("SMD_TIMEOUT", "5", 1);
-  for (const auto &[name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+  for (const auto &[name, value] : env) {
+    std::string v = value;
+    for (size_t at; (at = v.find("%r")) != std::string::npos;) v.replace(at, 2, std::to_string(rank));
+    setenv(name.c_str(), v.c_str(), 1);
+  }
 
   smd_comm_t *world = nullptr;
   smd_result_t r = smd_comm_init(nullptr, &world);

@@ -17,8 +17,10 @@ struct RankOutcome {
 };
 
 // Forks `nranks` processes that share a fresh store port and job token,
-// with SMD_TIMEOUT=5 and the extra variables in `env`; a world that forms
-// is destroyed again. Returns each rank's outcome, in rank order.
+// with SMD_TIMEOUT=5 and the extra variables in `env` ("%r" in a value
+// becomes the rank: SMD_NODE_ID=node-%r puts every rank on its own node);
+// a world that forms is destroyed again. Returns each rank's outcome, in
+// rank order.
 std::vector<RankOutcome> init_forked_world(
     int nranks, const std::vector<std::pair<std::string, std::string>> &env);
 

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <thread>
 #include <vector>
 
 #include "core/coll/algo_config.h"
 #include "core/coll/coll_util.h"
+#include "core/coll/stream_copy.h"
 #include "core/comm/cpu_binding.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"
@@ -155,6 +157,27 @@ TEST(Ranges, SplitCoversEverythingOnce) {
       for (int i = 0; i < p; ++i) total += split_aligned(n, p, i, 16).len;
       EXPECT_EQ(total, n);
     }
+}
+
+TEST(StreamCopy, EqualsMemcpyAtEveryAlignmentAndLength) {
+  std::vector<uint8_t> src(4096 + 64), dst(4096 + 64);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (size_t soff = 0; soff < 17; soff += 5)
+    for (size_t doff = 0; doff < 17; ++doff)
+      for (size_t len : {0, 1, 15, 16, 17, 63, 64, 65, 127, 200, 4000}) {
+        std::fill(dst.begin(), dst.end(), 0xee);
+        smd::stream_copy(dst.data() + doff, src.data() + soff, len);
+        ASSERT_EQ(memcmp(dst.data() + doff, src.data() + soff, len), 0) << soff << " " << doff << " " << len;
+        ASSERT_EQ(dst[doff + len], 0xee) << "wrote past the end";
+        if (doff) {
+          ASSERT_EQ(dst[doff - 1], 0xee) << "wrote before the start";
+        }
+      }
+  // copy_out streams from the threshold on and copies ordinarily below it.
+  smd::copy_out(dst.data(), src.data(), 100, 1);
+  EXPECT_EQ(memcmp(dst.data(), src.data(), 100), 0);
+  smd::copy_out(dst.data() + 1, src.data(), 3000, size_t(1) << 40);
+  EXPECT_EQ(memcmp(dst.data() + 1, src.data(), 3000), 0);
 }
 
 TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "exports.h"
 #include "options.h"
 #include "plugin_table.h"
 #include "registry.h"
@@ -44,6 +45,24 @@ static bool make_plan(const Options &o, Plan *plan, std::string *error) {
   return true;
 }
 
+// A warning, not a failure: the plugin works, but its extra symbols can
+// collide with the application's or another library's.
+static void warn_about_exports(const std::string &path) {
+  std::vector<std::string> extra;
+  std::string error;
+  if (!extra_exports(path, &extra, &error)) {
+    printf("note: exported symbols not checked: %s\n", error.c_str());
+    return;
+  }
+  if (extra.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < extra.size() && i < 8; ++i) list += (i ? ", " : "") + extra[i];
+  if (extra.size() > 8) list += ", ...";
+  printf("warning: the plugin exports %zu symbol%s besides its entry (%s): build it with "
+         "-fvisibility=hidden so that only " SMD_TRANSPORT_ENTRY_V1 " is visible\n",
+         extra.size(), extra.size() == 1 ? "" : "s", list.c_str());
+}
+
 int main(int argc, char **argv) {
   Options o;
   bool help = false;
@@ -74,5 +93,6 @@ int main(int argc, char **argv) {
     for (const std::string &p : problems) fprintf(stderr, "%s\n", p.c_str());
     return 2;
   }
+  warn_about_exports(o.plugin);
   return supervise(plugin, o, plan);
 }

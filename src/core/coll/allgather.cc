@@ -7,6 +7,7 @@
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
 #include "core/coll/ring.h"
+#include "core/coll/stream_copy.h"
 #include "core/comm/communicator.h"
 
 namespace smd {
@@ -25,7 +26,8 @@ void allgather_direct(Comm &c, const CollArgs &a) {
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
       if (j != me)
-        copy_bytes(at(a.recvbuf, j * n + rk.off, es), d.arena().buf(j, d.round(k)), rk.len * es);
+        copy_out(at(a.recvbuf, j * n + rk.off, es), d.arena().buf(j, d.round(k)), rk.len * es,
+                 p * n * es);
     d.finish(k);
   }
 }

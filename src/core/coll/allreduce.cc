@@ -8,6 +8,7 @@
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
 #include "core/coll/ring.h"
+#include "core/coll/stream_copy.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
 
@@ -44,8 +45,8 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     d.wait_reduced(k);
     for (int j = 0; j < p; ++j) {
       Range part = split_aligned(rk.len, p, j, align);
-      copy_bytes(at(a.recvbuf, rk.off + part.off, es), d.arena().buf(j, d.round(k)) + part.off * es,
-                 part.len * es);
+      copy_out(at(a.recvbuf, rk.off + part.off, es), d.arena().buf(j, d.round(k)) + part.off * es,
+               part.len * es, n * es);
     }
     d.finish(k);
   }

@@ -5,6 +5,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
+#include "core/coll/stream_copy.h"
 #include "core/comm/communicator.h"
 
 namespace smd {
@@ -26,7 +27,7 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
     if (me == a.root) copy_bytes(mine, at(a.sendbuf, rk.off, es), rk.len * es);
     d.post_and_wait(k, a.root);
     if (me != a.root)
-      copy_bytes(at(a.recvbuf, rk.off, es), d.arena().buf(a.root, d.round(k)), rk.len * es);
+      copy_out(at(a.recvbuf, rk.off, es), d.arena().buf(a.root, d.round(k)), rk.len * es, n * es);
     d.finish(k);
   }
 }

@@ -34,14 +34,18 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char
 }
 
 uint8_t *DirectOp::begin(uint64_t k) {
-  arena_.wait_reusable(round(k), waiter_);
-  return arena_.buf(arena_.rank(), round(k));
+  uint64_t r = round(k);
+  arena_.wait_reusable(r, waiter_);
+  // Everyone consumed, so posted, every round up to r - kSlots.
+  if (r >= Arena::kSlots) verify_earlier(r - Arena::kSlots + 1);
+  return arena_.buf(arena_.rank(), r);
 }
 
 void DirectOp::post_and_wait(uint64_t k, int from) {
   uint64_t r = round(k);
+  int me = arena_.rank();
   if (k == 0) {
-    OpDesc &d = arena_.desc(arena_.rank(), r);
+    OpDesc &d = arena_.desc(me, r);
     d.round = r;
     d.kind = static_cast<uint32_t>(args_.kind);
     d.datatype = static_cast<uint32_t>(args_.datatype);
@@ -50,9 +54,27 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     d.count = args_.count;
   }
   arena_.post(r);
-  if (k == 0 || from < 0) arena_.wait_posted(r, waiter_);
-  else arena_.wait_posted_by(from, r, waiter_);
-  if (k == 0) check_agreement(k);
+  if (from < 0) {
+    arena_.wait_posted(r, waiter_);
+    if (k == 0) {
+      verify_earlier(r);
+      check_agreement(r, arena_.desc(me, r), -1, false);
+    }
+  } else if (from != me) {
+    arena_.wait_posted_by(from, r, waiter_);
+    if (k == 0) check_agreement(r, arena_.desc(me, r), from, false);
+  } else if (k == 0) {
+    arena_.unverified().push_back(arena_.desc(me, r));
+  }
+}
+
+void DirectOp::verify_earlier(uint64_t posted_by_all) {
+  auto &pending = arena_.unverified();
+  while (!pending.empty() && pending.front().round < posted_by_all) {
+    OpDesc mine = pending.front();
+    pending.erase(pending.begin());
+    check_agreement(mine.round, mine, -1, true);
+  }
 }
 
 void DirectOp::wait_reduced(uint64_t k, int from) {
@@ -65,19 +87,25 @@ const void *const *DirectOp::sources(uint64_t k, size_t offset) {
   return srcs_.data();
 }
 
-void DirectOp::check_agreement(uint64_t k) {
-  uint64_t r = round(k);
-  const OpDesc &mine = arena_.desc(arena_.rank(), r);
+void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier) {
+  // A member whose slot moved past r (possible only for a deferred check)
+  // had compared itself with the root and agreed.
+  auto skip = [&](int j) {
+    return (only >= 0 && j != only && j != arena_.rank()) ||
+           (earlier && arena_.desc(j, r).round > r);
+  };
   bool differ = false;
   for (int j = 0; j < arena_.size() && !differ; ++j) {
-    const OpDesc &d = arena_.desc(j, r);
+    if (skip(j)) continue;
+    const OpDesc &d = j == arena_.rank() ? mine : arena_.desc(j, r);
     differ = d.round != mine.round || d.kind != mine.kind || d.datatype != mine.datatype ||
              d.op != mine.op || d.root != mine.root || d.count != mine.count;
   }
   if (!differ) return;
   std::string s;
   for (int j = 0; j < arena_.size(); ++j) {
-    const OpDesc &d = arena_.desc(j, r);
+    if (skip(j)) continue;
+    const OpDesc &d = j == arena_.rank() ? mine : arena_.desc(j, r);
     if (d.round != mine.round) {
       s += format("; rank %d: out of step (a different number of collectives were called)", j);
       continue;
@@ -90,6 +118,10 @@ void DirectOp::check_agreement(uint64_t k) {
       s += format(" op=%s", op_name(static_cast<smd_op_t>(d.op)));
     if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" root=%d", d.root);
   }
+  if (earlier)
+    fail(SMD_ERR_MISMATCH, "%s on %s: an earlier %s was called with different arguments%s",
+         coll_name(args_.kind), comm_.where().c_str(),
+         coll_name(static_cast<CollKind>(mine.kind)), s.c_str());
   fail(SMD_ERR_MISMATCH, "%s on %s: ranks called it with different arguments%s",
        coll_name(args_.kind), comm_.where().c_str(), s.c_str());
 }

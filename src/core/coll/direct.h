@@ -22,8 +22,10 @@ class DirectOp {
 
   // Round k, step 1: wait until my staging buffer may be rewritten; returns it.
   uint8_t *begin(uint64_t k);
-  // Step 2: post round k and wait for every member's post (or only
-  // `from`'s, after the first round). Round 0 checks the descriptors.
+  // Step 2: post round k and wait for every member's post. With `from`
+  // (a broadcast's root), the others wait only for its post and the root
+  // for nobody. Round 0 checks the descriptors: against every member's, or
+  // against the root's; the root checks its own later (verify_earlier).
   void post_and_wait(uint64_t k, int from = -1);
   // Step 3 helpers for algorithms that reduce into staging.
   void post_reduced(uint64_t k) { arena_.post_reduced(round(k)); }
@@ -35,7 +37,11 @@ class DirectOp {
   const void *const *sources(uint64_t k, size_t offset);
 
  private:
-  void check_agreement(uint64_t k);
+  // Fails with SMD_ERR_MISMATCH unless `mine` (of round r) agrees with the
+  // descriptor of every member (or only `only`) that still holds round r.
+  void check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier);
+  // Checks the deferred descriptors of rounds before `posted_by_all`.
+  void verify_earlier(uint64_t posted_by_all);
   Comm &comm_;
   const CollArgs &args_;
   Arena &arena_;

@@ -11,7 +11,7 @@ namespace smd {
 
 namespace {
 // Staging per member and round: large enough to stream at memory speed,
-// small enough that all members' buffers stay in the last-level cache.
+// small enough that all members' slots stay in the last-level cache.
 constexpr size_t kDefaultChunk = 256 * 1024;
 
 struct alignas(64) Counter {
@@ -25,7 +25,7 @@ struct Arena::Header {
   alignas(64) std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> sleeping{0};
   std::atomic<uint32_t> aborted{0};
-  alignas(64) OpDesc desc[2];
+  alignas(64) OpDesc desc[Arena::kSlots];
 };
 static_assert(sizeof(OpDesc) == 64);
 
@@ -39,7 +39,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->bases_.assign(a->size_, nullptr);
   a->segments_.assign(a->size_, nullptr);
 
-  size_t bytes = kHeaderBytes + 2 * a->chunk_;
+  size_t bytes = kHeaderBytes + kSlots * a->chunk_;
   void *mine = nullptr;
   Bytes handle;
   a->segments_[a->rank_] = transport.segment_create(bytes, &mine, &handle);
@@ -69,7 +69,7 @@ Arena::~Arena() {
     if (segments_[r]) transport_->segment_release(segments_[r]);
 }
 
-OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round & 1]; }
+OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round % kSlots]; }
 
 void Arena::wake_sleepers() {
   // Pairs with the fence in sleep(): either the sleeper sees our counter or
@@ -129,7 +129,7 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
 }
 
 void Arena::wait_reusable(uint64_t round, Waiter &w) {
-  if (round >= 2) wait_counter(kConsumed, round - 1, w);
+  if (round >= kSlots) wait_counter(kConsumed, round - kSlots + 1, w);
 }
 
 void Arena::post(uint64_t round) {

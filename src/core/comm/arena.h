@@ -2,19 +2,23 @@
 // every member maps every member's segment, so the direct algorithms move
 // data by plain loads and stores with no messages at all.
 //
-// Each member's segment holds three monotonic counters, an operation
-// descriptor and a doorbell in its header, then two staging buffers used
-// alternately by "rounds". A collective is a sequence of rounds; every
+// Each member's segment holds three monotonic counters, operation
+// descriptors and a doorbell in its header, then kSlots staging buffers
+// used in turn by "rounds". A collective is a sequence of rounds; every
 // member takes part in every round, so rounds are numbered identically on
 // all members. In round R a member:
-//   1. waits until all members consumed round R-2 (they finished reading
-//      the buffer R&1 of everyone), then fills its own buffer R&1;
-//   2. posts R (posted = R+1) and waits until all members posted R;
-//   3. reads peers' buffers R&1 (and may write results into its own buffer,
+//   1. waits until all members consumed round R-kSlots (they finished
+//      reading slot R%kSlots of everyone), then fills its own slot;
+//   2. posts R (posted = R+1) and waits until the members it reads from
+//      posted R;
+//   3. reads peers' slots (and may write results into its own slot,
 //      posting `reduced` so peers can copy them);
 //   4. marks R consumed.
 // The counters never reset, so no extra synchronisation separates
-// collectives, and a member may run one round ahead of the others.
+// collectives, and a member may run up to kSlots-1 rounds ahead of the
+// slowest: a broadcast root, which waits for nobody, can post several
+// small broadcasts before its receivers are scheduled (what matters when
+// ranks outnumber cores).
 #pragma once
 
 #include <atomic>
@@ -52,7 +56,7 @@ class Arena {
   size_t chunk() const { return chunk_; }
   // Member r's staging buffer of round R.
   uint8_t *buf(int r, uint64_t round) const {
-    return bases_[r] + kHeaderBytes + (round & 1) * chunk_;
+    return bases_[r] + kHeaderBytes + (round % kSlots) * chunk_;
   }
   OpDesc &desc(int r, uint64_t round) const;
 
@@ -80,10 +84,16 @@ class Arena {
   // Sleep on this member's doorbell (woken by any peer's post).
   void sleep(int64_t timeout_us);
   void wake_self();
+  // Descriptors of operations whose agreement this member could not check
+  // when it ran them (a broadcast root waits for nobody); checked once all
+  // members are known to have posted those rounds.
+  std::vector<OpDesc> &unverified() { return unverified_; }
+
   // Which members have not yet posted / reduced `round` (for messages).
   std::vector<int> not_posted(uint64_t round) const;
 
   static constexpr size_t kHeaderBytes = 4096;
+  static constexpr uint64_t kSlots = 4;
 
  private:
   struct Header;
@@ -97,6 +107,7 @@ class Arena {
   uint64_t next_round_ = 0;
   std::vector<uint8_t *> bases_;
   std::vector<void *> segments_;
+  std::vector<OpDesc> unverified_;
   Transport *transport_ = nullptr;
 };
 

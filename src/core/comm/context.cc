@@ -243,11 +243,12 @@ void Context::open_transports(const std::string &choice) {
   where.node_count = topology_.node_count;
   where.timeout_ms = timeout_ms_;
 
-  auto open = [&](const std::string &name) -> Transport * {
-    transports_.push_back(std::make_unique<Transport>(load_plugin(name), where));
+  auto start = [&](std::shared_ptr<LoadedPlugin> plugin) -> Transport * {
+    transports_.push_back(std::make_unique<Transport>(std::move(plugin), where));
     transport_list_.push_back(transports_.back().get());
     return transports_.back().get();
   };
+  auto open = [&](const std::string &name) { return start(load_plugin(name)); };
 
   if (choice == "auto" || choice.empty()) {
     if (need_local) {
@@ -263,7 +264,11 @@ void Context::open_transports(const std::string &choice) {
       std::string tried;
       for (auto &n : candidates) {
         try {
-          remote_transport_ = open(n);
+          auto plugin = load_plugin(n);
+          // Checked before init: a plugin for one node cannot serve between nodes.
+          if (plugin->table->caps & SMD_TRANSPORT_CAP_INTRA_NODE_ONLY)
+            fail(SMD_ERR_PLUGIN, "plugin %s reaches only ranks of one node", plugin->path.c_str());
+          remote_transport_ = start(std::move(plugin));
           SMD_INFO("init", "transport between nodes: %s (auto: first usable of %s)", n.c_str(),
                    "efa, ucx, then any other plugin found");
           break;

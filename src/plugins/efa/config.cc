@@ -7,10 +7,9 @@
 
 namespace smd_efa {
 
+// Empty counts as unset.
 static const char *param(Context *ctx, const char *name) {
-  const smd_transport_host_t *h = ctx->host;
-  if (h == nullptr || h->get_param == nullptr) return nullptr;
-  const char *v = h->get_param(h->host, name);
+  const char *v = smd_plugin::param(ctx, name);
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 

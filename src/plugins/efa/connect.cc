@@ -72,6 +72,7 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
   Endpoint *e = ep.release();
   ctx->endpoints.push_back(e);
   e->pid = h.pid;
+  if (peer != ctx->rank) remember_region(ctx, e, a.name, h.name_len);
   if (peer != ctx->rank) cma_probe(ctx, e, h.pid, h.nonce_addr, h.nonce);
   if (ctx->prov.framed) frames_open(ctx, e);
   struct sockaddr_storage ss;
@@ -98,6 +99,7 @@ void endpoint_reap(Context *ctx, Endpoint *ep) {
   // The provider holds nothing that names this peer: drop its entry (a
   // connection-oriented provider closes its connection).
   fi_av_remove(ctx->av, &ep->addr, 1, 0);
+  reclaim_region(ctx, ep);
   auto drop = [ep](std::vector<Endpoint *> &v) {
     v.erase(std::remove(v.begin(), v.end(), ep), v.end());
   };

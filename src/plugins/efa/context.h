@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "framing.h"
+#include "host_calls.h"
 #include "mr_cache.h"
 #include "request.h"
 #include "smd_transport.h"
@@ -69,6 +70,7 @@ struct Endpoint {
   uint64_t peer_nonce = 0;
   int32_t pid = 0;   // the peer's process, when on this machine
   bool cma = false;  // its memory is readable (pull.cc)
+  std::string region;  // shm provider: its /dev/shm name (leftovers.cc)
   uint8_t hello[16];
   size_t hello_got = 0;
 };
@@ -104,6 +106,7 @@ struct Provider {
   bool directed_recv = false;  // receives name their source address
   bool rma = false;            // fi_read towards registered memory
   bool remote_comm = true;     // reaches other nodes
+  bool shm = false;            // the shm provider (leftovers.cc)
   bool mr_local = false;       // pass registered descriptors (ours or required)
   bool mr_virt_addr = false;   // RMA addresses are virtual, not offsets
   bool mr_prov_key = false;    // the provider chooses keys
@@ -157,13 +160,10 @@ struct Context {
   std::vector<char> frame_out;  // framed: where a first part is assembled
 };
 
-// ---- errors, logging, parameters (host.cc)
-Status fail(Context *ctx, Status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-Status fail_host(const smd_transport_host_t *host, Status status,
-                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void log_line(Context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+// ---- errors, logging, parameters (src/plugins/util, config.cc)
+using smd_plugin::fail;
+using smd_plugin::fail_host;
+using smd_plugin::log_line;
 Status read_config(Context *ctx, Config *cfg);
 // The status a libfabric error (positive FI_E* / errno) maps to, and
 // whether it means the peer is gone.
@@ -280,6 +280,12 @@ void liveness_unwatch(Endpoint *ep);
 void liveness_tick(Context *ctx, bool now);
 // File descriptors worth waking up for (listener, watched peers).
 void liveness_fds(Context *ctx, std::vector<int> *fds);
+
+// ---- what dead shm peers leave behind (leftovers.cc)
+// Notes the shm region named by a peer's endpoint name.
+void remember_region(Context *ctx, Endpoint *ep, const uint8_t *name, size_t len);
+// Unlinks it if the peer died and its process is gone.
+void reclaim_region(Context *ctx, Endpoint *ep);
 
 // ---- memory (memory.cc)
 Status mem_register(Context *ctx, void *ptr, size_t size, void **mr);

@@ -1,9 +1,7 @@
 // The exported v1 table. Each entry checks its handles, catches every C++
 // exception (none may cross the C ABI) and calls into the implementation.
-#include <exception>
-#include <new>
-
 #include "context.h"
+#include "guard.h"
 
 using namespace smd_efa;
 
@@ -15,21 +13,10 @@ Context *as_context(void *p) {
 }
 
 template <class F>
-Status guarded(Context *ctx, const char *what, F body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY, "efa: %s: out of memory", what);
-  } catch (const std::exception &e) {
-    return fail(ctx, SMD_TRANSPORT_ERR_OTHER, "efa: %s: %s", what, e.what());
-  }
-}
-
-template <class F>
 Status with_context(void *c, const char *what, F body) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, what, [&] { return body(ctx); });
+  return smd_plugin::guard(ctx->host, "efa", what, [&] { return body(ctx); });
 }
 
 // Runs body(ctx, ep) after checking both handles.
@@ -56,13 +43,7 @@ Registration *as_registration(void *p, bool *bad) {
 }
 
 Status efa_init(const smd_transport_host_t *host, void **ctx) {
-  try {
-    return context_init(host, ctx);
-  } catch (const std::bad_alloc &) {
-    return fail_host(host, SMD_TRANSPORT_ERR_NO_MEMORY, "efa: init: out of memory");
-  } catch (const std::exception &e) {
-    return fail_host(host, SMD_TRANSPORT_ERR_OTHER, "efa: init: %s", e.what());
-  }
+  return smd_plugin::guard(host, "efa", "init", [&] { return context_init(host, ctx); });
 }
 
 Status efa_finalize(void *c) {

@@ -33,22 +33,6 @@ static uint64_t random_nonce() {
   return v | 1;  // never 0
 }
 
-static Status check_host(const smd_transport_host_t *host) {
-  if (host == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  if (host->struct_size < sizeof(smd_transport_host_t) ||
-      host->abi_version != SMD_TRANSPORT_ABI_VERSION)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                     "efa: host struct of %zu bytes, ABI %u; expected %zu "
-                     "bytes, ABI %u",
-                     host->struct_size, host->abi_version,
-                     sizeof(smd_transport_host_t), SMD_TRANSPORT_ABI_VERSION);
-  if (host->world_size < 1 || host->rank < 0 || host->rank >= host->world_size)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                     "efa: rank %d outside a world of %d", host->rank,
-                     host->world_size);
-  return SMD_TRANSPORT_OK;
-}
-
 static Status fi_fail(Context *ctx, const char *what, int rc) {
   return fail(ctx, status_of_fi_error(rc), "efa: %s (provider %s) failed: %s",
               what, ctx->prov.name.c_str(), fi_strerror(-rc));
@@ -121,6 +105,7 @@ static int cache_register(void *owner, uintptr_t base, size_t len, struct fid_mr
 static void close_all(Context *ctx) {
   for (Endpoint *ep : ctx->endpoints) {
     liveness_unwatch(ep);
+    reclaim_region(ctx, ep);
     ep->magic = 0;
     delete ep;
   }
@@ -155,7 +140,7 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   if (out == nullptr)
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "efa: init: ctx is NULL");
   *out = nullptr;
-  if (Status s = check_host(host)) return s;
+  if (Status s = smd_plugin::check_host(host, "efa")) return s;
   auto *ctx = new Context;
   ctx->host = host;
   ctx->rank = host->rank;

@@ -198,9 +198,12 @@ void repost(Context *ctx, Request *r) {
 }
 
 void flush_queues(Context *ctx, Endpoint *ep) {
-  if (!acks_flush(ctx, ep)) return;
-  for (std::deque<Request *> *q : {&ep->tx_queue, &ep->part_queue, &ep->rx_queue})
-    while (!q->empty()) {
+  // Receives first and whatever the peer's queues hold: a peer can only
+  // take our sends (and acknowledgements) while we take its messages, so
+  // refused sends must never hold our receives back (both would wait).
+  const bool acked = acks_flush(ctx, ep);
+  for (std::deque<Request *> *q : {&ep->part_queue, &ep->rx_queue, &ep->tx_queue})
+    while (!q->empty() && (acked || q != &ep->tx_queue)) {
       Request *r = q->front();
       ssize_t rc = post(ctx, r);
       if (rc == -FI_EAGAIN) break;

@@ -194,6 +194,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
 
   Provider &p = ctx->prov;
   p.name = prov;
+  p.shm = local_only_name(prov.c_str());
   p.domain = domain;
   p.directed_recv = (info->caps & FI_DIRECTED_RECV) != 0;
   p.rma = (info->caps & FI_RMA) != 0 && (info->caps & FI_READ) != 0;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "request_list.h"
 #include "smd_transport.h"
 
 namespace smd_efa {
@@ -95,24 +96,8 @@ class RequestPool {
   uint32_t count_ = 0;
 };
 
-// Intrusive list through prev/next: the unfinished requests of one
-// endpoint, failed together when its peer dies.
-struct RequestList {
-  Request *head = nullptr;
-  void push(Request *r) {
-    r->prev = nullptr;
-    r->next = head;
-    if (head != nullptr) head->prev = r;
-    head = r;
-  }
-  void remove(Request *r) {
-    if (r->prev != nullptr)
-      r->prev->next = r->next;
-    else
-      head = r->next;
-    if (r->next != nullptr) r->next->prev = r->prev;
-    r->prev = r->next = nullptr;
-  }
-};
+// The unfinished requests of one endpoint, failed together when its peer
+// dies.
+using RequestList = smd_plugin::IntrusiveList<Request, &Request::prev, &Request::next>;
 
 }  // namespace smd_efa

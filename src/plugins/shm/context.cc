@@ -50,17 +50,10 @@ static Status read_params(Context *ctx) {
   return SMD_TRANSPORT_OK;
 }
 
-static Status check_host(const smd_transport_host_t *host) {
-  if (host == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  if (host->struct_size < sizeof(smd_transport_host_t) ||
-      host->abi_version != SMD_TRANSPORT_ABI_VERSION)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                     "shm: host struct of %zu bytes, ABI %u; expected %zu "
-                     "bytes, ABI %u",
-                     host->struct_size, host->abi_version,
-                     sizeof(smd_transport_host_t), SMD_TRANSPORT_ABI_VERSION);
-  if (host->rank < 0 || host->rank >= host->world_size ||
-      host->local_rank < 0 || host->local_rank >= host->local_size ||
+// What the host says, plus a consistent place on the node.
+static Status check_placement(const smd_transport_host_t *host) {
+  if (Status s = smd_plugin::check_host(host, "shm")) return s;
+  if (host->local_rank < 0 || host->local_rank >= host->local_size ||
       host->local_size > host->world_size)
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
                      "shm: inconsistent placement: rank %d of %d, local "
@@ -97,7 +90,7 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   if (out == nullptr)
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "shm: init: ctx is NULL");
   *out = nullptr;
-  if (Status s = check_host(host)) return s;
+  if (Status s = check_placement(host)) return s;
   auto *ctx = new Context;
   ctx->host = host;
   ctx->rank = host->rank;

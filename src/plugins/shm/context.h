@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cell_kind.h"
+#include "host_calls.h"
 #include "layout.h"
 #include "node_identity.h"
 #include "request.h"
@@ -128,14 +129,11 @@ struct Context {
   std::unordered_set<Segment *> segments;
 };
 
-// ---- errors and logging (host.cc)
-Status fail(Context *ctx, Status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-Status fail_host(const smd_transport_host_t *host, Status status,
-                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void log_line(Context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-const char *param(Context *ctx, const char *name);
+// ---- errors, logging, parameters (../util/host_calls.h)
+using smd_plugin::fail;
+using smd_plugin::fail_host;
+using smd_plugin::log_line;
+using smd_plugin::param;
 
 // ---- lifecycle (context.cc, connect.cc)
 Status context_init(const smd_transport_host_t *host, void **out);
@@ -222,7 +220,5 @@ Status segment_release(Context *ctx, Segment *segment);
 long cma_read(pid_t pid, void *local, uint64_t remote, size_t size);
 bool cma_probe();
 
-// Status names for messages.
-const char *status_name(Status s);
 
 }  // namespace smd_shm

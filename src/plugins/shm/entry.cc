@@ -1,11 +1,10 @@
 // The exported v1 table. Each entry checks its handles, catches every C++
 // exception (none may cross the C ABI) and calls into the implementation.
-#include <exception>
-#include <new>
-
 #include "context.h"
+#include "guard.h"
 
 using namespace smd_shm;
+using smd_plugin::guard;
 
 namespace {
 
@@ -14,15 +13,10 @@ Context *as_context(void *p) {
   return c != nullptr && c->magic == kContextMagic ? c : nullptr;
 }
 
+// Runs body() with exceptions turned into statuses.
 template <class F>
 Status guarded(Context *ctx, const char *what, F body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY, "shm: %s: out of memory", what);
-  } catch (const std::exception &e) {
-    return fail(ctx, SMD_TRANSPORT_ERR_OTHER, "shm: %s: %s", what, e.what());
-  }
+  return guard(ctx->host, "shm", what, body);
 }
 
 // Runs body(ctx, ep) after checking both handles.
@@ -44,13 +38,7 @@ Request *as_request(Context *ctx, void *p) {
 }
 
 Status shm_init(const smd_transport_host_t *host, void **ctx) {
-  try {
-    return context_init(host, ctx);
-  } catch (const std::bad_alloc &) {
-    return fail_host(host, SMD_TRANSPORT_ERR_NO_MEMORY, "shm: init: out of memory");
-  } catch (const std::exception &e) {
-    return fail_host(host, SMD_TRANSPORT_ERR_OTHER, "shm: init: %s", e.what());
-  }
+  return guard(host, "shm", "init", [&] { return context_init(host, ctx); });
 }
 
 Status shm_finalize(void *c) {

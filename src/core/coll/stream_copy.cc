@@ -1,0 +1,58 @@
+#include "core/coll/stream_copy.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/util/params.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+namespace smd {
+
+void stream_copy(void *dst, const void *src, size_t bytes) {
+#if defined(__x86_64__)
+  auto *d = static_cast<uint8_t *>(dst);
+  auto *s = static_cast<const uint8_t *>(src);
+  // Align the destination to 16 bytes (SSE2, in every x86-64 CPU).
+  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+  if (head > bytes) head = bytes;
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  size_t blocks = bytes / 64;
+  for (size_t i = 0; i < blocks; ++i, d += 64, s += 64) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 16));
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 32));
+    __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i *>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i *>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i *>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i *>(d + 48), e);
+  }
+  memcpy(d, s, bytes % 64);
+  _mm_sfence();
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+namespace {
+// Read once: the registry is not free to consult in every copy.
+int64_t stream_min_bytes() {
+  static const int64_t v = param_int("SMD_STREAM_MIN_BYTES");
+  return v;
+}
+}  // namespace
+
+void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes) {
+  if (bytes == 0 || dst == src) return;
+  int64_t min = stream_min_bytes();
+  if (min >= 0 && op_bytes >= static_cast<uint64_t>(min)) stream_copy(dst, src, bytes);
+  else memmove(dst, src, bytes);
+}
+
+}  // namespace smd

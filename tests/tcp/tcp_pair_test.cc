@@ -1,0 +1,488 @@
+// Contexts of the tcp plugin in one process, talking through the table
+// over loopback: deterministic coverage of what the conformance driver
+// cannot force from outside (a send cancelled mid-stream, an RTS taken
+// back, a receive cancelled after it agreed to a rendezvous, disconnect,
+// untrusted address blobs and strangers on the listening port, a peer
+// that speaks garbage). All contexts are progressed from this one thread.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "smd_transport.h"
+
+extern "C" const smd_transport_v1_t *smd_transport_plugin_v1(void);
+
+namespace {
+
+using Status = smd_transport_status_t;
+
+struct Host {
+  smd_transport_host_t h{};
+  std::string error;
+  std::vector<std::string> logs;
+  std::map<std::string, std::string> params;
+
+  Host(int rank, int n, int nodes) {
+    h.struct_size = sizeof h;
+    h.abi_version = SMD_TRANSPORT_ABI_VERSION;
+    h.host = this;
+    h.rank = rank;
+    h.world_size = n;
+    h.local_rank = 0;
+    h.local_size = 1;
+    h.node_index = rank % nodes;
+    h.node_count = nodes;
+    h.timeout_ms = 60000;
+    h.log = [](void *self, int, const char *m) { static_cast<Host *>(self)->logs.push_back(m); };
+    h.set_error = [](void *self, const char *m) { static_cast<Host *>(self)->error = m ? m : ""; };
+    h.get_param = [](void *self, const char *name) -> const char * {
+      auto &p = static_cast<Host *>(self)->params;
+      auto it = p.find(name);
+      return it == p.end() ? nullptr : it->second.c_str();
+    };
+  }
+  bool logged(const std::string &text) const {
+    for (const std::string &l : logs)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+std::vector<unsigned char> pattern(size_t n, unsigned seed) {
+  std::vector<unsigned char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 12));
+  return v;
+}
+
+std::vector<unsigned char> address_of(const smd_transport_v1_t *t, void *ctx) {
+  std::vector<unsigned char> a(64);
+  size_t n = a.size();
+  EXPECT_EQ(t->get_address(ctx, a.data(), &n), SMD_TRANSPORT_OK);
+  a.resize(n);
+  return a;
+}
+
+// A world of `n` contexts (all of them ranks of this process), each
+// connected to every other.
+class TcpWorld : public ::testing::Test {
+ protected:
+  const smd_transport_v1_t *t = smd_transport_plugin_v1();
+  std::deque<Host> host;  // stable addresses: each Host is its own callbacks' context
+  std::vector<void *> ctx;
+  std::vector<std::vector<void *>> ep;  // ep[i][j]: i's endpoint to j
+  std::vector<std::vector<unsigned char>> addr;
+
+  void start(int n, int nodes = 1) {
+    host.clear();
+    for (int i = 0; i < n; ++i) host.emplace_back(i, n, nodes);
+    ctx.assign(size_t(n), nullptr);
+    ep.assign(size_t(n), std::vector<void *>(size_t(n), nullptr));
+    addr.assign(size_t(n), {});
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(t->init(&host[size_t(i)].h, &ctx[size_t(i)]), SMD_TRANSPORT_OK)
+          << host[size_t(i)].error;
+      addr[size_t(i)] = address_of(t, ctx[size_t(i)]);
+    }
+  }
+  void connect(int i, int j) {
+    ASSERT_EQ(t->connect(ctx[size_t(i)], j, addr[size_t(j)].data(), addr[size_t(j)].size(),
+                         &ep[size_t(i)][size_t(j)]),
+              SMD_TRANSPORT_OK)
+        << host[size_t(i)].error;
+  }
+  void connect_all() {
+    for (size_t i = 0; i < ctx.size(); ++i)
+      for (size_t j = 0; j < ctx.size(); ++j)
+        if (i != j) connect(int(i), int(j));
+  }
+  void TearDown() override {
+    for (void *c : ctx) {
+      if (c != nullptr) {
+        EXPECT_EQ(t->finalize(c), SMD_TRANSPORT_OK);
+      }
+    }
+  }
+
+  void *send(int from, int to, const void *buf, size_t n, uint64_t tag) {
+    void *req = nullptr;
+    EXPECT_EQ(t->isend(ctx[size_t(from)], ep[size_t(from)][size_t(to)], buf, n, nullptr, tag, &req),
+              SMD_TRANSPORT_OK)
+        << host[size_t(from)].error;
+    return req;
+  }
+  void *recv(int at, int from, void *buf, size_t n, uint64_t tag) {
+    void *req = nullptr;
+    EXPECT_EQ(t->irecv(ctx[size_t(at)], ep[size_t(at)][size_t(from)], buf, n, nullptr, tag, &req),
+              SMD_TRANSPORT_OK)
+        << host[size_t(at)].error;
+    return req;
+  }
+  void progress_all(int rounds = 1) {
+    for (int k = 0; k < rounds; ++k)
+      for (void *c : ctx)
+        if (c != nullptr) t->progress(c);
+  }
+  // Drives every context until req (of context `owner`) finishes.
+  Status finish(int owner, void *req, size_t *size = nullptr) {
+    for (int i = 0; i < 2000000; ++i) {
+      int done = 0;
+      Status s = t->test(ctx[size_t(owner)], req, &done, size);
+      if (done) return s;
+      progress_all();
+    }
+    ADD_FAILURE() << "request never finished";
+    return SMD_TRANSPORT_ERR_OTHER;
+  }
+  // One test() call; true if the request finished (it is then released).
+  bool poll_once(int owner, void *req, Status *s) {
+    int done = 0;
+    *s = t->test(ctx[size_t(owner)], req, &done, nullptr);
+    return done != 0;
+  }
+};
+
+TEST_F(TcpWorld, EagerAndRendezvousPostedAndUnexpectedBothWays) {
+  start(2);
+  connect_all();
+  for (size_t n : {size_t(0), size_t(1), size_t(65536), size_t(65537), (size_t(1) << 20) + 5,
+                   size_t(3) << 20}) {
+    for (int from = 0; from < 2; ++from) {
+      for (bool posted_first : {true, false}) {
+        SCOPED_TRACE(std::to_string(n) + " bytes from " + std::to_string(from) +
+                     (posted_first ? ", receive posted first" : ", unexpected"));
+        std::vector<unsigned char> out = pattern(n, unsigned(n + from)), in(n + 1, 0xee);
+        void *r = posted_first ? recv(1 - from, from, in.data(), n, 5) : nullptr;
+        void *s = send(from, 1 - from, out.data(), n, 5);
+        if (!posted_first) {
+          progress_all(20);
+          r = recv(1 - from, from, in.data(), n, 5);
+        }
+        size_t got = 99;
+        EXPECT_EQ(finish(1 - from, r, &got), SMD_TRANSPORT_OK) << host[size_t(1 - from)].error;
+        EXPECT_EQ(finish(from, s), SMD_TRANSPORT_OK) << host[size_t(from)].error;
+        EXPECT_EQ(got, n);
+        EXPECT_EQ(0, memcmp(in.data(), out.data(), n));
+        EXPECT_EQ(in[n], 0xee) << "wrote past the message";
+      }
+    }
+  }
+}
+
+TEST_F(TcpWorld, SameTagInOrderAcrossProtocols) {
+  start(2);
+  connect_all();
+  // Large, small, large, small on one tag: the order survives the
+  // rendezvous of the large ones.
+  std::vector<size_t> sizes = {200000, 10, 150000, 0, 70000, 3};
+  std::vector<std::vector<unsigned char>> out, in;
+  std::vector<void *> sends, recvs;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out.push_back(pattern(sizes[i], unsigned(i)));
+    sends.push_back(send(0, 1, out.back().data(), sizes[i], 9));
+  }
+  progress_all(50);
+  for (size_t i = 0; i < sizes.size(); ++i) in.emplace_back(sizes[i] + 8, 0);
+  for (size_t i = 0; i < sizes.size(); ++i) recvs.push_back(recv(1, 0, in[i].data(), in[i].size(), 9));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    size_t got = 0;
+    EXPECT_EQ(finish(1, recvs[i], &got), SMD_TRANSPORT_OK) << host[1].error;
+    EXPECT_EQ(got, sizes[i]) << "message " << i;
+    EXPECT_EQ(0, memcmp(in[i].data(), out[i].data(), sizes[i])) << "message " << i;
+  }
+  for (void *s : sends) EXPECT_EQ(finish(0, s), SMD_TRANSPORT_OK);
+}
+
+TEST_F(TcpWorld, TruncationKeepsTheFirstBytesAndTheSenderSucceeds) {
+  start(2);
+  connect_all();
+  for (size_t n : {size_t(5000), size_t(5) << 20}) {
+    for (bool posted_first : {true, false}) {
+      std::vector<unsigned char> out = pattern(n, 3), in(100, 0);
+      void *r = posted_first ? recv(1, 0, in.data(), in.size(), 4) : nullptr;
+      void *s = send(0, 1, out.data(), n, 4);
+      if (!posted_first) {
+        progress_all(20);
+        r = recv(1, 0, in.data(), in.size(), 4);
+      }
+      size_t got = 0;
+      EXPECT_EQ(finish(1, r, &got), SMD_TRANSPORT_ERR_TRUNCATED);
+      EXPECT_NE(host[1].error.find("truncated to the 100-byte receive"), std::string::npos)
+          << host[1].error;
+      EXPECT_EQ(got, 100u);
+      EXPECT_EQ(0, memcmp(in.data(), out.data(), 100));
+      EXPECT_EQ(finish(0, s), SMD_TRANSPORT_OK) << host[0].error;
+    }
+  }
+  // The stream is intact afterwards.
+  std::vector<unsigned char> out = pattern(300, 1), in(300, 0);
+  void *r = recv(1, 0, in.data(), 300, 4);
+  EXPECT_EQ(finish(0, send(0, 1, out.data(), 300, 4)), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(1, r), SMD_TRANSPORT_OK);
+  EXPECT_EQ(in, out);
+}
+
+TEST_F(TcpWorld, CancelledUnexpectedRtsIsRetracted) {
+  start(2);
+  connect_all();
+  std::vector<unsigned char> big = pattern(size_t(2) << 20, 1), small = pattern(64, 2);
+  void *s = send(0, 1, big.data(), big.size(), 7);
+  progress_all(20);  // the RTS waits at rank 1 as unexpected
+  ASSERT_EQ(t->cancel(ctx[0], s), SMD_TRANSPORT_OK);
+  void *s2 = send(0, 1, small.data(), small.size(), 7);
+  progress_all(20);  // RETRACT and the small message arrive
+  std::vector<unsigned char> in(big.size(), 0);
+  void *r = recv(1, 0, in.data(), in.size(), 7);
+  size_t got = 0;
+  EXPECT_EQ(finish(1, r, &got), SMD_TRANSPORT_OK) << host[1].error;
+  EXPECT_EQ(got, small.size()) << "the cancelled message was delivered";
+  EXPECT_EQ(0, memcmp(in.data(), small.data(), small.size()));
+  EXPECT_EQ(finish(0, s2), SMD_TRANSPORT_OK);
+}
+
+TEST_F(TcpWorld, SendCancelledMidStreamAbortsTheReceive) {
+  start(2);
+  connect_all();
+  size_t n = size_t(64) << 20;
+  std::vector<unsigned char> out(n, 0x5a), in(n, 0);
+  void *r = recv(1, 0, in.data(), n, 3);
+  void *s = send(0, 1, out.data(), n, 3);
+  // RTS out, CTS back, a few MiB of DATA: far from 64 MiB.
+  progress_all(3);
+  Status st;
+  ASSERT_FALSE(poll_once(0, s, &st)) << "64 MiB went in 3 rounds";
+  ASSERT_EQ(t->cancel(ctx[0], s), SMD_TRANSPORT_OK);
+  memset(out.data(), 0, n);  // the plugin must not read it any more
+  EXPECT_EQ(finish(1, r), SMD_TRANSPORT_ERR_CANCELED);
+  EXPECT_NE(host[1].error.find("sender cancelled"), std::string::npos) << host[1].error;
+  // The next message on the tag is whole.
+  std::vector<unsigned char> small = pattern(1000, 4), in2(1000, 0);
+  r = recv(1, 0, in2.data(), in2.size(), 3);
+  EXPECT_EQ(finish(0, send(0, 1, small.data(), small.size(), 3)), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(1, r), SMD_TRANSPORT_OK);
+  EXPECT_EQ(in2, small);
+}
+
+TEST_F(TcpWorld, ReceiveCancelledAfterMatchingDropsTheData) {
+  start(2);
+  connect_all();
+  size_t n = size_t(8) << 20;
+  std::vector<unsigned char> out = pattern(n, 5), in(n, 0);
+  void *s = send(0, 1, out.data(), n, 11);
+  progress_all(10);  // the RTS is unexpected at rank 1
+  void *r = recv(1, 0, in.data(), n, 11);  // matches it: CTS queued
+  ASSERT_EQ(t->cancel(ctx[1], r), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(0, s), SMD_TRANSPORT_OK) << host[0].error;
+  for (unsigned char c : in)
+    if (c != 0) {
+      ADD_FAILURE() << "a cancelled receive's buffer was written";
+      break;
+    }
+  // A receive cancelled while its data streams in: the rest is dropped.
+  s = send(0, 1, out.data(), n, 12);
+  r = recv(1, 0, in.data(), n, 12);
+  progress_all(4);
+  Status st;
+  if (!poll_once(1, r, &st)) {
+    ASSERT_EQ(t->cancel(ctx[1], r), SMD_TRANSPORT_OK);
+  }
+  EXPECT_EQ(finish(0, s), SMD_TRANSPORT_OK) << host[0].error;
+  std::vector<unsigned char> small = pattern(77, 6), in2(77, 0);
+  r = recv(1, 0, in2.data(), in2.size(), 12);
+  EXPECT_EQ(finish(0, send(0, 1, small.data(), small.size(), 12)), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(1, r), SMD_TRANSPORT_OK);
+  EXPECT_EQ(in2, small);
+}
+
+TEST_F(TcpWorld, DisconnectCancelsPendingRequests) {
+  start(2);
+  connect_all();
+  std::vector<unsigned char> buf(1 << 20);
+  void *r = recv(0, 1, buf.data(), 16, 1);
+  void *s = send(0, 1, buf.data(), buf.size(), 2);  // an RTS nobody answers
+  ASSERT_EQ(t->disconnect(ctx[0], ep[0][1]), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(0, r), SMD_TRANSPORT_ERR_CANCELED);
+  EXPECT_NE(host[0].error.find("disconnected"), std::string::npos) << host[0].error;
+  EXPECT_EQ(finish(0, s), SMD_TRANSPORT_ERR_CANCELED);
+  void *req = nullptr;
+  EXPECT_EQ(t->isend(ctx[0], ep[0][1], buf.data(), 1, nullptr, 1, &req), SMD_TRANSPORT_ERR_INVALID)
+      << "a disconnected endpoint is no longer valid";
+  // Rank 1 sees rank 0 leave.
+  void *r1 = recv(1, 0, buf.data(), 16, 1);
+  EXPECT_EQ(finish(1, r1), SMD_TRANSPORT_ERR_PEER);
+}
+
+TEST_F(TcpWorld, PeerThatEndsFailsItsRequests) {
+  start(3);
+  connect_all();
+  std::vector<unsigned char> buf(1 << 20), small = pattern(32, 9), got(32, 0);
+  // Rank 2's last message arrives before it goes: still deliverable.
+  void *last = send(2, 0, small.data(), small.size(), 8);
+  EXPECT_EQ(finish(2, last), SMD_TRANSPORT_OK);
+  void *r = recv(0, 2, buf.data(), 16, 1);
+  void *s = send(0, 2, buf.data(), buf.size(), 2);
+  progress_all(5);
+  ASSERT_EQ(t->finalize(ctx[2]), SMD_TRANSPORT_OK);
+  ctx[2] = nullptr;
+  EXPECT_EQ(finish(0, r), SMD_TRANSPORT_ERR_PEER);
+  EXPECT_NE(host[0].error.find("rank 2"), std::string::npos) << host[0].error;
+  EXPECT_EQ(finish(0, s), SMD_TRANSPORT_ERR_PEER);
+  EXPECT_EQ(t->check_peer(ctx[0], ep[0][2]), SMD_TRANSPORT_ERR_PEER);
+  EXPECT_EQ(t->check_peer(ctx[0], ep[0][1]), SMD_TRANSPORT_OK) << host[0].error;
+  void *late = recv(0, 2, got.data(), got.size(), 8);
+  EXPECT_EQ(finish(0, late), SMD_TRANSPORT_OK) << host[0].error;
+  EXPECT_EQ(got, small);
+  EXPECT_EQ(finish(0, send(0, 2, buf.data(), 8, 3)), SMD_TRANSPORT_ERR_PEER);
+  // The survivors still talk.
+  void *r01 = recv(1, 0, got.data(), got.size(), 4);
+  EXPECT_EQ(finish(0, send(0, 1, small.data(), small.size(), 4)), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(1, r01), SMD_TRANSPORT_OK);
+}
+
+TEST_F(TcpWorld, AddressBlobsAreChecked) {
+  start(2);
+  size_t need = 0;
+  unsigned char tiny[1];
+  EXPECT_EQ(t->get_address(ctx[0], tiny, &need), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_EQ(need, addr[0].size());
+  void *e = nullptr;
+  EXPECT_EQ(t->connect(ctx[0], 0, addr[0].data(), addr[0].size(), &e), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_NE(host[0].error.find("this rank"), std::string::npos) << host[0].error;
+  EXPECT_EQ(t->connect(ctx[0], 5, addr[1].data(), addr[1].size(), &e), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_EQ(t->connect(ctx[0], 1, addr[1].data(), addr[1].size() - 1, &e), SMD_TRANSPORT_ERR_INVALID);
+  std::vector<unsigned char> bad = addr[1];
+  bad[0] ^= 0xff;
+  EXPECT_EQ(t->connect(ctx[0], 1, bad.data(), bad.size(), &e), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_NE(host[0].error.find("magic"), std::string::npos) << host[0].error;
+  connect_all();
+  EXPECT_EQ(t->connect(ctx[0], 1, addr[1].data(), addr[1].size(), &e), SMD_TRANSPORT_ERR_INVALID)
+      << "connected twice";
+}
+
+// The address the blob advertises: bytes 8..11.
+std::string advertised(const std::vector<unsigned char> &blob) {
+  char text[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, blob.data() + 8, text, sizeof text);
+  return text;
+}
+
+TEST_F(TcpWorld, AdvertisedAddress) {
+  start(2, 1);
+  EXPECT_EQ(advertised(addr[0]), "127.0.0.1") << "one node: loopback";
+  for (void *&c : ctx) {
+    t->finalize(c);
+    c = nullptr;
+  }
+  Host chosen(0, 2, 2);
+  chosen.params["SMD_TCP_ADDR"] = "127.0.0.1";
+  void *c = nullptr;
+  ASSERT_EQ(t->init(&chosen.h, &c), SMD_TRANSPORT_OK) << chosen.error;
+  EXPECT_EQ(advertised(address_of(t, c)), "127.0.0.1");
+  EXPECT_TRUE(chosen.logged("SMD_TCP_ADDR=127.0.0.1"));
+  t->finalize(c);
+  Host wrong(0, 2, 2);
+  wrong.params["SMD_TCP_ADDR"] = "no.such.host.invalid";
+  c = nullptr;
+  EXPECT_EQ(t->init(&wrong.h, &c), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_NE(wrong.error.find("SMD_TCP_ADDR=no.such.host.invalid"), std::string::npos) << wrong.error;
+}
+
+// A raw socket connected to a context's listening port.
+int dial(const std::vector<unsigned char> &blob) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t((blob[6] << 8) | blob[7]));
+  memcpy(&a.sin_addr.s_addr, blob.data() + 8, 4);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  return fd;
+}
+
+void put64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (56 - 8 * i));
+}
+void put32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
+std::vector<unsigned char> frame(uint32_t kind, uint32_t flags, uint64_t tag, uint64_t size,
+                                 uint64_t id) {
+  std::vector<unsigned char> f(32);
+  put32(f.data(), kind);
+  put32(f.data() + 4, flags);
+  put64(f.data() + 8, tag);
+  put64(f.data() + 16, size);
+  put64(f.data() + 24, id);
+  return f;
+}
+
+TEST_F(TcpWorld, StrangersAreRefusedAndGarbageFailsOnlyThatPeer) {
+  start(3);
+  connect(0, 1);
+  connect(1, 0);
+  // Rank 2 is played by raw sockets.
+  connect(0, 2);
+  uint64_t nonce0 = 0;
+  for (int i = 0; i < 8; ++i) nonce0 = (nonce0 << 8) | addr[0][size_t(16 + i)];
+  // A HELLO for another listener is refused.
+  int stranger = dial(addr[0]);
+  std::vector<unsigned char> hello = frame(1, 1, nonce0 + 1, 2, 3);
+  ASSERT_EQ(write(stranger, hello.data(), hello.size()), ssize_t(hello.size()));
+  progress_all(20);
+  EXPECT_TRUE(host[0].logged("greets another listener")) << "stranger not refused";
+  close(stranger);
+  // A proper HELLO as rank 2, then a frame of an unknown kind.
+  int fake = dial(addr[0]);
+  hello = frame(1, 1, nonce0, 2, 3);
+  ASSERT_EQ(write(fake, hello.data(), hello.size()), ssize_t(hello.size()));
+  std::vector<unsigned char> junk(64);
+  void *r = recv(0, 2, junk.data(), junk.size(), 1);
+  progress_all(20);
+  std::vector<unsigned char> bad = frame(77, 0, 1, 0, 0);
+  ASSERT_EQ(write(fake, bad.data(), bad.size()), ssize_t(bad.size()));
+  EXPECT_EQ(finish(0, r), SMD_TRANSPORT_ERR_PEER);
+  EXPECT_NE(host[0].error.find("protocol error"), std::string::npos) << host[0].error;
+  close(fake);
+  // Ranks 0 and 1 are unaffected.
+  std::vector<unsigned char> out = pattern(100, 1), in(100, 0);
+  void *r1 = recv(1, 0, in.data(), in.size(), 5);
+  EXPECT_EQ(finish(0, send(0, 1, out.data(), out.size(), 5)), SMD_TRANSPORT_OK);
+  EXPECT_EQ(finish(1, r1), SMD_TRANSPORT_OK);
+  EXPECT_EQ(in, out);
+}
+
+TEST_F(TcpWorld, ThousandsOutstandingOverManyTags) {
+  start(2);
+  connect_all();
+  const int kCount = 6000;
+  std::vector<std::vector<unsigned char>> out(kCount), in(kCount);
+  std::vector<void *> sends(kCount), recvs(kCount);
+  for (int i = 0; i < kCount; ++i) {
+    size_t n = i % 500 == 499 ? 100000 : size_t(i % 97);
+    out[size_t(i)] = pattern(n, unsigned(i));
+    in[size_t(i)].assign(n, 0);
+  }
+  // Half the receives before the sends, half after; tags i % 61.
+  for (int i = 0; i < kCount / 2; ++i)
+    recvs[size_t(i)] = recv(1, 0, in[size_t(i)].data(), in[size_t(i)].size(), uint64_t(i % 61));
+  for (int i = 0; i < kCount; ++i)
+    sends[size_t(i)] = send(0, 1, out[size_t(i)].data(), out[size_t(i)].size(), uint64_t(i % 61));
+  progress_all(20);
+  for (int i = kCount / 2; i < kCount; ++i)
+    recvs[size_t(i)] = recv(1, 0, in[size_t(i)].data(), in[size_t(i)].size(), uint64_t(i % 61));
+  for (int i = 0; i < kCount; ++i) {
+    ASSERT_EQ(finish(1, recvs[size_t(i)]), SMD_TRANSPORT_OK) << "message " << i;
+    ASSERT_EQ(in[size_t(i)], out[size_t(i)]) << "message " << i;
+  }
+  for (void *s : sends) ASSERT_EQ(finish(0, s), SMD_TRANSPORT_OK);
+}
+
+}  // namespace
