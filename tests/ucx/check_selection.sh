@@ -6,7 +6,7 @@
 #    SMD_DEBUG=info;
 #  - SMD_TRANSPORT=ucx: ucx, as init says;
 #  - auto, UCX_TLS naming nothing UCX has: the fallback past ucx is logged
-#    and init fails with SMD_ERR_PLUGIN naming ucx and UCX's reason;
+#    with UCX's reason and the tcp plugin serves;
 #  - SMD_TRANSPORT=ucx with that UCX_TLS: the same error, no fallback.
 # Usage: check_selection.sh SMDRUN PROGRAM [ARGS...]
 set -u
