@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "context.h"
@@ -45,8 +46,25 @@ void remember_region(Context *ctx, Endpoint *ep, const uint8_t *name, size_t len
     ep->region = s;
 }
 
+// A killed process may still be tearing down when its sockets close.
+static bool gone_soon(int32_t pid) {
+  for (int i = 0; i < 40; ++i) {
+    if (process_gone(pid)) return true;
+    struct timespec nap = {0, 5'000'000};
+    nanosleep(&nap, nullptr);
+  }
+  return false;
+}
+
 void reclaim_region(Context *ctx, Endpoint *ep) {
-  if (!ep->dead || ep->region.empty() || !process_gone(ep->pid)) return;
+  if (!ep->dead || ep->region.empty()) return;
+  if (!gone_soon(ep->pid)) {
+    log_line(ctx, SMD_TRANSPORT_LOG_INFO,
+             "efa: rank %d (process %d) is still running: its /dev/shm/%s stays",
+             ep->peer, int(ep->pid), ep->region.c_str());
+    ep->region.clear();
+    return;
+  }
   struct stat st;
   std::string path = "/dev/shm/" + ep->region;
   if (stat(path.c_str(), &st) == 0 && st.st_uid == geteuid() &&
