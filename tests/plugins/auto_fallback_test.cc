@@ -65,7 +65,10 @@ TEST(AutoTransport, SkipsUnusablePluginsBetweenNodesAndSaysWhy) {
           {"SMD_NODE_ID", "auto-fallback-node-%r"},
           {"SMD_DEBUG", "info"},
           {"SMD_DEBUG_SUBSYS", "init,plugin"},
-          {"SMD_DEBUG_FILE", logs / "rank-%p.log"}});
+          {"SMD_DEBUG_FILE", logs / "rank-%p.log"},
+          // The loader goes on past the rejected efa to the one built in
+          // the tree; without an EFA device that one must fail its init.
+          {"SMD_EFA_PROVIDER", "efa"}});
   for (size_t r = 0; r < ranks.size(); ++r)
     EXPECT_EQ(ranks[r].result, SMD_SUCCESS) << "rank " << r << ": " << ranks[r].error;
 

@@ -30,6 +30,12 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_SHM_EAGER_LIMIT", "int", "32704", "Largest message the shm transport copies through its rings; larger ones go by cross-memory attach."},
       {"SMD_TCP_ADDR", "string", "", "IPv4 address or host name the tcp transport advertises to peers (it listens on every interface); default: 127.0.0.1 when the world is one node, else the host name's address, else the first interface that is up."},
       {"SMD_UCX_REG_CACHE", "int", "64", "Released memory registrations the ucx transport keeps for reuse (0: unregister at once); dropped when their memory is unmapped."},
+      {"SMD_EFA_PROVIDER", "string", "auto", "libfabric provider of the efa transport: auto (efa when an EFA device is present, else the first provider with reliable tagged endpoints), or a name such as tcp;ofi_rxm, tcp or shm."},
+      {"SMD_EFA_DOMAIN", "string", "", "libfabric domain (device) of the efa transport; default: the provider's first."},
+      {"SMD_EFA_MR_CACHE", "int", "256", "Idle memory registrations the efa transport keeps for reuse (0: deregister at once)."},
+      {"SMD_EFA_MR_LOCAL", "bool", "0", "Make the efa transport register local buffers even where the provider does not require it."},
+      {"SMD_EFA_DIRECTED_RECV", "bool", "1", "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV); 0 carries the sender's rank in the tag instead."},
+      {"SMD_EFA_LIVENESS", "bool", "1", "Let the efa transport watch each peer through a TCP socket, so a dead peer fails requests instead of hanging them."},
       // Algorithms
       {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise) or a list like allreduce=ring,allgather=direct."},
       {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores; 0 = always, -1 = never."},

@@ -1,0 +1,49 @@
+#include "request.h"
+
+#include <cstring>
+
+namespace smd_efa {
+
+const char *op_text(ReqKind k) {
+  switch (k) {
+    case ReqKind::kSend: return "send to";
+    case ReqKind::kGet: return "read from";
+    default: return "receive from";
+  }
+}
+
+Request *RequestPool::alloc() {
+  if (free_.empty()) {
+    if ((count_ & (kChunk - 1)) == 0)
+      chunks_.push_back(std::make_unique<Request[]>(kChunk));
+    at(count_).index = count_;
+    free_.push_back(count_++);
+  }
+  Request *r = &at(free_.back());
+  free_.pop_back();
+  memset(&r->fi, 0, sizeof r->fi);
+  r->magic = kRequestLive;
+  r->kind = ReqKind::kSend;
+  r->state = ReqState::kQueued;
+  r->posted = r->abandoned = false;
+  r->status = r->stopping = SMD_TRANSPORT_OK;
+  r->ep = nullptr;
+  r->buf = r->desc = nullptr;
+  r->cached = nullptr;
+  r->size = r->bytes = 0;
+  r->tag = r->remote = r->key = 0;
+  r->prev = r->next = nullptr;
+  r->stage = 0;
+  r->bounce = r->scratch = nullptr;
+  r->msg_size = 0;
+  r->cookie = 0;
+  r->error.clear();
+  return r;
+}
+
+void RequestPool::release(Request *r) {
+  r->magic = 0;
+  free_.push_back(r->index);
+}
+
+}  // namespace smd_efa
