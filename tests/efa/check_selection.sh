@@ -1,8 +1,10 @@
 #!/bin/sh
 # How the core picks the efa plugin between two fake nodes (smdrun
 # --nodes 2), with only the shm, efa and tcp plugins on SMD_PLUGIN_PATH:
-#  - auto: efa serves between the nodes (over the provider SMD_EFA_PROVIDER
-#    picks; no EFA device here, so libfabric's first RDM provider);
+#  - auto with SMD_EFA_PROVIDER naming a provider: efa leads and serves
+#    between the nodes;
+#  - auto with SMD_EFA_PROVIDER=auto and no EFA device: ucx leads (efa
+#    where ucx is not built), and the log says why;
 #  - auto, SMD_EFA_PROVIDER naming no provider: efa fails init, the core
 #    logs the fallback with efa's reason and the next plugin serves
 #    (ucx where it is built, which the core finds beside libsmd, else tcp);
@@ -26,10 +28,13 @@ run() {
   what="SMD_TRANSPORT=$transport SMD_EFA_PROVIDER=$provider"
 }
 
+run auto 'tcp;ofi_rxm' "$@"
+expect_status ok
+expect 'transport between nodes: efa (auto.*SMD_EFA_PROVIDER=tcp;ofi_rxm asks for libfabric'
+
 run auto auto "$@"
 expect_status ok
-expect 'transport between nodes: efa (auto'
-expect 'efa: provider .*SMD_EFA_PROVIDER=auto'
+expect 'transport between nodes: [a-z]* (auto: first usable of ucx, efa.*ucx first: no EFA device'
 
 run auto $bogus "$@"
 expect_status ok
@@ -41,4 +46,4 @@ expect_status fail
 expect "SMD_ERR_PLUGIN.*transport efa (.*) failed to initialise: efa: SMD_EFA_PROVIDER=$bogus"
 
 [ $failures -eq 0 ] || exit 1
-echo "check_selection: auto picks efa between nodes, logs the fallback, and a failing efa is named"
+echo "check_selection: auto orders efa and ucx as documented, logs the fallback, and a failing efa is named"

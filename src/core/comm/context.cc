@@ -10,6 +10,7 @@
 #include "core/bootstrap/tcp_store_client.h"
 #include "core/bootstrap/tcp_store_server.h"
 #include "core/coll/algo_config.h"
+#include "core/plugin/network_order.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
@@ -256,8 +257,8 @@ void Context::open_transports(const std::string &choice) {
       SMD_INFO("init", "transport within the node: shm (auto: shared memory between local ranks)");
     }
     if (need_remote) {
-      std::vector<std::string> candidates;
-      for (const char *preferred : {"efa", "ucx"}) candidates.push_back(preferred);
+      NetworkOrder order = network_plugin_order();
+      std::vector<std::string> candidates = order.names;
       for (auto &n : discover_plugins())
         if (n != "shm" && std::find(candidates.begin(), candidates.end(), n) == candidates.end())
           candidates.push_back(n);
@@ -269,8 +270,9 @@ void Context::open_transports(const std::string &choice) {
           if (plugin->table->caps & SMD_TRANSPORT_CAP_INTRA_NODE_ONLY)
             fail(SMD_ERR_PLUGIN, "plugin %s reaches only ranks of one node", plugin->path.c_str());
           remote_transport_ = start(std::move(plugin));
-          SMD_INFO("init", "transport between nodes: %s (auto: first usable of %s)", n.c_str(),
-                   "efa, ucx, then any other plugin found");
+          SMD_INFO("init", "transport between nodes: %s (auto: first usable of %s, %s, then any other plugin found; %s first: %s)",
+                   n.c_str(), order.names[0].c_str(), order.names[1].c_str(), order.names[0].c_str(),
+                   order.why.c_str());
           break;
         } catch (const Error &e) {
           tried += "\n  " + e.message();
