@@ -7,6 +7,43 @@
 
 namespace smd {
 
+namespace {
+
+// Descriptors live in shared memory and a slot's is rewritten when the slot
+// is reused, while a broadcast root may still check the old one
+// (verify_earlier). `round` acts as a sequence number: written first, then
+// a release fence, then the fields; a reader copies the fields between two
+// reads of `round` and trusts the copy only if both saw its round.
+void publish_desc(OpDesc &slot, const OpDesc &d) {
+  __atomic_store_n(&slot.round, d.round, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&slot.kind, d.kind, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.datatype, d.datatype, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.op, d.op, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.root, d.root, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.count, d.count, __ATOMIC_RELAXED);
+}
+
+OpDesc read_desc(const OpDesc &slot) {
+  OpDesc d;
+  d.round = __atomic_load_n(&slot.round, __ATOMIC_ACQUIRE);
+  d.kind = __atomic_load_n(&slot.kind, __ATOMIC_RELAXED);
+  d.datatype = __atomic_load_n(&slot.datatype, __ATOMIC_RELAXED);
+  d.op = __atomic_load_n(&slot.op, __ATOMIC_RELAXED);
+  d.root = __atomic_load_n(&slot.root, __ATOMIC_RELAXED);
+  d.count = __atomic_load_n(&slot.count, __ATOMIC_RELAXED);
+  return d;
+}
+
+// False when the slot holds (or is being rewritten for) another round.
+bool read_desc_of_round(const OpDesc &slot, uint64_t round, OpDesc *out) {
+  *out = read_desc(slot);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return out->round == round && __atomic_load_n(&slot.round, __ATOMIC_RELAXED) == round;
+}
+
+}  // namespace
+
 size_t direct_eager_limit(int nranks, size_t chunk) {
   // Each member reads nranks inputs: keep that in the first-level caches.
   size_t limit = (64 * 1024) / static_cast<size_t>(nranks > 2 ? nranks / 2 : 1);
@@ -45,13 +82,14 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
   uint64_t r = round(k);
   int me = arena_.rank();
   if (k == 0) {
-    OpDesc &d = arena_.desc(me, r);
+    OpDesc d;
     d.round = r;
     d.kind = static_cast<uint32_t>(args_.kind);
     d.datatype = static_cast<uint32_t>(args_.datatype);
     d.op = static_cast<uint32_t>(args_.op);
     d.root = args_.root;
     d.count = args_.count;
+    publish_desc(arena_.desc(me, r), d);
   }
   arena_.post(r);
   if (from < 0) {
@@ -88,24 +126,32 @@ const void *const *DirectOp::sources(uint64_t k, size_t offset) {
 }
 
 void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier) {
-  // A member whose slot moved past r (possible only for a deferred check)
-  // had compared itself with the root and agreed.
-  auto skip = [&](int j) {
-    return (only >= 0 && j != only && j != arena_.rank()) ||
-           (earlier && arena_.desc(j, r).round > r);
-  };
+  // One consistent copy of every member's descriptor taken first, so the
+  // verdict and the message see the same thing. A member whose slot moved
+  // past r (possible only for a deferred check: it is rewriting that slot
+  // now) had compared itself with the root and agreed: it is left out.
+  int n = arena_.size();
+  std::vector<OpDesc> seen(static_cast<size_t>(n));
+  std::vector<bool> skip(static_cast<size_t>(n), false);
+  for (int j = 0; j < n; ++j) {
+    size_t i = static_cast<size_t>(j);
+    if (j == arena_.rank()) seen[i] = mine;
+    else if (only >= 0 && j != only) skip[i] = true;
+    else if (earlier) skip[i] = !read_desc_of_round(arena_.desc(j, r), r, &seen[i]);
+    else seen[i] = read_desc(arena_.desc(j, r));
+  }
   bool differ = false;
-  for (int j = 0; j < arena_.size() && !differ; ++j) {
-    if (skip(j)) continue;
-    const OpDesc &d = j == arena_.rank() ? mine : arena_.desc(j, r);
+  for (int j = 0; j < n && !differ; ++j) {
+    if (skip[static_cast<size_t>(j)]) continue;
+    const OpDesc &d = seen[static_cast<size_t>(j)];
     differ = d.round != mine.round || d.kind != mine.kind || d.datatype != mine.datatype ||
              d.op != mine.op || d.root != mine.root || d.count != mine.count;
   }
   if (!differ) return;
   std::string s;
-  for (int j = 0; j < arena_.size(); ++j) {
-    if (skip(j)) continue;
-    const OpDesc &d = j == arena_.rank() ? mine : arena_.desc(j, r);
+  for (int j = 0; j < n; ++j) {
+    if (skip[static_cast<size_t>(j)]) continue;
+    const OpDesc &d = seen[static_cast<size_t>(j)];
     if (d.round != mine.round) {
       s += format("; rank %d: out of step (a different number of collectives were called)", j);
       continue;

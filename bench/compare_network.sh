@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# bench/compare_network.sh: smd's network plugins against Open MPI's TCP BTL
+# on loopback, in one run.
+#
+# Every rank is placed on a fake node of its own or two nodes are shared
+# (smdrun --nodes 2), so traffic between the "nodes" crosses a network
+# plugin: ucx (UCX_TLS=tcp), efa (libfabric, SMD_EFA_PROVIDER="tcp;ofi_rxm")
+# and tcp (smd's own socket plugin). Open MPI runs MPI_Allreduce with
+# `--mca btl tcp,self` (every pair over TCP on loopback). smd runs twice per
+# plugin: with the plugin for every peer (SMD_TRANSPORT=PLUGIN, like MPI's
+# all-TCP run) and, with two nodes, shm inside a node and the plugin between
+# nodes (SMD_TRANSPORT=auto, what a real job on two nodes does).
+# Implementations alternate within each repetition; the table is the median.
+#
+# usage: bench/compare_network.sh [--quick] [--reps R] [--ranks "2 4"]
+#                                 [--build DIR] [--out DIR]
+#   --quick   one repetition, 2 ranks, 1 MiB only (the test suite's smoke)
+# Environment: SMD_COMPARE_SKIP="mpi efa ..." leaves implementations out.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD="$ROOT/build"
+REPS=3
+RANKS="2 4"
+OUT=""
+SIZES=(-b 64K -e 16M -f 16)
+ITERS=(-n 10 -w 3)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) REPS=1; RANKS=2; SIZES=(-b 1M -e 1M); ITERS=(-n 3 -w 1) ;;
+    --reps) REPS=$2; shift ;;
+    --ranks) RANKS=$2; shift ;;
+    --build) BUILD=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare_network.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+SMDRUN="$BUILD/tools/smdrun"
+SMDBENCH="$BUILD/tools/smd-bench"
+for f in "$SMDRUN" "$SMDBENCH"; do
+  [ -x "$f" ] || { echo "compare_network.sh: $f is missing: build smd first (meson setup build && ninja -C build)" >&2; exit 1; }
+done
+OUT=${OUT:-"$BUILD/bench/network-$(date +%Y%m%d-%H%M%S)"}
+mkdir -p "$OUT"
+SKIP=" ${SMD_COMPARE_SKIP:-} "
+START=$(date +%s)
+
+# The implementations: name, then how to run it (a function below).
+IMPLS=()
+for plugin in ucx efa tcp; do
+  [[ "$SKIP" == *" $plugin "* ]] && continue
+  if [ -e "$BUILD/src/plugins/$plugin/libsmd-transport-$plugin.so" ]; then
+    IMPLS+=("smd-$plugin")
+  else
+    echo "# smd-$plugin: plugin not built; its column is n/a"
+  fi
+done
+MPI_BENCH="$BUILD/bench/mpi_bench"
+if [[ "$SKIP" != *" mpi "* ]] && command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+  if [ ! -x "$MPI_BENCH" ] || [ "$ROOT/bench/mpi_bench.c" -nt "$MPI_BENCH" ]; then
+    mkdir -p "$(dirname "$MPI_BENCH")"
+    mpicc -O2 "$ROOT/bench/mpi_bench.c" -o "$MPI_BENCH" || { echo "# mpicc failed; MPI is n/a"; MPI_BENCH=""; }
+  fi
+  [ -n "$MPI_BENCH" ] && IMPLS+=(mpi)
+else
+  echo "# mpi: left out or no mpicc/mpirun (apt-get install libopenmpi-dev openmpi-bin)"
+fi
+MPIRUN_ARGS=(--oversubscribe --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo)
+if [ "$(id -u)" = 0 ]; then
+  MPIRUN_ARGS+=(--allow-run-as-root)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# run IMPL MODE NP OUTFILE: MODE is "all" (the plugin for every peer, each
+# rank its own node) or "nodes2" (two nodes, shm inside, the plugin between).
+run() {
+  local impl=$1 mode=$2 np=$3 out=$4
+  local args=(allreduce "${SIZES[@]}" -d float32 -o sum "${ITERS[@]}" --json)
+  case "$impl" in
+    mpi) timeout -k 5 300 mpirun "${MPIRUN_ARGS[@]}" -np "$np" "$MPI_BENCH" "${args[@]}" ;;
+    smd-*)
+      local plugin=${impl#smd-} nodes=$np transport=$plugin
+      [ "$mode" = nodes2 ] && { nodes=2; transport=auto; }
+      # Under auto, SMD_EFA_PROVIDER naming a provider puts efa first; for
+      # the ucx and tcp columns, efa is kept out by naming one it lacks.
+      local provider="tcp;ofi_rxm"
+      [ "$plugin" != efa ] && provider=none
+      SMD_TRANSPORT=$transport UCX_TLS=tcp SMD_EFA_PROVIDER=$provider SMD_DEBUG=${SMD_DEBUG:-warn} \
+        SMD_PLUGIN_PATH="$BUILD/src/plugins/shm:$BUILD/src/plugins/$plugin" \
+        timeout -k 5 300 "$SMDRUN" -n "$np" --nodes "$nodes" --timeout 240 "$SMDBENCH" "${args[@]}" ;;
+  esac > "$out" 2> "$out.err"
+}
+
+echo "# implementations: ${IMPLS[*]}   ranks: $RANKS   reps: $REPS   results: $OUT"
+for rep in $(seq 1 "$REPS"); do
+  for np in $RANKS; do
+    # Rotate the order every repetition so drift does not favour anyone.
+    n=${#IMPLS[@]}
+    for i in $(seq 0 $((n - 1))); do
+      impl=${IMPLS[$(( (i + rep) % n ))]}
+      modes="all"
+      [[ "$impl" == smd-* && "$np" -gt 2 && "$impl" != smd-tcp ]] && modes="all nodes2"
+      for mode in $modes; do
+        f="$OUT/r${rep}_${impl}_${mode}_np${np}.jsonl"
+        printf '[rep %d] %-8s %-6s np=%d ... ' "$rep" "$impl" "$mode" "$np"
+        if run "$impl" "$mode" "$np" "$f"; then echo "ok ($(( $(date +%s) - START ))s)"; else echo "FAILED (see $f.err)"; fi
+      done
+    done
+  done
+done
+
+/usr/bin/env python3 - "$OUT" <<'EOF'
+import glob, json, os, re, statistics, sys
+out = sys.argv[1]
+data = {}  # (impl, mode, np, bytes) -> [busbw]
+for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
+    m = re.match(r"r\d+_(.+)_(all|nodes2)_np(\d+)\.jsonl$", os.path.basename(f))
+    if not m:
+        continue
+    for line in open(f):
+        line = re.sub(r"^\[\d+\] ", "", line.strip())
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        if r.get("errors", 0):
+            continue
+        key = (m.group(1), m.group(2), int(m.group(3)), r["bytes"])
+        data.setdefault(key, []).append(r["busbw_gbps"])
+def med(k):
+    v = data.get(k)
+    return statistics.median(v) if v else None
+def fmt(x):
+    return "n/a" if x is None else f"{x:.3g}"
+sizes = sorted({k[3] for k in data})
+nps = sorted({k[2] for k in data})
+cols = sorted({(k[0], k[1]) for k in data if k[0] != "mpi"})
+def label(b):
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+print()
+print("smd's network plugins vs Open MPI (btl tcp,self) on loopback: allreduce float32 sum, busbw GB/s, median of reps")
+print("  all = the plugin for every peer, each rank its own node; nodes2 = two nodes, shm inside, the plugin between")
+head = f"{'np':>3} {'size':>8} {'Open MPI':>9}" + "".join(f" {i + '/' + m:>17} {'/MPI':>5}" for i, m in cols)
+print(head)
+print("-" * len(head))
+for np_ in nps:
+    for b in sizes:
+        mpi = med(("mpi", "all", np_, b))
+        row = f"{np_:>3} {label(b):>8} {fmt(mpi):>9}"
+        for i, m in cols:
+            v = med((i, m, np_, b))
+            ratio = "-" if v is None or not mpi else f"{v / mpi:.2f}"
+            row += f" {fmt(v):>17} {ratio:>5}"
+        print(row)
+EOF
+echo "# total time: $(( $(date +%s) - START ))s; raw JSON in $OUT"
