@@ -29,6 +29,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 
 import torch
 import torch.distributed as dist
@@ -151,6 +152,14 @@ def main(argv=None):
               f"largest parameter difference {worst:.2g}")
     for f in failures:
         print(f"rank {rank}: FAILED: {f}", file=sys.stderr)
+    # torch 1.13's gloo group deadlocks when it is destroyed while one of its
+    # worker threads still releases a finished operation's tensors: that
+    # worker waits for the GIL, which the destroying thread holds while it
+    # joins the worker. Let the workers finish (sleep releases the GIL) and
+    # drop the models while the interpreter is whole.
+    dist.barrier(group=gloo)
+    time.sleep(0.2)
+    del runs, smd_model, gloo_model
     dist.destroy_process_group()
     return 1 if failures else 0
 
