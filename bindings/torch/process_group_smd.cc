@@ -1,6 +1,8 @@
 // The group itself (forming it, starting operations, sequence numbers) and
 // the operations that reduce or broadcast; process_group_movement.cc has
 // the ones that only move data.
+#include <Python.h>
+
 #include "process_group_smd.h"
 
 #include <ATen/ATen.h>
@@ -66,9 +68,17 @@ ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, i
 }
 
 ProcessGroupSmd::~ProcessGroupSmd() {
+  // The completion thread may drop the last reference to a tensor whose
+  // Python object must then be released, which takes the GIL; Python
+  // destroys the group while holding it. Joining the thread (and waiting
+  // in smd_comm_destroy) without the GIL rules out that deadlock, the one
+  // torch 1.13's own gloo group has.
+  bool had_gil = Py_IsInitialized() && PyGILState_Check();
+  PyThreadState *saved = had_gil ? PyEval_SaveThread() : nullptr;
   completions_->finish();
   smd_comm_destroy(side_);
   smd_comm_destroy(comm_);
+  if (had_gil) PyEval_RestoreThread(saved);
 }
 
 void ProcessGroupSmd::setSequenceNumberForGroup() {}
