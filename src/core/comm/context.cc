@@ -373,15 +373,24 @@ std::string Context::describe_rank(int r) const {
 
 void Context::check_health(const std::vector<int> &world_ranks, const std::string &abort_key,
                            const char *what) {
-  // Cheap, local: the transports' own view of their peers.
+  // Cheap, local: the transports' own view of their peers. Every dead peer
+  // is named: when one is killed, the survivors that notice first leave
+  // with an error, and a slower survivor may find those gone too; the
+  // first failure is among the names.
+  std::string dead;
+  int ndead = 0;
   for (int r : world_ranks) {
     if (r == rank_) continue;
     Peer &p = peers_[r];
     void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE);
-    if (ep && !p.transport->peer_alive(ep))
-      fail(SMD_ERR_PEER_FAILURE, "%s: %s exited or became unreachable (%s transport)", what,
-           describe_rank(r).c_str(), p.transport->name().c_str());
+    if (ep && !p.transport->peer_alive(ep)) {
+      dead += format("%s%s (%s transport)", ndead ? ", " : "", describe_rank(r).c_str(),
+                     p.transport->name().c_str());
+      ++ndead;
+    }
   }
+  if (ndead)
+    fail(SMD_ERR_PEER_FAILURE, "%s: %s exited or became unreachable", what, dead.c_str());
   if (!store_) return;
   std::unique_lock<std::mutex> lock(health_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
