@@ -22,7 +22,7 @@ void allgather_direct(Comm &c, const CollArgs &a) {
   copy_bytes(at(a.recvbuf, me * n, es), a.sendbuf, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
-    copy_bytes(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es);
+    stage_copy(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
       if (j != me)

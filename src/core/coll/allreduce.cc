@@ -20,27 +20,31 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   Reduction red = reduction_of(a.op, p);
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
-    // One round: everyone stages its input and reduces all of them.
+    // One round: everyone stages its input and reduces all of them (its
+    // own straight from sendbuf).
     DirectOp d(c, a, 1, "allreduce");
-    copy_bytes(d.begin(0), a.sendbuf, n * es);
+    stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
-    reduce::reduce(a.recvbuf, d.sources(0, 0), p, n, a.datatype, red.op, red.divisor);
+    reduce::reduce(a.recvbuf, d.sources(0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
     d.finish(0);
     return;
   }
-  // Pipelined rounds: each member reduces its slice of the round's chunk
-  // into its own staging buffer, then everyone copies all slices out.
+  // Pipelined rounds: each member stages the slices of the round's chunk
+  // that the others reduce, reduces its own slice (its input from sendbuf)
+  // into the hole left in its staging buffer, then everyone copies all
+  // slices out.
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
   DirectOp d(c, a, rounds, "allreduce");
   size_t align = std::max<size_t>(1, 64 / es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
-    copy_bytes(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es);
-    d.post_and_wait(k);
     Range mine = split_aligned(rk.len, p, me, align);
-    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es, d.sources(k, mine.off * es), p,
-                   mine.len, a.datatype, red.op, red.divisor);
+    stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
+    d.post_and_wait(k);
+    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es,
+                   d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
+                   a.datatype, red.op, red.divisor);
     d.post_reduced(k);
     d.wait_reduced(k);
     for (int j = 0; j < p; ++j) {

@@ -24,7 +24,7 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
     uint8_t *mine = d.begin(k);
-    if (me == a.root) copy_bytes(mine, at(a.sendbuf, rk.off, es), rk.len * es);
+    if (me == a.root) stage_copy(mine, at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es);
     d.post_and_wait(k, a.root);
     if (me != a.root)
       copy_out(at(a.recvbuf, rk.off, es), d.arena().buf(a.root, d.round(k)), rk.len * es, n * es);

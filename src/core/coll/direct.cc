@@ -42,6 +42,11 @@ bool read_desc_of_round(const OpDesc &slot, uint64_t round, OpDesc *out) {
   return out->round == round && __atomic_load_n(&slot.round, __ATOMIC_RELAXED) == round;
 }
 
+bool same_desc(const OpDesc &a, const OpDesc &b) {
+  return a.round == b.round && a.kind == b.kind && a.datatype == b.datatype && a.op == b.op &&
+         a.root == b.root && a.count == b.count;
+}
+
 }  // namespace
 
 size_t direct_eager_limit(int nranks, size_t chunk) {
@@ -55,8 +60,7 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char
       args_(args),
       arena_(*comm.arena()),
       waiter_(comm, what, SleepOn::kArena),
-      first_(arena_.reserve_rounds(rounds)),
-      srcs_(comm.size()) {
+      first_(arena_.reserve_rounds(rounds)) {
   int by = arena_.aborted_by();
   if (by >= 0)
     fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
@@ -120,12 +124,29 @@ void DirectOp::wait_reduced(uint64_t k, int from) {
   else arena_.wait_reduced_by(from, round(k), waiter_);
 }
 
-const void *const *DirectOp::sources(uint64_t k, size_t offset) {
-  for (int j = 0; j < arena_.size(); ++j) srcs_[j] = arena_.buf(j, round(k)) + offset;
-  return srcs_.data();
+const void *const *DirectOp::sources(uint64_t k, size_t offset, const void *own) {
+  std::vector<const void *> &srcs = arena_.sources();
+  for (int j = 0; j < arena_.size(); ++j) srcs[j] = arena_.buf(j, round(k)) + offset;
+  if (own) srcs[arena_.rank()] = own;
+  return srcs.data();
+}
+
+bool DirectOp::all_agree(uint64_t r, const OpDesc &mine, int only, bool earlier) const {
+  for (int j = 0; j < arena_.size(); ++j) {
+    if (j == arena_.rank() || (only >= 0 && j != only)) continue;
+    OpDesc d;
+    if (earlier) {
+      if (!read_desc_of_round(arena_.desc(j, r), r, &d)) continue;
+    } else {
+      d = read_desc(arena_.desc(j, r));
+    }
+    if (!same_desc(d, mine)) return false;
+  }
+  return true;
 }
 
 void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier) {
+  if (all_agree(r, mine, only, earlier)) return;
   // One consistent copy of every member's descriptor taken first, so the
   // verdict and the message see the same thing. A member whose slot moved
   // past r (possible only for a deferred check: it is rewriting that slot
@@ -144,8 +165,7 @@ void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool ea
   for (int j = 0; j < n && !differ; ++j) {
     if (skip[static_cast<size_t>(j)]) continue;
     const OpDesc &d = seen[static_cast<size_t>(j)];
-    differ = d.round != mine.round || d.kind != mine.kind || d.datatype != mine.datatype ||
-             d.op != mine.op || d.root != mine.root || d.count != mine.count;
+    differ = !same_desc(d, mine);
   }
   if (!differ) return;
   std::string s;

@@ -33,10 +33,15 @@ class DirectOp {
   // Step 4.
   void finish(uint64_t k) { arena_.post_consumed(round(k)); }
 
-  // Pointers to every member's staging buffer of round k, plus an offset.
-  const void *const *sources(uint64_t k, size_t offset);
+  // Pointers to every member's staging buffer of round k, plus an offset;
+  // with `own`, that pointer stands for this rank's (its input read where
+  // it lies, in its own cache, instead of from the staged copy).
+  const void *const *sources(uint64_t k, size_t offset, const void *own = nullptr);
 
  private:
+  // Whether the descriptor of every member (or only `only`) holding round
+  // r equals `mine`: the allocation-free common case of check_agreement.
+  bool all_agree(uint64_t r, const OpDesc &mine, int only, bool earlier) const;
   // Fails with SMD_ERR_MISMATCH unless `mine` (of round r) agrees with the
   // descriptor of every member (or only `only`) that still holds round r.
   void check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier);
@@ -47,7 +52,6 @@ class DirectOp {
   Arena &arena_;
   Waiter waiter_;
   uint64_t first_;
-  std::vector<const void *> srcs_;
 };
 
 // Messages up to this size take the one-round path: every member reduces

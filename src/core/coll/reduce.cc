@@ -6,6 +6,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
+#include "core/coll/stream_copy.h"
 #include "core/coll/ring.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
@@ -20,9 +21,10 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
     DirectOp d(c, a, 1, "reduce");
-    copy_bytes(d.begin(0), a.sendbuf, n * es);
+    stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
-    if (root) reduce::reduce(a.recvbuf, d.sources(0, 0), p, n, a.datatype, red.op, red.divisor);
+    if (root)
+      reduce::reduce(a.recvbuf, d.sources(0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
     d.finish(0);
     return;
   }
@@ -32,11 +34,12 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   size_t align = std::max<size_t>(1, 64 / es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
-    copy_bytes(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es);
-    d.post_and_wait(k);
     Range mine = split_aligned(rk.len, p, me, align);
-    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es, d.sources(k, mine.off * es), p,
-                   mine.len, a.datatype, red.op, red.divisor);
+    stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
+    d.post_and_wait(k);
+    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es,
+                   d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
+                   a.datatype, red.op, red.divisor);
     d.post_reduced(k);
     if (root) {
       d.wait_reduced(k);

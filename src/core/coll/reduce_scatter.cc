@@ -6,6 +6,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
+#include "core/coll/stream_copy.h"
 #include "core/coll/ring.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
@@ -23,10 +24,14 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
     uint8_t *mine = d.begin(k);
+    // Only the blocks others reduce: mine is read from sendbuf.
     for (int b = 0; b < p; ++b)
-      copy_bytes(mine + b * per_block * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es);
+      if (b != me)
+        stage_copy(mine + b * per_block * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
+                   (p - 1) * rk.len * es);
     d.post_and_wait(k);
-    reduce::reduce(at(a.recvbuf, rk.off, es), d.sources(k, me * per_block * es), p, rk.len,
+    reduce::reduce(at(a.recvbuf, rk.off, es),
+                   d.sources(k, me * per_block * es, at(a.sendbuf, me * n + rk.off, es)), p, rk.len,
                    a.datatype, red.op, red.divisor);
     d.finish(k);
   }

@@ -46,7 +46,27 @@ int64_t stream_min_bytes() {
   static const int64_t v = param_int("SMD_STREAM_MIN_BYTES");
   return v;
 }
+bool stage_streams(size_t round_bytes) {
+  static const int64_t min = param_int("SMD_STAGE_STREAM_MIN_BYTES");
+  static const int64_t max = param_int("SMD_STAGE_STREAM_MAX_BYTES");
+  return min >= 0 && round_bytes >= static_cast<uint64_t>(min) &&
+         (max < 0 || round_bytes <= static_cast<uint64_t>(max));
+}
 }  // namespace
+
+void stage_copy(void *dst, const void *src, size_t bytes, size_t round_bytes) {
+  if (bytes == 0 || dst == src) return;
+  if (stage_streams(round_bytes)) stream_copy(dst, src, bytes);
+  else memmove(dst, src, bytes);
+}
+
+void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_t hole_len) {
+  auto *d = static_cast<uint8_t *>(dst);
+  auto *s = static_cast<const uint8_t *>(src);
+  size_t end = hole_off + hole_len;
+  stage_copy(d, s, hole_off, len - hole_len);
+  if (end < len) stage_copy(d + end, s + end, len - end, len - hole_len);
+}
 
 void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes) {
   if (bytes == 0 || dst == src) return;

@@ -17,6 +17,22 @@ namespace smd {
 // a round) orders after the copied bytes.
 void stream_copy(void *dst, const void *src, size_t bytes);
 
+// A copy into this rank's arena staging buffer, read next by peers on
+// other cores; `round_bytes` is all this rank stages in the round. An
+// ordinary store to a line a peer read before (the slot of four rounds ago)
+// must first take the line back from the peer's cache, which costs more than
+// the copy itself when the slot is small; streaming stores hand the lines
+// over through memory instead. So rounds staging between
+// SMD_STAGE_STREAM_MIN_BYTES and SMD_STAGE_STREAM_MAX_BYTES stream (measured
+// in docs/PERFORMANCE.md); larger ones are read by peers from cache faster
+// than from memory.
+void stage_copy(void *dst, const void *src, size_t bytes, size_t round_bytes);
+
+// stage_copy of bytes [0, len) of src to the same offsets of dst, except
+// the hole [hole_off, hole_off + hole_len) (the slice this rank reduces
+// from its own input).
+void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_t hole_len);
+
 // stream_copy when `op_bytes` (the whole operation's output) reaches
 // SMD_STREAM_MIN_BYTES, else an ordinary copy (memmove).
 void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes);

@@ -38,6 +38,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->transport_ = &transport;
   a->bases_.assign(a->size_, nullptr);
   a->segments_.assign(a->size_, nullptr);
+  a->sources_.assign(a->size_, nullptr);
 
   size_t bytes = kHeaderBytes + kSlots * a->chunk_;
   void *mine = nullptr;

@@ -88,6 +88,9 @@ class Arena {
   // when it ran them (a broadcast root waits for nobody); checked once all
   // members are known to have posted those rounds.
   std::vector<OpDesc> &unverified() { return unverified_; }
+  // Scratch for the pointers a reduction reads (one per member), kept here
+  // so that an operation allocates nothing.
+  std::vector<const void *> &sources() { return sources_; }
 
   // Which members have not yet posted / reduced `round` (for messages).
   std::vector<int> not_posted(uint64_t round) const;
@@ -108,6 +111,7 @@ class Arena {
   std::vector<uint8_t *> bases_;
   std::vector<void *> segments_;
   std::vector<OpDesc> unverified_;
+  std::vector<const void *> sources_;
   Transport *transport_ = nullptr;
 };
 
