@@ -17,7 +17,7 @@ void allgather_direct(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype), n = a.count;
   size_t per_round = c.arena()->chunk() / es;
   uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
-  DirectOp d(c, a, rounds, "allgather");
+  DirectOp d(c, a, rounds, std::min(n, per_round) * es, "allgather");
   // My own block goes straight from sendbuf (a no-op when in place).
   copy_bytes(at(a.recvbuf, me * n, es), a.sendbuf, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
@@ -26,7 +26,7 @@ void allgather_direct(Comm &c, const CollArgs &a) {
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
       if (j != me)
-        copy_out(at(a.recvbuf, j * n + rk.off, es), d.arena().buf(j, d.round(k)), rk.len * es,
+        copy_out(at(a.recvbuf, j * n + rk.off, es), d.buf(j, k), rk.len * es,
                  p * n * es);
     d.finish(k);
   }

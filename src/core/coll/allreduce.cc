@@ -22,7 +22,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   if (n * es <= direct_eager_limit(p, chunk)) {
     // One round: everyone stages its input and reduces all of them (its
     // own straight from sendbuf).
-    DirectOp d(c, a, 1, "allreduce");
+    DirectOp d(c, a, 1, n * es, "allreduce");
     stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
     reduce::reduce(a.recvbuf, d.sources(0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
@@ -32,28 +32,35 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   // Pipelined rounds: each member stages the slices of the round's chunk
   // that the others reduce, reduces its own slice (its input from sendbuf)
   // into the hole left in its staging buffer, then everyone copies all
-  // slices out.
+  // slices out. The copy-out of a round waits until the next round is
+  // reduced: by then the peers have long finished the slices it reads, so
+  // a round costs one wait for the slowest member instead of two.
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
-  DirectOp d(c, a, rounds, "allreduce");
+  DirectOp d(c, a, rounds, chunk, "allreduce");
   size_t align = std::max<size_t>(1, 64 / es);
+  auto copy_round = [&](uint64_t k) {
+    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+    d.wait_reduced(k);
+    for (int j = 0; j < p; ++j) {
+      Range part = split_aligned(rk.len, p, j, align);
+      copy_out(at(a.recvbuf, rk.off + part.off, es), d.buf(j, k) + part.off * es,
+               part.len * es, n * es);
+    }
+    d.finish(k);
+  };
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
     Range mine = split_aligned(rk.len, p, me, align);
     stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
     d.post_and_wait(k);
-    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es,
+    reduce::reduce(d.buf(me, k) + mine.off * es,
                    d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
                    a.datatype, red.op, red.divisor);
     d.post_reduced(k);
-    d.wait_reduced(k);
-    for (int j = 0; j < p; ++j) {
-      Range part = split_aligned(rk.len, p, j, align);
-      copy_out(at(a.recvbuf, rk.off + part.off, es), d.arena().buf(j, d.round(k)) + part.off * es,
-               part.len * es, n * es);
-    }
-    d.finish(k);
+    if (k > 0) copy_round(k - 1);
   }
+  copy_round(rounds - 1);
 }
 
 void allreduce_ring(Comm &c, const CollArgs &a) {

@@ -14,18 +14,19 @@ void alltoall_direct(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype), n = a.count;
   size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
   uint64_t rounds = std::max<uint64_t>(1, (n + per_block - 1) / per_block);
-  DirectOp d(c, a, rounds, "alltoall");
+  // Blocks' slices lie `stride` elements apart in the staging buffer.
+  size_t stride = std::min(n, per_block);
+  DirectOp d(c, a, rounds, stride * p * es, "alltoall");
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
     // Stage this slice of every block; in place is safe because a rank's
     // slices are all staged before any of them is overwritten.
     uint8_t *mine = d.begin(k);
     for (int b = 0; b < p; ++b)
-      copy_bytes(mine + b * per_block * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es);
+      copy_bytes(mine + b * stride * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
-      copy_bytes(at(a.recvbuf, j * n + rk.off, es), d.arena().buf(j, d.round(k)) + me * per_block * es,
-                 rk.len * es);
+      copy_bytes(at(a.recvbuf, j * n + rk.off, es), d.buf(j, k) + me * stride * es, rk.len * es);
     d.finish(k);
   }
 }

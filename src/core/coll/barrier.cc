@@ -7,7 +7,7 @@
 namespace smd {
 
 void barrier_direct(Comm &c, const CollArgs &a) {
-  DirectOp d(c, a, 1, "barrier");
+  DirectOp d(c, a, 1, 0, "barrier");
   d.begin(0);
   d.post_and_wait(0);
   d.finish(0);

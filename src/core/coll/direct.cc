@@ -55,12 +55,14 @@ size_t direct_eager_limit(int nranks, size_t chunk) {
   return limit < chunk ? limit : chunk;
 }
 
-DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char *what)
+DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t stage_bytes,
+                   const char *what)
     : comm_(comm),
       args_(args),
       arena_(*comm.arena()),
       waiter_(comm, what, SleepOn::kArena),
-      first_(arena_.reserve_rounds(rounds)) {
+      first_(arena_.reserve_rounds(rounds)),
+      small_(stage_bytes <= Arena::kSmallBytes) {
   int by = arena_.aborted_by();
   if (by >= 0)
     fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
@@ -76,10 +78,11 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char
 
 uint8_t *DirectOp::begin(uint64_t k) {
   uint64_t r = round(k);
-  arena_.wait_reusable(r, waiter_);
-  // Everyone consumed, so posted, every round up to r - kSlots.
-  if (r >= Arena::kSlots) verify_earlier(r - Arena::kSlots + 1);
-  return arena_.buf(arena_.rank(), r);
+  arena_.wait_reusable(r, small_, waiter_);
+  // Everyone consumed, so posted, every round up to r - reach.
+  uint64_t ahead = Arena::reach(small_);
+  if (r >= ahead) verify_earlier(r - ahead + 1);
+  return buf(arena_.rank(), k);
 }
 
 void DirectOp::post_and_wait(uint64_t k, int from) {
@@ -126,7 +129,7 @@ void DirectOp::wait_reduced(uint64_t k, int from) {
 
 const void *const *DirectOp::sources(uint64_t k, size_t offset, const void *own) {
   std::vector<const void *> &srcs = arena_.sources();
-  for (int j = 0; j < arena_.size(); ++j) srcs[j] = arena_.buf(j, round(k)) + offset;
+  for (int j = 0; j < arena_.size(); ++j) srcs[j] = buf(j, k) + offset;
   if (own) srcs[arena_.rank()] = own;
   return srcs.data();
 }

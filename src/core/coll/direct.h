@@ -14,7 +14,10 @@ namespace smd {
 
 class DirectOp {
  public:
-  DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, const char *what);
+  // `stage_bytes`: the most any member stages in one round; up to
+  // Arena::kSmallBytes the operation uses the small buffers, which let
+  // members run further ahead of each other.
+  DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t stage_bytes, const char *what);
 
   Arena &arena() { return arena_; }
   Waiter &waiter() { return waiter_; }
@@ -33,6 +36,10 @@ class DirectOp {
   // Step 4.
   void finish(uint64_t k) { arena_.post_consumed(round(k)); }
 
+  // Member j's staging buffer of round k.
+  uint8_t *buf(int j, uint64_t k) const {
+    return small_ ? arena_.small_buf(j, round(k)) : arena_.buf(j, round(k));
+  }
   // Pointers to every member's staging buffer of round k, plus an offset;
   // with `own`, that pointer stands for this rank's (its input read where
   // it lies, in its own cache, instead of from the staged copy).
@@ -52,6 +59,7 @@ class DirectOp {
   Arena &arena_;
   Waiter waiter_;
   uint64_t first_;
+  bool small_;
 };
 
 // Messages up to this size take the one-round path: every member reduces

@@ -20,7 +20,7 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   Reduction red = reduction_of(a.op, p);
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
-    DirectOp d(c, a, 1, "reduce");
+    DirectOp d(c, a, 1, n * es, "reduce");
     stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
     if (root)
@@ -30,14 +30,14 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   }
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
-  DirectOp d(c, a, rounds, "reduce");
+  DirectOp d(c, a, rounds, chunk, "reduce");
   size_t align = std::max<size_t>(1, 64 / es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
     Range mine = split_aligned(rk.len, p, me, align);
     stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
     d.post_and_wait(k);
-    reduce::reduce(d.arena().buf(me, d.round(k)) + mine.off * es,
+    reduce::reduce(d.buf(me, k) + mine.off * es,
                    d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
                    a.datatype, red.op, red.divisor);
     d.post_reduced(k);
@@ -46,7 +46,7 @@ void reduce_direct(Comm &c, const CollArgs &a) {
       for (int j = 0; j < p; ++j) {
         Range part = split_aligned(rk.len, p, j, align);
         copy_bytes(at(a.recvbuf, rk.off + part.off, es),
-                   d.arena().buf(j, d.round(k)) + part.off * es, part.len * es);
+                   d.buf(j, k) + part.off * es, part.len * es);
       }
     }
     d.finish(k);

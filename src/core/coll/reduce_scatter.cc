@@ -20,18 +20,20 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
   // Each round stages the same slice of every block.
   size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
   uint64_t rounds = std::max<uint64_t>(1, (n + per_block - 1) / per_block);
-  DirectOp d(c, a, rounds, "reduce_scatter");
+  // Blocks' slices lie `stride` elements apart in the staging buffer.
+  size_t stride = std::min(n, per_block);
+  DirectOp d(c, a, rounds, stride * p * es, "reduce_scatter");
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
     uint8_t *mine = d.begin(k);
     // Only the blocks others reduce: mine is read from sendbuf.
     for (int b = 0; b < p; ++b)
       if (b != me)
-        stage_copy(mine + b * per_block * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
+        stage_copy(mine + b * stride * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
                    (p - 1) * rk.len * es);
     d.post_and_wait(k);
     reduce::reduce(at(a.recvbuf, rk.off, es),
-                   d.sources(k, me * per_block * es, at(a.sendbuf, me * n + rk.off, es)), p, rk.len,
+                   d.sources(k, me * stride * es, at(a.sendbuf, me * n + rk.off, es)), p, rk.len,
                    a.datatype, red.op, red.divisor);
     d.finish(k);
   }

@@ -25,7 +25,7 @@ struct Arena::Header {
   alignas(64) std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> sleeping{0};
   std::atomic<uint32_t> aborted{0};
-  alignas(64) OpDesc desc[Arena::kSlots];
+  alignas(64) OpDesc desc[Arena::kRounds];
 };
 static_assert(sizeof(OpDesc) == 64);
 
@@ -40,7 +40,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->segments_.assign(a->size_, nullptr);
   a->sources_.assign(a->size_, nullptr);
 
-  size_t bytes = kHeaderBytes + kSlots * a->chunk_;
+  size_t bytes = kHeaderBytes + kRounds * kSmallBytes + kSlots * a->chunk_;
   void *mine = nullptr;
   Bytes handle;
   a->segments_[a->rank_] = transport.segment_create(bytes, &mine, &handle);
@@ -70,7 +70,7 @@ Arena::~Arena() {
     if (segments_[r]) transport_->segment_release(segments_[r]);
 }
 
-OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round % kSlots]; }
+OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round % kRounds]; }
 
 void Arena::wake_sleepers() {
   // Pairs with the fence in sleep(): either the sleeper sees our counter or
@@ -129,8 +129,10 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
   }
 }
 
-void Arena::wait_reusable(uint64_t round, Waiter &w) {
-  if (round >= kSlots) wait_counter(kConsumed, round - kSlots + 1, w);
+void Arena::wait_reusable(uint64_t round, bool small, Waiter &w) {
+  // Descriptors are reused after kRounds rounds, never sooner than buffers.
+  uint64_t ahead = reach(small);
+  if (round >= ahead) wait_counter(kConsumed, round - ahead + 1, w);
 }
 
 void Arena::post(uint64_t round) {

@@ -15,9 +15,11 @@ namespace smd {
 // ---------------------------------------------------------------- Waiter
 
 Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
-    : comm_(comm), what_(what), sleep_on_(sleep_on), backoff_(comm.ctx().wait_policy()) {
+    : comm_(comm), what_(what), sleep_on_(sleep_on), backoff_(comm.ctx().wait_policy()) {}
+
+void Waiter::arm() {
   int64_t now = now_ns();
-  int64_t timeout = comm.ctx().timeout_ms();
+  int64_t timeout = comm_.ctx().timeout_ms();
   deadline_ns_ = timeout > 0 ? now + timeout * 1000000 : INT64_MAX;
   next_health_ns_ = now;
 }
@@ -45,6 +47,7 @@ void Waiter::check() {
 }
 
 void Waiter::pause() {
+  if (deadline_ns_ < 0) arm();
   int64_t sleep_us = 0;
   Backoff::Action a = backoff_.next(&sleep_us);
   if (a != Backoff::Action::kSpin || (backoff_.polls() & 1023) == 0) check();

@@ -50,20 +50,26 @@ class Waiter {
  public:
   Waiter(Comm &comm, const char *what, SleepOn sleep_on);
   // Call before polling a new condition: the wait spins first again (the
-  // deadline still counts from the Waiter's creation).
-  void start() { backoff_.reset(); }
+  // deadline counts from the first wait).
+  void start() {
+    if (deadline_ns_ < 0) arm();
+    backoff_.reset();
+  }
   void pause();
   // Describes what is still awaited, for the timeout message.
   void set_pending(std::function<std::string()> describe) { pending_ = std::move(describe); }
 
  private:
   void check();
+  // Sets the deadline: at the first wait, so that an operation that never
+  // waits never reads the clock.
+  void arm();
   Comm &comm_;
   const char *what_;
   SleepOn sleep_on_;
   Backoff backoff_;
-  int64_t deadline_ns_;
-  int64_t next_health_ns_;
+  int64_t deadline_ns_ = -1;
+  int64_t next_health_ns_ = 0;
   std::function<std::string()> pending_;
 };
 

@@ -27,6 +27,7 @@ WaitPolicy WaitPolicy::choose(int ranks_on_node) {
   bool oversubscribed = ranks_on_node > usable_cpus();
   if (!strcasecmp(mode.c_str(), "spin")) {
     p.spin_ns = INT64_MAX;
+    p.spin_yield_ns = 0;
     p.sleep = false;
   } else if (!strcasecmp(mode.c_str(), "yield")) {
     p.spin_ns = 0;
@@ -45,24 +46,32 @@ WaitPolicy WaitPolicy::choose(int ranks_on_node) {
   return p;
 }
 
-Backoff::Backoff(const WaitPolicy &p) : policy_(p), start_ns_(now_ns()), last_now_ns_(start_ns_) {}
+// The clock is read at the first poll, not here: most waits are over
+// before they start, and a clock read costs as much as a short collective.
+Backoff::Backoff(const WaitPolicy &p) : policy_(p), start_ns_(-1), last_now_ns_(-1) {}
 
-int64_t Backoff::elapsed_ns() const { return last_now_ns_ - start_ns_; }
+int64_t Backoff::elapsed_ns() const { return start_ns_ < 0 ? 0 : last_now_ns_ - start_ns_; }
 
 void Backoff::reset() {
-  start_ns_ = last_now_ns_ = now_ns();
+  start_ns_ = last_now_ns_ = last_yield_ns_ = now_ns();
   polls_ = 0;
   sleep_us_ = 20;
 }
 
 Backoff::Action Backoff::next(int64_t *sleep_us) {
+  if (start_ns_ < 0) reset();
   ++polls_;
   // Reading the clock costs ~20 ns; while spinning, look only now and then.
-  if (policy_.spin_ns > 0 && (polls_ & 63) != 0 && elapsed_ns() < policy_.spin_ns)
+  if (policy_.spin_ns > 0 && (polls_ & 15) != 0 && elapsed_ns() < policy_.spin_ns)
     return Action::kSpin;
   last_now_ns_ = now_ns();
   int64_t e = elapsed_ns();
-  if (e < policy_.spin_ns) return Action::kSpin;
+  if (e < policy_.spin_ns) {
+    if (policy_.spin_yield_ns <= 0 || last_now_ns_ - last_yield_ns_ < policy_.spin_yield_ns)
+      return Action::kSpin;
+    last_yield_ns_ = last_now_ns_;
+    return Action::kYield;
+  }
   if (!policy_.sleep || e < policy_.spin_ns + policy_.yield_ns) return Action::kYield;
   *sleep_us = sleep_us_;
   if (sleep_us_ < 1000) sleep_us_ *= 2;

@@ -10,6 +10,11 @@ namespace smd {
 
 struct WaitPolicy {
   int64_t spin_ns = 20000;     // busy-poll this long first
+  // While spinning, yield once every this long: if the rank waited for was
+  // scheduled on this very core (the kernel does that now and then even
+  // with a core idle), a pure spin would keep it off the core for the whole
+  // spin; a yield with nobody else to run costs a fraction of a microsecond.
+  int64_t spin_yield_ns = 1000;
   int64_t yield_ns = 2000000;  // then sched_yield until this much time passed
   bool sleep = true;           // then sleep (futex / plugin wait)
 
@@ -36,6 +41,7 @@ class Backoff {
   WaitPolicy policy_;
   int64_t start_ns_;
   int64_t last_now_ns_;
+  int64_t last_yield_ns_ = 0;
   uint32_t polls_ = 0;
   int64_t sleep_us_ = 20;
 };
