@@ -132,6 +132,33 @@ TEST(Topology, CpuListsAsRanges) {
   EXPECT_EQ(format_cpu_list({0, 2, 4, 5, 6, 10, 11}), "0,2,4-6,10-11");
 }
 
+TEST(Topology, CpuListsParseBack) {
+  std::vector<int> cpus;
+  ASSERT_TRUE(parse_cpu_list("0-3,8", &cpus));
+  EXPECT_EQ(cpus, (std::vector<int>{0, 1, 2, 3, 8}));
+  for (const char *bad : {"", "3-1", "1,,2", "a", "1-", "-1", "1;2"})
+    EXPECT_FALSE(parse_cpu_list(bad, &cpus)) << bad;
+}
+
+TEST(Topology, NodeCpusAreTheUnionOfItsRanksSets) {
+  auto rec = [](const char *key, int cpus, const char *set) {
+    RankRecord r;
+    r.node_key = key;
+    r.cpus = cpus;
+    r.cpuset = set;
+    return r;
+  };
+  // Bound one core each: two ranks, two CPUs, not oversubscribed.
+  Topology bound = Topology::compute({rec("a", 1, "0"), rec("a", 1, "1"), rec("b", 1, "0")});
+  EXPECT_EQ(bound.cpus_of_node(0), 2);
+  EXPECT_EQ(bound.cpus_of_node(1), 1);
+  // Both on core 0: one CPU for two ranks.
+  EXPECT_EQ(Topology::compute({rec("a", 1, "0"), rec("a", 1, "0")}).cpus_of_node(0), 1);
+  // Unbound (whole machine each) and one set unknown: the widest count.
+  EXPECT_EQ(Topology::compute({rec("a", 8, "0-7"), rec("a", 8, "0-7")}).cpus_of_node(0), 8);
+  EXPECT_EQ(Topology::compute({rec("a", 4, "0-3"), rec("a", 6, "")}).cpus_of_node(0), 6);
+}
+
 TEST(Topology, NodeIdOverride) {
   setenv("SMD_NODE_ID", "fake7", 1);
   EXPECT_EQ(local_rank_record().node_key, "id:fake7");
@@ -247,14 +274,14 @@ TEST(Params, ParsingAndErrorsNameTheVariable) {
 
 TEST(WaitPolicy, OversubscriptionYieldsAtOnce) {
   unsetenv("SMD_WAIT");
-  WaitPolicy over = WaitPolicy::choose(usable_cpus() + 1);
+  WaitPolicy over = WaitPolicy::choose(3, 2);
   EXPECT_EQ(over.spin_ns, 0);
-  WaitPolicy fits = WaitPolicy::choose(1);
+  WaitPolicy fits = WaitPolicy::choose(2, 2);
   EXPECT_GT(fits.spin_ns, 0);
   setenv("SMD_WAIT", "spin", 1);
-  EXPECT_FALSE(WaitPolicy::choose(1).sleep);
+  EXPECT_FALSE(WaitPolicy::choose(1, 1).sleep);
   setenv("SMD_WAIT", "bogus", 1);
-  EXPECT_EQ(code_of([] { WaitPolicy::choose(1); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([] { WaitPolicy::choose(1, 1); }), SMD_ERR_INVALID_ARGUMENT);
   unsetenv("SMD_WAIT");
 }
 

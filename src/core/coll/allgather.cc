@@ -18,11 +18,12 @@ void allgather_direct(Comm &c, const CollArgs &a) {
   size_t per_round = c.arena()->chunk() / es;
   uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
   DirectOp d(c, a, rounds, std::min(n, per_round) * es, "allgather");
-  // My own block goes straight from sendbuf (a no-op when in place).
-  copy_bytes(at(a.recvbuf, me * n, es), a.sendbuf, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
-    stage_copy(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es);
+    // My own block goes to staging and straight to recvbuf in one pass
+    // over sendbuf (the second copy a no-op when in place).
+    stage_and_copy_out(d.begin(k), at(a.recvbuf, me * n + rk.off, es), at(a.sendbuf, rk.off, es),
+                       rk.len * es, rk.len * es, p * n * es);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
       if (j != me)

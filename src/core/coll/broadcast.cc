@@ -20,11 +20,13 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   size_t per_round = c.arena()->chunk() / es;
   uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
   DirectOp d(c, a, rounds, std::min(n, per_round) * es, "broadcast");
-  if (me == a.root) copy_bytes(a.recvbuf, a.sendbuf, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
     uint8_t *mine = d.begin(k);
-    if (me == a.root) stage_copy(mine, at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es);
+    // The root stages and fills its own recvbuf in one pass (no copy in place).
+    if (me == a.root)
+      stage_and_copy_out(mine, at(a.recvbuf, rk.off, es), at(a.sendbuf, rk.off, es), rk.len * es,
+                         rk.len * es, n * es);
     d.post_and_wait(k, a.root);
     if (me != a.root)
       copy_out(at(a.recvbuf, rk.off, es), d.buf(a.root, k), rk.len * es, n * es);

@@ -68,6 +68,21 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
   if (end < len) stage_copy(d + end, s + end, len - end, len - hole_len);
 }
 
+void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
+                        size_t round_bytes, size_t op_bytes) {
+  // Well inside a 32 KiB first-level cache, large enough that the two
+  // copies run at full speed.
+  constexpr size_t kBlock = 16 * 1024;
+  auto *st = static_cast<uint8_t *>(stage);
+  auto *o = static_cast<uint8_t *>(out);
+  auto *s = static_cast<const uint8_t *>(src);
+  for (size_t off = 0; off < bytes; off += kBlock) {
+    size_t len = bytes - off < kBlock ? bytes - off : kBlock;
+    stage_copy(st + off, s + off, len, round_bytes);
+    copy_out(o + off, s + off, len, op_bytes);
+  }
+}
+
 void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes) {
   if (bytes == 0 || dst == src) return;
   int64_t min = stream_min_bytes();

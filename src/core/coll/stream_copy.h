@@ -33,6 +33,13 @@ void stage_copy(void *dst, const void *src, size_t bytes, size_t round_bytes);
 // from its own input).
 void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_t hole_len);
 
+// stage_copy(stage, src, ...) and copy_out(out, src, ..., op_bytes) in one
+// pass over src, a block at a time, so that src comes from memory once (the
+// second copy finds the block in the first-level cache). For the own block
+// of an allgather and a broadcast root's data.
+void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
+                        size_t round_bytes, size_t op_bytes);
+
 // stream_copy when `op_bytes` (the whole operation's output) reaches
 // SMD_STREAM_MIN_BYTES, else an ordinary copy (memmove).
 void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes);

@@ -39,6 +39,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->bases_.assign(a->size_, nullptr);
   a->segments_.assign(a->size_, nullptr);
   a->sources_.assign(a->size_, nullptr);
+  a->seen_.assign(static_cast<size_t>(a->size_) * 3, 0);
 
   size_t bytes = kHeaderBytes + kRounds * kSmallBytes + kSlots * a->chunk_;
   void *mine = nullptr;
@@ -122,10 +123,15 @@ void Arena::wake_self() {
 void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
   for (int r = 0; r < size_; ++r) {
     if (only >= 0 && r != only) continue;
+    // What was seen last time is often enough (a slot's reuse needs a round
+    // consumed many rounds ago): then the peer's cache line is not touched.
+    uint64_t &seen = seen_[static_cast<size_t>(r) * 3 + which];
+    if (seen >= value) continue;
     auto &c = header(r).counters[which].value;
-    if (c.load(std::memory_order_acquire) >= value) continue;
+    seen = c.load(std::memory_order_acquire);
+    if (seen >= value) continue;
     w.start();
-    while (c.load(std::memory_order_acquire) < value) w.pause();
+    while ((seen = c.load(std::memory_order_acquire)) < value) w.pause();
   }
 }
 

@@ -128,6 +128,8 @@ class Arena {
   std::vector<void *> segments_;
   std::vector<OpDesc> unverified_;
   std::vector<const void *> sources_;
+  // The last value read of each member's three counters ([member * 3 + which]).
+  std::vector<uint64_t> seen_;
   Transport *transport_ = nullptr;
 };
 

@@ -14,8 +14,18 @@ namespace smd {
 
 // ---------------------------------------------------------------- Waiter
 
+namespace {
+// About a microsecond of polling.
+constexpr uint32_t kQuickPolls = 32;
+}  // namespace
+
 Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
-    : comm_(comm), what_(what), sleep_on_(sleep_on), backoff_(comm.ctx().wait_policy()) {}
+    : comm_(comm),
+      what_(what),
+      sleep_on_(sleep_on),
+      backoff_(comm.ctx().wait_policy()),
+      // Oversubscribed ranks yield at once: not even a microsecond of spinning.
+      quick_limit_(comm.ctx().wait_policy().spin_ns > 0 ? kQuickPolls : 0) {}
 
 void Waiter::arm() {
   int64_t now = now_ns();
@@ -47,6 +57,11 @@ void Waiter::check() {
 }
 
 void Waiter::pause() {
+  if (quick_polls_ < quick_limit_) {
+    ++quick_polls_;
+    cpu_relax();
+    return;
+  }
   if (deadline_ns_ < 0) arm();
   int64_t sleep_us = 0;
   Backoff::Action a = backoff_.next(&sleep_us);

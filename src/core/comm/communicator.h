@@ -52,7 +52,7 @@ class Waiter {
   // Call before polling a new condition: the wait spins first again (the
   // deadline counts from the first wait).
   void start() {
-    if (deadline_ns_ < 0) arm();
+    quick_polls_ = 0;
     backoff_.reset();
   }
   void pause();
@@ -69,6 +69,10 @@ class Waiter {
   SleepOn sleep_on_;
   Backoff backoff_;
   int64_t deadline_ns_ = -1;
+  // Polls since start(); the first few only pause the CPU: most waits end
+  // within a microsecond, before a clock read or a check could matter.
+  uint32_t quick_polls_ = 0;
+  uint32_t quick_limit_;
   int64_t next_health_ns_ = 0;
   std::function<std::string()> pending_;
 };

@@ -113,8 +113,10 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());
   ctx->rendezvous(config);
-  ctx->wait_policy_ = WaitPolicy::choose(
-      static_cast<int>(ctx->topology_.node_members[ctx->topology_.node_of[ctx->rank_]].size()));
+  int node = ctx->topology_.node_of[ctx->rank_];
+  ctx->wait_policy_ =
+      WaitPolicy::choose(static_cast<int>(ctx->topology_.node_members[node].size()),
+                         ctx->topology_.cpus_of_node(node));
   ctx->open_transports(config.transport);
   return ctx;
 }

@@ -72,6 +72,33 @@ std::string format_cpu_list(const std::vector<int> &cpus) {
   return s;
 }
 
+bool parse_cpu_list(const std::string &list, std::vector<int> *out) {
+  std::vector<int> cpus;
+  size_t i = 0;
+  auto number = [&](int *v) {
+    size_t start = i;
+    long n = 0;
+    while (i < list.size() && list[i] >= '0' && list[i] <= '9' && n <= (1 << 24))
+      n = n * 10 + (list[i++] - '0');
+    *v = static_cast<int>(n);
+    return i > start && n <= (1 << 24);
+  };
+  while (i < list.size()) {
+    int lo = 0, hi = 0;
+    if (!number(&lo)) return false;
+    hi = lo;
+    if (i < list.size() && list[i] == '-') {
+      ++i;
+      if (!number(&hi) || hi < lo) return false;
+    }
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    if (i < list.size() && list[i++] != ',') return false;
+  }
+  if (cpus.empty()) return false;
+  *out = std::move(cpus);
+  return true;
+}
+
 CpuBinding measure_cpu_binding() {
   CpuBinding b;
   std::vector<int> cpus = affinity_cpus();

@@ -20,4 +20,7 @@ CpuBinding measure_cpu_binding();
 // Ascending CPU numbers as a list of ranges: {0,1,2,3,8} -> "0-3,8".
 std::string format_cpu_list(const std::vector<int> &cpus);
 
+// The reverse; false (and `out` untouched) for a malformed or empty list.
+bool parse_cpu_list(const std::string &list, std::vector<int> *out);
+
 }  // namespace smd

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "core/comm/cpu_binding.h"
 #include "core/util/error.h"
@@ -92,6 +93,20 @@ RankRecord local_rank_record() {
   r.numa_node = cpu.numa_node;
   r.cpuset = cpu.cpuset;
   return r;
+}
+
+int Topology::cpus_of_node(int node) const {
+  std::set<int> all;
+  int widest = 1;
+  bool known = true;
+  for (int r : node_members[static_cast<size_t>(node)]) {
+    const RankRecord &rec = ranks[static_cast<size_t>(r)];
+    widest = std::max(widest, rec.cpus);
+    std::vector<int> cpus;
+    if (known && parse_cpu_list(rec.cpuset, &cpus)) all.insert(cpus.begin(), cpus.end());
+    else known = false;
+  }
+  return known ? std::max(widest, static_cast<int>(all.size())) : widest;
 }
 
 Topology Topology::compute(std::vector<RankRecord> ranks) {

@@ -38,6 +38,11 @@ struct Topology {
 
   // Nodes are numbered in the order of their lowest rank.
   static Topology compute(std::vector<RankRecord> ranks);
+
+  // CPUs the ranks of a node may run on together: the size of the union
+  // of their CPU sets (ranks bound to one core each have as many CPUs as
+  // ranks); where a set is unknown, the largest CPU count any of them has.
+  int cpus_of_node(int node) const;
 };
 
 // Node facts of a subset of world ranks (a communicator), where members[i]

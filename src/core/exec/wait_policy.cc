@@ -21,10 +21,10 @@ int usable_cpus() {
   return 1;
 }
 
-WaitPolicy WaitPolicy::choose(int ranks_on_node) {
+WaitPolicy WaitPolicy::choose(int ranks_on_node, int cpus_on_node) {
   WaitPolicy p;
   std::string mode = param_string("SMD_WAIT");
-  bool oversubscribed = ranks_on_node > usable_cpus();
+  bool oversubscribed = ranks_on_node > cpus_on_node;
   if (!strcasecmp(mode.c_str(), "spin")) {
     p.spin_ns = INT64_MAX;
     p.spin_yield_ns = 0;
@@ -53,13 +53,13 @@ Backoff::Backoff(const WaitPolicy &p) : policy_(p), start_ns_(-1), last_now_ns_(
 int64_t Backoff::elapsed_ns() const { return start_ns_ < 0 ? 0 : last_now_ns_ - start_ns_; }
 
 void Backoff::reset() {
-  start_ns_ = last_now_ns_ = last_yield_ns_ = now_ns();
+  start_ns_ = -1;  // the clock is read at the next poll
   polls_ = 0;
   sleep_us_ = 20;
 }
 
 Backoff::Action Backoff::next(int64_t *sleep_us) {
-  if (start_ns_ < 0) reset();
+  if (start_ns_ < 0) start_ns_ = last_now_ns_ = last_yield_ns_ = now_ns();
   ++polls_;
   // Reading the clock costs ~20 ns; while spinning, look only now and then.
   if (policy_.spin_ns > 0 && (polls_ & 15) != 0 && elapsed_ns() < policy_.spin_ns)

@@ -18,8 +18,9 @@ struct WaitPolicy {
   int64_t yield_ns = 2000000;  // then sched_yield until this much time passed
   bool sleep = true;           // then sleep (futex / plugin wait)
 
-  // From SMD_WAIT and whether ranks outnumber the cores they may run on.
-  static WaitPolicy choose(int ranks_on_node);
+  // From SMD_WAIT and whether the node's ranks outnumber the CPUs they may
+  // run on together (cpus_on_node: the union of their CPU sets).
+  static WaitPolicy choose(int ranks_on_node, int cpus_on_node);
 };
 
 // CPUs this process may run on (sched_getaffinity).
