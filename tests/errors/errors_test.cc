@@ -129,20 +129,25 @@ TEST(BadInput, TruncatedReceive) {
 
 TEST(Mismatch, CountsDifferAcrossRanks) {
   if (size() < 2) GTEST_SKIP() << "needs two ranks";
-  // On a duplicate: a failed collective leaves its communicator unusable.
-  smd_comm_t *c = nullptr;
-  SMD_OK(smd_comm_dup(world(), &c));
-  std::vector<float> in(100, 1.0f), out(100);
-  size_t n = rank() == 0 ? 10 : 20;
-  EXPECT_FAILS(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, c, nullptr), SMD_ERR_MISMATCH,
-               "different arguments");
-  // The communicator stays failed, and says why.
-  EXPECT_FAILS(smd_barrier(c, nullptr), SMD_ERR_MISMATCH, "earlier failure");
-  smd_result_t async = SMD_SUCCESS;
-  SMD_OK(smd_comm_get_async_error(c, &async));
-  EXPECT_EQ(async, SMD_ERR_MISMATCH);
-  SMD_OK(smd_comm_destroy(c));
-  SMD_OK(smd_barrier(world(), nullptr));
+  // 10 vs 20: both staged in small buffers; 2 vs 1000: rank 0's data rides
+  // in its descriptor, the others' in buffers (rank 0 must not wait for a
+  // descriptor post the others never make).
+  for (auto counts : {std::pair<size_t, size_t>{10, 20}, {2, 1000}}) {
+    // On a duplicate: a failed collective leaves its communicator unusable.
+    smd_comm_t *c = nullptr;
+    SMD_OK(smd_comm_dup(world(), &c));
+    std::vector<float> in(1000, 1.0f), out(1000);
+    size_t n = rank() == 0 ? counts.first : counts.second;
+    EXPECT_FAILS(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, c, nullptr),
+                 SMD_ERR_MISMATCH, "different arguments");
+    // The communicator stays failed, and says why.
+    EXPECT_FAILS(smd_barrier(c, nullptr), SMD_ERR_MISMATCH, "earlier failure");
+    smd_result_t async = SMD_SUCCESS;
+    SMD_OK(smd_comm_get_async_error(c, &async));
+    EXPECT_EQ(async, SMD_ERR_MISMATCH);
+    SMD_OK(smd_comm_destroy(c));
+    SMD_OK(smd_barrier(world(), nullptr));
+  }
 }
 
 TEST(Mismatch, DatatypeOpRootAndKind) {

@@ -62,7 +62,8 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t sta
       arena_(*comm.arena()),
       waiter_(comm, what, SleepOn::kArena),
       first_(arena_.reserve_rounds(rounds)),
-      small_(stage_bytes <= Arena::kSmallBytes) {
+      small_(stage_bytes <= Arena::kSmallBytes),
+      inline_(rounds == 1 && stage_bytes <= OpDesc::kInlineBytes) {
   int by = arena_.aborted_by();
   if (by >= 0)
     fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
@@ -97,16 +98,19 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     d.root = args_.root;
     d.count = args_.count;
     publish_desc(arena_.desc(me, r), d);
+    if (inline_) arena_.post_ready(r);
   }
   arena_.post(r);
   if (from < 0) {
-    arena_.wait_posted(r, waiter_);
+    if (inline_) arena_.wait_ready(r, waiter_);
+    else arena_.wait_posted(r, waiter_);
     if (k == 0) {
       verify_earlier(r);
       check_agreement(r, arena_.desc(me, r), -1, false);
     }
   } else if (from != me) {
-    arena_.wait_posted_by(from, r, waiter_);
+    if (inline_) arena_.wait_ready(r, waiter_, from);
+    else arena_.wait_posted_by(from, r, waiter_);
     if (k == 0) check_agreement(r, arena_.desc(me, r), from, false);
   } else if (k == 0) {
     arena_.unverified().push_back(arena_.desc(me, r));

@@ -16,7 +16,8 @@ class DirectOp {
  public:
   // `stage_bytes`: the most any member stages in one round; up to
   // Arena::kSmallBytes the operation uses the small buffers, which let
-  // members run further ahead of each other.
+  // members run further ahead of each other, and a one-round operation up
+  // to OpDesc::kInlineBytes stages into its descriptor.
   DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t stage_bytes, const char *what);
 
   Arena &arena() { return arena_; }
@@ -38,6 +39,7 @@ class DirectOp {
 
   // Member j's staging buffer of round k.
   uint8_t *buf(int j, uint64_t k) const {
+    if (inline_) return arena_.desc(j, round(k)).payload;
     return small_ ? arena_.small_buf(j, round(k)) : arena_.buf(j, round(k));
   }
   // Pointers to every member's staging buffer of round k, plus an offset;
@@ -60,6 +62,7 @@ class DirectOp {
   Waiter waiter_;
   uint64_t first_;
   bool small_;
+  bool inline_;  // one round staging at most OpDesc::kInlineBytes
 };
 
 // Messages up to this size take the one-round path: every member reduces

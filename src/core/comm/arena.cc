@@ -146,6 +146,27 @@ void Arena::post(uint64_t round) {
   wake_sleepers();
 }
 
+void Arena::post_ready(uint64_t round) {
+  __atomic_store_n(&header(rank_).desc[round % kRounds].ready, round + 1, __ATOMIC_RELEASE);
+}
+
+void Arena::wait_ready(uint64_t round, Waiter &w, int only) {
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || (only >= 0 && r != only)) continue;
+    const uint64_t *ready = &header(r).desc[round % kRounds].ready;
+    if (__atomic_load_n(ready, __ATOMIC_ACQUIRE) > round) continue;
+    auto &posted = header(r).counters[kPosted].value;
+    w.start();
+    for (uint32_t polls = 1;; ++polls) {
+      if (__atomic_load_n(ready, __ATOMIC_ACQUIRE) > round) break;
+      // Now and then the counter: a member that ran other arguments posts
+      // only there (rarely read, so the poster's line stays in its cache).
+      if ((polls & 63) == 0 && posted.load(std::memory_order_acquire) > round) break;
+      w.pause();
+    }
+  }
+}
+
 void Arena::wait_posted(uint64_t round, Waiter &w) { wait_counter(kPosted, round + 1, w); }
 void Arena::wait_posted_by(int r, uint64_t round, Waiter &w) {
   wait_counter(kPosted, round + 1, w, r);

@@ -43,6 +43,13 @@ struct alignas(64) OpDesc {
   uint32_t op;
   int32_t root;
   uint64_t count;
+  // The staged data of a one-round operation this small travels in the
+  // descriptor's cache line, and `ready` (round + 1, written last) posts
+  // it there: a reader polls and reads one line, not a counter, a
+  // descriptor and a buffer.
+  static constexpr size_t kInlineBytes = 24;
+  alignas(8) uint8_t payload[kInlineBytes];
+  uint64_t ready;
 };
 
 class Arena {
@@ -77,6 +84,12 @@ class Arena {
   void post(uint64_t round);                      // step 2
   void wait_posted(uint64_t round, Waiter &w);
   void wait_posted_by(int r, uint64_t round, Waiter &w);
+  // Posting and waiting for a one-round operation with an inline payload:
+  // every member (or only `only`) published `round` in its descriptor, or
+  // posted it without doing so (an operation of other arguments, which the
+  // caller's agreement check then reports).
+  void post_ready(uint64_t round);
+  void wait_ready(uint64_t round, Waiter &w, int only = -1);
   void post_reduced(uint64_t round);              // step 3
   void wait_reduced(uint64_t round, Waiter &w);
   void wait_reduced_by(int r, uint64_t round, Waiter &w);
