@@ -237,6 +237,34 @@ TEST(Executor, InlineWhenIdleAndIssueOrderOtherwise) {
   EXPECT_TRUE(first->done());
 }
 
+TEST(Executor, OneOperationAtATimeWhileCallsRace) {
+  // Blocking calls from two threads (the first ones take the lock-free
+  // path) racing with nonblocking submissions: never two at once, none lost.
+  Executor e;
+  std::atomic<int> inside{0}, overlaps{0}, ran{0};
+  auto op = [&] {
+    if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+    for (volatile int i = 0; i < 200; ++i) {
+    }
+    inside.fetch_sub(1);
+    ran.fetch_add(1);
+  };
+  std::vector<std::shared_ptr<Task>> tasks;
+  std::thread a([&] {
+    for (int i = 0; i < 2000; ++i) e.run_blocking(op);
+  });
+  std::thread b([&] {
+    for (int i = 0; i < 2000; ++i) e.run_blocking(op);
+  });
+  for (int i = 0; i < 200; ++i) tasks.push_back(e.submit(op));
+  a.join();
+  b.join();
+  for (auto &t : tasks) EXPECT_TRUE(t->wait_until(Deadline::after_ms(10000)));
+  EXPECT_TRUE(e.drain(Deadline::after_ms(5000)));
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(ran.load(), 4200);
+}
+
 TEST(Executor, ErrorsTravelWithTheTask) {
   Executor e;
   auto t = e.submit([] { fail(SMD_ERR_TIMEOUT, "too slow"); });

@@ -43,6 +43,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
     d.wait_reduced(k);
     for (int j = 0; j < p; ++j) {
+      if (j == me) continue;  // copied as soon as it was reduced
       Range part = split_aligned(rk.len, p, j, align);
       copy_out(at(a.recvbuf, rk.off + part.off, es), d.buf(j, k) + part.off * es,
                part.len * es, n * es);
@@ -58,6 +59,9 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
                    d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
                    a.datatype, red.op, red.divisor);
     d.post_reduced(k);
+    // My slice while it is still in the first-level caches.
+    copy_out(at(a.recvbuf, rk.off + mine.off, es), d.buf(me, k) + mine.off * es, mine.len * es,
+             n * es);
     if (k > 0) copy_round(k - 1);
   }
   copy_round(rounds - 1);

@@ -100,7 +100,9 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     publish_desc(arena_.desc(me, r), d);
     if (inline_) arena_.post_ready(r);
   }
-  arena_.post(r);
+  // Only the root's post is awaited in a rooted round (a member that ran
+  // other arguments and sleeps on this one is woken by finish()).
+  arena_.post(r, from < 0 || from == me);
   if (from < 0) {
     if (inline_) arena_.wait_ready(r, waiter_);
     else arena_.wait_posted(r, waiter_);

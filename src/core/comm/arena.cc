@@ -141,9 +141,9 @@ void Arena::wait_reusable(uint64_t round, bool small, Waiter &w) {
   if (round >= ahead) wait_counter(kConsumed, round - ahead + 1, w);
 }
 
-void Arena::post(uint64_t round) {
+void Arena::post(uint64_t round, bool wake) {
   header(rank_).counters[kPosted].value.store(round + 1, std::memory_order_release);
-  wake_sleepers();
+  if (wake) wake_sleepers();
 }
 
 void Arena::post_ready(uint64_t round) {

@@ -81,7 +81,9 @@ class Arena {
 
   // Step 1: the buffer of `round` (small or large) may be rewritten.
   void wait_reusable(uint64_t round, bool small, Waiter &w);
-  void post(uint64_t round);                      // step 2
+  // Step 2. `wake`: ring sleeping peers; a member nobody waits for (a
+  // broadcast's receiver) skips it, and the fence it costs.
+  void post(uint64_t round, bool wake = true);
   void wait_posted(uint64_t round, Waiter &w);
   void wait_posted_by(int r, uint64_t round, Waiter &w);
   // Posting and waiting for a one-round operation with an inline payload:

@@ -34,25 +34,43 @@ std::vector<int> affinity_cpus() {
 }
 
 #if SMD_HAVE_HWLOC
-int numa_node_holding(const std::vector<int> &cpus) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return -1;
-  // Machine, NUMA nodes and PUs are all this needs (and they stay whatever
-  // the filter says); skipping caches, cores and I/O keeps loading quick.
-  hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-  int found = -1, nodes = 0;
-  if (hwloc_topology_load(topo) == 0) {
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    for (int c : cpus) hwloc_bitmap_set(set, static_cast<unsigned>(c));
-    hwloc_obj_t node = nullptr;
-    while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)) != nullptr) {
-      if (!node->cpuset || !hwloc_bitmap_intersects(node->cpuset, set)) continue;
-      found = static_cast<int>(node->os_index);
-      ++nodes;
+// The machine's topology, loaded once and kept for the life of the process:
+// hwloc dlopens its plugins (and the X11, OpenCL and libxml2 libraries they
+// need) with the first topology and dlcloses them with the last, and a
+// library unloaded that way leaves stale thread-local storage behind, which
+// LeakSanitizer's scan of the threads at exit crashed on. The NUMA layout
+// does not change while we run; queries of a loaded topology are
+// thread-safe.
+hwloc_topology_t machine_topology() {
+  static hwloc_topology_t topo = [] {
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0) return hwloc_topology_t{nullptr};
+    // Machine, NUMA nodes and PUs are all this needs (and they stay whatever
+    // the filter says); skipping caches, cores and I/O keeps loading quick.
+    hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (hwloc_topology_load(t) != 0) {
+      hwloc_topology_destroy(t);
+      return hwloc_topology_t{nullptr};
     }
-    hwloc_bitmap_free(set);
+    return t;
+  }();
+  return topo;
+}
+
+int numa_node_holding(const std::vector<int> &cpus) {
+  hwloc_topology_t topo = machine_topology();
+  if (!topo) return -1;
+  int found = -1, nodes = 0;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (!set) return -1;
+  for (int c : cpus) hwloc_bitmap_set(set, static_cast<unsigned>(c));
+  hwloc_obj_t node = nullptr;
+  while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)) != nullptr) {
+    if (!node->cpuset || !hwloc_bitmap_intersects(node->cpuset, set)) continue;
+    found = static_cast<int>(node->os_index);
+    ++nodes;
   }
-  hwloc_topology_destroy(topo);
+  hwloc_bitmap_free(set);
   return nodes == 1 ? found : -1;
 }
 #endif

@@ -50,6 +50,18 @@ void Executor::finish_inline() {
   else idle_cv_.notify_all();
 }
 
+void Executor::release_fast() {
+  // Sequentially consistent with submit(): either it sees running_ false
+  // (and its worker claims the flag), or this sees ever_queued_ and wakes
+  // the worker under the lock.
+  running_.store(false);
+  if (!ever_queued_.load()) return;
+  // Not finish_inline(): the worker may have claimed the flag already.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!queue_.empty()) cv_.notify_one();
+  else idle_cv_.notify_all();
+}
+
 std::shared_ptr<Task> Executor::submit(std::function<void()> fn) {
   auto task = std::make_shared<Task>(std::move(fn));
   std::lock_guard<std::mutex> lock(mu_);
@@ -57,6 +69,7 @@ std::shared_ptr<Task> Executor::submit(std::function<void()> fn) {
     task->finish(SMD_ERR_INVALID_USAGE, "the communicator is being destroyed");
     return task;
   }
+  ever_queued_.store(true);
   queue_.push_back(task);
   if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
   cv_.notify_one();
@@ -66,11 +79,14 @@ std::shared_ptr<Task> Executor::submit(std::function<void()> fn) {
 void Executor::worker_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!running_ && !queue_.empty()); });
+    cv_.wait(lock, [&] {
+      if (queue_.empty()) return stopping_;
+      bool idle = false;  // claim the flag against a lock-free inline run
+      return running_.compare_exchange_strong(idle, true);
+    });
     if (queue_.empty()) return;  // stopping and drained
     auto task = queue_.front();
     queue_.pop_front();
-    running_ = true;
     lock.unlock();
     task->run();
     lock.lock();

@@ -53,17 +53,17 @@ class Executor {
   // queue and wait. Errors propagate as smd::Error.
   template <class F>
   void run_blocking(F &&fn) {
+    // Before any nonblocking call there is no queue and no worker: claiming
+    // the running flag is all it takes (no lock, no notification).
+    bool idle = false;
+    if (!ever_queued_.load() && running_.compare_exchange_strong(idle, true))
+      return run_inline(fn, true);
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!running_ && queue_.empty()) {
-        running_ = true;
+      idle = false;
+      if (queue_.empty() && running_.compare_exchange_strong(idle, true)) {
         lock.unlock();
-        struct Done {
-          Executor *e;
-          ~Done() { e->finish_inline(); }
-        } done{this};
-        fn();
-        return;
+        return run_inline(fn, false);
       }
     }
     auto task = submit(std::function<void()>(std::forward<F>(fn)));
@@ -80,13 +80,30 @@ class Executor {
   void stop();
 
  private:
+  // Runs fn on this thread with the running flag held, then gives it back
+  // the way it was taken (even when fn throws).
+  template <class F>
+  void run_inline(F &fn, bool lock_free) {
+    struct Release {
+      Executor *e;
+      bool lock_free;
+      ~Release() { lock_free ? e->release_fast() : e->finish_inline(); }
+    } release{this, lock_free};
+    fn();
+  }
   void finish_inline();
+  // The end of a lock-free inline run: wakes the worker only if a
+  // nonblocking call arrived meanwhile.
+  void release_fast();
   void worker_loop();
   std::mutex mu_;
   std::condition_variable cv_;       // the worker waits for work
   std::condition_variable idle_cv_;  // drain() waits for idleness
   std::deque<std::shared_ptr<Task>> queue_;
-  bool running_ = false;
+  // An operation runs (inline or on the worker); claimed by compare-exchange
+  // so that the lock-free inline path and the worker exclude each other.
+  std::atomic<bool> running_{false};
+  std::atomic<bool> ever_queued_{false};  // set (under mu_) by the first submit
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -152,7 +152,12 @@ std::shared_ptr<LoadedPlugin> open_plugin_file(const std::string &path) {
     if (auto p = it->second.lock()) return p;
   if (!is_file(path)) fail(SMD_ERR_PLUGIN, "plugin %s: no such file", path.c_str());
   dlerror();
-  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Never unloaded (RTLD_NODELETE): transport libraries load modules of
+  // their own (libfabric's providers, UCX's transports), start threads and
+  // keep thread-local storage; unloaded mid-process they leave stale
+  // thread-local blocks behind (LeakSanitizer's exit scan crashed on them
+  // after auto selection dropped an unusable efa plugin).
+  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!h) fail(SMD_ERR_PLUGIN, "plugin %s: cannot load: %s", path.c_str(), dlerror());
   void *sym = dlsym(h, SMD_TRANSPORT_ENTRY_V1);
   if (!sym) {
