@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "free_port.h"
+
 #ifndef FAULT_WORKER
 #error FAULT_WORKER must name the worker executable
 #endif
@@ -32,10 +34,10 @@ std::set<std::string> dev_shm() {
   return names;
 }
 
-int free_port() {
-  static int next = 20000 + (getpid() % 20000);
-  return next++;
-}
+// One the kernel just found free (a made-up port once collided with a
+// socket left by an earlier test: rank 0 could not serve the store and the
+// others waited out the limit).
+int free_port() { return smdrun::pick_free_port("127.0.0.1"); }
 
 struct Rank {
   pid_t pid = -1;
