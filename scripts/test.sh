@@ -45,17 +45,7 @@ if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:intercept_tls_get_addr=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   # shellcheck disable=SC2086
-  if ! meson test -C build-asan --print-errorlogs --no-suite slow ${SMD_TEST_ARGS:-}; then
-    # Only tests whose sole failure was LeakSanitizer's own tracer crashing
-    # run once more (see the script); any finding fails at once.
-    crashed=$(/usr/bin/python3 scripts/rerun_sanitizer_crashes.py build-asan) ||
-      smd_die "sanitizer tests failed (see build-asan/meson-logs/testlog.txt)"
-    # shellcheck disable=SC2086
-    smd_log "LeakSanitizer itself crashed (no finding) in: $(echo $crashed); running them once more"
-    # shellcheck disable=SC2086
-    meson test -C build-asan --print-errorlogs --no-rebuild $crashed ||
-      smd_die "sanitizer tests failed again (see build-asan/meson-logs/testlog.txt)"
-  fi
+  meson test -C build-asan --print-errorlogs --no-suite slow ${SMD_TEST_ARGS:-}
 fi
 
 shm_after="$(ls -A /dev/shm 2>/dev/null | sort || true)"

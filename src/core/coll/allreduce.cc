@@ -38,7 +38,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
   DirectOp d(c, a, rounds, chunk, "allreduce");
-  size_t align = std::max<size_t>(1, 64 / es);
+  size_t align = line_elems(es);
   auto copy_round = [&](uint64_t k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
     d.wait_reduced(k);
@@ -52,13 +52,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   };
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
-    Range mine = split_aligned(rk.len, p, me, align);
-    stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
-    d.post_and_wait(k);
-    reduce::reduce(d.buf(me, k) + mine.off * es,
-                   d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
-                   a.datatype, red.op, red.divisor);
-    d.post_reduced(k);
+    Range mine = d.reduce_my_slice(k, rk, red);
     // My slice while it is still in the first-level caches.
     copy_out(at(a.recvbuf, rk.off + mine.off, es), d.buf(me, k) + mine.off * es, mine.len * es,
              n * es);

@@ -29,6 +29,10 @@ inline Range split(size_t n, int p, int i) {
   return r;
 }
 
+// Elements per cache line: slices of a round are split at multiples of it,
+// so that no two members write the same line.
+inline size_t line_elems(size_t es) { return es < 64 ? 64 / es : 1; }
+
 // Like split(), but part boundaries fall on multiples of `align` elements
 // (cache lines), except for the end.
 inline Range split_aligned(size_t n, int p, int i, size_t align) {

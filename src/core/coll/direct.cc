@@ -1,7 +1,10 @@
 #include "core/coll/direct.h"
 
+#include <algorithm>
 #include <string>
 
+#include "core/coll/stream_copy.h"
+#include "core/reduce/reduce.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
 
@@ -131,6 +134,19 @@ void DirectOp::verify_earlier(uint64_t posted_by_all) {
 void DirectOp::wait_reduced(uint64_t k, int from) {
   if (from < 0) arena_.wait_reduced(round(k), waiter_);
   else arena_.wait_reduced_by(from, round(k), waiter_);
+}
+
+Range DirectOp::reduce_my_slice(uint64_t k, Range rk, const Reduction &red) {
+  int p = arena_.size(), me = arena_.rank();
+  size_t es = datatype_size(args_.datatype);
+  Range mine = split_aligned(rk.len, p, me, line_elems(es));
+  stage_except(begin(k), at(args_.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
+  post_and_wait(k);
+  reduce::reduce(buf(me, k) + mine.off * es,
+                 sources(k, mine.off * es, at(args_.sendbuf, rk.off + mine.off, es)), p, mine.len,
+                 args_.datatype, red.op, red.divisor);
+  post_reduced(k);
+  return mine;
 }
 
 const void *const *DirectOp::sources(uint64_t k, size_t offset, const void *own) {

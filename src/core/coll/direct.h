@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "core/coll/coll_util.h"
 #include "core/coll/collective.h"
 #include "core/comm/arena.h"
 #include "core/comm/communicator.h"
@@ -42,6 +43,11 @@ class DirectOp {
     if (inline_) return arena_.desc(j, round(k)).payload;
     return small_ ? arena_.small_buf(j, round(k)) : arena_.buf(j, round(k));
   }
+  // Round k of a pipelined reduction (allreduce, reduce) over the elements
+  // rk of the arguments: stage the slices the others reduce, post and wait,
+  // reduce this rank's slice (its own input read from sendbuf) into the hole
+  // it left in its staging buffer, post `reduced`. Returns that slice.
+  Range reduce_my_slice(uint64_t k, Range rk, const Reduction &red);
   // Pointers to every member's staging buffer of round k, plus an offset;
   // with `own`, that pointer stands for this rank's (its input read where
   // it lies, in its own cache, instead of from the staged copy).

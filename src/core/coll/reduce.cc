@@ -31,16 +31,10 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
   DirectOp d(c, a, rounds, chunk, "reduce");
-  size_t align = std::max<size_t>(1, 64 / es);
+  size_t align = line_elems(es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
-    Range mine = split_aligned(rk.len, p, me, align);
-    stage_except(d.begin(k), at(a.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
-    d.post_and_wait(k);
-    reduce::reduce(d.buf(me, k) + mine.off * es,
-                   d.sources(k, mine.off * es, at(a.sendbuf, rk.off + mine.off, es)), p, mine.len,
-                   a.datatype, red.op, red.divisor);
-    d.post_reduced(k);
+    d.reduce_my_slice(k, rk, red);
     if (root) {
       d.wait_reduced(k);
       for (int j = 0; j < p; ++j) {
