@@ -19,6 +19,7 @@
 #include "core/exec/wait_policy.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
+#include "core/util/ring_queue.h"
 
 using namespace smd;
 
@@ -205,6 +206,25 @@ TEST(StreamCopy, EqualsMemcpyAtEveryAlignmentAndLength) {
   EXPECT_EQ(memcmp(dst.data(), src.data(), 100), 0);
   smd::copy_out(dst.data() + 1, src.data(), 3000, size_t(1) << 40);
   EXPECT_EQ(memcmp(dst.data() + 1, src.data(), 3000), 0);
+}
+
+TEST(RingQueue, FirstInFirstOutAcrossWrapAndGrowth) {
+  smd::RingQueue<int> q(4);
+  int next_in = 0, next_out = 0;
+  // Wrap around the initial buffer several times, then grow while wrapped.
+  for (int round = 0; round < 10; ++round) {
+    for (int i = 0; i < 3; ++i) q.push(next_in++);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(q.front(), next_out++);
+      q.pop();
+    }
+  }
+  EXPECT_EQ(q.size(), 10u);
+  while (!q.empty()) {
+    ASSERT_EQ(q.front(), next_out++);
+    q.pop();
+  }
+  EXPECT_EQ(next_out, next_in);
 }
 
 TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {

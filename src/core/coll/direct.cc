@@ -118,7 +118,7 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     else arena_.wait_posted_by(from, r, waiter_);
     if (k == 0) check_agreement(r, arena_.desc(me, r), from, false);
   } else if (k == 0) {
-    arena_.unverified().push_back(arena_.desc(me, r));
+    arena_.unverified().push(arena_.desc(me, r));
   }
 }
 
@@ -126,7 +126,7 @@ void DirectOp::verify_earlier(uint64_t posted_by_all) {
   auto &pending = arena_.unverified();
   while (!pending.empty() && pending.front().round < posted_by_all) {
     OpDesc mine = pending.front();
-    pending.erase(pending.begin());
+    pending.pop();
     check_agreement(mine.round, mine, -1, true);
   }
 }

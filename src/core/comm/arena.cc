@@ -24,7 +24,10 @@ struct Arena::Header {
   Counter counters[3];
   alignas(64) std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> sleeping{0};
-  std::atomic<uint32_t> aborted{0};
+  // Read by every member at the start of every operation: on a line of its
+  // own, which nothing writes until an abort, it stays in every cache
+  // (next to the doorbell it missed whenever a peer rang or slept).
+  alignas(64) std::atomic<uint32_t> aborted{0};
   alignas(64) OpDesc desc[Arena::kRounds];
 };
 static_assert(sizeof(OpDesc) == 64);

@@ -28,6 +28,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/util/ring_queue.h"
+
 namespace smd {
 
 class Comm;
@@ -108,7 +110,7 @@ class Arena {
   // Descriptors of operations whose agreement this member could not check
   // when it ran them (a broadcast root waits for nobody); checked once all
   // members are known to have posted those rounds.
-  std::vector<OpDesc> &unverified() { return unverified_; }
+  RingQueue<OpDesc> &unverified() { return unverified_; }
   // Scratch for the pointers a reduction reads (one per member), kept here
   // so that an operation allocates nothing.
   std::vector<const void *> &sources() { return sources_; }
@@ -140,7 +142,7 @@ class Arena {
   uint64_t next_round_ = 0;
   std::vector<uint8_t *> bases_;
   std::vector<void *> segments_;
-  std::vector<OpDesc> unverified_;
+  RingQueue<OpDesc> unverified_{kRounds};
   std::vector<const void *> sources_;
   // The last value read of each member's three counters ([member * 3 + which]).
   std::vector<uint64_t> seen_;
