@@ -115,7 +115,10 @@ done
 # Rebuild a bench binary when its source is newer (or it is missing).
 stale() { [ ! -x "$1" ] || [ "$2" -nt "$1" ] || [ "$0" -nt "$1" ]; }
 
-IMPLS="smd"
+# smdmem: smd-bench -m 1, buffers from smd_mem_alloc that peers read in place
+# (allgather and broadcast only: the other collectives do not read in place).
+IMPLS="smd smdmem"
+MEM_COLLS=" allgather broadcast "
 SKIP=" ${SMD_COMPARE_SKIP:-} "
 MISSING=()
 if [[ "$SKIP" == *" mpi "* ]]; then
@@ -178,9 +181,10 @@ run_one() {
   local rc=0
   # MPI_Bcast has one buffer: smd's broadcast runs in place too, so that
   # neither side pays for a root's copy the other skips.
-  if [ "$impl" = smd ] && [ "$coll" = broadcast ]; then args+=(-i 1); fi
+  if [[ "$impl" == smd* ]] && [ "$coll" = broadcast ]; then args+=(-i 1); fi
+  [ "$impl" = smdmem ] && args+=(-m 1)
   case "$impl" in
-    smd)
+    smd|smdmem)
       timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "$SMDBENCH" "${args[@]}" \
         >"$out" 2>"$out.err" || rc=$? ;;
     mpi)
@@ -208,9 +212,16 @@ for np in $RANKS; do
 done
 read -r -a IMPL_ARR <<<"$IMPLS"
 NIMPL=${#IMPL_ARR[@]}
-PER_REP=$(( ${#POINTS[@]} * NIMPL ))
+PER_REP=0
+for point in "${POINTS[@]}"; do
+  IFS='|' read -r _np coll _spec <<<"$point"
+  for impl in "${IMPL_ARR[@]}"; do
+    [ "$impl" = smdmem ] && [[ "$MEM_COLLS" != *" $coll "* ]] && continue
+    PER_REP=$((PER_REP + 1))
+  done
+done
 TOTAL=$(( PER_REP * REPS ))
-say "# plan: ${#POINTS[@]} points x $NIMPL implementations x $REPS reps = $TOTAL runs (+ membw probe each rep)"
+say "# plan: ${#POINTS[@]} points x $NIMPL implementations (smdmem: allgather and broadcast only) x $REPS reps = $TOTAL runs (+ membw probe each rep)"
 say "# groups (name:-b:-e:-f:-n:-w): $GROUPS_SPEC"
 
 {
@@ -258,6 +269,7 @@ for ((rep = 0; rep < REPS; rep++)); do
     rot=$(( (pi + rep) % NIMPL ))
     for ((j = 0; j < NIMPL; j++)); do
       impl=${IMPL_ARR[$(( (rot + j) % NIMPL ))]}
+      [ "$impl" = smdmem ] && [[ "$MEM_COLLS" != *" $coll "* ]] && continue
       K=$((K + 1))
       extra=()
       # Resident memory: every allreduce run of the largest group reports VmHWM per rank.
@@ -266,7 +278,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       # its fill) of the 256 MiB group, whose per-element loops cost more than the calls.
       if [ "$rep" -gt 0 ] && [ "$gname" = large ]; then extra+=(-c 0); fi
       out="$OUT/r${rep}_${impl}_${coll}_np${np}_${gname}.jsonl"
-      printf '[%d/%d] %-4s %-14s np=%s %-6s (%s..%s B, -n %s) ... ' "$K" "$TOTAL" "$impl" "$coll" "$np" \
+      printf '[%d/%d] %-6s %-14s np=%s %-6s (%s..%s B, -n %s) ... ' "$K" "$TOTAL" "$impl" "$coll" "$np" \
         "$gname" "$(cut -d: -f2 <<<"$spec")" "$(cut -d: -f3 <<<"$spec")" "$(cut -d: -f5 <<<"$spec")"
       t0=$(date +%s.%N)
       if run_one "$impl" "$coll" "$np" "$spec" "$out" "${extra[@]+"${extra[@]}"}"; then

@@ -8,7 +8,9 @@ mpi_bench and gloo_bench: one JSON object per size, the same keys),
 r<rep>_membw.jsonl (bench/membw) and meta.jsonl, and prints:
   * per collective x ranks x size: busbw of smd / Open MPI / Gloo (median
     over repetitions and [min-max]), smd's ratio to each peer, the bound
-    derived from the membw probe and smd's fraction of it;
+    derived from the membw probe and smd's fraction of it; for allgather and
+    broadcast also smd with buffers from smd_mem_alloc ("smd mem", read in
+    place by peers) and its ratio to Open MPI;
   * the 8-byte latency lines (time_us);
   * the resident-memory line of the 256 MiB allreduce;
   * how the bound is derived (see also bench/README.md).
@@ -20,14 +22,14 @@ import re
 import statistics
 import sys
 
-IMPLS = [("smd", "smd"), ("mpi", "Open MPI"), ("gloo", "Gloo")]
+IMPLS = [("smd", "smd"), ("smdmem", "smd mem"), ("mpi", "Open MPI"), ("gloo", "Gloo")]
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast"]
 MIB = 1 << 20
 # Above this many bytes of user buffers over all ranks, the DRAM (256 MiB) probe
 # bounds the rate; at or below it, the in-cache (4 MiB) probe does (half the 32 MiB L3).
 CACHE_FOOTPRINT = 16 * MIB
 
-FILE_RE = re.compile(r"^r(\d+)_(smd|mpi|gloo)_([a-z_]+)_np(\d+)_([a-z]+)\.jsonl$")
+FILE_RE = re.compile(r"^r(\d+)_(smd|smdmem|mpi|gloo)_([a-z_]+)_np(\d+)_([a-z]+)\.jsonl$")
 
 
 def read_jsonl(path):
@@ -183,12 +185,13 @@ def main():
     gl = ", ".join("%s: %s" % (c, "/".join(sorted(a))) for (i, c), a in sorted(algos.items()) if i == "gloo")
     if gl:
         print("  Gloo algorithms: %s (TCP on 127.0.0.1)" % gl)
-    print("  Open MPI: pml ob1, btl self,vader (shared memory); smd: smd-bench under smdrun")
+    print("  Open MPI: pml ob1, btl self,vader (shared memory); smd: smd-bench under smdrun;")
+    print("  smd mem: smd-bench -m 1 (buffers from smd_mem_alloc, read in place by peers; allgather and broadcast)")
     print()
 
     names = dict(IMPLS)
-    cols = ["collective", "np", "size"] + [names[i] for i, _ in IMPLS] + ["smd/MPI", "smd/Gloo", "bound", "smd/bnd"]
-    widths = [14, 2, 7, 22, 22, 22, 7, 8, 6, 7]
+    cols = ["collective", "np", "size"] + [names[i] for i, _ in IMPLS] + ["smd/MPI", "smd/Gloo", "mem/MPI", "bound", "smd/bnd"]
+    widths = [14, 2, 7, 22, 22, 22, 22, 7, 8, 7, 6, 7]
     def row(vals):
         out = []
         for k, (v, w) in enumerate(zip(vals, widths)):
@@ -218,6 +221,9 @@ def main():
             if zero:
                 cells.append("- (count 0)" if l else "n/a")
                 continue
+            if not l and impl == "smdmem":
+                cells.append("-")  # run for allgather and broadcast only
+                continue
             v = [r["busbw_gbps"] for r in l]
             vals[impl] = statistics.median(v) if v else None
             c = cell(v)
@@ -233,6 +239,8 @@ def main():
                 ratio.append(g(s / q) + ("*" if s < q else " "))
                 if s < q:
                     behind.append((coll, p, nbytes, peer, s, q))
+        s, q = vals.get("smdmem"), vals.get("mpi")
+        ratio.append("-" if zero or s is None or not q else g(s / q) + ("*" if s < q else " "))
         total, _per_rank = traffic(coll, nbytes, p)
         if zero or total is None or b_dram is None:
             bound_s, frac_s = "-", "-"
@@ -257,6 +265,8 @@ def main():
         zero = all(r["count"] == 0 for l in recs.values() for r in l)
         for impl, label in IMPLS:
             l = recs.get(impl)
+            if not l and impl == "smdmem":
+                continue
             if not l:
                 parts.append("%s n/a" % label)
             elif zero:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <smd.h>
 
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -161,6 +162,66 @@ INSTANTIATE_TEST_SUITE_P(All, Moving,
                          ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::Bool(),
                                             ::testing::ValuesIn(kCounts)),
                          move_name);
+
+// Buffers from smd_mem_alloc: peers read an allgather's blocks and a
+// broadcast root's input where they lie. All ranks' buffers shared, only
+// even ranks' (the others stage), and in place; one round and several per
+// block; fresh blocks every time, more than a peer keeps mapped.
+class SharedBuffer {
+ public:
+  SharedBuffer(bool shared, size_t bytes) : plain_(shared ? 0 : bytes, 0xA5) {
+    if (shared) {
+      EXPECT_EQ(smd_mem_alloc(world(), bytes, &mem_), SMD_SUCCESS) << smd_last_error();
+      if (mem_) memset(mem_, 0xA5, bytes);
+    }
+  }
+  ~SharedBuffer() { EXPECT_EQ(smd_mem_free(mem_), SMD_SUCCESS) << smd_last_error(); }
+  uint8_t *data() { return mem_ ? static_cast<uint8_t *>(mem_) : plain_.data(); }
+
+ private:
+  void *mem_ = nullptr;
+  std::vector<uint8_t> plain_;
+};
+
+TEST(SharedMemory, AllgatherAndBroadcastReadInPlace) {
+  const smd_datatype_t d = SMD_FLOAT32;
+  const size_t es = dtype_size(d);
+  int p = size();
+  for (int mode = 0; mode < 3; ++mode) {  // all shared, even ranks shared, in place
+    bool shared = mode != 1 || rank() % 2 == 0;
+    for (size_t n : {size_t(7), size_t(10007), size_t(150001)}) {
+      for (int rep = 0; rep < 4; ++rep) {
+        SCOPED_TRACE("mode " + std::to_string(mode) + " count " + std::to_string(n) + " rep " +
+                     std::to_string(rep));
+        SharedBuffer recv(shared, n * p * es), send(shared, n * es);
+        uint8_t *in = mode == 2 ? recv.data() + rank() * n * es : send.data();
+        fill(in, 0, n, rank(), rep, SMD_SUM, d);
+        ASSERT_EQ(smd_allgather(in, recv.data(), n, d, world(), nullptr), SMD_SUCCESS)
+            << smd_last_error();
+        for (int r = 0; r < p; ++r) expect_values(recv.data(), r * n, n, r, rep, SMD_SUM, d);
+
+        int root = rep % p;
+        if (rank() == root) fill(send.data(), 0, n, root, rep, SMD_SUM, d);
+        uint8_t *out = mode == 2 ? send.data() : recv.data();
+        ASSERT_EQ(smd_broadcast(rank() == root ? send.data() : nullptr, out, n, d, root, world(),
+                                nullptr),
+                  SMD_SUCCESS)
+            << smd_last_error();
+        expect_values(out, 0, n, root, rep, SMD_SUM, d);
+
+        // A small broadcast of ordinary memory right after: nothing of the
+        // last operation's offers may leak into it.
+        uint64_t tiny[2] = {0, 0};
+        int tiny_root = (root + 1) % p;
+        if (rank() == tiny_root) tiny[0] = tiny[1] = 1000 + rep;
+        ASSERT_EQ(smd_broadcast(tiny, tiny, 2, SMD_UINT64, tiny_root, world(), nullptr), SMD_SUCCESS)
+            << smd_last_error();
+        EXPECT_EQ(tiny[0], uint64_t(1000 + rep));
+        EXPECT_EQ(tiny[1], uint64_t(1000 + rep));
+      }
+    }
+  }
+}
 
 TEST(Collectives, BarrierOrdersEverything) {
   for (int i = 0; i < 50; ++i) SMD_OK(smd_barrier(world(), nullptr));

@@ -100,6 +100,23 @@ TEST(BadInput, UseAfterDestroy) {
   EXPECT_FAILS(smd_request_free(req), SMD_ERR_INVALID_USAGE, "not live");
 }
 
+TEST(BadInput, SharedMemory) {
+  void *mem = reinterpret_cast<void *>(1);
+  EXPECT_FAILS(smd_mem_alloc(nullptr, 64, &mem), SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
+  EXPECT_EQ(mem, nullptr);
+  EXPECT_FAILS(smd_mem_alloc(world(), 0, &mem), SMD_ERR_INVALID_ARGUMENT, "bytes is 0");
+  EXPECT_FAILS(smd_mem_alloc(world(), 64, nullptr), SMD_ERR_INVALID_ARGUMENT, "ptr is NULL");
+  EXPECT_FAILS(smd_mem_alloc(world(), SIZE_MAX / 2, &mem), SMD_ERR_NO_MEMORY, "bytes");
+  int x = 0;
+  EXPECT_FAILS(smd_mem_free(&x), SMD_ERR_INVALID_ARGUMENT, "not allocated by smd_mem_alloc");
+  SMD_OK(smd_mem_alloc(world(), 4096, &mem));
+  ASSERT_NE(mem, nullptr);
+  static_cast<char *>(mem)[4095] = 1;
+  SMD_OK(smd_mem_free(mem));
+  EXPECT_FAILS(smd_mem_free(mem), SMD_ERR_INVALID_ARGUMENT, "freed already");
+  SMD_OK(smd_mem_free(nullptr));
+}
+
 TEST(BadInput, OptionStructs) {
   smd_init_options_t o = SMD_INIT_OPTIONS_INIT;
   smd_comm_t *c = nullptr;

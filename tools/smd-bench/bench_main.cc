@@ -29,6 +29,27 @@ namespace {
     if (r_ != SMD_SUCCESS) die(#call, r_);   \
   } while (0)
 
+// A benchmark buffer: ordinary memory, or smd_mem_alloc's (-m 1).
+class UserBuffer {
+ public:
+  UserBuffer(smd_comm_t *comm, bool shared, size_t bytes) : bytes_(bytes) {
+    if (shared) CHECK(smd_mem_alloc(comm, bytes, &shared_));
+    else plain_.resize(bytes);
+  }
+  ~UserBuffer() {
+    if (shared_) smd_mem_free(shared_);
+  }
+  UserBuffer(const UserBuffer &) = delete;
+  UserBuffer &operator=(const UserBuffer &) = delete;
+  void *data() { return shared_ ? shared_ : plain_.data(); }
+  size_t size() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  void *shared_ = nullptr;
+  std::vector<uint8_t> plain_;
+};
+
 struct Shape {
   size_t count;       // the count argument of the call
   size_t send_elems;  // elements in the send buffer
@@ -151,8 +172,9 @@ int main(int argc, char **argv) {
   for (size_t bytes = o.min_bytes;; bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
     if (bytes > o.max_bytes) break;
     Shape s = shape_of(o.coll, bytes, es, p);
-    std::vector<uint8_t> sendv(std::max<size_t>(1, (o.inplace ? std::max(s.send_elems, s.recv_elems) : s.send_elems) * es));
-    std::vector<uint8_t> recvv(std::max<size_t>(1, s.recv_elems * es));
+    UserBuffer sendv(world, o.shared_mem,
+                     std::max<size_t>(1, (o.inplace ? std::max(s.send_elems, s.recv_elems) : s.send_elems) * es));
+    UserBuffer recvv(world, o.shared_mem, std::max<size_t>(1, s.recv_elems * es));
     void *send = sendv.data();
     void *recv = recvv.data();
     user_buffer_bytes = std::max(user_buffer_bytes, (o.inplace ? 0 : recvv.size()) + sendv.size());

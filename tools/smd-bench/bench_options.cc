@@ -21,6 +21,8 @@ const char *kUsage =
     "  -c 0|1      check the results (default 1)\n"
     "  -i 0|1      in place (default 0)\n"
     "  -r ROOT     root of broadcast/reduce (default 0)\n"
+    "  -m 0|1      buffers from smd_mem_alloc, which peers on the node read in place\n"
+    "              (default 0: ordinary memory)\n"
     "  --json      one JSON object per size instead of the table\n"
     "  --rss       at the end, every rank prints its peak resident memory (VmHWM)\n"
     "              and the largest size's user buffers, in KiB (JSON with --json)\n"
@@ -85,6 +87,7 @@ Options parse_options(int argc, char **argv) {
       else if (a == "-w") o.warmup = std::stoi(value());
       else if (a == "-c") o.check = std::stoi(value()) != 0;
       else if (a == "-i") o.inplace = std::stoi(value()) != 0;
+      else if (a == "-m") o.shared_mem = std::stoi(value()) != 0;
       else if (a == "-r") o.root = std::stoi(value());
       else if (a == "--json") o.json = true;
       else if (a == "--rss") o.rss = true;

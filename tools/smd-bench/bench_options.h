@@ -24,6 +24,7 @@ struct Options {
   int warmup = 5;
   bool check = true;
   bool inplace = false;
+  bool shared_mem = false;  // -m 1: buffers from smd_mem_alloc
   bool json = false;
   bool rss = false;  // --rss: each rank reports its peak resident memory (VmHWM)
   int root = 0;

@@ -1,9 +1,11 @@
 #include "core/coll/direct.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "core/coll/stream_copy.h"
+#include "core/comm/shared_memory.h"
 #include "core/reduce/reduce.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
@@ -45,6 +47,15 @@ bool read_desc_of_round(const OpDesc &slot, uint64_t round, OpDesc *out) {
   return out->round == round && __atomic_load_n(&slot.round, __ATOMIC_RELAXED) == round;
 }
 
+// What a descriptor of an operation that is not inline carries in its
+// payload: where the member's input lies, when peers read it in place.
+struct InPlaceRef {
+  uint64_t id;  // shared block (0: staged)
+  uint64_t offset;
+  uint64_t unused;
+};
+static_assert(sizeof(InPlaceRef) <= OpDesc::kInlineBytes);
+
 bool same_desc(const OpDesc &a, const OpDesc &b) {
   return a.round == b.round && a.kind == b.kind && a.datatype == b.datatype && a.op == b.op &&
          a.root == b.root && a.count == b.count;
@@ -65,6 +76,7 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t sta
       arena_(*comm.arena()),
       waiter_(comm, what, SleepOn::kArena),
       first_(arena_.reserve_rounds(rounds)),
+      rounds_(rounds),
       small_(stage_bytes <= Arena::kSmallBytes),
       inline_(rounds == 1 && stage_bytes <= OpDesc::kInlineBytes) {
   int by = arena_.aborted_by();
@@ -101,7 +113,12 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     d.root = args_.root;
     d.count = args_.count;
     publish_desc(arena_.desc(me, r), d);
-    if (inline_) arena_.post_ready(r);
+    if (inline_) {
+      arena_.post_ready(r);
+    } else {
+      InPlaceRef ref{offered_ ? offered_id_ : 0, offered_offset_, 0};
+      memcpy(arena_.desc(me, r).payload, &ref, sizeof ref);
+    }
   }
   // Only the root's post is awaited in a rooted round (a member that ran
   // other arguments and sleeps on this one is woken by finish()).
@@ -112,14 +129,45 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     if (k == 0) {
       verify_earlier(r);
       check_agreement(r, arena_.desc(me, r), -1, false);
+      if (!inline_) resolve_in_place(-1);
     }
   } else if (from != me) {
     if (inline_) arena_.wait_ready(r, waiter_, from);
     else arena_.wait_posted_by(from, r, waiter_);
-    if (k == 0) check_agreement(r, arena_.desc(me, r), from, false);
+    if (k == 0) {
+      check_agreement(r, arena_.desc(me, r), from, false);
+      if (!inline_) resolve_in_place(from);
+    }
   } else if (k == 0) {
     arena_.unverified().push(arena_.desc(me, r));
   }
+}
+
+bool DirectOp::offer_in_place(const void *buf, size_t bytes) {
+  if (small_ || inline_ || bytes == 0) return false;
+  SharedRef ref;
+  if (!shared_find(comm_.ctx(), buf, bytes, &ref) || !arena_.publish_shared(ref.id, *ref.handle))
+    return false;
+  offered_ = true;
+  offered_id_ = ref.id;
+  offered_offset_ = ref.offset;
+  return true;
+}
+
+void DirectOp::resolve_in_place(int only) {
+  std::vector<const uint8_t *> &where = arena_.in_place();
+  for (int j = 0; j < arena_.size(); ++j) {
+    where[static_cast<size_t>(j)] = nullptr;
+    if (j == arena_.rank() || (only >= 0 && j != only)) continue;
+    InPlaceRef ref;
+    memcpy(&ref, arena_.desc(j, round(0)).payload, sizeof ref);
+    if (ref.id) where[static_cast<size_t>(j)] = arena_.peer_shared(comm_, j, ref.id) + ref.offset;
+  }
+  resolved_ = true;
+}
+
+void DirectOp::end_in_place() {
+  if (offered_) arena_.wait_consumed(round(rounds_ - 1), waiter_);
 }
 
 void DirectOp::verify_earlier(uint64_t posted_by_all) {

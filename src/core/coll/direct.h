@@ -48,6 +48,19 @@ class DirectOp {
   // reduce this rank's slice (its own input read from sendbuf) into the hole
   // it left in its staging buffer, post `reduced`. Returns that slice.
   Range reduce_my_slice(uint64_t k, Range rk, const Reduction &red);
+  // Inputs read in place. Before round 0: offers this member's input
+  // [buf, buf + bytes) to peers if it lies in memory from smd_mem_alloc and
+  // the operation is not small (returns whether it does: then the caller
+  // stages nothing and must call end_in_place() before returning).
+  bool offer_in_place(const void *buf, size_t bytes);
+  // From round 0's post_and_wait on: member j's input where it lies, or
+  // nullptr when j stages it.
+  const uint8_t *in_place(int j) const {
+    return resolved_ ? arena_.in_place()[static_cast<size_t>(j)] : nullptr;
+  }
+  // Waits until every member consumed the last round (read the input).
+  void end_in_place();
+
   // Pointers to every member's staging buffer of round k, plus an offset;
   // with `own`, that pointer stands for this rank's (its input read where
   // it lies, in its own cache, instead of from the staged copy).
@@ -66,8 +79,14 @@ class DirectOp {
   const CollArgs &args_;
   Arena &arena_;
   Waiter waiter_;
+  // Resolves the members' in-place offers of round 0 into arena_.in_place().
+  void resolve_in_place(int only);
   uint64_t first_;
+  uint64_t rounds_;
   bool small_;
+  bool offered_ = false;
+  bool resolved_ = false;  // arena_.in_place() holds this operation's offers
+  uint64_t offered_id_ = 0, offered_offset_ = 0;
   bool inline_;  // one round staging at most OpDesc::kInlineBytes
 };
 

@@ -29,6 +29,13 @@ struct Arena::Header {
   // (next to the doorbell it missed whenever a peer rang or slept).
   alignas(64) std::atomic<uint32_t> aborted{0};
   alignas(64) OpDesc desc[Arena::kRounds];
+  // The block of smd_mem_alloc memory this member's current operation
+  // offers for reading in place (written before that operation posts).
+  alignas(64) struct {
+    uint64_t id;
+    uint32_t handle_size;
+    uint8_t handle[116];
+  } shared;
 };
 static_assert(sizeof(OpDesc) == 64);
 
@@ -43,6 +50,8 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->segments_.assign(a->size_, nullptr);
   a->sources_.assign(a->size_, nullptr);
   a->seen_.assign(static_cast<size_t>(a->size_) * 3, 0);
+  a->in_place_.assign(a->size_, nullptr);
+  a->peer_blocks_.resize(a->size_);
 
   size_t bytes = kHeaderBytes + kRounds * kSmallBytes + kSlots * a->chunk_;
   void *mine = nullptr;
@@ -70,6 +79,8 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
 }
 
 Arena::~Arena() {
+  for (auto &blocks : peer_blocks_)
+    for (PeerBlock &b : blocks) transport_->segment_release(b.segment);
   for (int r = 0; r < size_; ++r)
     if (segments_[r]) transport_->segment_release(segments_[r]);
 }
@@ -189,6 +200,48 @@ void Arena::post_consumed(uint64_t round) {
   header(rank_).counters[kConsumed].value.store(round + 1, std::memory_order_release);
   wake_sleepers();
 }
+
+bool Arena::publish_shared(uint64_t id, const std::vector<uint8_t> &handle) {
+  auto &rec = header(rank_).shared;
+  if (handle.size() > sizeof rec.handle) return false;
+  if (published_id_ == id) return true;
+  memcpy(rec.handle, handle.data(), handle.size());
+  rec.handle_size = static_cast<uint32_t>(handle.size());
+  rec.id = id;
+  published_id_ = id;
+  return true;
+}
+
+const uint8_t *Arena::peer_shared(Comm &comm, int r, uint64_t id) {
+  std::vector<PeerBlock> &blocks = peer_blocks_[static_cast<size_t>(r)];
+  ++uses_;
+  for (PeerBlock &b : blocks)
+    if (b.id == id) {
+      b.used = uses_;
+      return b.base;
+    }
+  const auto &rec = header(r).shared;
+  if (rec.id != id || rec.handle_size > sizeof rec.handle)
+    fail(SMD_ERR_INTERNAL, "rank %d offered shared block %llu but published %llu", r,
+         static_cast<unsigned long long>(id), static_cast<unsigned long long>(rec.id));
+  Bytes handle(rec.handle, rec.handle + rec.handle_size);
+  // A handful of mappings per member: an application allocates pools.
+  constexpr size_t kKept = 8;
+  if (blocks.size() >= kKept) {
+    auto oldest = blocks.begin();
+    for (auto it = blocks.begin(); it != blocks.end(); ++it)
+      if (it->used < oldest->used) oldest = it;
+    transport_->segment_release(oldest->segment);
+    blocks.erase(oldest);
+  }
+  void *ptr = nullptr;
+  size_t got = 0;
+  void *seg = transport_->segment_attach(comm.ctx().endpoint(comm.world_rank(r)), handle, &ptr, &got);
+  blocks.push_back(PeerBlock{id, static_cast<const uint8_t *>(ptr), seg, uses_});
+  return blocks.back().base;
+}
+
+void Arena::wait_consumed(uint64_t round, Waiter &w) { wait_counter(kConsumed, round + 1, w); }
 
 std::vector<int> Arena::not_posted(uint64_t round) const {
   std::vector<int> v;

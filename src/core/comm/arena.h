@@ -115,6 +115,19 @@ class Arena {
   // so that an operation allocates nothing.
   std::vector<const void *> &sources() { return sources_; }
 
+  // Inputs read in place (memory from smd_mem_alloc, see shared_memory.h).
+  // Publishes this member's block for peers to map; before posting the
+  // round that refers to it. False if the handle does not fit the header.
+  bool publish_shared(uint64_t id, const std::vector<uint8_t> &handle);
+  // Member r's published block `id`, mapped here on first use (a few
+  // mappings per member are kept, the least recently used dropped).
+  const uint8_t *peer_shared(Comm &comm, int r, uint64_t id);
+  // Every member consumed `round` (the end of an operation whose input
+  // peers read in place: the caller may change it afterwards).
+  void wait_consumed(uint64_t round, Waiter &w);
+  // Scratch: where each member's input lies when read in place.
+  std::vector<const uint8_t *> &in_place() { return in_place_; }
+
   // Which members have not yet posted / reduced `round` (for messages).
   std::vector<int> not_posted(uint64_t round) const;
 
@@ -144,6 +157,16 @@ class Arena {
   std::vector<void *> segments_;
   RingQueue<OpDesc> unverified_{kRounds};
   std::vector<const void *> sources_;
+  std::vector<const uint8_t *> in_place_;
+  struct PeerBlock {
+    uint64_t id;
+    const uint8_t *base;
+    void *segment;
+    uint64_t used;  // use counter value at the last use
+  };
+  std::vector<std::vector<PeerBlock>> peer_blocks_;  // per member
+  uint64_t uses_ = 0;
+  uint64_t published_id_ = 0;
   // The last value read of each member's three counters ([member * 3 + which]).
   std::vector<uint64_t> seen_;
   Transport *transport_ = nullptr;

@@ -1297,3 +1297,13 @@ extern "C" {
         info: *mut smd_rank_info_t,
     ) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_mem_alloc(
+        comm: *mut smd_comm_t,
+        bytes: usize,
+        ptr: *mut *mut ::std::os::raw::c_void,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_mem_free(ptr: *mut ::std::os::raw::c_void) -> smd_result_t;
+}
