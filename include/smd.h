@@ -590,13 +590,13 @@ SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank,
 
 /* ---- Shared memory for collective buffers --------------------------------
  *
- * `bytes` of memory that the ranks on this node can map: an allgather's
- * send buffer, or a broadcast root's, that lies in it is read by peers where
- * it lies (one copy instead of two through staging buffers; measured in
- * docs/PERFORMANCE.md). Usable with every communicator of comm's world, as
- * ordinary memory too; without a node-local transport that shares memory it
- * is ordinary memory and collectives stage it as usual. The block keeps its
- * world alive until freed. Local: no communication. Errors:
+ * `bytes` of zero-filled memory that the ranks on this node can map: an
+ * allgather's send buffer, or a broadcast root's, that lies in it is read by
+ * peers where it lies (one copy instead of two through staging buffers;
+ * measured in docs/PERFORMANCE.md). Usable with every communicator of comm's
+ * world, as ordinary memory too; without a node-local transport that shares
+ * memory it is ordinary memory and collectives stage it as usual. The block
+ * keeps its world alive until freed. Local: no communication. Errors:
  * SMD_ERR_INVALID_ARGUMENT (NULL comm or ptr, 0 bytes), SMD_ERR_NO_MEMORY. */
 SMD_API smd_result_t smd_mem_alloc(smd_comm_t *comm, size_t bytes, void **ptr);
 

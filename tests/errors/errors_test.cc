@@ -111,6 +111,7 @@ TEST(BadInput, SharedMemory) {
   EXPECT_FAILS(smd_mem_free(&x), SMD_ERR_INVALID_ARGUMENT, "not allocated by smd_mem_alloc");
   SMD_OK(smd_mem_alloc(world(), 4096, &mem));
   ASSERT_NE(mem, nullptr);
+  for (int i = 0; i < 4096; ++i) ASSERT_EQ(static_cast<char *>(mem)[i], 0) << "byte " << i;
   static_cast<char *>(mem)[4095] = 1;
   SMD_OK(smd_mem_free(mem));
   EXPECT_FAILS(smd_mem_free(mem), SMD_ERR_INVALID_ARGUMENT, "freed already");

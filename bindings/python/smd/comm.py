@@ -200,6 +200,25 @@ class Comm:
                         host=ffi.string(info.host).decode(errors="replace"),
                         cpuset=ffi.string(info.cpuset).decode(errors="replace"))
 
+    def shared_empty(self, shape: Any, dtype: Any = np.float32) -> np.ndarray:
+        """A new numpy array (contents undefined) in memory from
+        ``smd_mem_alloc``: the ranks on this node can map it, so an allgather
+        whose input is such an array, or a broadcast whose root's is, is read
+        by peers where it lies (one copy instead of two). It is ordinary
+        memory for everything else, and freed when the array (and every view
+        of it) is garbage-collected. Local: no communication."""
+        dt = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if count < 0:
+            raise InvalidArgumentError(f"shared_empty: negative dimension in shape {shape}")
+        nbytes = max(1, count * dt.itemsize)
+        out = ffi.new("void **")
+        check(lib.smd_mem_alloc(self._live(), nbytes, out))
+        # The buffer keeps the cdata alive, and the cdata frees the block.
+        memory = ffi.gc(out[0], lib.smd_mem_free, size=nbytes)
+        return np.frombuffer(ffi.buffer(memory, nbytes), dtype=dt, count=count).reshape(shape)
+
     def async_error(self) -> Optional[Result]:
         """The communicator's background failure (a Result code), or None."""
         out = ffi.new("smd_result_t *")

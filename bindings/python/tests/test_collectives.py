@@ -261,3 +261,26 @@ def test_not_interruptible_calls_blocking_functions(world):
         assert d.recv(np.empty(5), r, tag=3) == 2
         send.wait()
     c.destroy()
+
+
+@pytest.mark.parametrize("n", [5, 70001])
+def test_shared_arrays(world, n):
+    """Arrays from shared_empty: peers read an allgather's input and a
+    broadcast root's where it lies (70001 float32: two staging rounds)."""
+    p, r = world.size, world.rank
+    mine = world.shared_empty(n, np.float32)
+    mine[:] = np.arange(n, dtype=np.float32) + 1000 * r
+    out = world.shared_empty((p, n), np.float32)
+    assert out.shape == (p, n) and out.dtype == np.float32
+    got = world.allgather(mine, out=out)
+    assert got is out
+    for s in range(p):
+        np.testing.assert_array_equal(out[s], np.arange(n, dtype=np.float32) + 1000 * s)
+    root = p - 1
+    buf = world.shared_empty(n, "float32")
+    buf[:] = r + 1  # only the root's values count
+    world.broadcast(buf, root, out=buf)
+    np.testing.assert_array_equal(buf, np.full(n, root + 1, np.float32))
+    assert world.shared_empty((0, 3)).size == 0
+    with pytest.raises(smd.InvalidArgumentError):
+        world.shared_empty((-1, 2))

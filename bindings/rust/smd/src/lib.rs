@@ -37,6 +37,8 @@
 //! - [`Groups`]: tensor-, pipeline- and data-parallel rank groups
 //!   ([`GroupsConfig`], [`GroupKind`]).
 //! - [`RankInfo`]: where each rank runs.
+//! - [`SharedSlice`] ([`Communicator::shared_slice`]): memory the node's
+//!   ranks map, so that all-gather and broadcast inputs are read in place.
 //! - [`Error`]: the library's [`ErrorCode`] and its message
 //!   (`smd_last_error()`, read on the failing thread right after the call).
 //!
@@ -74,6 +76,7 @@ mod groups;
 mod half;
 mod init;
 mod request;
+mod shared;
 mod topology;
 
 pub use smd_sys as sys;
@@ -85,6 +88,7 @@ pub use groups::{GroupKind, GroupLayout, Groups, GroupsConfig};
 pub use half::{bf16, f16};
 pub use init::InitOptions;
 pub use request::{Request, Scope, scope};
+pub use shared::SharedSlice;
 pub use topology::{HEADER_VERSION, RankInfo, Version, version};
 
 #[cfg(test)]
@@ -101,6 +105,7 @@ mod tests {
         send_and_sync::<Groups>();
         send_and_sync::<Scope<'static>>();
         send::<Request<'static>>();
+        send_and_sync::<SharedSlice<f32>>();
         send_and_sync::<Error>();
     }
 }

@@ -206,3 +206,27 @@ fn barrier() {
         }
     });
 }
+
+#[test]
+fn shared_slices() {
+    on_ranks("shared_slices", &SIZES, |world| {
+        let (rank, size) = (world.rank(), world.size());
+        // 70001 f32: two pipelined rounds, read in place by the peers.
+        for n in [0usize, 5, 70_001] {
+            let mut mine = world.shared_slice::<f32>(n).unwrap();
+            assert!(mine.iter().all(|&x| x == 0.0), "zero-filled");
+            for (i, x) in mine.iter_mut().enumerate() {
+                *x = (1000 * rank + i) as f32;
+            }
+            let mut all = world.shared_slice::<f32>(n * size).unwrap();
+            world.all_gather(&mine, &mut all).unwrap();
+            for (j, x) in all.iter().enumerate() {
+                assert_eq!(*x, (1000 * (j / n.max(1)) + j % n.max(1)) as f32, "element {j}");
+            }
+            let root = size - 1;
+            mine.fill((rank + 1) as f32);
+            world.broadcast(&mut mine, root).unwrap();
+            assert!(mine.iter().all(|&x| x == (root + 1) as f32), "broadcast n={n}");
+        }
+    });
+}
