@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <smd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../coll/mp_env.h"
@@ -116,6 +118,31 @@ TEST(BadInput, SharedMemory) {
   SMD_OK(smd_mem_free(mem));
   EXPECT_FAILS(smd_mem_free(mem), SMD_ERR_INVALID_ARGUMENT, "freed already");
   SMD_OK(smd_mem_free(nullptr));
+}
+
+// A call racing with the destruction of its communicator on another thread
+// either runs or reports a dead handle: never a crash (the sanitizer run
+// would see a read of the freed handle).
+TEST(BadInput, UseWhileAnotherThreadDestroys) {
+  for (int round = 0; round < 20; ++round) {
+    smd_comm_t *dup = nullptr;
+    SMD_OK(smd_comm_dup(world(), &dup));
+    std::atomic<bool> started{false};
+    std::atomic<int> bad{0};
+    std::thread user([&] {
+      for (int i = 0; i < 2000; ++i) {
+        int r = -1;
+        smd_result_t rc = smd_comm_rank(dup, &r);
+        started = true;
+        if (rc != SMD_SUCCESS && rc != SMD_ERR_INVALID_USAGE) ++bad;
+        if (rc == SMD_SUCCESS && r != rank()) ++bad;
+      }
+    });
+    while (!started) std::this_thread::yield();
+    SMD_OK(smd_comm_destroy(dup));
+    user.join();
+    EXPECT_EQ(bad.load(), 0) << "round " << round;
+  }
 }
 
 TEST(BadInput, OptionStructs) {

@@ -21,12 +21,14 @@ Registry<smd_groups> &groups_registry() {
 
 std::shared_ptr<Comm> comm_of(const smd_comm_t *handle) {
   if (!handle) fail(SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
-  // Copy the reference under the registry's lock semantics: a handle found
-  // live stays usable through this call even if another thread destroys it.
-  if (!comm_registry().contains(handle))
+  // The reference is copied under the registry's lock: a handle found live
+  // stays usable through this call even if another thread destroys it (the
+  // destroying thread removes it under that lock before freeing it).
+  std::shared_ptr<Comm> impl;
+  if (!comm_registry().if_live(handle, [&] { impl = handle->impl; }))
     fail(SMD_ERR_INVALID_USAGE, "comm %p is not a live communicator (destroyed, or never created)",
          static_cast<const void *>(handle));
-  return handle->impl;
+  return impl;
 }
 
 smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm) {

@@ -55,6 +55,15 @@ class Registry {
     std::lock_guard<std::mutex> lock(mu_);
     return live_.count(const_cast<T *>(h)) > 0;
   }
+  // Runs fn() under the lock if h is live, so that a remove() on another
+  // thread cannot free h while fn reads it; false if h is not live.
+  template <class F>
+  bool if_live(const T *h, F &&fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (live_.count(const_cast<T *>(h)) == 0) return false;
+    fn();
+    return true;
+  }
 
  private:
   std::mutex mu_;
