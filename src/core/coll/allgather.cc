@@ -19,25 +19,19 @@ void allgather_direct(Comm &c, const CollArgs &a) {
   uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
   DirectOp d(c, a, rounds, std::min(n, per_round) * es, "allgather");
   // In memory from smd_mem_alloc, peers copy my block from sendbuf itself.
-  bool offered = d.offer_in_place(a.sendbuf, n * es);
+  bool offered = d.use_in_place(a.sendbuf, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
-    // My own block goes to staging and straight to recvbuf in one pass
-    // over sendbuf (the second copy a no-op when in place); offered, it is
-    // only copied to recvbuf.
+    // My own block goes to staging (unless offered) and straight to
+    // recvbuf in one pass over sendbuf (the second copy a no-op in place).
     uint8_t *stage = d.begin(k);
-    void *own_out = at(a.recvbuf, me * n + rk.off, es);
-    const void *own_in = at(a.sendbuf, rk.off, es);
-    if (!offered)
-      stage_and_copy_out(stage, own_out, own_in, rk.len * es, rk.len * es, p * n * es);
-    else if (own_out != own_in)
-      copy_out(own_out, own_in, rk.len * es, p * n * es);
+    stage_and_copy_out(offered ? nullptr : stage, at(a.recvbuf, me * n + rk.off, es),
+                       at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, p * n * es);
     d.post_and_wait(k);
-    for (int j = 0; j < p; ++j) {
-      if (j == me) continue;
-      const uint8_t *src = d.in_place(j) ? d.in_place(j) + rk.off * es : d.buf(j, k);
-      copy_out(at(a.recvbuf, j * n + rk.off, es), src, rk.len * es, p * n * es);
-    }
+    for (int j = 0; j < p; ++j)
+      if (j != me)
+        copy_out(at(a.recvbuf, j * n + rk.off, es), d.input(j, k, rk.off * es), rk.len * es,
+                 p * n * es);
     d.finish(k);
   }
   d.end_in_place();

@@ -22,21 +22,18 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   DirectOp d(c, a, rounds, std::min(n, per_round) * es, "broadcast");
   // A root's sendbuf in memory from smd_mem_alloc is read where it lies;
   // the root then waits for its receivers at the end.
-  bool offered = me == a.root && d.offer_in_place(a.sendbuf, n * es);
+  bool offered = d.use_in_place(me == a.root ? a.sendbuf : nullptr, n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
     uint8_t *mine = d.begin(k);
-    // The root stages and fills its own recvbuf in one pass (no copy in place).
-    if (offered && a.recvbuf != a.sendbuf)
-      copy_out(at(a.recvbuf, rk.off, es), at(a.sendbuf, rk.off, es), rk.len * es, n * es);
-    else if (me == a.root && !offered)
-      stage_and_copy_out(mine, at(a.recvbuf, rk.off, es), at(a.sendbuf, rk.off, es), rk.len * es,
-                         rk.len * es, n * es);
+    // The root stages (unless offered) and fills its own recvbuf in one
+    // pass (no copy in place).
+    if (me == a.root)
+      stage_and_copy_out(offered ? nullptr : mine, at(a.recvbuf, rk.off, es),
+                         at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, n * es);
     d.post_and_wait(k, a.root);
-    if (me != a.root) {
-      const uint8_t *src = d.in_place(a.root) ? d.in_place(a.root) + rk.off * es : d.buf(a.root, k);
-      copy_out(at(a.recvbuf, rk.off, es), src, rk.len * es, n * es);
-    }
+    if (me != a.root)
+      copy_out(at(a.recvbuf, rk.off, es), d.input(a.root, k, rk.off * es), rk.len * es, n * es);
     d.finish(k);
   }
   d.end_in_place();

@@ -52,7 +52,6 @@ bool read_desc_of_round(const OpDesc &slot, uint64_t round, OpDesc *out) {
 struct InPlaceRef {
   uint64_t id;  // shared block (0: staged)
   uint64_t offset;
-  uint64_t unused;
 };
 static_assert(sizeof(InPlaceRef) <= OpDesc::kInlineBytes);
 
@@ -115,8 +114,8 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     publish_desc(arena_.desc(me, r), d);
     if (inline_) {
       arena_.post_ready(r);
-    } else {
-      InPlaceRef ref{offered_ ? offered_id_ : 0, offered_offset_, 0};
+    } else if (in_place_) {
+      InPlaceRef ref{offered_ ? offered_id_ : 0, offered_offset_};
       memcpy(arena_.desc(me, r).payload, &ref, sizeof ref);
     }
   }
@@ -129,24 +128,28 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     if (k == 0) {
       verify_earlier(r);
       check_agreement(r, arena_.desc(me, r), -1, false);
-      if (!inline_) resolve_in_place(-1);
+      if (in_place_) resolve_in_place(-1);
     }
   } else if (from != me) {
     if (inline_) arena_.wait_ready(r, waiter_, from);
     else arena_.wait_posted_by(from, r, waiter_);
     if (k == 0) {
       check_agreement(r, arena_.desc(me, r), from, false);
-      if (!inline_) resolve_in_place(from);
+      if (in_place_) resolve_in_place(from);
     }
   } else if (k == 0) {
     arena_.unverified().push(arena_.desc(me, r));
   }
 }
 
-bool DirectOp::offer_in_place(const void *buf, size_t bytes) {
-  if (small_ || inline_ || bytes == 0) return false;
+bool DirectOp::use_in_place(const void *mine, size_t bytes) {
+  // Small operations stage: a copy of at most 1 KiB costs less than the
+  // lookup, and an offering member must wait for its readers at the end.
+  if (small_ || inline_) return false;
+  in_place_ = true;
   SharedRef ref;
-  if (!shared_find(comm_.ctx(), buf, bytes, &ref) || !arena_.publish_shared(ref.id, *ref.handle))
+  if (!mine || bytes == 0 || !shared_find(comm_.ctx(), mine, bytes, &ref) ||
+      !arena_.publish_shared(ref.id, *ref.handle))
     return false;
   offered_ = true;
   offered_id_ = ref.id;

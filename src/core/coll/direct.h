@@ -48,15 +48,18 @@ class DirectOp {
   // reduce this rank's slice (its own input read from sendbuf) into the hole
   // it left in its staging buffer, post `reduced`. Returns that slice.
   Range reduce_my_slice(uint64_t k, Range rk, const Reduction &red);
-  // Inputs read in place. Before round 0: offers this member's input
-  // [buf, buf + bytes) to peers if it lies in memory from smd_mem_alloc and
-  // the operation is not small (returns whether it does: then the caller
-  // stages nothing and must call end_in_place() before returning).
-  bool offer_in_place(const void *buf, size_t bytes);
-  // From round 0's post_and_wait on: member j's input where it lies, or
-  // nullptr when j stages it.
-  const uint8_t *in_place(int j) const {
-    return resolved_ ? arena_.in_place()[static_cast<size_t>(j)] : nullptr;
+  // Inputs read in place (allgather, broadcast). Before round 0, on every
+  // member: the operation reads peers' inputs where they lie when they are
+  // in memory from smd_mem_alloc, and offers this member's `mine` (may be
+  // null) the same way if it is and the operation is not small. Returns
+  // whether `mine` is offered: then the caller stages nothing of it and
+  // must call end_in_place() before returning.
+  bool use_in_place(const void *mine, size_t bytes);
+  // From round 0's post_and_wait on: member j's input of round k, `offset`
+  // bytes into the operation's input, where it lies or as staged.
+  const uint8_t *input(int j, uint64_t k, size_t offset) const {
+    const uint8_t *where = resolved_ ? arena_.in_place()[static_cast<size_t>(j)] : nullptr;
+    return where ? where + offset : buf(j, k);
   }
   // Waits until every member consumed the last round (read the input).
   void end_in_place();
@@ -84,6 +87,7 @@ class DirectOp {
   uint64_t first_;
   uint64_t rounds_;
   bool small_;
+  bool in_place_ = false;  // use_in_place() was called: offers are exchanged
   bool offered_ = false;
   bool resolved_ = false;  // arena_.in_place() holds this operation's offers
   uint64_t offered_id_ = 0, offered_offset_ = 0;

@@ -76,6 +76,7 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
   auto *st = static_cast<uint8_t *>(stage);
   auto *o = static_cast<uint8_t *>(out);
   auto *s = static_cast<const uint8_t *>(src);
+  if (!st) return copy_out(out, src, bytes, op_bytes);
   for (size_t off = 0; off < bytes; off += kBlock) {
     size_t len = bytes - off < kBlock ? bytes - off : kBlock;
     stage_copy(st + off, s + off, len, round_bytes);

@@ -36,7 +36,8 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 // stage_copy(stage, src, ...) and copy_out(out, src, ..., op_bytes) in one
 // pass over src, a block at a time, so that src comes from memory once (the
 // second copy finds the block in the first-level cache). For the own block
-// of an allgather and a broadcast root's data.
+// of an allgather and a broadcast root's data. A null `stage` stages
+// nothing (the input is read in place by peers): only the copy out.
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
                         size_t round_bytes, size_t op_bytes);
 
