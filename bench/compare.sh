@@ -116,9 +116,9 @@ done
 stale() { [ ! -x "$1" ] || [ "$2" -nt "$1" ] || [ "$0" -nt "$1" ]; }
 
 # smdmem: smd-bench -m 1, buffers from smd_mem_alloc that peers read in place
-# (allgather and broadcast only: the other collectives do not read in place).
+# (the collectives that have such a path).
 IMPLS="smd smdmem"
-MEM_COLLS=" allgather broadcast "
+MEM_COLLS=" allreduce allgather reduce_scatter broadcast "
 SKIP=" ${SMD_COMPARE_SKIP:-} "
 MISSING=()
 if [[ "$SKIP" == *" mpi "* ]]; then
@@ -221,7 +221,7 @@ for point in "${POINTS[@]}"; do
   done
 done
 TOTAL=$(( PER_REP * REPS ))
-say "# plan: ${#POINTS[@]} points x $NIMPL implementations (smdmem: allgather and broadcast only) x $REPS reps = $TOTAL runs (+ membw probe each rep)"
+say "# plan: ${#POINTS[@]} points x $NIMPL implementations (smdmem:$MEM_COLLS) x $REPS reps = $TOTAL runs (+ membw probe each rep)"
 say "# groups (name:-b:-e:-f:-n:-w): $GROUPS_SPEC"
 
 {

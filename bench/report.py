@@ -8,9 +8,9 @@ mpi_bench and gloo_bench: one JSON object per size, the same keys),
 r<rep>_membw.jsonl (bench/membw) and meta.jsonl, and prints:
   * per collective x ranks x size: busbw of smd / Open MPI / Gloo (median
     over repetitions and [min-max]), smd's ratio to each peer, the bound
-    derived from the membw probe and smd's fraction of it; for allgather and
-    broadcast also smd with buffers from smd_mem_alloc ("smd mem", read in
-    place by peers) and its ratio to Open MPI;
+    derived from the membw probe and smd's fraction of it; also smd with
+    buffers from smd_mem_alloc ("smd mem", read in place by peers) and its
+    ratio to Open MPI;
   * the 8-byte latency lines (time_us);
   * the resident-memory line of the 256 MiB allreduce;
   * how the bound is derived (see also bench/README.md).
@@ -186,7 +186,7 @@ def main():
     if gl:
         print("  Gloo algorithms: %s (TCP on 127.0.0.1)" % gl)
     print("  Open MPI: pml ob1, btl self,vader (shared memory); smd: smd-bench under smdrun;")
-    print("  smd mem: smd-bench -m 1 (buffers from smd_mem_alloc, read in place by peers; allgather and broadcast)")
+    print("  smd mem: smd-bench -m 1 (buffers from smd_mem_alloc, read in place by peers)")
     print()
 
     names = dict(IMPLS)
@@ -222,7 +222,7 @@ def main():
                 cells.append("- (count 0)" if l else "n/a")
                 continue
             if not l and impl == "smdmem":
-                cells.append("-")  # run for allgather and broadcast only
+                cells.append("-")  # not run for this collective
                 continue
             v = [r["busbw_gbps"] for r in l]
             vals[impl] = statistics.median(v) if v else None

@@ -590,10 +590,12 @@ SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank,
 
 /* ---- Shared memory for collective buffers --------------------------------
  *
- * `bytes` of zero-filled memory that the ranks on this node can map: an
- * allgather's send buffer, or a broadcast root's, that lies in it is read by
- * peers where it lies (one copy instead of two through staging buffers;
- * measured in docs/PERFORMANCE.md). Usable with every communicator of comm's
+ * `bytes` of zero-filled memory that the ranks on this node can map: a
+ * collective's send buffer that lies in it is read by peers where it lies
+ * (allgather, a broadcast root's: one copy instead of two through staging
+ * buffers; allreduce, reduce, reduce_scatter: each member reduces its part
+ * straight from every member's input, nothing staged; measured in
+ * docs/PERFORMANCE.md). Usable with every communicator of comm's
  * world, as ordinary memory too; without a node-local transport that shares
  * memory it is ordinary memory and collectives stage it as usual. The block
  * keeps its world alive until freed. Local: no communication. Errors:

@@ -223,6 +223,46 @@ TEST(SharedMemory, AllgatherAndBroadcastReadInPlace) {
   }
 }
 
+// The reductions with buffers from smd_mem_alloc: peers reduce their
+// slices of a member's input where it lies. All shared, even ranks shared,
+// and in place (allreduce's recvbuf == sendbuf, reduce_scatter's own
+// block, reduce's root); one round (every member reduces everything),
+// pipelined rounds, several rounds per block; a value changed between
+// repetitions, so a read of last call's input shows.
+TEST(SharedMemory, ReductionsReadInPlace) {
+  const smd_datatype_t d = SMD_FLOAT32;
+  const size_t es = dtype_size(d);
+  int p = size(), root = p - 1;
+  for (int mode = 0; mode < 3; ++mode) {
+    bool shared = mode != 1 || rank() % 2 == 0, inplace = mode == 2;
+    for (size_t n : {size_t(7), size_t(10007), size_t(150001)}) {
+      for (int rep = 0; rep < 3; ++rep) {
+        SCOPED_TRACE("mode " + std::to_string(mode) + " count " + std::to_string(n) + " rep " +
+                     std::to_string(rep));
+        SharedBuffer send(shared, n * p * es), recv(shared, n * p * es);
+        fill(send.data(), 0, n, rank(), rep, SMD_SUM, d);
+        uint8_t *out = inplace ? send.data() : recv.data();
+        ASSERT_EQ(smd_allreduce(send.data(), out, n, d, SMD_SUM, world(), nullptr), SMD_SUCCESS)
+            << smd_last_error();
+        expect_reduced(out, 0, n, rep, SMD_SUM, d);
+
+        fill(send.data(), 0, n, rank(), rep, SMD_SUM, d);
+        out = inplace && rank() == root ? send.data() : recv.data();
+        ASSERT_EQ(smd_reduce(send.data(), out, n, d, SMD_SUM, root, world(), nullptr), SMD_SUCCESS)
+            << smd_last_error();
+        if (rank() == root) expect_reduced(out, 0, n, rep, SMD_SUM, d);
+
+        fill(send.data(), 0, n * p, rank(), rep, SMD_SUM, d);
+        out = inplace ? send.data() + rank() * n * es : recv.data();
+        ASSERT_EQ(smd_reduce_scatter(send.data(), out, n, d, SMD_SUM, world(), nullptr),
+                  SMD_SUCCESS)
+            << smd_last_error();
+        expect_reduced(out, 0, n, rep + rank() * n, SMD_SUM, d);
+      }
+    }
+  }
+}
+
 TEST(Collectives, BarrierOrdersEverything) {
   for (int i = 0; i < 50; ++i) SMD_OK(smd_barrier(world(), nullptr));
 }

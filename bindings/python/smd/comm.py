@@ -202,9 +202,10 @@ class Comm:
 
     def shared_empty(self, shape: Any, dtype: Any = np.float32) -> np.ndarray:
         """A new numpy array (contents undefined) in memory from
-        ``smd_mem_alloc``: the ranks on this node can map it, so an allgather
-        whose input is such an array, or a broadcast whose root's is, is read
-        by peers where it lies (one copy instead of two). It is ordinary
+        ``smd_mem_alloc``: the ranks on this node can map it, so a
+        collective whose input is such an array (allgather, a broadcast
+        root's, allreduce, reduce, reduce_scatter) has it read by peers where
+        it lies, with no copy through staging buffers. It is ordinary
         memory for everything else, and freed when the array (and every view
         of it) is garbage-collected. Local: no communication."""
         dt = np.dtype(dtype)

@@ -23,10 +23,17 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     // One round: everyone stages its input and reduces all of them (its
     // own straight from sendbuf).
     DirectOp d(c, a, 1, n * es, "allreduce");
-    stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
+    // Peers may read sendbuf in place unless recvbuf is sendbuf (this
+    // member writes the result while they read); every member takes part
+    // in the exchange of offers, offering or not.
+    bool offered = d.use_in_place(a.sendbuf != a.recvbuf ? a.sendbuf : nullptr, n * es);
+    uint8_t *stage = d.begin(0);
+    if (!offered) stage_copy(stage, a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
-    reduce::reduce(a.recvbuf, d.sources(0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
+    reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op,
+                   red.divisor);
     d.finish(0);
+    d.end_in_place();
     return;
   }
   // Pipelined rounds: each member stages the slices of the round's chunk
@@ -38,6 +45,12 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
   DirectOp d(c, a, rounds, chunk, "allreduce");
+  // In memory from smd_mem_alloc, peers reduce their slices of my input
+  // where it lies. In place (recvbuf == sendbuf) too: a round's slices are
+  // written to recvbuf only once every member has reduced that round, and
+  // the last round's wait_reduced means every peer is done with my input,
+  // so no end_in_place() wait is needed.
+  d.use_in_place(a.sendbuf, n * es);
   size_t align = line_elems(es);
   auto copy_round = [&](uint64_t k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};

@@ -191,19 +191,23 @@ Range DirectOp::reduce_my_slice(uint64_t k, Range rk, const Reduction &red) {
   int p = arena_.size(), me = arena_.rank();
   size_t es = datatype_size(args_.datatype);
   Range mine = split_aligned(rk.len, p, me, line_elems(es));
-  stage_except(begin(k), at(args_.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
+  uint8_t *stage = begin(k);
+  if (!offered_)
+    stage_except(stage, at(args_.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
   post_and_wait(k);
   reduce::reduce(buf(me, k) + mine.off * es,
-                 sources(k, mine.off * es, at(args_.sendbuf, rk.off + mine.off, es)), p, mine.len,
-                 args_.datatype, red.op, red.divisor);
+                 sources(k, (rk.off + mine.off) * es, mine.off * es,
+                         at(args_.sendbuf, rk.off + mine.off, es)),
+                 p, mine.len, args_.datatype, red.op, red.divisor);
   post_reduced(k);
   return mine;
 }
 
-const void *const *DirectOp::sources(uint64_t k, size_t offset, const void *own) {
+const void *const *DirectOp::sources(uint64_t k, size_t in_place_offset, size_t staged_offset,
+                                     const void *own) {
   std::vector<const void *> &srcs = arena_.sources();
-  for (int j = 0; j < arena_.size(); ++j) srcs[j] = buf(j, k) + offset;
-  if (own) srcs[arena_.rank()] = own;
+  for (int j = 0; j < arena_.size(); ++j) srcs[j] = input(j, k, in_place_offset, staged_offset);
+  srcs[arena_.rank()] = own;
   return srcs.data();
 }
 

@@ -44,30 +44,34 @@ class DirectOp {
     return small_ ? arena_.small_buf(j, round(k)) : arena_.buf(j, round(k));
   }
   // Round k of a pipelined reduction (allreduce, reduce) over the elements
-  // rk of the arguments: stage the slices the others reduce, post and wait,
-  // reduce this rank's slice (its own input read from sendbuf) into the hole
-  // it left in its staging buffer, post `reduced`. Returns that slice.
+  // rk of the arguments: stage the slices the others reduce (nothing when
+  // this member's input is offered in place), post and wait, reduce this
+  // rank's slice (its own input read from sendbuf, peers' where they lie
+  // or as staged) into the hole it left in its staging buffer, post
+  // `reduced`. Returns that slice.
   Range reduce_my_slice(uint64_t k, Range rk, const Reduction &red);
-  // Inputs read in place (allgather, broadcast). Before round 0, on every
-  // member: the operation reads peers' inputs where they lie when they are
-  // in memory from smd_mem_alloc, and offers this member's `mine` (may be
-  // null) the same way if it is and the operation is not small. Returns
-  // whether `mine` is offered: then the caller stages nothing of it and
-  // must call end_in_place() before returning.
+  // Inputs read in place. Before round 0, on every member: the operation
+  // reads peers' inputs where they lie when they are in memory from
+  // smd_mem_alloc, and offers this member's `mine` (may be null) the same
+  // way if it is and the operation is not small. Returns whether `mine` is
+  // offered: then the caller stages nothing of it and must not return
+  // before every peer read it (end_in_place(), or a wait that implies it).
   bool use_in_place(const void *mine, size_t bytes);
-  // From round 0's post_and_wait on: member j's input of round k, `offset`
-  // bytes into the operation's input, where it lies or as staged.
-  const uint8_t *input(int j, uint64_t k, size_t offset) const {
+  bool offered() const { return offered_; }
+  // From round 0's post_and_wait on: member j's input of round k, where it
+  // lies (`in_place_offset` bytes into the operation's input) or as staged
+  // (`staged_offset` bytes into its staging buffer of round k).
+  const uint8_t *input(int j, uint64_t k, size_t in_place_offset, size_t staged_offset = 0) const {
     const uint8_t *where = resolved_ ? arena_.in_place()[static_cast<size_t>(j)] : nullptr;
-    return where ? where + offset : buf(j, k);
+    return where ? where + in_place_offset : buf(j, k) + staged_offset;
   }
   // Waits until every member consumed the last round (read the input).
   void end_in_place();
 
-  // Pointers to every member's staging buffer of round k, plus an offset;
-  // with `own`, that pointer stands for this rank's (its input read where
-  // it lies, in its own cache, instead of from the staged copy).
-  const void *const *sources(uint64_t k, size_t offset, const void *own = nullptr);
+  // Every member's input of round k as input() finds it, with `own`
+  // standing for this rank's (read where it lies, in its own cache).
+  const void *const *sources(uint64_t k, size_t in_place_offset, size_t staged_offset,
+                             const void *own);
 
  private:
   // Whether the descriptor of every member (or only `only`) holding round

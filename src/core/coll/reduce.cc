@@ -21,16 +21,25 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
     DirectOp d(c, a, 1, n * es, "reduce");
-    stage_copy(d.begin(0), a.sendbuf, n * es, n * es);
+    // Read in place unless the root's recvbuf is its sendbuf (every member
+    // takes part in the exchange of offers, offering or not).
+    bool offered = d.use_in_place(root && a.sendbuf == a.recvbuf ? nullptr : a.sendbuf, n * es);
+    uint8_t *stage = d.begin(0);
+    if (!offered) stage_copy(stage, a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
     if (root)
-      reduce::reduce(a.recvbuf, d.sources(0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
+      reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op,
+                     red.divisor);
     d.finish(0);
+    d.end_in_place();
     return;
   }
   size_t per_round = chunk / es;
   uint64_t rounds = (n + per_round - 1) / per_round;
   DirectOp d(c, a, rounds, chunk, "reduce");
+  // Slices of my input are reduced where they lie by the members that own
+  // them (the root writes recvbuf only from reduced staging).
+  d.use_in_place(a.sendbuf, n * es);
   size_t align = line_elems(es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, std::min(per_round, n - k * per_round)};
@@ -45,6 +54,7 @@ void reduce_direct(Comm &c, const CollArgs &a) {
     }
     d.finish(k);
   }
+  d.end_in_place();
 }
 
 void reduce_ring(Comm &c, const CollArgs &a) {

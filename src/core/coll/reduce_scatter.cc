@@ -23,20 +23,26 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
   // Blocks' slices lie `stride` elements apart in the staging buffer.
   size_t stride = std::min(n, per_block);
   DirectOp d(c, a, rounds, stride * p * es, "reduce_scatter");
+  // In memory from smd_mem_alloc, peers reduce their blocks straight from
+  // sendbuf: nothing is staged. (recvbuf overlaps sendbuf only as my own
+  // block, which no peer reads.)
+  bool offered = d.use_in_place(a.sendbuf, p * n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
     uint8_t *mine = d.begin(k);
     // Only the blocks others reduce: mine is read from sendbuf.
-    for (int b = 0; b < p; ++b)
+    for (int b = 0; b < p && !offered; ++b)
       if (b != me)
         stage_copy(mine + b * stride * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
                    (p - 1) * rk.len * es);
     d.post_and_wait(k);
     reduce::reduce(at(a.recvbuf, rk.off, es),
-                   d.sources(k, me * stride * es, at(a.sendbuf, me * n + rk.off, es)), p, rk.len,
-                   a.datatype, red.op, red.divisor);
+                   d.sources(k, (me * n + rk.off) * es, me * stride * es,
+                             at(a.sendbuf, me * n + rk.off, es)),
+                   p, rk.len, a.datatype, red.op, red.divisor);
     d.finish(k);
   }
+  d.end_in_place();
 }
 
 void reduce_scatter_ring(Comm &c, const CollArgs &a) {

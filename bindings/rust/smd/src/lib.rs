@@ -38,7 +38,7 @@
 //!   ([`GroupsConfig`], [`GroupKind`]).
 //! - [`RankInfo`]: where each rank runs.
 //! - [`SharedSlice`] ([`Communicator::shared_slice`]): memory the node's
-//!   ranks map, so that all-gather and broadcast inputs are read in place.
+//!   ranks map, so that collectives' inputs are read in place.
 //! - [`Error`]: the library's [`ErrorCode`] and its message
 //!   (`smd_last_error()`, read on the failing thread right after the call).
 //!

@@ -1,6 +1,7 @@
 //! Buffers in memory from `smd_mem_alloc`, which the ranks of a node can
-//! map: an all-gather whose input lies in one, or a broadcast whose root's
-//! does, is read by peers where it lies (one copy instead of two).
+//! map: a collective whose input lies in one (all-gather, a broadcast
+//! root's, all-reduce, reduce, reduce-scatter) has it read by peers where it
+//! lies, with no copy through staging buffers.
 
 use std::ops::{Deref, DerefMut};
 use std::os::raw::c_void;
