@@ -23,6 +23,16 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   // A root's sendbuf in memory from smd_mem_alloc is read where it lies;
   // the root then waits for its receivers at the end.
   bool offered = d.use_in_place(me == a.root ? a.sendbuf : nullptr, n * es);
+  // A large broadcast's root stages with streaming stores: the receivers
+  // then read the rounds from memory, not from the root's cache. Cache-to-
+  // cache transfers are cheap only while the two CPUs share a cache; where
+  // they do not (other core complexes or sockets, or a VM whose host moves
+  // its virtual CPUs: on the test VM a line's round trip took 75 ns most
+  // of the time and 330-350 ns in periods of seconds) a staged 16 MiB
+  // broadcast took 4-9 ms instead of 1.3-2.3. Streaming, it took 1.0-1.5 ms
+  // in either case (docs/PERFORMANCE.md). Allgathers keep ordinary stores:
+  // they measured faster with them whenever transfers were cheap.
+  bool stream_stage = streams_output(n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
     uint8_t *mine = d.begin(k);
@@ -30,7 +40,8 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
     // pass (no copy in place).
     if (me == a.root)
       stage_and_copy_out(offered ? nullptr : mine, at(a.recvbuf, rk.off, es),
-                         at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, n * es);
+                         at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, n * es,
+                         stream_stage);
     d.post_and_wait(k, a.root);
     if (me != a.root)
       copy_out(at(a.recvbuf, rk.off, es), d.input(a.root, k, rk.off * es), rk.len * es, n * es);

@@ -69,7 +69,7 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 }
 
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes) {
+                        size_t round_bytes, size_t op_bytes, bool stream_stage) {
   // Well inside a 32 KiB first-level cache, large enough that the two
   // copies run at full speed.
   constexpr size_t kBlock = 16 * 1024;
@@ -79,15 +79,20 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
   if (!st) return copy_out(out, src, bytes, op_bytes);
   for (size_t off = 0; off < bytes; off += kBlock) {
     size_t len = bytes - off < kBlock ? bytes - off : kBlock;
-    stage_copy(st + off, s + off, len, round_bytes);
+    if (stream_stage) stream_copy(st + off, s + off, len);
+    else stage_copy(st + off, s + off, len, round_bytes);
     copy_out(o + off, s + off, len, op_bytes);
   }
 }
 
+bool streams_output(size_t op_bytes) {
+  int64_t min = stream_min_bytes();
+  return min >= 0 && op_bytes >= static_cast<uint64_t>(min);
+}
+
 void copy_out(void *dst, const void *src, size_t bytes, size_t op_bytes) {
   if (bytes == 0 || dst == src) return;
-  int64_t min = stream_min_bytes();
-  if (min >= 0 && op_bytes >= static_cast<uint64_t>(min)) stream_copy(dst, src, bytes);
+  if (streams_output(op_bytes)) stream_copy(dst, src, bytes);
   else memmove(dst, src, bytes);
 }
 

@@ -38,8 +38,14 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 // second copy finds the block in the first-level cache). For the own block
 // of an allgather and a broadcast root's data. A null `stage` stages
 // nothing (the input is read in place by peers): only the copy out.
+// With `stream_stage` the staging copy uses non-temporal stores whatever
+// the round's size (a large broadcast's root: see broadcast.cc).
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes);
+                        size_t round_bytes, size_t op_bytes, bool stream_stage = false);
+
+// Whether an operation whose output is `op_bytes` copies it out with
+// non-temporal stores (op_bytes >= SMD_STREAM_MIN_BYTES).
+bool streams_output(size_t op_bytes);
 
 // stream_copy when `op_bytes` (the whole operation's output) reaches
 // SMD_STREAM_MIN_BYTES, else an ordinary copy (memmove).

@@ -38,7 +38,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_EFA_LIVENESS", "bool", "1", "Let the efa transport watch each peer through a TCP socket, so a dead peer fails requests instead of hanging them."},
       // Algorithms
       {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise) or a list like allreduce=ring,allgather=direct."},
-      {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores; 0 = always, -1 = never."},
+      {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores, and broadcast roots stage it with them; 0 = always, -1 = never."},
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "4096", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never."},
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
