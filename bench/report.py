@@ -291,6 +291,10 @@ def main():
         if impl == "smd":
             line += ("  target <= 64 MiB: %s" % ("OK" if max(beyond) <= 64 else "OVER")) if worst[5] >= 256 * MIB \
                 else "  (not the 256 MiB point: --quick)"
+        if impl == "smdmem":
+            # Peers' smd_mem_alloc buffers, mapped to be read in place, count as
+            # resident where touched: the same physical pages as their owners'.
+            line += "  (may count pages of peers' buffers it read in place: shared, not extra memory)"
         print(line)
 
     # ---- the probe and the bound -------------------------------------------------------

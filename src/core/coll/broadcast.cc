@@ -30,8 +30,9 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   // its virtual CPUs: on the test VM a line's round trip took 75 ns most
   // of the time and 330-350 ns in periods of seconds) a staged 16 MiB
   // broadcast took 4-9 ms instead of 1.3-2.3. Streaming, it took 1.0-1.5 ms
-  // in either case (docs/PERFORMANCE.md). Allgathers keep ordinary stores:
-  // they measured faster with them whenever transfers were cheap.
+  // in either case (docs/PERFORMANCE.md). Allgathers, faster with ordinary
+  // stores whenever transfers are cheap, switch only while they are not
+  // (stage_and_copy_out).
   bool stream_stage = streams_output(n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};

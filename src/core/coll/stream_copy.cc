@@ -1,12 +1,15 @@
 #include "core/coll/stream_copy.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
+#include "core/util/clock.h"
 #include "core/util/params.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
+#include <x86intrin.h>
 #endif
 
 namespace smd {
@@ -68,6 +71,67 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
   if (end < len) stage_copy(d + end, s + end, len - end, len - hole_len);
 }
 
+namespace {
+
+// Slow transfer periods (see broadcast.cc): while the ranks' CPUs do not
+// share a cache, a staging store to a line a reader held costs several
+// times more. A round that stages and also copies to this rank's own
+// output with streaming stores (which go to memory and involve no other
+// core) carries its own yardstick: on the test VM staging took 1.45-1.7x
+// as long as that copy in fast periods and 4.1-4.8x in slow ones (ratios
+// over 200 rounds of 16 MiB allgathers, 25 runs). When two windows of
+// kWindow rounds in a row stage over kSlower x slower (one alone may be a
+// preemption, or the first use of the staging buffers, which faults their
+// pages in), staging streams for kStreamNs, then ordinary stores are
+// measured again. Threads race on these counters harmlessly (a lost update
+// delays a switch by a window).
+class SlowTransferGuard {
+ public:
+  bool streaming(int64_t now) const { return now < stream_until_.load(std::memory_order_relaxed); }
+  void observe(uint64_t staging, uint64_t copy_out) {
+    uint64_t s = staging_.fetch_add(staging, std::memory_order_relaxed) + staging;
+    uint64_t c = copy_out_.fetch_add(copy_out, std::memory_order_relaxed) + copy_out;
+    if (rounds_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
+    rounds_.store(0, std::memory_order_relaxed);
+    staging_.store(0, std::memory_order_relaxed);
+    copy_out_.store(0, std::memory_order_relaxed);
+    if (static_cast<double>(s) <= kSlower * static_cast<double>(c)) {
+      slow_windows_.store(0, std::memory_order_relaxed);
+    } else if (slow_windows_.fetch_add(1, std::memory_order_relaxed) + 1 >= 2) {
+      slow_windows_.store(0, std::memory_order_relaxed);
+      stream_until_.store(now_ns() + kStreamNs, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  static constexpr int kWindow = 8;
+  static constexpr double kSlower = 3.0;
+  static constexpr int64_t kStreamNs = 200 * 1000 * 1000;
+  std::atomic<uint64_t> staging_{0}, copy_out_{0};
+  std::atomic<int> rounds_{0}, slow_windows_{0};
+  std::atomic<int64_t> stream_until_{0};
+};
+
+SlowTransferGuard &slow_transfer_guard() {
+  static SlowTransferGuard g;
+  return g;
+}
+
+bool adapt_staging() {
+  static const bool v = param_bool("SMD_STAGE_ADAPT");
+  return v;
+}
+
+uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();  // only ratios are compared: the unit does not matter
+#else
+  return static_cast<uint64_t>(now_ns());
+#endif
+}
+
+}  // namespace
+
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
                         size_t round_bytes, size_t op_bytes, bool stream_stage) {
   // Well inside a 32 KiB first-level cache, large enough that the two
@@ -77,12 +141,31 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
   auto *o = static_cast<uint8_t *>(out);
   auto *s = static_cast<const uint8_t *>(src);
   if (!st) return copy_out(out, src, bytes, op_bytes);
+  // Large rounds with a streaming copy out watch for slow transfer periods.
+  bool watch = !stream_stage && out != src && adapt_staging() && streams_output(op_bytes) &&
+               !stage_streams(round_bytes);
+  SlowTransferGuard &guard = slow_transfer_guard();
+  if (watch && guard.streaming(now_ns())) {
+    stream_stage = true;
+    watch = false;
+  }
+  uint64_t staging = 0, copying = 0;
   for (size_t off = 0; off < bytes; off += kBlock) {
     size_t len = bytes - off < kBlock ? bytes - off : kBlock;
+    if (watch) {
+      uint64_t t0 = ticks();
+      stage_copy(st + off, s + off, len, round_bytes);
+      uint64_t t1 = ticks();
+      copy_out(o + off, s + off, len, op_bytes);
+      staging += t1 - t0;
+      copying += ticks() - t1;
+      continue;
+    }
     if (stream_stage) stream_copy(st + off, s + off, len);
     else stage_copy(st + off, s + off, len, round_bytes);
     copy_out(o + off, s + off, len, op_bytes);
   }
+  if (watch) guard.observe(staging, copying);
 }
 
 bool streams_output(size_t op_bytes) {

@@ -41,6 +41,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores, and broadcast roots stage it with them; 0 = always, -1 = never."},
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "4096", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never."},
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
+      {"SMD_STAGE_ADAPT", "bool", "1", "Allgathers of at least SMD_STREAM_MIN_BYTES compare their staging copies with their own streaming copy out and stage with non-temporal stores for a while when staging runs over 3x slower (cache-line transfers between the ranks' CPUs became slow)."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
