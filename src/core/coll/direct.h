@@ -57,7 +57,6 @@ class DirectOp {
   // offered: then the caller stages nothing of it and must not return
   // before every peer read it (end_in_place(), or a wait that implies it).
   bool use_in_place(const void *mine, size_t bytes);
-  bool offered() const { return offered_; }
   // From round 0's post_and_wait on: member j's input of round k, where it
   // lies (`in_place_offset` bytes into the operation's input) or as staged
   // (`staged_offset` bytes into its staging buffer of round k).

@@ -149,21 +149,18 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
     stream_stage = true;
     watch = false;
   }
-  uint64_t staging = 0, copying = 0;
+  uint64_t staging = 0, copying = 0;  // ticks, counted only when watching
   for (size_t off = 0; off < bytes; off += kBlock) {
     size_t len = bytes - off < kBlock ? bytes - off : kBlock;
-    if (watch) {
-      uint64_t t0 = ticks();
-      stage_copy(st + off, s + off, len, round_bytes);
-      uint64_t t1 = ticks();
-      copy_out(o + off, s + off, len, op_bytes);
-      staging += t1 - t0;
-      copying += ticks() - t1;
-      continue;
-    }
+    uint64_t t0 = watch ? ticks() : 0;
     if (stream_stage) stream_copy(st + off, s + off, len);
     else stage_copy(st + off, s + off, len, round_bytes);
+    uint64_t t1 = watch ? ticks() : 0;
     copy_out(o + off, s + off, len, op_bytes);
+    if (watch) {
+      staging += t1 - t0;
+      copying += ticks() - t1;
+    }
   }
   if (watch) guard.observe(staging, copying);
 }
