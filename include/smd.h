@@ -311,6 +311,38 @@ SMD_API smd_result_t smd_comm_abort(smd_comm_t *comm);
 SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm,
                                               smd_result_t *error);
 
+/* Traffic and algorithm statistics of a communicator on this rank, for
+ * benchmarks, tests and tuning. Counts are cumulative since the
+ * communicator was created and include the sub-communicators its
+ * hierarchical collectives run on. Bytes are point-to-point payload handed
+ * to transports; a node's shared-memory arena moves data without
+ * messages and is not counted. The caller sets struct_size to
+ * sizeof(smd_comm_stats_t); fields past it (from a newer library) are not
+ * written, so older callers keep working. */
+#define SMD_STATS_MAX_TRANSPORTS 4
+typedef struct smd_transport_stats {
+  char name[16];            /* "shm", "tcp", "ucx", "efa" */
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+} smd_transport_stats_t;
+
+typedef struct smd_comm_stats {
+  size_t struct_size; /* sizeof(smd_comm_stats_t) */
+  uint64_t collectives;              /* collective calls run on this rank */
+  uint64_t inter_node_bytes_sent;    /* to members on other nodes */
+  uint64_t inter_node_bytes_received;
+  uint64_t intra_node_bytes_sent;    /* to members on this node */
+  uint64_t intra_node_bytes_received;
+  char last_algorithm[32]; /* of the last collective: "direct", "ring",
+                              "rd", "tree", "pairwise", "hierarchical",
+                              "single"; "" before the first */
+  int transport_count;     /* entries of transports[] in use */
+  smd_transport_stats_t transports[SMD_STATS_MAX_TRANSPORTS];
+} smd_comm_stats_t;
+
+SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm,
+                                        smd_comm_stats_t *stats);
+
 SMD_API smd_result_t smd_comm_rank(const smd_comm_t *comm, int *rank);
 SMD_API smd_result_t smd_comm_size(const smd_comm_t *comm, int *size);
 /* Rank among the members of `comm` on this node, and how many there are. */

@@ -3,6 +3,8 @@
 #include <smd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "core/api/guard.h"
@@ -10,8 +12,27 @@
 #include "core/api/on_parent.h"
 #include "core/api/validate.h"
 #include "core/comm/comm_create.h"
+#include "core/comm/communicator.h"
 
 using namespace smd;
+
+namespace {
+// This communicator's counters plus those of its sub-communicators.
+void add_stats(Comm &c, smd_comm_stats_t &out) {
+  const TrafficCounters &t = c.traffic();
+  auto get = [](const std::atomic<uint64_t> &v) { return v.load(std::memory_order_relaxed); };
+  out.inter_node_bytes_sent += get(t.inter_node_sent);
+  out.inter_node_bytes_received += get(t.inter_node_received);
+  out.intra_node_bytes_sent += get(t.intra_node_sent);
+  out.intra_node_bytes_received += get(t.intra_node_received);
+  const std::vector<Transport *> &ts = c.ctx().transports();
+  for (size_t i = 0; i < ts.size() && i < SMD_STATS_MAX_TRANSPORTS; ++i) {
+    out.transports[i].bytes_sent += get(t.sent[i]);
+    out.transports[i].bytes_received += get(t.received[i]);
+  }
+  for (const auto &child : c.children()) add_stats(*child, out);
+}
+}  // namespace
 
 extern "C" {
 
@@ -99,6 +120,28 @@ SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm, smd_result_t *er
     require_out(error, "error");
     auto c = comm_of(comm);
     *error = c->aborted() ? SMD_ERR_ABORTED : c->async_error();
+  });
+}
+
+SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm, smd_comm_stats_t *stats) {
+  return guarded("smd_comm_get_stats", [&] {
+    require_out(stats, "stats");
+    if (stats->struct_size < sizeof(size_t) + sizeof(uint64_t))
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "stats->struct_size is %zu: set it to sizeof(smd_comm_stats_t)", stats->struct_size);
+    auto c = comm_of(comm);
+    smd_comm_stats_t s;
+    memset(&s, 0, sizeof s);
+    s.collectives = c->traffic().collectives.load(std::memory_order_relaxed);
+    snprintf(s.last_algorithm, sizeof s.last_algorithm, "%s", c->last_algorithm());
+    const std::vector<Transport *> &ts = c->ctx().transports();
+    s.transport_count = static_cast<int>(std::min<size_t>(ts.size(), SMD_STATS_MAX_TRANSPORTS));
+    for (int i = 0; i < s.transport_count; ++i)
+      snprintf(s.transports[i].name, sizeof s.transports[i].name, "%s", ts[size_t(i)]->name().c_str());
+    add_stats(*c, s);
+    size_t n = std::min(stats->struct_size, sizeof s);
+    s.struct_size = stats->struct_size;
+    memcpy(stats, &s, n);
   });
 }
 

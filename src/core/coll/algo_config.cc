@@ -9,13 +9,15 @@ namespace {
 constexpr int kKinds = static_cast<int>(CollKind::kCount);
 const char *const kCollNames[kKinds] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
                                         "reduce",    "alltoall",  "barrier"};
-const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise"};
+const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical"};
+constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
 
 Algo algo_from(const std::string &s) {
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < kAlgos; ++i)
     if (s == kAlgoNames[i]) return static_cast<Algo>(i);
   fail(SMD_ERR_INVALID_ARGUMENT,
-       "SMD_ALGO: unknown algorithm '%s' (known: auto, direct, ring, rd, tree, pairwise)",
+       "SMD_ALGO: unknown algorithm '%s' (known: auto, direct, ring, rd, tree, pairwise, "
+       "hierarchical)",
        s.c_str());
 }
 
@@ -27,20 +29,6 @@ std::string trim(const std::string &s) {
 
 const char *coll_name(CollKind k) { return kCollNames[static_cast<int>(k)]; }
 const char *algo_name(Algo a) { return kAlgoNames[static_cast<int>(a)]; }
-
-bool algo_supported(CollKind k, Algo a) {
-  if (a == Algo::kAuto || a == Algo::kDirect) return true;
-  switch (k) {
-    case CollKind::kAllreduce:
-    case CollKind::kAllgather:
-    case CollKind::kReduceScatter: return a == Algo::kRing || a == Algo::kRd;
-    case CollKind::kBroadcast:
-    case CollKind::kReduce: return a == Algo::kRing || a == Algo::kTree;
-    case CollKind::kAlltoall: return a == Algo::kPairwise;
-    case CollKind::kBarrier: return a == Algo::kRd;
-    default: return false;
-  }
-}
 
 AlgoConfig AlgoConfig::parse(const std::string &text) {
   AlgoConfig c;

@@ -25,10 +25,12 @@ enum class Algo : int {
   kRd,        // recursive doubling / halving / dissemination
   kTree,      // binomial tree
   kPairwise,  // pairwise exchange (alltoall)
+  kHierarchical,  // node phases on the arena, rail phases across nodes
 };
 
 const char *coll_name(CollKind k);
 const char *algo_name(Algo a);
+// True if the collective has this algorithm (the registry has its row).
 bool algo_supported(CollKind k, Algo a);
 
 struct AlgoConfig {

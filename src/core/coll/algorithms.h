@@ -35,4 +35,13 @@ void alltoall_pairwise(Comm &c, const CollArgs &a);
 void barrier_direct(Comm &c, const CollArgs &a);
 void barrier_rd(Comm &c, const CollArgs &a);
 
+// Node phases and rail phases (hierarchical.cc), for communicators that
+// span nodes.
+void allreduce_hierarchical(Comm &c, const CollArgs &a);
+void allgather_hierarchical(Comm &c, const CollArgs &a);
+void reduce_scatter_hierarchical(Comm &c, const CollArgs &a);
+void broadcast_hierarchical(Comm &c, const CollArgs &a);
+void reduce_hierarchical(Comm &c, const CollArgs &a);
+void barrier_hierarchical(Comm &c, const CollArgs &a);
+
 }  // namespace smd

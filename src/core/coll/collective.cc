@@ -1,6 +1,9 @@
 #include "core/coll/collective.h"
 
 #include "core/coll/algorithms.h"
+#include "core/coll/coll_state.h"
+#include "core/coll/hierarchy.h"
+#include "core/coll/registry.h"
 #include "core/coll/coll_util.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
@@ -10,29 +13,6 @@
 namespace smd {
 
 namespace {
-
-bool is_pow2(int p) { return (p & (p - 1)) == 0; }
-
-// The choice when nothing is forced: the arena whenever the members share
-// a node (no messages at all); otherwise by message size, as the
-// alpha-beta costs of docs/PERFORMANCE.md suggest.
-Algo auto_algo(Comm &c, const CollArgs &a) {
-  if (c.arena()) return Algo::kDirect;
-  size_t bytes = a.count * datatype_size(a.datatype);
-  int p = c.size();
-  switch (a.kind) {
-    case CollKind::kAllreduce: return bytes <= 64 * 1024 ? Algo::kRd : Algo::kRing;
-    case CollKind::kAllgather:
-      return is_pow2(p) && bytes * p <= 256 * 1024 ? Algo::kRd : Algo::kRing;
-    case CollKind::kReduceScatter:
-      return is_pow2(p) && bytes * p <= 256 * 1024 ? Algo::kRd : Algo::kRing;
-    case CollKind::kBroadcast: return bytes <= 256 * 1024 ? Algo::kTree : Algo::kRing;
-    case CollKind::kReduce: return bytes <= 256 * 1024 ? Algo::kTree : Algo::kRing;
-    case CollKind::kAlltoall: return Algo::kPairwise;
-    case CollKind::kBarrier: return Algo::kRd;
-    default: return Algo::kRing;
-  }
-}
 
 // One rank: every collective is a copy (and AVG divides by one).
 void run_single(const CollArgs &a) {
@@ -51,44 +31,53 @@ void run_single(const CollArgs &a) {
   }
 }
 
-using AlgoFn = void (*)(Comm &, const CollArgs &);
-
-AlgoFn lookup(CollKind k, Algo a) {
-  switch (k) {
-    case CollKind::kAllreduce:
-      return a == Algo::kDirect ? allreduce_direct : a == Algo::kRd ? allreduce_rd : allreduce_ring;
-    case CollKind::kAllgather:
-      return a == Algo::kDirect ? allgather_direct : a == Algo::kRd ? allgather_rd : allgather_ring;
-    case CollKind::kReduceScatter:
-      return a == Algo::kDirect ? reduce_scatter_direct
-             : a == Algo::kRd   ? reduce_scatter_rd
-                                : reduce_scatter_ring;
-    case CollKind::kBroadcast:
-      return a == Algo::kDirect ? broadcast_direct : a == Algo::kTree ? broadcast_tree : broadcast_ring;
-    case CollKind::kReduce:
-      return a == Algo::kDirect ? reduce_direct : a == Algo::kTree ? reduce_tree : reduce_ring;
-    case CollKind::kAlltoall: return a == Algo::kDirect ? alltoall_direct : alltoall_pairwise;
-    case CollKind::kBarrier: return a == Algo::kDirect ? barrier_direct : barrier_rd;
-    default: return nullptr;
+// The choice for this call, through the communicator's cache: the same
+// (collective, bytes) gets the same answer without walking the table.
+const AlgoChoice &cached_choice(Comm &c, const CollArgs &a) {
+  CollState &st = coll_state(c);
+  size_t bytes = a.count * datatype_size(a.datatype);
+  size_t slot = (bytes * 0x9E3779B97F4A7C15ull >> 58) ^ static_cast<size_t>(a.kind);
+  CollState::CachedChoice &e = st.cache[slot % st.cache.size()];
+  if (e.kind != static_cast<int>(a.kind) || e.bytes != bytes) {
+    e.choice = choose(c, a, st.forced.get(a.kind), st.shape, st.model);
+    e.kind = static_cast<int>(a.kind);
+    e.bytes = bytes;
   }
+  return e.choice;
 }
 
 }  // namespace
 
+CollState::~CollState() = default;
+
+CollState &coll_state(Comm &c) {
+  if (!c.coll_state()) {
+    auto st = std::make_shared<CollState>();
+    st->forced = c.ctx().algo_config();
+    st->model = CostModel::load();
+    st->shape = shape_of(c);
+    c.set_coll_state(std::move(st));
+  }
+  return *c.coll_state();
+}
+
 Algo choose_algo(Comm &c, const CollArgs &a) {
-  Algo forced = c.ctx().algo_config().get(a.kind);
-  if (forced == Algo::kDirect && !c.arena()) forced = Algo::kAuto;  // needs shared memory
-  return forced != Algo::kAuto ? forced : auto_algo(c, a);
+  if (c.size() == 1) return Algo::kDirect;
+  return cached_choice(c, a).entry->algo;
 }
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
-  if (c.size() == 1) return run_single(a);
-  Algo algo = choose_algo(c, a);
-  SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo_name(algo), a.count,
+  if (c.size() == 1) {
+    c.note_collective("single");
+    return run_single(a);
+  }
+  const AlgoEntry &algo = *cached_choice(c, a).entry;
+  SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo_name(algo.algo), a.count,
             datatype_name(a.datatype), c.where().c_str());
+  c.note_collective(algo_name(algo.algo));
   try {
-    lookup(a.kind, algo)(c, a);
+    algo.run(c, a);
   } catch (const Error &e) {
     // A collective that failed half-way leaves peers at unknown steps:
     // nothing later on this communicator could be trusted.

@@ -52,7 +52,7 @@ void Waiter::check() {
   // Peers are checked only when one wait has lasted long: healthy waits are short.
   if (backoff_.elapsed_ns() > 100 * 1000000LL && now >= next_health_ns_) {
     next_health_ns_ = now + 200 * 1000000LL;
-    comm_.ctx().check_health(comm_.members(), comm_.abort_key(), what_);
+    comm_.ctx().check_health(comm_.health_members(), comm_.abort_key(), what_);
   }
 }
 
@@ -99,11 +99,38 @@ Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, 
       size_(static_cast<int>(members_.size())) {
   placement_ = place(ctx_->topology(), members_, rank_);
   abort_key_ = format("smd/abort/%u/%d", id_, members_[0]);
+  health_members_ = members_;
 }
 
 Comm::~Comm() {
   executor_.stop();
+  coll_state_.reset();
+  children_.clear();
   arena_.reset();
+}
+
+void Comm::adopt_child(std::shared_ptr<Comm> child) {
+  child->abort_key_ = abort_key_;
+  child->health_members_ = health_members_;
+  if (aborted()) child->abort_local();
+  std::lock_guard<std::mutex> lock(children_mu_);
+  children_.push_back(std::move(child));
+}
+
+std::vector<std::shared_ptr<Comm>> Comm::children() const {
+  std::lock_guard<std::mutex> lock(children_mu_);
+  return children_;
+}
+
+void Comm::count_traffic(int peer, const Transport *t, size_t bytes, bool sent) {
+  const std::vector<Transport *> &ts = ctx_->transports();
+  for (size_t i = 0; i < ts.size() && i < TrafficCounters::kTransportSlots; ++i)
+    if (ts[i] == t) (sent ? traffic_.sent : traffic_.received)[i].fetch_add(bytes, std::memory_order_relaxed);
+  const Topology &topo = ctx_->topology();
+  bool remote = topo.node_of[size_t(members_[peer])] != topo.node_of[size_t(members_[rank_])];
+  std::atomic<uint64_t> &c = remote ? (sent ? traffic_.inter_node_sent : traffic_.inter_node_received)
+                                    : (sent ? traffic_.intra_node_sent : traffic_.intra_node_received);
+  c.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 std::string Comm::where() const {
@@ -132,6 +159,7 @@ P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
   }
   r.transport = ctx_->transport_to(w);
   r.handle = r.transport->isend(ctx_->endpoint(w), buf, size, tag, w);
+  count_traffic(peer, r.transport, size, true);
   if (!r.handle) {
     r.done = true;
     r.bytes = size;
@@ -155,6 +183,7 @@ P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
   if (!r.handle) {
     r.done = true;
     r.bytes = size;
+    count_traffic(peer, r.transport, size, false);
   }
   return r;
 }
@@ -179,6 +208,7 @@ bool Comm::test(P2PReq &r) {
   r.handle = nullptr;
   r.done = true;
   r.bytes = bytes;
+  count_traffic(r.peer, r.transport, bytes, false);
   return true;
 }
 
@@ -284,16 +314,20 @@ void Comm::check_usable() const {
 }
 
 void Comm::poison(smd_result_t code, const std::string &message) {
-  std::lock_guard<std::mutex> lock(poison_mu_);
-  if (poisoned_.load()) return;
-  poison_code_ = code;
-  poison_message_ = message;
-  poisoned_.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(poison_mu_);
+    if (poisoned_.load()) return;
+    poison_code_ = code;
+    poison_message_ = message;
+    poisoned_.store(true, std::memory_order_release);
+  }
+  for (auto &child : children()) child->poison(code, message);
 }
 
 void Comm::abort_local() {
   aborted_.store(true);
   if (arena_) arena_->mark_aborted();
+  for (auto &child : children()) child->abort_local();
   wake_local();
 }
 

@@ -7,6 +7,7 @@
 
 #include <smd.h>
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -25,6 +26,19 @@ namespace smd {
 
 class Arena;
 class Comm;
+// What the collective layer keeps per communicator (src/core/coll defines
+// it; comm only holds it, so comm never depends on coll).
+struct CollState;
+
+// Point-to-point payload one rank moved on a communicator, for
+// smd_comm_get_stats. Arena traffic inside a node is not counted.
+struct TrafficCounters {
+  static constexpr int kTransportSlots = 4;  // by Context::transports() index
+  std::array<std::atomic<uint64_t>, kTransportSlots> sent{}, received{};
+  std::atomic<uint64_t> inter_node_sent{0}, inter_node_received{0};
+  std::atomic<uint64_t> intra_node_sent{0}, intra_node_received{0};
+  std::atomic<uint64_t> collectives{0};
+};
 
 // A point-to-point transfer in flight. Owned by value; cancel() or finish
 // before the buffer goes away (ReqSet does that on errors).
@@ -101,6 +115,30 @@ class Comm : public std::enable_shared_from_this<Comm> {
   // Store key under which an abort of this communicator is announced:
   // ids repeat across disjoint communicators, their lowest member does not.
   const std::string &abort_key() const { return abort_key_; }
+  // The world ranks whose health long waits check: the members, or for a
+  // sub-communicator its parent's members (a rank that died anywhere in
+  // the parent ends the wait, whichever phase it was in).
+  const std::vector<int> &health_members() const { return health_members_; }
+
+  // Sub-communicators that the collective layer runs parts of this one's
+  // collectives on (a node's ranks, a rail across nodes): they share its
+  // fate (abort, poison), its health scope and abort key, and count in
+  // its statistics.
+  void adopt_child(std::shared_ptr<Comm> child);
+  std::vector<std::shared_ptr<Comm>> children() const;
+
+  // The collective layer's per-communicator state (null until it makes it).
+  const std::shared_ptr<CollState> &coll_state() const { return coll_state_; }
+  void set_coll_state(std::shared_ptr<CollState> s) { coll_state_ = std::move(s); }
+
+  // Statistics: traffic, collectives run, the last collective's algorithm.
+  TrafficCounters &traffic() { return traffic_; }
+  const TrafficCounters &traffic() const { return traffic_; }
+  void note_collective(const char *algorithm) {
+    traffic_.collectives.fetch_add(1, std::memory_order_relaxed);
+    last_algorithm_.store(algorithm, std::memory_order_relaxed);
+  }
+  const char *last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
 
   // Collective sequence number, advanced once per collective run.
   uint64_t next_seq() { return seq_++; }
@@ -132,6 +170,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
   void wake_local();
 
  private:
+  void count_traffic(int peer, const Transport *t, size_t bytes, bool sent);
   friend class Waiter;
   std::shared_ptr<Context> ctx_;
   uint32_t id_;
@@ -139,7 +178,13 @@ class Comm : public std::enable_shared_from_this<Comm> {
   int rank_, size_;
   CommPlacement placement_;
   std::string abort_key_;
+  std::vector<int> health_members_;
   std::unique_ptr<Arena> arena_;
+  std::shared_ptr<CollState> coll_state_;
+  mutable std::mutex children_mu_;
+  std::vector<std::shared_ptr<Comm>> children_;
+  TrafficCounters traffic_;
+  std::atomic<const char *> last_algorithm_{""};
   uint64_t seq_ = 0;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> poisoned_{false};

@@ -37,7 +37,8 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_EFA_DIRECTED_RECV", "bool", "1", "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV); 0 carries the sender's rank in the tag instead."},
       {"SMD_EFA_LIVENESS", "bool", "1", "Let the efa transport watch each peer through a TCP socket, so a dead peer fails requests instead of hanging them."},
       // Algorithms
-      {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise) or a list like allreduce=ring,allgather=direct."},
+      {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise, hierarchical) or a list like allreduce=ring,allgather=direct; a forced algorithm that does not apply to a communicator falls back to the automatic choice (logged at info)."},
+      {"SMD_TUNING_FILE", "string", "", "Link costs for the automatic choice of algorithms (written by smd-bench --tune): arena_, local_ and net_ alpha_us and gbps, one 'key = value' per line."},
       {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores, and broadcast roots stage it with them; 0 = always, -1 = never."},
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "4096", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never."},
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},

@@ -1,0 +1,36 @@
+// What the collective layer keeps per communicator, made at its first
+// collective: the forced algorithms and the cost model (read once), the
+// communicator's shape, a cache of recent choices (the choice is on every
+// call's path: an 8-byte allreduce must not pay for the table walk), and
+// the hierarchy of sub-communicators that hierarchical algorithms run on.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "core/coll/algo_config.h"
+#include "core/coll/cost_model.h"
+#include "core/coll/registry.h"
+
+namespace smd {
+
+struct Hierarchy;
+
+struct CollState {
+  AlgoConfig forced;
+  CostModel model;
+  CommShape shape;
+  struct CachedChoice {
+    int kind = -1;
+    size_t bytes = 0;
+    AlgoChoice choice;
+  };
+  std::array<CachedChoice, 64> cache{};
+  std::unique_ptr<Hierarchy> hierarchy;  // made on first use (collective)
+  ~CollState();
+};
+
+// The communicator's state, made on first use.
+CollState &coll_state(Comm &c);
+
+}  // namespace smd

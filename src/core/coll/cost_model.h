@@ -1,0 +1,57 @@
+// The alpha-beta model that auto-selection compares algorithms with: a
+// message of b bytes over a link costs alpha + b * beta. Three link
+// classes: the node's shared-memory arena, point-to-point between ranks of
+// one node, and the network between nodes. The parameters are not fitted
+// constants: SMD_TUNING_FILE (written by `smd-bench --tune`, which
+// measures them on the machine at hand) overrides the defaults, which are
+// deliberately round numbers that only need to rank algorithms sensibly.
+#pragma once
+
+#include <string>
+
+#include "core/coll/collective.h"
+
+namespace smd {
+
+class Comm;
+
+struct LinkCost {
+  double alpha_us = 0;  // per message
+  double gbps = 1;      // payload bandwidth, GB/s (1e9 bytes per second)
+  double time_us(double bytes) const { return alpha_us + bytes / (gbps * 1e3); }
+};
+
+struct CostModel {
+  LinkCost arena{0.5, 10.0};  // one arena step (every member reads its peers)
+  LinkCost local{2.0, 5.0};   // point-to-point inside a node
+  LinkCost net{20.0, 1.25};   // point-to-point between nodes
+  std::string source = "defaults";
+
+  // Defaults, then SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT
+  // on a file that cannot be read or parsed (naming the line).
+  static CostModel load();
+  // "arena_alpha_us = 0.5" lines, '#' comments; unknown keys are errors.
+  static CostModel parse(const std::string &text, const std::string &source);
+  std::string to_text() const;
+};
+
+// Facts about a communicator that costs depend on.
+struct CommShape {
+  int size = 1;
+  int nodes = 1;
+  int max_local = 1;  // most members on one node
+  int min_local = 1;  // fewest members on one node
+  bool node_major = true;  // each node's members are consecutive ranks
+  bool arena = false; // all members on one node with a shared-memory arena
+};
+CommShape shape_of(Comm &c);
+
+// Predicted microseconds of one point-to-point algorithm run over links
+// of cost `link` among p ranks (used for flat algorithms and for the
+// phases of hierarchical ones).
+double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link);
+// The cheapest point-to-point algorithm's cost (what a sub-communicator's
+// own automatic choice would pick).
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link);
+
+}  // namespace smd

@@ -1,0 +1,159 @@
+// Hierarchical collectives for communicators that span nodes: phases on
+// the node's members (the shared-memory arena) and on rails across nodes
+// (the network), so that only the minimum crosses nodes and every local
+// rank drives its own network traffic at once. Each phase is an ordinary
+// collective on a sub-communicator (hierarchy.h), which picks its own
+// algorithm.
+#include <vector>
+
+#include "core/coll/algorithms.h"
+#include "core/coll/coll_util.h"
+#include "core/coll/hierarchy.h"
+#include "core/comm/communicator.h"
+#include "core/reduce/reduce.h"
+
+namespace smd {
+
+namespace {
+
+void run_on(Comm &sub, CollKind kind, const void *send, void *recv, size_t count,
+            smd_datatype_t dt, smd_op_t op = SMD_SUM, int root = 0) {
+  CollArgs a{kind, send, recv, count, dt, op, root};
+  run_collective(sub, a);
+}
+
+// Reduce to each node's first member, allreduce among those (rail 0 is
+// the node leaders), broadcast in the node: for any layout, and for
+// vectors too short to split over the node's members.
+void allreduce_by_leaders(Hierarchy &h, const void *send, void *recv, size_t count,
+                          smd_datatype_t dt, Reduction red) {
+  run_on(*h.node, CollKind::kReduce, send, recv, count, dt, red.op, 0);
+  if (h.local_rank == 0) {
+    run_on(*h.rail, CollKind::kAllreduce, recv, recv, count, dt, red.op);
+    if (red.divisor > 1) reduce::divide(recv, count, dt, red.divisor);
+  }
+  run_on(*h.node, CollKind::kBroadcast, recv, recv, count, dt, SMD_SUM, 0);
+}
+
+// Where a communicator rank sits in the hierarchy.
+struct Place {
+  int node = 0, local = 0;
+};
+Place place_of(const Hierarchy &h, int rank) {
+  for (int k = 0; k < h.nodes; ++k) {
+    const std::vector<int> &nk = h.node_ranks[size_t(k)];
+    for (size_t i = 0; i < nk.size(); ++i)
+      if (nk[i] == rank) return {k, static_cast<int>(i)};
+  }
+  return {};
+}
+
+}  // namespace
+
+// With as many members L on every node: reduce-scatter in the node (each
+// member gets the node's sum of its 1/L slice), allreduce of that slice
+// with the members of the same local index on the other nodes (every
+// rail at once: each rank sends 2(n-1)/n of S/L across nodes), allgather
+// in the node. Elements left over by the split into L slices go the
+// leaders' way.
+void allreduce_hierarchical(Comm &c, const CollArgs &a) {
+  Hierarchy &h = hierarchy_of(c);
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, c.size());
+  size_t local = static_cast<size_t>(h.node->size());
+  size_t q = h.uniform ? n / local : 0;
+  if (q == 0) return allreduce_by_leaders(h, a.sendbuf, a.recvbuf, n, a.datatype, red);
+  uint8_t *slice = at(a.recvbuf, size_t(h.local_rank) * q, es);
+  run_on(*h.node, CollKind::kReduceScatter, a.sendbuf, slice, q, a.datatype, red.op);
+  run_on(*h.rail, CollKind::kAllreduce, slice, slice, q, a.datatype, red.op);
+  if (red.divisor > 1) reduce::divide(slice, q, a.datatype, red.divisor);
+  run_on(*h.node, CollKind::kAllgather, slice, a.recvbuf, q, a.datatype);
+  size_t done = q * local;
+  if (done < n)
+    allreduce_by_leaders(h, at(a.sendbuf, done, es), at(a.recvbuf, done, es), n - done, a.datatype,
+                         red);
+}
+
+// Rail first: each rank gathers the blocks of its local index from every
+// node (n-1 blocks cross nodes, the minimum), then one allgather per node
+// inside the node puts that node's blocks in place.
+void allgather_hierarchical(Comm &c, const CollArgs &a) {
+  Hierarchy &h = hierarchy_of(c);
+  size_t bytes = a.count * datatype_size(a.datatype);
+  uint8_t *blocks = h.scratch(bytes * size_t(h.nodes));
+  run_on(*h.rail, CollKind::kAllgather, a.sendbuf, blocks, a.count, a.datatype);
+  for (int k = 0; k < h.nodes; ++k) {
+    uint8_t *dst = static_cast<uint8_t *>(a.recvbuf) + size_t(h.node_ranks[size_t(k)][0]) * bytes;
+    run_on(*h.node, CollKind::kAllgather, blocks + size_t(k) * bytes, dst, a.count, a.datatype);
+  }
+}
+
+// The mirror of allgather: one reduce-scatter per node inside the node
+// (each member gets its node's partial sum of its local index's block of
+// every node), then a reduce-scatter of those n blocks along the rail.
+void reduce_scatter_hierarchical(Comm &c, const CollArgs &a) {
+  Hierarchy &h = hierarchy_of(c);
+  size_t bytes = a.count * datatype_size(a.datatype);
+  Reduction red = reduction_of(a.op, c.size());
+  uint8_t *blocks = h.scratch(bytes * size_t(h.nodes));
+  for (int k = 0; k < h.nodes; ++k) {
+    const uint8_t *src =
+        static_cast<const uint8_t *>(a.sendbuf) + size_t(h.node_ranks[size_t(k)][0]) * bytes;
+    run_on(*h.node, CollKind::kReduceScatter, src, blocks + size_t(k) * bytes, a.count, a.datatype,
+           red.op);
+  }
+  run_on(*h.rail, CollKind::kReduceScatter, blocks, a.recvbuf, a.count, a.datatype, red.op);
+  if (red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+}
+
+// In the root's node, then among the node leaders, then in the other nodes.
+void broadcast_hierarchical(Comm &c, const CollArgs &a) {
+  Hierarchy &h = hierarchy_of(c);
+  Place root = place_of(h, a.root);
+  bool root_node = h.node_index == root.node;
+  if (root_node)
+    run_on(*h.node, CollKind::kBroadcast, a.sendbuf, a.recvbuf, a.count, a.datatype, SMD_SUM,
+           root.local);
+  if (h.local_rank == 0)
+    run_on(*h.rail, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, a.datatype, SMD_SUM,
+           root.node);
+  if (!root_node)
+    run_on(*h.node, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, a.datatype, SMD_SUM, 0);
+}
+
+// Each node reduces to its leader, the leaders reduce to the root node's
+// leader, which hands the result to the root if that is another member.
+void reduce_hierarchical(Comm &c, const CollArgs &a) {
+  Hierarchy &h = hierarchy_of(c);
+  size_t bytes = a.count * datatype_size(a.datatype);
+  Reduction red = reduction_of(a.op, c.size());
+  Place root = place_of(h, a.root);
+  bool root_node = h.node_index == root.node;
+  bool is_root = c.rank() == a.root;
+  uint8_t *partial = is_root ? static_cast<uint8_t *>(a.recvbuf) : h.scratch(bytes);
+  run_on(*h.node, CollKind::kReduce, a.sendbuf, partial, a.count, a.datatype, red.op, 0);
+  if (h.local_rank == 0)
+    run_on(*h.rail, CollKind::kReduce, partial, partial, a.count, a.datatype, red.op, root.node);
+  if (root_node && root.local != 0) {
+    // Every member of the root's node advances the node's sequence, so
+    // their later collectives keep agreeing on tags.
+    uint64_t tag = coll_tag(h.node->id(), h.node->next_seq(), 0);
+    if (h.local_rank == 0) {
+      P2PReq s = h.node->isend(root.local, partial, bytes, tag);
+      h.node->wait(s, "reduce");
+    } else if (is_root) {
+      P2PReq r = h.node->irecv(0, a.recvbuf, bytes, tag);
+      h.node->wait(r, "reduce");
+    }
+  }
+  if (is_root && red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+}
+
+void barrier_hierarchical(Comm &c, const CollArgs &) {
+  Hierarchy &h = hierarchy_of(c);
+  run_on(*h.node, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
+  if (h.local_rank == 0) run_on(*h.rail, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
+  run_on(*h.node, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
+}
+
+}  // namespace smd

@@ -1,0 +1,135 @@
+#include "core/coll/registry.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "core/coll/algorithms.h"
+#include "core/coll/hierarchy.h"
+#include "core/comm/communicator.h"
+#include "core/util/dtype.h"
+#include "core/util/log.h"
+
+namespace smd {
+
+namespace {
+
+// Bytes the flat cost formulas take: the vector, or one rank's block.
+double cost_bytes(const CollArgs &a) { return double(a.count) * double(datatype_size(a.datatype)); }
+
+// Point-to-point algorithms run on any communicator; their links are the
+// network as soon as one member is on another node.
+bool anywhere(Comm &, const CollArgs &, const CommShape &, std::string *) { return true; }
+const LinkCost &p2p_link(const CommShape &s, const CostModel &m) {
+  return s.nodes > 1 ? m.net : m.local;
+}
+template <Algo A>
+double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  return flat_cost(a.kind, A, s.size, cost_bytes(a), p2p_link(s, m));
+}
+
+// Direct algorithms need the arena: every member on one node.
+bool on_arena(Comm &, const CollArgs &, const CommShape &s, std::string *why) {
+  if (!s.arena) *why = "needs every member on one node with a shared-memory arena";
+  return s.arena;
+}
+double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  // Every member reads every peer's part once: about the whole vector
+  // through memory, in two synchronised steps.
+  double bytes = cost_bytes(a);
+  if (a.kind == CollKind::kAllgather || a.kind == CollKind::kReduceScatter ||
+      a.kind == CollKind::kAlltoall)
+    bytes *= s.size;
+  return 2 * m.arena.time_us(bytes);
+}
+
+const AlgoEntry kTable[] = {
+    {CollKind::kAllreduce, Algo::kDirect, on_arena, direct_cost, allreduce_direct},
+    {CollKind::kAllreduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     allreduce_hierarchical},
+    {CollKind::kAllreduce, Algo::kRing, anywhere, flat<Algo::kRing>, allreduce_ring},
+    {CollKind::kAllreduce, Algo::kRd, anywhere, flat<Algo::kRd>, allreduce_rd},
+    {CollKind::kAllgather, Algo::kDirect, on_arena, direct_cost, allgather_direct},
+    {CollKind::kAllgather, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     allgather_hierarchical},
+    {CollKind::kAllgather, Algo::kRing, anywhere, flat<Algo::kRing>, allgather_ring},
+    {CollKind::kAllgather, Algo::kRd, anywhere, flat<Algo::kRd>, allgather_rd},
+    {CollKind::kReduceScatter, Algo::kDirect, on_arena, direct_cost, reduce_scatter_direct},
+    {CollKind::kReduceScatter, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     reduce_scatter_hierarchical},
+    {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
+    {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
+    {CollKind::kBroadcast, Algo::kDirect, on_arena, direct_cost, broadcast_direct},
+    {CollKind::kBroadcast, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     broadcast_hierarchical},
+    {CollKind::kBroadcast, Algo::kRing, anywhere, flat<Algo::kRing>, broadcast_ring},
+    {CollKind::kBroadcast, Algo::kTree, anywhere, flat<Algo::kTree>, broadcast_tree},
+    {CollKind::kReduce, Algo::kDirect, on_arena, direct_cost, reduce_direct},
+    {CollKind::kReduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     reduce_hierarchical},
+    {CollKind::kReduce, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_ring},
+    {CollKind::kReduce, Algo::kTree, anywhere, flat<Algo::kTree>, reduce_tree},
+    {CollKind::kAlltoall, Algo::kDirect, on_arena, direct_cost, alltoall_direct},
+    {CollKind::kAlltoall, Algo::kPairwise, anywhere, flat<Algo::kPairwise>, alltoall_pairwise},
+    {CollKind::kBarrier, Algo::kDirect, on_arena, direct_cost, barrier_direct},
+    {CollKind::kBarrier, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     barrier_hierarchical},
+    {CollKind::kBarrier, Algo::kRd, anywhere, flat<Algo::kRd>, barrier_rd},
+};
+
+// Logs a forced algorithm's fallback once per (collective, algorithm).
+void note_fallback(Comm &c, const AlgoEntry &e, const std::string &why) {
+  static std::atomic<uint64_t> logged{0};
+  uint64_t bit = uint64_t(1) << (int(e.kind) * 8 + int(e.algo));
+  if (logged.fetch_or(bit) & bit) return;
+  SMD_INFO("coll", "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
+                   "automatically",
+           algo_name(e.algo), coll_name(e.kind), c.where().c_str(), why.c_str());
+}
+
+// Logs each automatic choice once per (collective, size class, shape).
+void note_choice(Comm &c, const CollArgs &a, const AlgoChoice &ch) {
+  if (!log_enabled(LogLevel::kInfo, "coll")) return;
+  static std::mutex mu;
+  static std::set<std::tuple<int, int, int, int>> seen;
+  double bytes = cost_bytes(a);
+  int size_class = bytes < 1 ? 0 : int(std::log2(bytes) / 4);  // x16 steps
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!seen.insert({int(a.kind), size_class, c.size(), c.placement().node_count}).second) return;
+  }
+  SMD_INFO("coll", "%s of %.0f bytes on %s: %s (predicted %.1f us)", coll_name(a.kind), bytes,
+           c.where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
+}
+
+}  // namespace
+
+const AlgoEntry *find_algo(CollKind kind, Algo algo) {
+  for (const AlgoEntry &e : kTable)
+    if (e.kind == kind && e.algo == algo) return &e;
+  return nullptr;
+}
+
+bool algo_supported(CollKind k, Algo a) { return a == Algo::kAuto || find_algo(k, a) != nullptr; }
+
+AlgoChoice choose(Comm &c, const CollArgs &a, Algo forced, const CommShape &s,
+                  const CostModel &m) {
+  std::string why;
+  if (forced != Algo::kAuto) {
+    const AlgoEntry *e = find_algo(a.kind, forced);
+    if (e && e->applicable(c, a, s, &why)) return {e, e->cost(a, s, m)};
+    if (e) note_fallback(c, *e, why);
+  }
+  AlgoChoice best;
+  for (const AlgoEntry &e : kTable) {
+    if (e.kind != a.kind || !e.applicable(c, a, s, &why)) continue;
+    double cost = e.cost(a, s, m);
+    if (!best.entry || cost < best.cost_us) best = {&e, cost};
+  }
+  note_choice(c, a, best);
+  return best;
+}
+
+}  // namespace smd
