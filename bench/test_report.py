@@ -19,6 +19,7 @@ MIB = 1 << 20
 
 
 def load_report():
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     spec = importlib.util.spec_from_file_location("report", REPORT)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
