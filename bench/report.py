@@ -8,12 +8,16 @@ mpi_bench and gloo_bench: one JSON object per size, the same keys),
 r<rep>_membw.jsonl (bench/membw) and meta.jsonl, and prints:
   * per collective x ranks x size: busbw of smd / Open MPI / Gloo (median
     over repetitions and [min-max]), smd's ratio to each peer, the bound
-    derived from the membw probe and smd's fraction of it; also smd with
-    buffers from smd_mem_alloc ("smd mem", read in place by peers) and its
-    ratio to Open MPI;
+    derived from the membw probe and smd's fraction of it (the traffic of
+    what smd's runs did: broadcast in place moves pN, not (p+1)N); also smd
+    with buffers from smd_mem_alloc ("smd mem", read in place by peers) and
+    its ratio to Open MPI; cells with wrong results are marked E, cells with
+    runs that did not check their result (-c 0) u;
   * the 8-byte latency lines (time_us);
   * the resident-memory line of the 256 MiB allreduce;
   * how the bound is derived (see also bench/README.md).
+Exits 1 when a checked result was wrong. Its formulas are unit-tested by
+bench/test_report.py.
 """
 import glob
 import json
