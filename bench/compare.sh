@@ -20,6 +20,8 @@
 #   --build DIR      smd's meson build directory (default: build/ at the repository root)
 #   --no-smd-build   do not run ninja for smd-bench/smdrun (the meson test uses this)
 # Environment: SMD_COMPARE_SKIP="mpi gloo" leaves implementations out (for testing).
+# Exit status: 0, or 1 when a run failed or a checked result was wrong (both
+# are listed under the table), 2 for a bad option.
 set -u -o pipefail
 
 T_START=$(date +%s.%N)
@@ -303,5 +305,10 @@ say ""
 "$PY" "$ROOT/bench/report.py" "$OUT" | tee "$OUT/report.txt"
 rc=${PIPESTATUS[0]}
 say "# total time: $(elapsed)s (reps done: $REPS_DONE of $REPS, failed runs: $FAILED); raw JSON in $OUT"
+# Wrong results (report.py exits 1) and failed runs fail the script.
 [ "$rc" = 0 ] || exit "$rc"
+if [ "$FAILED" -gt 0 ]; then
+  say "# FAILED: $FAILED run(s) failed (listed in the report's notes)"
+  exit 1
+fi
 exit 0

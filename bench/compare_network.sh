@@ -16,6 +16,9 @@
 #                                 [--build DIR] [--out DIR]
 #   --quick   one repetition, 2 ranks, 1 MiB only (the test suite's smoke)
 # Environment: SMD_COMPARE_SKIP="mpi efa ..." leaves implementations out.
+# A run that fails is marked F in its cells, one with wrong results E (its
+# busbw is left out of the median); both are listed under the table and make
+# the script exit 1.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,6 +48,7 @@ for f in "$SMDRUN" "$SMDBENCH"; do
 done
 OUT=${OUT:-"$BUILD/bench/network-$(date +%Y%m%d-%H%M%S)"}
 mkdir -p "$OUT"
+rm -f "$OUT/failed.txt"  # failures of an earlier run into the same directory
 SKIP=" ${SMD_COMPARE_SKIP:-} "
 START=$(date +%s)
 
@@ -106,7 +110,13 @@ for rep in $(seq 1 "$REPS"); do
       for mode in $modes; do
         f="$OUT/r${rep}_${impl}_${mode}_np${np}.jsonl"
         printf '[rep %d] %-8s %-6s np=%d ... ' "$rep" "$impl" "$mode" "$np"
-        if run "$impl" "$mode" "$np" "$f"; then echo "ok ($(( $(date +%s) - START ))s)"; else echo "FAILED (see $f.err)"; fi
+        if run "$impl" "$mode" "$np" "$f"; then
+          echo "ok ($(( $(date +%s) - START ))s)"
+        else
+          rc=$?
+          echo "FAILED (exit $rc; see $f.err)"
+          printf '%s %s %s %s %s\n' "$impl" "$mode" "$np" "$rep" "$rc" >> "$OUT/failed.txt"
+        fi
       done
     done
   done
@@ -115,28 +125,46 @@ done
 /usr/bin/env python3 - "$OUT" <<'EOF'
 import glob, json, os, re, statistics, sys
 out = sys.argv[1]
-data = {}  # (impl, mode, np, bytes) -> [busbw]
+data = {}    # (impl, mode, np, bytes) -> [busbw] of the runs with right results
+wrong = {}   # (impl, mode, np, bytes) -> [(rep, wrong elements)]
+failed = {}  # (impl, mode, np) -> [(rep, exit status)]
 for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
-    m = re.match(r"r\d+_(.+)_(all|nodes2)_np(\d+)\.jsonl$", os.path.basename(f))
+    m = re.match(r"r(\d+)_(.+)_(all|nodes2)_np(\d+)\.jsonl$", os.path.basename(f))
     if not m:
         continue
-    for line in open(f):
+    for line in open(f, errors="replace"):
         line = re.sub(r"^\[\d+\] ", "", line.strip())
         if not line.startswith("{"):
             continue
-        r = json.loads(line)
-        if r.get("errors", 0):
+        try:
+            r = json.loads(line)
+        except ValueError:
             continue
-        key = (m.group(1), m.group(2), int(m.group(3)), r["bytes"])
-        data.setdefault(key, []).append(r["busbw_gbps"])
+        if "busbw_gbps" not in r:
+            continue
+        key = (m.group(2), m.group(3), int(m.group(4)), r["bytes"])
+        data.setdefault(key, [])
+        if r.get("errors", 0):
+            wrong.setdefault(key, []).append((int(m.group(1)), r["errors"]))
+        else:
+            data[key].append(r["busbw_gbps"])
+if os.path.exists(os.path.join(out, "failed.txt")):
+    for line in open(os.path.join(out, "failed.txt")):
+        impl, mode, np_, rep, rc = line.split()
+        failed.setdefault((impl, mode, int(np_)), []).append((int(rep), rc))
 def med(k):
     v = data.get(k)
     return statistics.median(v) if v else None
 def fmt(x):
     return "n/a" if x is None else f"{x:.3g}"
+def cell(k):
+    """The median, then E when a run of the cell had wrong results and F when
+    a run of its implementation, mode and rank count failed."""
+    marks = ("E" if k in wrong else "") + ("F" if k[:3] in failed else "")
+    return f"{fmt(med(k))} {marks}".strip()
 sizes = sorted({k[3] for k in data})
-nps = sorted({k[2] for k in data})
-cols = sorted({(k[0], k[1]) for k in data if k[0] != "mpi"})
+nps = sorted({k[2] for k in data} | {k[2] for k in failed})
+cols = sorted({(k[0], k[1]) for k in list(data) + list(failed) if k[0] != "mpi"})
 def label(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 print()
@@ -148,11 +176,25 @@ print("-" * len(head))
 for np_ in nps:
     for b in sizes:
         mpi = med(("mpi", "all", np_, b))
-        row = f"{np_:>3} {label(b):>8} {fmt(mpi):>9}"
+        row = f"{np_:>3} {label(b):>8} {cell(('mpi', 'all', np_, b)):>9}"
         for i, m in cols:
             v = med((i, m, np_, b))
             ratio = "-" if v is None or not mpi else f"{v / mpi:.2f}"
-            row += f" {fmt(v):>17} {ratio:>5}"
+            row += f" {cell((i, m, np_, b)):>17} {ratio:>5}"
         print(row)
+print("-" * len(head))
+print("  E = a run gave wrong results (left out of the median); F = a run failed (no numbers from it)")
+bad = []
+for (i, m, np_, b), l in sorted(wrong.items()):
+    bad += [f"WRONG: {i} {m} np={np_} {label(b)} rep {rep}: {n} wrong elements" for rep, n in l]
+for (i, m, np_), l in sorted(failed.items()):
+    bad += [f"FAILED: {i} {m} np={np_} rep {rep} (exit {rc}; see its .err)" for rep, rc in l]
+for line in bad:
+    print("  " + line)
+if bad:
+    print(f"compare_network.sh: {len(bad)} run(s) failed or gave wrong results")
+sys.exit(1 if bad else 0)
 EOF
+rc=$?
 echo "# total time: $(( $(date +%s) - START ))s; raw JSON in $OUT"
+exit "$rc"

@@ -11,7 +11,8 @@
 //
 // Same sizes, busbw factors, timing rule (max over ranks of the mean
 // per-iteration time, after -w warm-up iterations and a barrier) and JSON keys
-// as smd-bench, plus "algo" (which Gloo algorithm ran).
+// as smd-bench (among them "checked": whether the untimed first call of -c 1
+// was checked, and "in_place"), plus "algo" (which Gloo algorithm ran).
 //
 // Algorithms (-a), all from the installed (2022) libgloo; the first of each is the default:
 //   allreduce:      halving_doubling | ring_legacy | ring_chunked | bcube_legacy
@@ -25,7 +26,9 @@
 // allreduce, seconds for 8 MiB broadcasts), so the older classes are the
 // defaults; halving-doubling was the fastest allreduce from 1 MiB up.
 // The in-place classes get out-of-place semantics by copying the input into
-// the output (work) buffer first, inside the timed call.
+// the output (work) buffer first, inside the timed call; except broadcast,
+// which runs in place on the send buffer (as MPI_Bcast and compare.sh's
+// smd-bench -i 1: the root copies nothing), so every rank keeps one buffer.
 // Known Gloo issue: ReduceScatterHalvingDoubling copies a rank's own reduced
 // block over the region it is still sending (rank != 0), without waiting for
 // that send; under load the peer can receive overwritten data (seen at
@@ -229,20 +232,15 @@ void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &
       pt.run = [&pt] { gloo::allgather(*pt.ag); };
       break;
     case kBroadcast:
+      // In place: the root's data is already in the one buffer every rank passes.
       if (o.algo == "one_to_all_legacy") {
-        std::vector<float *> ptrs{recv};
+        std::vector<float *> ptrs{send};
         pt.legacy = std::make_unique<gloo::BroadcastOneToAll<float>>(ctx, ptrs, count, 0);
-        const bool root = ctx->rank == 0;
-        const size_t rbytes = count * sizeof(float);
-        pt.run = [&pt, send, recv, rbytes, root] {
-          if (root) memcpy(recv, send, rbytes);  // out of place: the root's output too
-          pt.legacy->run();
-        };
+        pt.run = [&pt] { pt.legacy->run(); };
         break;
       }
       pt.bc = std::make_unique<gloo::BroadcastOptions>(ctx);
-      if (ctx->rank == 0) pt.bc->setInput(send, count);
-      pt.bc->setOutput(recv, count);
+      pt.bc->setOutput(send, count);
       pt.bc->setRoot(0);
       pt.bc->setTag(tag);
       pt.bc->setTimeout(timeout);
@@ -318,6 +316,7 @@ int main(int argc, char **argv) {
     uint32_t tag = 100;
     const long long rss_init_kib = o.rss ? proc_status_kib("VmRSS") : 0;
     size_t user_buffer_bytes = 0;  // send + receive buffers of the largest size
+    const bool in_place = o.coll == kBroadcast;
     for (size_t bytes = o.min_bytes;;) {
       if (bytes > o.max_bytes) break;
       size_t total = bytes / sizeof(float), count = total, send_elems = total, recv_elems = total;
@@ -333,12 +332,13 @@ int main(int argc, char **argv) {
       if (count > 0) {  // gloo refuses empty buffers; count 0 (8 B over 4 ranks) is reported as time 0
         Point pt;
         pt.send.assign(std::max<size_t>(send_elems, 1), 0.0f);
-        pt.recv.assign(std::max<size_t>(recv_elems, 1), 0.0f);
+        // Broadcast runs in place on the send buffer: no second buffer to touch.
+        pt.recv.assign(o.coll == kBroadcast ? 1 : std::max<size_t>(recv_elems, 1), 0.0f);
         if (o.check)
           for (size_t i = 0; i < send_elems; ++i) pt.send[i] = static_cast<float>(value(rank, i));
         prepare(pt, o, base, count, tag++);
-        user_buffer_bytes = std::max(user_buffer_bytes, (send_elems + recv_elems) * sizeof(float));
-        const float *out = pt.recv.data();
+        user_buffer_bytes = std::max(user_buffer_bytes, (send_elems + (in_place ? 0 : recv_elems)) * sizeof(float));
+        const float *out = in_place ? pt.send.data() : pt.recv.data();
         if (o.check) {
           pt.run();
           switch (o.coll) {
@@ -370,9 +370,9 @@ int main(int argc, char **argv) {
         if (o.json)
           printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"float32\", \"op\": \"sum\", "
                  "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-                 "\"algo\": \"%s\"}\n",
+                 "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\"}\n",
                  kCollName[o.coll], bytes, count, p, time_us, algbw, busbw, static_cast<unsigned long long>(errors),
-                 o.algo.c_str());
+                 o.check && count > 0 ? 1 : 0, in_place ? 1 : 0, o.algo.c_str());
         else
           printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, "float32", "sum", time_us,
                  algbw, busbw, static_cast<unsigned long long>(errors));

@@ -11,8 +11,10 @@
  *     broadcast       MPI_Bcast (root 0)       bytes = the vector       busbw = algbw
  * Out of place (as smd-bench's default), except MPI_Bcast, which has one
  * buffer. time_us = max over ranks of the mean time of one iteration, after
- * -w untimed warm-up iterations and a barrier (nccl-tests' convention);
- * with -c 1 one extra, untimed run on known values is checked first.
+ * -w untimed warm-up iterations and a barrier (smd-bench's rule; nccl-tests
+ * averages over ranks by default); with -c 1 one extra, untimed run on known
+ * values is checked first: the timed calls are not checked ("checked" in the
+ * JSON says whether that one was).
  * Only float32 (and float64) with sum are supported: that is what
  * compare.sh needs.
  */
@@ -208,7 +210,8 @@ int main(int argc, char **argv) {
     double t0 = MPI_Wtime();
     for (int i = 0; i < o.iters; ++i) RUN_ONCE();
     double local_us = (MPI_Wtime() - t0) * 1e6 / o.iters, time_us = 0;
-    /* The slowest rank decides, as in nccl-tests and smd-bench. */
+    /* The slowest rank's mean decides, as in smd-bench and gloo_bench
+     * (nccl-tests reports the mean over ranks by default). */
     MPI_Allreduce(&local_us, &time_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     uint64_t total_err = 0;
     MPI_Allreduce(&errors, &total_err, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -216,8 +219,10 @@ int main(int argc, char **argv) {
     if (rank == 0) {
       if (o.json)
         printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"sum\", "
-               "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu}\n",
-               cname[o.coll], bytes, count, dname, p, time_us, algbw, busbw, (unsigned long long)total_err);
+               "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
+               "\"checked\": %d, \"in_place\": %d}\n",
+               cname[o.coll], bytes, count, dname, p, time_us, algbw, busbw, (unsigned long long)total_err, o.check,
+               o.coll == C_BROADCAST);
       else
         printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, dname, "sum", time_us, algbw,
                busbw, (unsigned long long)total_err);

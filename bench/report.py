@@ -8,12 +8,16 @@ mpi_bench and gloo_bench: one JSON object per size, the same keys),
 r<rep>_membw.jsonl (bench/membw) and meta.jsonl, and prints:
   * per collective x ranks x size: busbw of smd / Open MPI / Gloo (median
     over repetitions and [min-max]), smd's ratio to each peer, the bound
-    derived from the membw probe and smd's fraction of it; also smd with
-    buffers from smd_mem_alloc ("smd mem", read in place by peers) and its
-    ratio to Open MPI;
+    derived from the membw probe and smd's fraction of it (the traffic of
+    what smd's runs did: broadcast in place moves pN, not (p+1)N); also smd
+    with buffers from smd_mem_alloc ("smd mem", read in place by peers) and
+    its ratio to Open MPI; cells with wrong results are marked E, cells with
+    runs that did not check their result (-c 0) u;
   * the 8-byte latency lines (time_us);
   * the resident-memory line of the 256 MiB allreduce;
   * how the bound is derived (see also bench/README.md).
+Exits 1 when a checked result was wrong. Its formulas are unit-tested by
+bench/test_report.py.
 """
 import glob
 import json
@@ -88,20 +92,28 @@ def cell(vals):
     return "%s [%s-%s]" % (g(m[0]), g(m[1]), g(m[2]))
 
 
-def traffic(coll, n_bytes, p):
+# What compare.sh runs in place when a record does not say ("in_place" is in
+# the JSON of every bench since it has been printed): broadcast only (smd-bench
+# -i 1, MPI_Bcast's single buffer, gloo_bench's in-place broadcast).
+IN_PLACE_BY_DEFAULT = {"broadcast"}
+
+
+def traffic(coll, n_bytes, p, in_place=False):
     """Compulsory memory traffic of one call over all p ranks (bytes), and per rank.
 
     N = the size in nccl-tests' convention. Every input byte is read once and
-    every output byte written once; nothing is staged. Out of place, as the
-    runs are (smd's broadcast writes the root's output too)."""
-    if coll == "allreduce":        # read own input N, write own output N
+    every output byte written once; nothing is staged. In place, data that is
+    already where it belongs is neither read nor written: a broadcast root
+    moves nothing (its input is its output), an allgather's own block stays."""
+    if coll == "allreduce":        # read own input N, write own output N (in place too)
         total = 2 * p * n_bytes
-    elif coll == "allgather":      # inputs N/p each (read once), outputs N each
+    elif coll == "allgather":      # out of place: inputs N/p each (read once), outputs N each
+        # in place: each of the p blocks is read once, written to the p-1 others
+        total = p * n_bytes if in_place else (p + 1) * n_bytes
+    elif coll == "reduce_scatter":  # inputs N each, outputs N/p each (in place too)
         total = (p + 1) * n_bytes
-    elif coll == "reduce_scatter":  # inputs N each, outputs N/p each
-        total = (p + 1) * n_bytes
-    elif coll == "broadcast":      # root input N read once, p outputs of N
-        total = (p + 1) * n_bytes
+    elif coll == "broadcast":      # root's N read once; p-1 receivers write N (+ root's output out of place)
+        total = p * n_bytes if in_place else (p + 1) * n_bytes
     else:
         return None, None
     return total, total / p
@@ -113,6 +125,32 @@ BUSBW_FACTOR = {
     "reduce_scatter": lambda p: (p - 1) / p,
     "broadcast": lambda p: 1.0,
 }
+
+
+def busbw_bound(coll, n_bytes, p, rate_gbps, in_place=False):
+    """The busbw (GB/s) no implementation can pass when all p ranks share a
+    memory system that moves rate_gbps GB/s of total traffic: the call takes at
+    least T / B (T = traffic()), and busbw = factor x N / time."""
+    total, _ = traffic(coll, n_bytes, p, in_place)
+    if total is None or not rate_gbps:
+        return None
+    return BUSBW_FACTOR[coll](p) * n_bytes * rate_gbps / total
+
+
+def ran_in_place(records, coll):
+    """Whether these runs (one implementation, one point) were in place: what
+    the JSON says, else compare.sh's default."""
+    flags = {bool(r["in_place"]) for r in records if "in_place" in r}
+    if len(flags) == 1:
+        return flags.pop()
+    return coll in IN_PLACE_BY_DEFAULT
+
+
+def unchecked(records):
+    """How many of these runs did not check their result (-c 0): their
+    "errors": 0 means nothing. Records from before "checked" was printed count
+    as checked (compare.sh passed -c 0 only to later repetitions at 256 MiB)."""
+    return sum(1 for r in records if r.get("checked", 1) == 0)
 
 
 def main():
@@ -165,8 +203,18 @@ def main():
     b_dram, b_dram_rec = best_rate(lambda b: b >= 64 * MIB)
     b_cache, b_cache_rec = best_rate(lambda b: b <= 8 * MIB)
 
-    print("smd vs Open MPI vs Gloo: busbw GB/s, float32 sum, out of place (broadcast in place, as MPI_Bcast); median over %s reps [min-max]"
-          % (max([r for v in data.values() for l in v.values() for r in [x["rep"] for x in l]] or [0]) + 1))
+    placement = {}  # collective -> {in place?: [implementations]}
+    for (coll, _p, _b), recs in data.items():
+        for impl, l in recs.items():
+            placement.setdefault(coll, {}).setdefault(ran_in_place(l, coll), set()).add(impl)
+    in_place_colls = [c for c in COLLS if True in placement.get(c, {})]
+    print("smd vs Open MPI vs Gloo: busbw GB/s, float32 sum, out of place%s; median over %s reps [min-max]"
+          % (" (in place: %s)" % ", ".join(in_place_colls) if in_place_colls else "",
+             max([r for v in data.values() for l in v.values() for r in [x["rep"] for x in l]] or [0]) + 1))
+    for coll in COLLS:
+        if len(placement.get(coll, {})) > 1:
+            print("  note: %s ran in place for %s and out of place for %s: not the same work" % (
+                coll, ", ".join(sorted(placement[coll][True])), ", ".join(sorted(placement[coll][False]))))
     if header_meta:
         print("  machine: %s, %s CPUs; git %s; implementations run: %s" % (
             header_meta.get("host", "?"), header_meta.get("nproc", "?"), header_meta.get("git", "?"),
@@ -201,6 +249,7 @@ def main():
     print("-" * len(row(cols)))
 
     errors_seen = []
+    not_checked = []  # points where some runs passed -c 0
     behind = []
     keys = sorted(data, key=lambda k: (COLLS.index(k[0]) if k[0] in COLLS else 99, k[1], k[2]))
     last = None
@@ -229,6 +278,11 @@ def main():
             c = cell(v)
             if any(r.get("errors") for r in l):
                 c += " E"
+            n_unchecked = unchecked(l)
+            if n_unchecked:
+                c += " u"
+                not_checked.append("%s %s np=%d %s: %d of %d runs" % (
+                    names[impl], coll, p, size_str(nbytes), n_unchecked, len(l)))
             cells.append(c)
         ratio = []
         for peer in ("mpi", "gloo"):
@@ -241,18 +295,21 @@ def main():
                     behind.append((coll, p, nbytes, peer, s, q))
         s, q = vals.get("smdmem"), vals.get("mpi")
         ratio.append("-" if zero or s is None or not q else g(s / q) + ("*" if s < q else " "))
-        total, _per_rank = traffic(coll, nbytes, p)
+        # The bound counts what smd's runs did (in place or not).
+        smd_in_place = ran_in_place(recs.get("smd", []), coll)
+        total, _per_rank = traffic(coll, nbytes, p, smd_in_place)
         if zero or total is None or b_dram is None:
             bound_s, frac_s = "-", "-"
         else:
             b = b_cache if (total <= CACHE_FOOTPRINT and b_cache) else b_dram
-            bound = BUSBW_FACTOR[coll](p) * nbytes / (total / (b * 1e9)) / 1e9
+            bound = busbw_bound(coll, nbytes, p, b, smd_in_place)
             bound_s = g(bound)
             frac = 100 * vals["smd"] / bound if vals.get("smd") is not None else None
             frac_s = "n/a" if frac is None else ("%.1f%%" % frac if frac >= 1 else "%.2f%%" % frac)
         print(row([coll, str(p), size_str(nbytes)] + cells + ratio + [bound_s, frac_s]))
     print("-" * len(row(cols)))
-    print("  * = smd's median is below that peer's. E = wrong results in that run.")
+    print("  * = smd's median is below that peer's. E = wrong results in that run. u = some runs of that"
+          " cell did not check their result (-c 0: their 'errors 0' means not checked).")
 
     # ---- latency ---------------------------------------------------------------------
     print()
@@ -320,16 +377,22 @@ def main():
                                                    size_str(b_cache_rec["bytes"]), CACHE_FOOTPRINT // MIB))
         print("  Bytes moved per rank (compulsory traffic, N = the size above, p ranks; every input byte read once,")
         print("  every output byte written once, no staging copy): allreduce 2N (read N, write N); allgather")
-        print("  (p+1)N/p (read own N/p, write N); reduce_scatter (p+1)N/p (read N, write N/p); broadcast (p+1)N/p")
-        print("  on average (root reads N, every rank writes N). All ranks share the machine's memory system, so")
-        print("  time >= T/B with T = p x per-rank bytes, and busbw <= busbw_factor x N x B / T:")
-        print("  allreduce (p-1)B/p^2, allgather and reduce_scatter (p-1)B/(p(p+1)), broadcast B/(p+1).")
+        print("  (p+1)N/p (read own N/p, write N); reduce_scatter (p+1)N/p (read N, write N/p); broadcast in place")
+        print("  N on average (the root reads N, the p-1 others write N; out of place the root writes N too:")
+        print("  (p+1)N/p). All ranks share the machine's memory system, so time >= T/B with T = p x per-rank")
+        print("  bytes, and busbw <= busbw_factor x N x B / T: allreduce (p-1)B/p^2, allgather and reduce_scatter")
+        print("  (p-1)B/(p(p+1)), broadcast B/p in place (B/(p+1) out of place). The bound follows smd's runs.")
         print("  smd/bnd = smd's median busbw / that bound. Latency dominates below ~64 KiB, where the bound says little.")
 
     if errors_seen:
         print()
         print("WRONG RESULTS:")
         for e in errors_seen:
+            print("  " + e)
+    if not_checked:
+        print()
+        print("Results not checked (-c 0; marked u):")
+        for e in not_checked:
             print("  " + e)
     if behind:
         print()

@@ -24,10 +24,14 @@ SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-de
 # Each turns on an optional part (meson's summary() says which are on):
 # network transports (UCX, libfabric), hwloc topology, the Python binding,
 # the PyTorch backend (torch 1.13 with its C++ headers, and pybind11; about
-# 180 packages, a minute to unpack on a 2-core machine after the download).
+# 180 packages, a minute to unpack on a 2-core machine after the download),
+# the bench smoke tests (suite bench: bench/compare.sh builds mpi_bench with
+# mpicc and gloo_bench against libgloo, and runs Open MPI's mpirun), and
+# bindgen for the Rust bindings' freshness check (test bindgen-parse).
 SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
   libhwloc-dev python3-cffi python3-numpy python3-pytest
-  python3-torch libtorch-dev pybind11-dev)
+  python3-torch libtorch-dev pybind11-dev
+  openmpi-bin libopenmpi-dev libgloo-dev bindgen)
 
 # Section headers carry the seconds since the script started, so a log
 # shows where the time went (CI has a budget).

@@ -18,7 +18,8 @@ const char *kUsage =
     "  -o OP       sum prod min max avg (default sum)\n"
     "  -n ITERS    timed iterations per size (default 20)\n"
     "  -w WARMUP   untimed iterations per size (default 5)\n"
-    "  -c 0|1      check the results (default 1)\n"
+    "  -c 0|1      run one untimed call per size on known values and check its\n"
+    "              result (default 1; the timed calls are never checked)\n"
     "  -i 0|1      in place (default 0)\n"
     "  -r ROOT     root of broadcast/reduce (default 0)\n"
     "  -m 0|1      buffers from smd_mem_alloc, which peers on the node read in place\n"
@@ -29,7 +30,8 @@ const char *kUsage =
     "Sizes count bytes as nccl-tests does: the vector for allreduce/broadcast/reduce,\n"
     "the whole output for allgather, the whole input for reduce_scatter and alltoall.\n"
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reduce_scatter, alltoall),\n"
-    "1 (broadcast, reduce).\n";
+    "1 (broadcast, reduce). time_us is the slowest rank's mean time per call\n"
+    "(nccl-tests reports the mean over ranks by default).\n";
 
 [[noreturn]] void usage_error(const std::string &msg) {
   fprintf(stderr, "smd-bench: %s\n%s", msg.c_str(), kUsage);
