@@ -196,9 +196,18 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < o.warmup; ++i) CHECK(run_once(o, s, send, recv, world));
     CHECK(smd_barrier(world, nullptr));
+    smd_comm_stats_t before, after;
+    before.struct_size = after.struct_size = sizeof before;
+    CHECK(smd_comm_get_stats(world, &before));
     double t0 = now_s();
     for (int i = 0; i < o.iters; ++i) CHECK(run_once(o, s, send, recv, world));
     double local_us = (now_s() - t0) * 1e6 / o.iters;
+    CHECK(smd_comm_get_stats(world, &after));
+    // Bytes this rank sent to other nodes per call; the busiest rank's.
+    uint64_t local_inter =
+        o.iters > 0 ? (after.inter_node_bytes_sent - before.inter_node_bytes_sent) / o.iters : 0;
+    uint64_t inter_node_bytes = 0;
+    CHECK(smd_allreduce(&local_inter, &inter_node_bytes, 1, SMD_UINT64, SMD_MAX, world, nullptr));
     // The slowest rank's mean decides (nccl-tests averages over ranks by
     // default; mpi_bench and gloo_bench take the maximum as this does).
     double time_us = 0;
@@ -211,9 +220,10 @@ int main(int argc, char **argv) {
       if (o.json)
         printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"%s\", "
                "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-               "\"checked\": %d, \"in_place\": %d}\n",
+               "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\", \"inter_node_bytes\": %llu}\n",
                o.coll_name.c_str(), bytes, s.count, o.dtype_name.c_str(), o.op_name.c_str(), p, time_us,
-               algbw, busbw, static_cast<unsigned long long>(total_err), o.check ? 1 : 0, o.inplace ? 1 : 0);
+               algbw, busbw, static_cast<unsigned long long>(total_err), o.check ? 1 : 0, o.inplace ? 1 : 0,
+               after.last_algorithm, static_cast<unsigned long long>(inter_node_bytes));
       else
         printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, s.count, o.dtype_name.c_str(),
                o.op_name.c_str(), time_us, algbw, busbw, static_cast<unsigned long long>(total_err));

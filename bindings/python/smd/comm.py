@@ -226,6 +226,29 @@ class Comm:
         check(lib.smd_comm_get_async_error(self._live(), out))
         return None if out[0] == Result.SUCCESS else Result(out[0])
 
+    def stats(self) -> dict:
+        """Traffic and algorithm statistics of this communicator on this rank
+        (smd_comm_get_stats): collectives run, point-to-point bytes sent and
+        received across nodes and inside the node (the shared-memory arena
+        moves data without messages and is not counted), the last
+        collective's algorithm, and bytes by transport."""
+        s = ffi.new("smd_comm_stats_t *")
+        s.struct_size = ffi.sizeof("smd_comm_stats_t")
+        check(lib.smd_comm_get_stats(self._live(), s))
+        return {
+            "collectives": s.collectives,
+            "inter_node_bytes_sent": s.inter_node_bytes_sent,
+            "inter_node_bytes_received": s.inter_node_bytes_received,
+            "intra_node_bytes_sent": s.intra_node_bytes_sent,
+            "intra_node_bytes_received": s.intra_node_bytes_received,
+            "last_algorithm": ffi.string(s.last_algorithm).decode(),
+            "transports": {
+                ffi.string(t.name).decode(): {"bytes_sent": t.bytes_sent,
+                                              "bytes_received": t.bytes_received}
+                for t in list(s.transports)[:s.transport_count]
+            },
+        }
+
     # -- lifetime ------------------------------------------------------------
 
     def abort(self) -> None:

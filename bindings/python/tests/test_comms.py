@@ -22,6 +22,17 @@ def test_world_queries(world):
     assert repr(world) == f"<smd.Comm rank {world.rank} of {world.size}>"
 
 
+def test_stats(world):
+    before = world.stats()
+    world.allreduce(np.ones(1000, dtype=np.float32))
+    after = world.stats()
+    assert after["collectives"] == before["collectives"] + 1
+    assert after["last_algorithm"] == ("single" if world.size == 1 else "direct")
+    # One node: nothing crosses nodes.
+    assert after["inter_node_bytes_sent"] == 0
+    assert all(set(t) == {"bytes_sent", "bytes_received"} for t in after["transports"].values())
+
+
 def test_versions():
     assert smd.version() >= smd.HEADER_VERSION
     assert smd.__version__ == "{}.{}.{}".format(*smd.HEADER_VERSION)

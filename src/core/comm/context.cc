@@ -286,6 +286,21 @@ void Context::open_transports(const std::string &choice) {
              "the world spans %d nodes but no network transport plugin is usable:%s",
              topology_.node_count, tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
     }
+  } else if (size_t plus = choice.find('+'); plus != std::string::npos) {
+    // "shm+tcp": one plugin inside the node, another between nodes.
+    std::string local = choice.substr(0, plus), remote = choice.substr(plus + 1);
+    if (local.empty() || remote.empty() || remote.find('+') != std::string::npos)
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "SMD_TRANSPORT=%s: expected LOCAL+NETWORK, like shm+tcp", choice.c_str());
+    if (need_local) local_transport_ = open(local);
+    if (need_remote) {
+      remote_transport_ = open(remote);
+      if (remote_transport_->has(SMD_TRANSPORT_CAP_INTRA_NODE_ONLY))
+        fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TRANSPORT=%s: %s reaches only ranks of one node",
+             choice.c_str(), remote.c_str());
+    }
+    SMD_INFO("init", "transport: %s within the node, %s between nodes (SMD_TRANSPORT)",
+             local.c_str(), remote.c_str());
   } else {
     Transport *t = open(choice);
     if (need_remote && t->has(SMD_TRANSPORT_CAP_INTRA_NODE_ONLY))

@@ -24,7 +24,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_NODE_ID", "string", "", "Overrides this rank's node identity (host name + boot id), e.g. to make ranks of one machine count as several nodes."},
       {"SMD_TIMEOUT", "seconds", "300", "Deadline of every blocking step: rendezvous, collectives, waits."},
       // Transports
-      {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, or a plugin name."},
+      {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, a plugin name for all traffic, or LOCAL+NETWORK (e.g. shm+tcp) for one inside nodes and another between them."},
       {"SMD_PLUGIN_PATH", "list", "", "Colon-separated directories or plugin files searched before the built-in plugin directory."},
       {"SMD_SHM_CMA", "bool", "1", "Let the shm transport copy directly between processes with cross-memory attach (process_vm_readv)."},
       {"SMD_SHM_EAGER_LIMIT", "int", "32704", "Largest message the shm transport copies through its rings; larger ones go by cross-memory attach."},

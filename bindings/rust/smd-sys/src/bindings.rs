@@ -4,6 +4,7 @@ pub const SMD_VERSION_PATCH: u32 = 0;
 pub const SMD_STORE_OPS_VERSION: u32 = 1;
 pub const SMD_INIT_OPTIONS_VERSION: u32 = 1;
 pub const SMD_UNDEFINED: i32 = -1;
+pub const SMD_STATS_MAX_TRANSPORTS: u32 = 4;
 pub const SMD_TAG_MAX: u32 = 4194303;
 pub const SMD_GROUPS_CONFIG_VERSION: u32 = 1;
 pub const SMD_RANK_INFO_VERSION: u32 = 1;
@@ -589,6 +590,280 @@ extern "C" {
     pub fn smd_comm_get_async_error(
         comm: *mut smd_comm_t,
         error: *mut smd_result_t,
+    ) -> smd_result_t;
+}
+#[repr(C)]
+pub struct smd_transport_stats {
+    pub name: [::std::os::raw::c_char; 16usize],
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+#[test]
+fn bindgen_test_layout_smd_transport_stats() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_transport_stats>(),
+        32usize,
+        concat!("Size of: ", stringify!(smd_transport_stats))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_transport_stats>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_transport_stats))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_transport_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_transport_stats),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_bytes_sent() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_transport_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_sent) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_transport_stats),
+                "::",
+                stringify!(bytes_sent)
+            )
+        );
+    }
+    test_field_bytes_sent();
+    fn test_field_bytes_received() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_transport_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_received) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_transport_stats),
+                "::",
+                stringify!(bytes_received)
+            )
+        );
+    }
+    test_field_bytes_received();
+}
+impl Default for smd_transport_stats {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_transport_stats_t = smd_transport_stats;
+#[repr(C)]
+pub struct smd_comm_stats {
+    pub struct_size: usize,
+    pub collectives: u64,
+    pub inter_node_bytes_sent: u64,
+    pub inter_node_bytes_received: u64,
+    pub intra_node_bytes_sent: u64,
+    pub intra_node_bytes_received: u64,
+    pub last_algorithm: [::std::os::raw::c_char; 32usize],
+    pub transport_count: ::std::os::raw::c_int,
+    pub transports: [smd_transport_stats_t; 4usize],
+}
+#[test]
+fn bindgen_test_layout_smd_comm_stats() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_comm_stats>(),
+        216usize,
+        concat!("Size of: ", stringify!(smd_comm_stats))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_comm_stats>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_comm_stats))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_collectives() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).collectives) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(collectives)
+            )
+        );
+    }
+    test_field_collectives();
+    fn test_field_inter_node_bytes_sent() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inter_node_bytes_sent) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(inter_node_bytes_sent)
+            )
+        );
+    }
+    test_field_inter_node_bytes_sent();
+    fn test_field_inter_node_bytes_received() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inter_node_bytes_received) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(inter_node_bytes_received)
+            )
+        );
+    }
+    test_field_inter_node_bytes_received();
+    fn test_field_intra_node_bytes_sent() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).intra_node_bytes_sent) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(intra_node_bytes_sent)
+            )
+        );
+    }
+    test_field_intra_node_bytes_sent();
+    fn test_field_intra_node_bytes_received() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).intra_node_bytes_received) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(intra_node_bytes_received)
+            )
+        );
+    }
+    test_field_intra_node_bytes_received();
+    fn test_field_last_algorithm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).last_algorithm) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(last_algorithm)
+            )
+        );
+    }
+    test_field_last_algorithm();
+    fn test_field_transport_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).transport_count) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(transport_count)
+            )
+        );
+    }
+    test_field_transport_count();
+    fn test_field_transports() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).transports) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(transports)
+            )
+        );
+    }
+    test_field_transports();
+}
+impl Default for smd_comm_stats {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_comm_stats_t = smd_comm_stats;
+extern "C" {
+    pub fn smd_comm_get_stats(
+        comm: *const smd_comm_t,
+        stats: *mut smd_comm_stats_t,
     ) -> smd_result_t;
 }
 extern "C" {
