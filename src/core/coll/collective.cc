@@ -53,7 +53,7 @@ CollState::~CollState() = default;
 CollState &coll_state(Comm &c) {
   if (!c.coll_state()) {
     auto st = std::make_shared<CollState>();
-    st->forced = c.ctx().algo_config();
+    st->forced = AlgoConfig::parse(c.ctx().algo_spec());
     st->model = CostModel::load();
     st->shape = shape_of(c);
     c.set_coll_state(std::move(st));

@@ -9,7 +9,6 @@
 #include "core/bootstrap/launcher_env.h"
 #include "core/bootstrap/tcp_store_client.h"
 #include "core/bootstrap/tcp_store_server.h"
-#include "core/coll/algo_config.h"
 #include "core/plugin/network_order.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -108,7 +107,7 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   ctx->rank_ = config.rank;
   ctx->size_ = config.size;
   ctx->timeout_ms_ = config.timeout_ms;
-  ctx->algo_ = std::make_unique<AlgoConfig>(AlgoConfig::parse(param_string("SMD_ALGO")));
+  ctx->algo_spec_ = param_string("SMD_ALGO");
   log_set_rank(config.rank);
   SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());

@@ -21,7 +21,6 @@
 namespace smd {
 
 class TcpStoreServer;
-struct AlgoConfig;
 
 // Options after merging smd_init_options_t with the environment.
 struct WorldConfig {
@@ -51,7 +50,8 @@ class Context {
   int64_t timeout_ms() const { return timeout_ms_; }
   const Topology &topology() const { return topology_; }
   const WaitPolicy &wait_policy() const { return wait_policy_; }
-  const AlgoConfig &algo_config() const { return *algo_; }
+  // SMD_ALGO as read when the world formed (the collective layer parses it).
+  const std::string &algo_spec() const { return algo_spec_; }
   Store *store() { return store_.get(); }
   SelfChannel &self_channel() { return self_; }
 
@@ -92,7 +92,7 @@ class Context {
   bool tcp_store_ = false;
   Topology topology_;
   WaitPolicy wait_policy_;
-  std::unique_ptr<AlgoConfig> algo_;
+  std::string algo_spec_;
   SelfChannel self_;
 
   std::vector<std::unique_ptr<Transport>> transports_;

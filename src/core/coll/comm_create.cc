@@ -1,4 +1,4 @@
-#include "core/comm/comm_create.h"
+#include "core/coll/comm_create.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
+#include "core/util/params.h"
 
 namespace smd {
 
@@ -43,6 +44,8 @@ uint32_t hash_ranks(const int *ranks, int n) {
 }  // namespace
 
 std::shared_ptr<Comm> create_world(const smd_init_options_t *options) {
+  // A misspelt SMD_ALGO fails init before any rank waits for another.
+  AlgoConfig algos = AlgoConfig::parse(param_string("SMD_ALGO"));
   WorldConfig config = resolve_world_config(options);
   std::shared_ptr<Context> ctx = Context::create(config);
   std::vector<int> members(ctx->size());
@@ -53,7 +56,7 @@ std::shared_ptr<Comm> create_world(const smd_init_options_t *options) {
   barrier.kind = CollKind::kBarrier;
   run_collective(*world, barrier);
   SMD_INFO("init", "world ready: %d ranks, algorithms %s", ctx->size(),
-           ctx->algo_config().describe().c_str());
+           algos.describe().c_str());
   return world;
 }
 
