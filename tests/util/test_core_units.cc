@@ -106,10 +106,10 @@ TEST(Topology, RecordsCarryCpuSetAndNumaNode) {
   RankRecord back = decode_rank_record(encode_rank_record(r));
   EXPECT_EQ(back.numa_node, 3);
   EXPECT_EQ(back.cpuset, "0-3,8");
-  // A record of a build without the two fields: they are unknown.
+  // A record of a build without the last three fields: they are unknown.
   RankRecord old = rec("n", 5);
   Bytes b = encode_rank_record(old);
-  b.resize(b.size() - 8);  // numa_node and the empty cpuset's length
+  b.resize(b.size() - 12);  // numa_node, the empty cpuset's and machine_key's lengths
   RankRecord short_back = decode_rank_record(b);
   EXPECT_EQ(short_back.pid, 5);
   EXPECT_EQ(short_back.numa_node, -1);
@@ -158,6 +158,31 @@ TEST(Topology, NodeCpusAreTheUnionOfItsRanksSets) {
   // Unbound (whole machine each) and one set unknown: the widest count.
   EXPECT_EQ(Topology::compute({rec("a", 8, "0-7"), rec("a", 8, "0-7")}).cpus_of_node(0), 8);
   EXPECT_EQ(Topology::compute({rec("a", 4, "0-3"), rec("a", 6, "")}).cpus_of_node(0), 6);
+}
+
+// Fake nodes (SMD_NODE_ID) on one machine share its CPUs: whether ranks
+// outnumber cores is judged over the machine, not the node they claim.
+TEST(Topology, FakeNodesShareTheirMachinesCpus) {
+  auto rec = [](const char *node, const char *machine) {
+    RankRecord r;
+    r.node_key = node;
+    r.machine_key = machine;
+    r.cpus = 2;
+    r.cpuset = "0-1";
+    return r;
+  };
+  Topology t = Topology::compute({rec("a", "m"), rec("a", "m"), rec("b", "m"), rec("b", "m"),
+                                  rec("c", "other")});
+  EXPECT_EQ(t.node_count, 3);
+  EXPECT_EQ(t.machine_members(2), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(t.cpus_of(t.machine_members(2)), 2);
+  EXPECT_EQ(t.machine_members(4), (std::vector<int>{4}));
+  // A record without the field (an older build) counts its node as its machine.
+  RankRecord old = rec("a", "m");
+  Bytes b = encode_rank_record(old);
+  b.resize(b.size() - 4 - old.machine_key.size());  // drop the appended string
+  EXPECT_EQ(decode_rank_record(b).machine_key, "a");
+  EXPECT_EQ(decode_rank_record(encode_rank_record(old)).machine_key, "m");
 }
 
 TEST(Topology, NodeIdOverride) {

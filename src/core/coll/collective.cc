@@ -39,7 +39,7 @@ const AlgoChoice &cached_choice(Comm &c, const CollArgs &a) {
   size_t slot = (bytes * 0x9E3779B97F4A7C15ull >> 58) ^ static_cast<size_t>(a.kind);
   CollState::CachedChoice &e = st.cache[slot % st.cache.size()];
   if (e.kind != static_cast<int>(a.kind) || e.bytes != bytes) {
-    e.choice = choose(c, a, st.forced.get(a.kind), st.shape, st.model);
+    e.choice = choose(a, st.forced.get(a.kind), st.shape, st.model, &c);
     e.kind = static_cast<int>(a.kind);
     e.bytes = bytes;
   }

@@ -23,7 +23,7 @@ struct LinkCost {
 
 struct CostModel {
   LinkCost arena{0.5, 10.0};  // one arena step (every member reads its peers)
-  LinkCost local{2.0, 5.0};   // point-to-point inside a node
+  LinkCost local{5.0, 2.0};   // point-to-point inside a node (two copies)
   LinkCost net{20.0, 1.25};   // point-to-point between nodes
   std::string source = "defaults";
 

@@ -87,7 +87,7 @@ uint8_t *Hierarchy::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-bool hierarchical_applies(Comm &, const CollArgs &a, const CommShape &s, std::string *why) {
+bool hierarchical_applies(const CollArgs &a, const CommShape &s, std::string *why) {
   if (s.nodes < 2) {
     *why = "all members are on one node";
     return false;

@@ -43,7 +43,7 @@ struct Hierarchy {
 Hierarchy &hierarchy_of(Comm &c);
 
 // Applicability and cost of the hierarchical algorithms (registry rows).
-bool hierarchical_applies(Comm &c, const CollArgs &a, const CommShape &s, std::string *why);
+bool hierarchical_applies(const CollArgs &a, const CommShape &s, std::string *why);
 double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel &m);
 
 }  // namespace smd

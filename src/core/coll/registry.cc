@@ -21,7 +21,7 @@ double cost_bytes(const CollArgs &a) { return double(a.count) * double(datatype_
 
 // Point-to-point algorithms run on any communicator; their links are the
 // network as soon as one member is on another node.
-bool anywhere(Comm &, const CollArgs &, const CommShape &, std::string *) { return true; }
+bool anywhere(const CollArgs &, const CommShape &, std::string *) { return true; }
 const LinkCost &p2p_link(const CommShape &s, const CostModel &m) {
   return s.nodes > 1 ? m.net : m.local;
 }
@@ -31,18 +31,20 @@ double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
 }
 
 // Direct algorithms need the arena: every member on one node.
-bool on_arena(Comm &, const CollArgs &, const CommShape &s, std::string *why) {
+bool on_arena(const CollArgs &, const CommShape &s, std::string *why) {
   if (!s.arena) *why = "needs every member on one node with a shared-memory arena";
   return s.arena;
 }
 double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
-  // Every member reads every peer's part once: about the whole vector
-  // through memory, in two synchronised steps.
-  double bytes = cost_bytes(a);
+  // Two synchronised steps; each member stages its part and reads its
+  // peers' parts where they lie: about twice the vector through memory
+  // (allreduce a half more: its reduced slices are read back).
+  double bytes = a.kind == CollKind::kBarrier ? 0 : cost_bytes(a);
   if (a.kind == CollKind::kAllgather || a.kind == CollKind::kReduceScatter ||
       a.kind == CollKind::kAlltoall)
     bytes *= s.size;
-  return 2 * m.arena.time_us(bytes);
+  double touched = (a.kind == CollKind::kAllreduce ? 2.5 : 2.0) * bytes;
+  return 2 * m.arena.alpha_us + touched / (m.arena.gbps * 1e3);
 }
 
 const AlgoEntry kTable[] = {
@@ -80,28 +82,29 @@ const AlgoEntry kTable[] = {
 };
 
 // Logs a forced algorithm's fallback once per (collective, algorithm).
-void note_fallback(Comm &c, const AlgoEntry &e, const std::string &why) {
+void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
+  if (!c) return;
   static std::atomic<uint64_t> logged{0};
   uint64_t bit = uint64_t(1) << (int(e.kind) * 8 + int(e.algo));
   if (logged.fetch_or(bit) & bit) return;
   SMD_INFO("coll", "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
                    "automatically",
-           algo_name(e.algo), coll_name(e.kind), c.where().c_str(), why.c_str());
+           algo_name(e.algo), coll_name(e.kind), c->where().c_str(), why.c_str());
 }
 
 // Logs each automatic choice once per (collective, size class, shape).
-void note_choice(Comm &c, const CollArgs &a, const AlgoChoice &ch) {
-  if (!log_enabled(LogLevel::kInfo, "coll")) return;
+void note_choice(Comm *c, const CollArgs &a, const AlgoChoice &ch) {
+  if (!c || !log_enabled(LogLevel::kInfo, "coll")) return;
   static std::mutex mu;
   static std::set<std::tuple<int, int, int, int>> seen;
   double bytes = cost_bytes(a);
   int size_class = bytes < 1 ? 0 : int(std::log2(bytes) / 4);  // x16 steps
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (!seen.insert({int(a.kind), size_class, c.size(), c.placement().node_count}).second) return;
+    if (!seen.insert({int(a.kind), size_class, c->size(), c->placement().node_count}).second) return;
   }
   SMD_INFO("coll", "%s of %.0f bytes on %s: %s (predicted %.1f us)", coll_name(a.kind), bytes,
-           c.where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
+           c->where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
 }
 
 }  // namespace
@@ -114,17 +117,17 @@ const AlgoEntry *find_algo(CollKind kind, Algo algo) {
 
 bool algo_supported(CollKind k, Algo a) { return a == Algo::kAuto || find_algo(k, a) != nullptr; }
 
-AlgoChoice choose(Comm &c, const CollArgs &a, Algo forced, const CommShape &s,
-                  const CostModel &m) {
+AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m,
+                  Comm *c) {
   std::string why;
   if (forced != Algo::kAuto) {
     const AlgoEntry *e = find_algo(a.kind, forced);
-    if (e && e->applicable(c, a, s, &why)) return {e, e->cost(a, s, m)};
+    if (e && e->applicable(a, s, &why)) return {e, e->cost(a, s, m)};
     if (e) note_fallback(c, *e, why);
   }
   AlgoChoice best;
   for (const AlgoEntry &e : kTable) {
-    if (e.kind != a.kind || !e.applicable(c, a, s, &why)) continue;
+    if (e.kind != a.kind || !e.applicable(a, s, &why)) continue;
     double cost = e.cost(a, s, m);
     if (!best.entry || cost < best.cost_us) best = {&e, cost};
   }

@@ -19,7 +19,7 @@ struct AlgoEntry {
   CollKind kind;
   Algo algo;
   // True if it can run this call; otherwise *why says what is missing.
-  bool (*applicable)(Comm &c, const CollArgs &a, const CommShape &s, std::string *why);
+  bool (*applicable)(const CollArgs &a, const CommShape &s, std::string *why);
   // Predicted microseconds.
   double (*cost)(const CollArgs &a, const CommShape &s, const CostModel &m);
   void (*run)(Comm &c, const CollArgs &a);
@@ -35,8 +35,9 @@ struct AlgoChoice {
 
 // The choice for this call: forced (when it applies) or cheapest. The
 // same on every member, since it depends only on the arguments, the
-// communicator's topology and the cost model (loaded identically).
-AlgoChoice choose(Comm &c, const CollArgs &a, Algo forced, const CommShape &s,
-                  const CostModel &m);
+// communicator's shape and the cost model (loaded identically). `c`, if
+// given, is named in the info log of each choice.
+AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m,
+                  Comm *c = nullptr);
 
 }  // namespace smd

@@ -77,13 +77,19 @@ void Waiter::pause() {
       if (sleep_on_ == SleepOn::kArena && comm_.arena()) {
         comm_.arena()->sleep(sleep_us);
       } else {
-        bool slept = false;
-        for (Transport *t : comm_.ctx().transports())
-          if (t->wait(sleep_us)) {
-            slept = true;
-            break;
-          }
-        if (!slept) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us < 200 ? sleep_us : 200));
+        // Every transport that can sleep gets a share of the time in turn:
+        // one that slept the whole time would miss the others' traffic
+        // (shm inside the node and a network plugin between nodes).
+        const std::vector<Transport *> &ts = comm_.ctx().transports();
+        int waitable = 0;
+        for (Transport *t : ts) waitable += t->has_wait() ? 1 : 0;
+        if (waitable == 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(sleep_us < 200 ? sleep_us : 200));
+        } else {
+          int64_t share = sleep_us / waitable > 0 ? sleep_us / waitable : 1;
+          for (Transport *t : ts)
+            if (t->has_wait()) t->wait(share);
+        }
       }
       break;
   }

@@ -112,10 +112,10 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());
   ctx->rendezvous(config);
-  int node = ctx->topology_.node_of[ctx->rank_];
+  // Ranks that share this machine's CPUs, also those of other (fake) nodes.
+  std::vector<int> here = ctx->topology_.machine_members(ctx->rank_);
   ctx->wait_policy_ =
-      WaitPolicy::choose(static_cast<int>(ctx->topology_.node_members[node].size()),
-                         ctx->topology_.cpus_of_node(node));
+      WaitPolicy::choose(static_cast<int>(here.size()), ctx->topology_.cpus_of(here));
   ctx->open_transports(config.transport);
   return ctx;
 }

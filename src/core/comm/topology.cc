@@ -62,6 +62,7 @@ Bytes encode_rank_record(const RankRecord &r) {
   put_u32(b, static_cast<uint32_t>(r.cpus));
   put_u32(b, static_cast<uint32_t>(r.numa_node));
   put_str(b, r.cpuset);
+  put_str(b, r.machine_key);
   return b;
 }
 
@@ -75,6 +76,7 @@ RankRecord decode_rank_record(const Bytes &b) {
   if (rd.pos == b.size()) return r;
   r.numa_node = static_cast<int32_t>(rd.u32());
   r.cpuset = rd.str();
+  r.machine_key = rd.pos == b.size() ? r.node_key : rd.str();
   return r;
 }
 
@@ -83,10 +85,11 @@ RankRecord local_rank_record() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   r.host = host;
+  r.machine_key = r.host + "/" + boot_id();
   if (auto id = param_env("SMD_NODE_ID"))
     r.node_key = "id:" + *id;
   else
-    r.node_key = r.host + "/" + boot_id();
+    r.node_key = r.machine_key;
   r.pid = getpid();
   CpuBinding cpu = measure_cpu_binding();
   r.cpus = cpu.cpus;
@@ -95,11 +98,21 @@ RankRecord local_rank_record() {
   return r;
 }
 
-int Topology::cpus_of_node(int node) const {
+std::vector<int> Topology::machine_members(int rank) const {
+  std::vector<int> same;
+  const std::string &key = ranks[static_cast<size_t>(rank)].machine_key;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].machine_key == key) same.push_back(static_cast<int>(r));
+  return same;
+}
+
+int Topology::cpus_of_node(int node) const { return cpus_of(node_members[static_cast<size_t>(node)]); }
+
+int Topology::cpus_of(const std::vector<int> &members) const {
   std::set<int> all;
   int widest = 1;
   bool known = true;
-  for (int r : node_members[static_cast<size_t>(node)]) {
+  for (int r : members) {
     const RankRecord &rec = ranks[static_cast<size_t>(r)];
     widest = std::max(widest, rec.cpus);
     std::vector<int> cpus;

@@ -18,10 +18,13 @@ struct RankRecord {
   int32_t cpus = 1;      // CPUs this rank may run on
   int32_t numa_node = -1;  // NUMA node holding those CPUs; -1 unknown or several
   std::string cpuset;      // those CPUs, "0-3,8"; "" unknown
+  // Host name + boot id even where SMD_NODE_ID fakes the node: ranks that
+  // share it share CPUs, whatever node they claim.
+  std::string machine_key;
 };
 
-// Records from a build without the last two fields decode with them
-// unknown.
+// Records from a build without the last fields decode with them unknown
+// (machine_key then equals node_key).
 Bytes encode_rank_record(const RankRecord &r);
 RankRecord decode_rank_record(const Bytes &b);  // throws SMD_ERR_BOOTSTRAP
 
@@ -43,6 +46,9 @@ struct Topology {
   // of their CPU sets (ranks bound to one core each have as many CPUs as
   // ranks); where a set is unknown, the largest CPU count any of them has.
   int cpus_of_node(int node) const;
+  int cpus_of(const std::vector<int> &world_ranks) const;
+  // The world ranks on the same machine as `rank` (see machine_key).
+  std::vector<int> machine_members(int rank) const;
 };
 
 // Node facts of a subset of world ranks (a communicator), where members[i]

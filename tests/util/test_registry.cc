@@ -1,0 +1,142 @@
+// The algorithm registry's choices on made-up communicator shapes with the
+// default and with fixed costs, forced algorithms and their fallback, and
+// the tuning file's format.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/coll/cost_model.h"
+#include "core/coll/registry.h"
+#include "core/util/error.h"
+
+using namespace smd;
+
+namespace {
+
+CommShape single_node(int p) {
+  CommShape s;
+  s.size = p;
+  s.max_local = s.min_local = p;
+  s.arena = true;
+  return s;
+}
+
+CommShape nodes(int n, int max_local, int min_local, bool node_major = true) {
+  CommShape s;
+  s.nodes = n;
+  s.max_local = max_local;
+  s.min_local = min_local;
+  s.size = max_local + (n - 1) * min_local;
+  s.node_major = node_major;
+  return s;
+}
+
+CollArgs args(CollKind kind, size_t bytes) {
+  CollArgs a;
+  a.kind = kind;
+  a.count = kind == CollKind::kBarrier ? 0 : bytes / 4;
+  a.datatype = SMD_FLOAT32;
+  return a;
+}
+
+Algo pick(CollKind kind, size_t bytes, const CommShape &s, const CostModel &m = CostModel{},
+          Algo forced = Algo::kAuto) {
+  AlgoChoice c = choose(args(kind, bytes), forced, s, m);
+  EXPECT_NE(c.entry, nullptr);
+  return c.entry ? c.entry->algo : Algo::kAuto;
+}
+
+const CollKind kAll[] = {CollKind::kAllreduce, CollKind::kAllgather, CollKind::kReduceScatter,
+                         CollKind::kBroadcast, CollKind::kReduce,    CollKind::kAlltoall,
+                         CollKind::kBarrier};
+const size_t kSizes[] = {8, 1024, 65536, size_t(1) << 20, size_t(16) << 20, size_t(256) << 20};
+
+TEST(Registry, OneNodeUsesTheArenaAtEverySize) {
+  for (int p : {2, 3, 4, 8})
+    for (CollKind k : kAll)
+      for (size_t b : kSizes)
+        EXPECT_EQ(pick(k, b, single_node(p)), Algo::kDirect)
+            << coll_name(k) << " " << b << " bytes, " << p << " ranks";
+}
+
+TEST(Registry, NodesOfSeveralRanksUseTheHierarchy) {
+  for (CommShape s : {nodes(2, 2, 2), nodes(2, 3, 2), nodes(4, 4, 4)}) {
+    for (CollKind k : {CollKind::kAllreduce, CollKind::kBarrier})
+      for (size_t b : kSizes)
+        EXPECT_EQ(pick(k, b, s), Algo::kHierarchical) << coll_name(k) << " " << b;
+    // Large broadcasts and reduces: a pipelined chain in node-major order
+    // crosses each node boundary once and overlaps its hops, which the
+    // hierarchy's sequential phases do not.
+    for (CollKind k : {CollKind::kBroadcast, CollKind::kReduce}) {
+      EXPECT_EQ(pick(k, 8, s), Algo::kHierarchical) << coll_name(k);
+      EXPECT_EQ(pick(k, 65536, s), Algo::kHierarchical) << coll_name(k);
+      if (s.nodes == 2) EXPECT_EQ(pick(k, size_t(256) << 20, s), Algo::kRing) << coll_name(k);
+    }
+  }
+  for (CollKind k : {CollKind::kAllgather, CollKind::kReduceScatter}) {
+    EXPECT_EQ(pick(k, size_t(1) << 20, nodes(2, 2, 2)), Algo::kHierarchical) << coll_name(k);
+    // Uneven nodes or members of a node that are not consecutive: flat.
+    EXPECT_NE(pick(k, size_t(1) << 20, nodes(2, 3, 2)), Algo::kHierarchical) << coll_name(k);
+    EXPECT_NE(pick(k, size_t(1) << 20, nodes(2, 2, 2, false)), Algo::kHierarchical) << coll_name(k);
+  }
+  EXPECT_EQ(pick(CollKind::kAlltoall, 65536, nodes(2, 2, 2)), Algo::kPairwise);
+}
+
+TEST(Registry, OneRankPerNodeIsFlatLatencyOrBandwidthOptimal) {
+  CommShape s = nodes(4, 1, 1);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 8, s), Algo::kRd);
+  EXPECT_EQ(pick(CollKind::kAllreduce, size_t(16) << 20, s), Algo::kRing);
+  EXPECT_EQ(pick(CollKind::kBroadcast, 8, s), Algo::kTree);
+  EXPECT_EQ(pick(CollKind::kBarrier, 0, s), Algo::kRd);
+}
+
+TEST(Registry, FixedCostsDecide) {
+  // A network with no per-message cost makes the ring best at any size; one
+  // with a huge per-message cost makes recursive doubling best.
+  CommShape s = nodes(8, 1, 1);
+  CostModel free_messages;
+  free_messages.net = {0.0, 1.0};
+  EXPECT_EQ(pick(CollKind::kAllreduce, 1024, s, free_messages), Algo::kRing);
+  CostModel costly_messages;
+  costly_messages.net = {1e6, 1.0};
+  EXPECT_EQ(pick(CollKind::kAllreduce, size_t(64) << 20, s, costly_messages), Algo::kRd);
+  // The predicted cost is the table's formula: 2(p-1) ring steps of S/p.
+  AlgoChoice c = choose(args(CollKind::kAllreduce, 8000), Algo::kRing, s, free_messages);
+  EXPECT_DOUBLE_EQ(c.cost_us, 2 * 7 * (8000.0 / 8) / 1e3);
+}
+
+TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kRing), Algo::kRing);
+  // Hierarchical needs several nodes; direct needs one.
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kHierarchical), Algo::kDirect);
+  EXPECT_NE(pick(CollKind::kAllreduce, 65536, nodes(2, 2, 2), {}, Algo::kDirect), Algo::kDirect);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, nodes(4, 1, 1), {}, Algo::kHierarchical), Algo::kRd);
+  EXPECT_TRUE(algo_supported(CollKind::kAllreduce, Algo::kHierarchical));
+  EXPECT_FALSE(algo_supported(CollKind::kAlltoall, Algo::kHierarchical));
+  EXPECT_FALSE(algo_supported(CollKind::kAllreduce, Algo::kTree));
+}
+
+TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {
+  CostModel m;
+  m.net = {12.5, 3.0};
+  m.arena = {0.25, 20.0};
+  CostModel back = CostModel::parse(m.to_text(), "test");
+  EXPECT_DOUBLE_EQ(back.net.alpha_us, 12.5);
+  EXPECT_DOUBLE_EQ(back.arena.gbps, 20.0);
+  EXPECT_DOUBLE_EQ(back.local.gbps, CostModel{}.local.gbps);
+  CostModel partial = CostModel::parse("# measured\n\nnet_gbps = 2.5  # 20 Gb/s\n", "test");
+  EXPECT_DOUBLE_EQ(partial.net.gbps, 2.5);
+  EXPECT_DOUBLE_EQ(partial.net.alpha_us, CostModel{}.net.alpha_us);
+  for (const char *bad : {"net_gbps 2", "warp = 1", "net_gbps = 0", "net_gbps = -1", "net_alpha_us = x",
+                          "net_alpha_us = 1e400"}) {
+    try {
+      CostModel::parse(std::string("arena_gbps = 9\n") + bad + "\n", "file.txt");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), SMD_ERR_INVALID_ARGUMENT) << bad;
+      EXPECT_NE(e.message().find("file.txt line 2"), std::string::npos) << e.message();
+    }
+  }
+}
+
+}  // namespace
