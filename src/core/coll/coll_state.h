@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 
 #include "core/coll/algo_config.h"
@@ -20,6 +21,7 @@ struct CollState {
   AlgoConfig forced;
   CostModel model;
   CommShape shape;
+  int64_t hier_chunk_bytes = 0;  // SMD_HIER_CHUNK_BYTES
   struct CachedChoice {
     int kind = -1;
     size_t bytes = 0;

@@ -9,6 +9,7 @@
 #include "core/reduce/reduce.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
+#include "core/util/params.h"
 
 namespace smd {
 
@@ -56,6 +57,10 @@ CollState &coll_state(Comm &c) {
     st->forced = AlgoConfig::parse(c.ctx().algo_spec());
     st->model = CostModel::load();
     st->shape = shape_of(c);
+    st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
+    if (st->hier_chunk_bytes < 0)
+      fail(SMD_ERR_INVALID_ARGUMENT, "SMD_HIER_CHUNK_BYTES must be 0 or more, not %lld",
+           static_cast<long long>(st->hier_chunk_bytes));
     c.set_coll_state(std::move(st));
   }
   return *c.coll_state();

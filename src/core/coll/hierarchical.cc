@@ -4,9 +4,12 @@
 // rank drives its own network traffic at once. Each phase is an ordinary
 // collective on a sub-communicator (hierarchy.h), which picks its own
 // algorithm.
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/coll/algorithms.h"
+#include "core/coll/coll_state.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/hierarchy.h"
 #include "core/comm/communicator.h"
@@ -54,24 +57,74 @@ Place place_of(const Hierarchy &h, int rank) {
 // member gets the node's sum of its 1/L slice), allreduce of that slice
 // with the members of the same local index on the other nodes (every
 // rail at once: each rank sends 2(n-1)/n of S/L across nodes), allgather
-// in the node. Elements left over by the split into L slices go the
-// leaders' way.
+// in the node. Vectors of several SMD_HIER_CHUNK_BYTES go in chunks whose
+// rail phase runs on the rail communicator's worker thread while this
+// thread does the node phases of the chunks before and after it, so the
+// network and the node's memory work at once. Elements left over by the
+// split into L slices go the leaders' way.
 void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   Hierarchy &h = hierarchy_of(c);
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, c.size());
   size_t local = static_cast<size_t>(h.node->size());
-  size_t q = h.uniform ? n / local : 0;
-  if (q == 0) return allreduce_by_leaders(h, a.sendbuf, a.recvbuf, n, a.datatype, red);
-  uint8_t *slice = at(a.recvbuf, size_t(h.local_rank) * q, es);
-  run_on(*h.node, CollKind::kReduceScatter, a.sendbuf, slice, q, a.datatype, red.op);
-  run_on(*h.rail, CollKind::kAllreduce, slice, slice, q, a.datatype, red.op);
-  if (red.divisor > 1) reduce::divide(slice, q, a.datatype, red.divisor);
-  run_on(*h.node, CollKind::kAllgather, slice, a.recvbuf, q, a.datatype);
-  size_t done = q * local;
-  if (done < n)
-    allreduce_by_leaders(h, at(a.sendbuf, done, es), at(a.recvbuf, done, es), n - done, a.datatype,
-                         red);
+  // Chunks are a whole number of cache lines per member.
+  size_t unit = local * line_elems(es);
+  size_t whole = h.uniform ? n / unit * unit : 0;
+  if (whole == 0) return allreduce_by_leaders(h, a.sendbuf, a.recvbuf, n, a.datatype, red);
+  size_t chunk_bytes = static_cast<size_t>(coll_state(c).hier_chunk_bytes);
+  size_t chunks = chunk_bytes == 0 ? 1 : std::max<size_t>(1, whole * es / chunk_bytes);
+  chunks = std::min({chunks, whole / unit, size_t(64)});
+  size_t per_chunk = (whole / unit + chunks - 1) / chunks * unit;
+  struct Piece {
+    size_t off = 0, q = 0;  // the chunk's first element, its slice length
+    uint8_t *slice = nullptr;
+    std::shared_ptr<Task> rail;
+  };
+  std::vector<Piece> pieces;
+  for (size_t off = 0; off < whole; off += per_chunk) {
+    Piece p;
+    p.off = off;
+    p.q = std::min(per_chunk, whole - off) / local;
+    p.slice = at(a.recvbuf, off + size_t(h.local_rank) * p.q, es);
+    pieces.push_back(p);
+  }
+  Comm &rail = *h.rail;
+  auto rail_phase = [&rail, &a, red](Piece *p) {
+    run_on(rail, CollKind::kAllreduce, p->slice, p->slice, p->q, a.datatype, red.op);
+    if (red.divisor > 1) reduce::divide(p->slice, p->q, a.datatype, red.divisor);
+  };
+  // Whatever happens, no rail task may outlive this call (it writes the
+  // caller's buffer).
+  struct Drain {
+    std::vector<Piece> &pieces;
+    ~Drain() {
+      for (Piece &p : pieces)
+        if (p.rail) p.rail->wait_until(Deadline::never());
+    }
+  } drain{pieces};
+  auto finish = [&](Piece &p) {
+    if (p.rail) {
+      p.rail->wait_until(Deadline::never());
+      if (p.rail->result() != SMD_SUCCESS) throw Error(p.rail->result(), p.rail->error());
+    }
+    run_on(*h.node, CollKind::kAllgather, p.slice, at(a.recvbuf, p.off, es), p.q, a.datatype);
+  };
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    Piece &p = pieces[k];
+    run_on(*h.node, CollKind::kReduceScatter, at(a.sendbuf, p.off, es), p.slice, p.q, a.datatype,
+           red.op);
+    if (pieces.size() == 1) {
+      rail_phase(&p);
+    } else {
+      Piece *pp = &p;
+      p.rail = rail.executor().submit([rail_phase, pp] { rail_phase(pp); });
+    }
+    if (k > 0) finish(pieces[k - 1]);
+  }
+  finish(pieces.back());
+  if (whole < n)
+    allreduce_by_leaders(h, at(a.sendbuf, whole, es), at(a.recvbuf, whole, es), n - whole,
+                         a.datatype, red);
 }
 
 // Rail first: each rank gathers the blocks of its local index from every

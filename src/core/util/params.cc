@@ -38,6 +38,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_EFA_LIVENESS", "bool", "1", "Let the efa transport watch each peer through a TCP socket, so a dead peer fails requests instead of hanging them."},
       // Algorithms
       {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise, hierarchical) or a list like allreduce=ring,allgather=direct; a forced algorithm that does not apply to a communicator falls back to the automatic choice (logged at info)."},
+      {"SMD_HIER_CHUNK_BYTES", "int", "1048576", "Hierarchical allreduce splits vectors into chunks of about this many bytes whose node and network phases overlap (the network phase on a worker thread); 0 = one chunk."},
       {"SMD_TUNING_FILE", "string", "", "Link costs for the automatic choice of algorithms (written by smd-bench --tune): arena_, local_ and net_ alpha_us and gbps, one 'key = value' per line."},
       {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores, and broadcast roots stage it with them; 0 = always, -1 = never."},
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "4096", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never."},
