@@ -70,7 +70,9 @@ TEST(Registry, NodesOfSeveralRanksUseTheHierarchy) {
     for (CollKind k : {CollKind::kBroadcast, CollKind::kReduce}) {
       EXPECT_EQ(pick(k, 8, s), Algo::kHierarchical) << coll_name(k);
       EXPECT_EQ(pick(k, 65536, s), Algo::kHierarchical) << coll_name(k);
-      if (s.nodes == 2) EXPECT_EQ(pick(k, size_t(256) << 20, s), Algo::kRing) << coll_name(k);
+      if (s.nodes == 2) {
+        EXPECT_EQ(pick(k, size_t(256) << 20, s), Algo::kRing) << coll_name(k);
+      }
     }
   }
   for (CollKind k : {CollKind::kAllgather, CollKind::kReduceScatter}) {

@@ -40,7 +40,7 @@ void allgather_direct(Comm &c, const CollArgs &a) {
 void allgather_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype);
-  copy_bytes(at(a.recvbuf, me * a.count, es), a.sendbuf, a.count * es);
+  ops_of(a).copy(at(a.recvbuf, me * a.count, es), a.sendbuf, a.count * es);
   std::vector<Range> segs(p);
   for (int i = 0; i < p; ++i) segs[i] = Range{i * a.count, a.count};
   ring_allgather(c, a.recvbuf, segs, es, 0, c.next_seq(), 0);
@@ -50,7 +50,7 @@ void allgather_rd(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   if (p & (p - 1)) return allgather_ring(c, a);
   size_t es = datatype_size(a.datatype), n = a.count;
-  copy_bytes(at(a.recvbuf, me * n, es), a.sendbuf, n * es);
+  ops_of(a).copy(at(a.recvbuf, me * n, es), a.sendbuf, n * es);
   uint64_t seq = c.next_seq();
   uint32_t step = 0;
   // After the step with distance `mask`, each rank holds the 2*mask blocks

@@ -76,10 +76,11 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
 
 void allreduce_ring(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype);
-  copy_bytes(a.recvbuf, a.sendbuf, a.count * es);
+  ops_of(a).copy(a.recvbuf, a.sendbuf, a.count * es);
   uint64_t seq = c.next_seq();
   std::vector<Range> segs = even_segments(a.count, c.size());
-  ring_reduce_scatter(c, a.recvbuf, segs, a.datatype, reduction_of(a.op, c.size()), seq, 0);
+  ring_reduce_scatter(c, ops_of(a), a.recvbuf, segs, a.datatype, reduction_of(a.op, c.size()), seq,
+                      0);
   ring_allgather(c, a.recvbuf, segs, es, 1, seq, 2048);
 }
 
@@ -92,8 +93,9 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype), bytes = a.count * es;
   Reduction red = reduction_of(a.op, p);
   uint64_t seq = c.next_seq();
-  copy_bytes(a.recvbuf, a.sendbuf, bytes);
-  std::vector<uint8_t> tmp(bytes ? bytes : 1);
+  const MemoryOps &m = ops_of(a);
+  m.copy(a.recvbuf, a.sendbuf, bytes);
+  Scratch tmp(m, bytes);
   int pow2 = 1;
   while (pow2 * 2 <= p) pow2 *= 2;
   int extra = p - pow2;
@@ -107,7 +109,7 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
     } else {
       P2PReq q = c.irecv(r - 1, tmp.data(), bytes, coll_tag(c.id(), seq, step));
       c.wait(q, "allreduce");
-      reduce::reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
+      m.reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
       vrank = r / 2;
     }
   } else {
@@ -122,15 +124,15 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
                  "allreduce");
       // Lower virtual rank's value first: both partners compute lower op upper.
       if (vrank & mask)
-        reduce::reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
+        m.reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
       else
-        reduce::reduce2(a.recvbuf, a.recvbuf, tmp.data(), a.count, a.datatype, red.op);
+        m.reduce2(a.recvbuf, a.recvbuf, tmp.data(), a.count, a.datatype, red.op);
     }
   } else {
     step = 1;
     for (int mask = 1; mask < pow2; mask <<= 1) ++step;
   }
-  if (red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+  if (red.divisor > 1) m.divide(a.recvbuf, a.count, a.datatype, red.divisor);
   if (r < 2 * extra) {
     uint64_t tag = coll_tag(c.id(), seq, step);
     if (r % 2 == 0) {

@@ -34,13 +34,15 @@ void alltoall_direct(Comm &c, const CollArgs &a) {
 void alltoall_pairwise(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), block = a.count * es;
+  const MemoryOps &m = ops_of(a);
   const void *src = a.sendbuf;
-  std::vector<uint8_t> copy;
+  std::unique_ptr<Scratch> copy;
   if (a.sendbuf == a.recvbuf) {  // blocks still to send would be overwritten
-    copy.assign(static_cast<const uint8_t *>(a.sendbuf), static_cast<const uint8_t *>(a.sendbuf) + p * block);
-    src = copy.data();
+    copy = std::make_unique<Scratch>(m, p * block);
+    m.copy(copy->data(), a.sendbuf, p * block);
+    src = copy->data();
   }
-  copy_bytes(static_cast<uint8_t *>(a.recvbuf) + me * block, static_cast<const uint8_t *>(src) + me * block, block);
+  m.copy(static_cast<uint8_t *>(a.recvbuf) + me * block, static_cast<const uint8_t *>(src) + me * block, block);
   uint64_t seq = c.next_seq();
   for (int s = 1; s < p; ++s) {
     int to = (me + s) % p, from = (me - s + p) % p;

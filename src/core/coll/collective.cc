@@ -26,7 +26,7 @@ void run_single(const CollArgs &a) {
     case CollKind::kAllgather:
     case CollKind::kReduceScatter:
     case CollKind::kAlltoall:
-      if (a.recvbuf) copy_bytes(a.recvbuf, a.sendbuf, bytes);
+      if (a.recvbuf) ops_of(a).copy(a.recvbuf, a.sendbuf, bytes);
       return;
     default: return;
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/coll/algo_config.h"
+#include "core/coll/memory_ops.h"
 
 namespace smd {
 
@@ -23,7 +24,11 @@ struct CollArgs {
   smd_datatype_t datatype = SMD_FLOAT32;
   smd_op_t op = SMD_SUM;
   int root = 0;
+  MemoryKind memory = MemoryKind::kHost;  // of sendbuf and recvbuf
 };
+
+// The data movement of the call's memory kind.
+inline const MemoryOps &ops_of(const CollArgs &a) { return memory_ops(a.memory); }
 
 // Runs the collective on this thread (the executor decides which thread).
 // Throws smd::Error.

@@ -19,23 +19,25 @@ namespace smd {
 
 namespace {
 
-void run_on(Comm &sub, CollKind kind, const void *send, void *recv, size_t count,
-            smd_datatype_t dt, smd_op_t op = SMD_SUM, int root = 0) {
-  CollArgs a{kind, send, recv, count, dt, op, root};
+// One phase: a collective on a sub-communicator, of the caller's datatype
+// and memory kind.
+void run_on(Comm &sub, const CollArgs &like, CollKind kind, const void *send, void *recv,
+            size_t count, smd_op_t op = SMD_SUM, int root = 0) {
+  CollArgs a{kind, send, recv, count, like.datatype, op, root, like.memory};
   run_collective(sub, a);
 }
 
 // Reduce to each node's first member, allreduce among those (rail 0 is
 // the node leaders), broadcast in the node: for any layout, and for
 // vectors too short to split over the node's members.
-void allreduce_by_leaders(Hierarchy &h, const void *send, void *recv, size_t count,
-                          smd_datatype_t dt, Reduction red) {
-  run_on(*h.node, CollKind::kReduce, send, recv, count, dt, red.op, 0);
+void allreduce_by_leaders(Hierarchy &h, const CollArgs &a, const void *send, void *recv,
+                          size_t count, Reduction red) {
+  run_on(*h.node, a, CollKind::kReduce, send, recv, count, red.op, 0);
   if (h.local_rank == 0) {
-    run_on(*h.rail, CollKind::kAllreduce, recv, recv, count, dt, red.op);
-    if (red.divisor > 1) reduce::divide(recv, count, dt, red.divisor);
+    run_on(*h.rail, a, CollKind::kAllreduce, recv, recv, count, red.op);
+    if (red.divisor > 1) ops_of(a).divide(recv, count, a.datatype, red.divisor);
   }
-  run_on(*h.node, CollKind::kBroadcast, recv, recv, count, dt, SMD_SUM, 0);
+  run_on(*h.node, a, CollKind::kBroadcast, recv, recv, count, SMD_SUM, 0);
 }
 
 // Where a communicator rank sits in the hierarchy.
@@ -70,7 +72,7 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   // Chunks are a whole number of cache lines per member.
   size_t unit = local * line_elems(es);
   size_t whole = h.uniform ? n / unit * unit : 0;
-  if (whole == 0) return allreduce_by_leaders(h, a.sendbuf, a.recvbuf, n, a.datatype, red);
+  if (whole == 0) return allreduce_by_leaders(h, a, a.sendbuf, a.recvbuf, n, red);
   size_t chunk_bytes = static_cast<size_t>(coll_state(c).hier_chunk_bytes);
   size_t chunks = chunk_bytes == 0 ? 1 : std::max<size_t>(1, whole * es / chunk_bytes);
   chunks = std::min({chunks, whole / unit, size_t(64)});
@@ -90,8 +92,8 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   }
   Comm &rail = *h.rail;
   auto rail_phase = [&rail, &a, red](Piece *p) {
-    run_on(rail, CollKind::kAllreduce, p->slice, p->slice, p->q, a.datatype, red.op);
-    if (red.divisor > 1) reduce::divide(p->slice, p->q, a.datatype, red.divisor);
+    run_on(rail, a, CollKind::kAllreduce, p->slice, p->slice, p->q, red.op);
+    if (red.divisor > 1) ops_of(a).divide(p->slice, p->q, a.datatype, red.divisor);
   };
   // Whatever happens, no rail task may outlive this call (it writes the
   // caller's buffer).
@@ -107,11 +109,11 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
       p.rail->wait_until(Deadline::never());
       if (p.rail->result() != SMD_SUCCESS) throw Error(p.rail->result(), p.rail->error());
     }
-    run_on(*h.node, CollKind::kAllgather, p.slice, at(a.recvbuf, p.off, es), p.q, a.datatype);
+    run_on(*h.node, a, CollKind::kAllgather, p.slice, at(a.recvbuf, p.off, es), p.q);
   };
   for (size_t k = 0; k < pieces.size(); ++k) {
     Piece &p = pieces[k];
-    run_on(*h.node, CollKind::kReduceScatter, at(a.sendbuf, p.off, es), p.slice, p.q, a.datatype,
+    run_on(*h.node, a, CollKind::kReduceScatter, at(a.sendbuf, p.off, es), p.slice, p.q,
            red.op);
     if (pieces.size() == 1) {
       rail_phase(&p);
@@ -123,8 +125,7 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   }
   finish(pieces.back());
   if (whole < n)
-    allreduce_by_leaders(h, at(a.sendbuf, whole, es), at(a.recvbuf, whole, es), n - whole,
-                         a.datatype, red);
+    allreduce_by_leaders(h, a, at(a.sendbuf, whole, es), at(a.recvbuf, whole, es), n - whole, red);
 }
 
 // Rail first: each rank gathers the blocks of its local index from every
@@ -133,11 +134,11 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
 void allgather_hierarchical(Comm &c, const CollArgs &a) {
   Hierarchy &h = hierarchy_of(c);
   size_t bytes = a.count * datatype_size(a.datatype);
-  uint8_t *blocks = h.scratch(bytes * size_t(h.nodes));
-  run_on(*h.rail, CollKind::kAllgather, a.sendbuf, blocks, a.count, a.datatype);
+  uint8_t *blocks = h.scratch(ops_of(a), bytes * size_t(h.nodes));
+  run_on(*h.rail, a, CollKind::kAllgather, a.sendbuf, blocks, a.count);
   for (int k = 0; k < h.nodes; ++k) {
     uint8_t *dst = static_cast<uint8_t *>(a.recvbuf) + size_t(h.node_ranks[size_t(k)][0]) * bytes;
-    run_on(*h.node, CollKind::kAllgather, blocks + size_t(k) * bytes, dst, a.count, a.datatype);
+    run_on(*h.node, a, CollKind::kAllgather, blocks + size_t(k) * bytes, dst, a.count);
   }
 }
 
@@ -148,15 +149,15 @@ void reduce_scatter_hierarchical(Comm &c, const CollArgs &a) {
   Hierarchy &h = hierarchy_of(c);
   size_t bytes = a.count * datatype_size(a.datatype);
   Reduction red = reduction_of(a.op, c.size());
-  uint8_t *blocks = h.scratch(bytes * size_t(h.nodes));
+  uint8_t *blocks = h.scratch(ops_of(a), bytes * size_t(h.nodes));
   for (int k = 0; k < h.nodes; ++k) {
     const uint8_t *src =
         static_cast<const uint8_t *>(a.sendbuf) + size_t(h.node_ranks[size_t(k)][0]) * bytes;
-    run_on(*h.node, CollKind::kReduceScatter, src, blocks + size_t(k) * bytes, a.count, a.datatype,
+    run_on(*h.node, a, CollKind::kReduceScatter, src, blocks + size_t(k) * bytes, a.count,
            red.op);
   }
-  run_on(*h.rail, CollKind::kReduceScatter, blocks, a.recvbuf, a.count, a.datatype, red.op);
-  if (red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+  run_on(*h.rail, a, CollKind::kReduceScatter, blocks, a.recvbuf, a.count, red.op);
+  if (red.divisor > 1) ops_of(a).divide(a.recvbuf, a.count, a.datatype, red.divisor);
 }
 
 // In the root's node, then among the node leaders, then in the other nodes.
@@ -165,13 +166,13 @@ void broadcast_hierarchical(Comm &c, const CollArgs &a) {
   Place root = place_of(h, a.root);
   bool root_node = h.node_index == root.node;
   if (root_node)
-    run_on(*h.node, CollKind::kBroadcast, a.sendbuf, a.recvbuf, a.count, a.datatype, SMD_SUM,
+    run_on(*h.node, a, CollKind::kBroadcast, a.sendbuf, a.recvbuf, a.count, SMD_SUM,
            root.local);
   if (h.local_rank == 0)
-    run_on(*h.rail, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, a.datatype, SMD_SUM,
+    run_on(*h.rail, a, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, SMD_SUM,
            root.node);
   if (!root_node)
-    run_on(*h.node, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, a.datatype, SMD_SUM, 0);
+    run_on(*h.node, a, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, SMD_SUM, 0);
 }
 
 // Each node reduces to its leader, the leaders reduce to the root node's
@@ -183,10 +184,10 @@ void reduce_hierarchical(Comm &c, const CollArgs &a) {
   Place root = place_of(h, a.root);
   bool root_node = h.node_index == root.node;
   bool is_root = c.rank() == a.root;
-  uint8_t *partial = is_root ? static_cast<uint8_t *>(a.recvbuf) : h.scratch(bytes);
-  run_on(*h.node, CollKind::kReduce, a.sendbuf, partial, a.count, a.datatype, red.op, 0);
+  uint8_t *partial = is_root ? static_cast<uint8_t *>(a.recvbuf) : h.scratch(ops_of(a), bytes);
+  run_on(*h.node, a, CollKind::kReduce, a.sendbuf, partial, a.count, red.op, 0);
   if (h.local_rank == 0)
-    run_on(*h.rail, CollKind::kReduce, partial, partial, a.count, a.datatype, red.op, root.node);
+    run_on(*h.rail, a, CollKind::kReduce, partial, partial, a.count, red.op, root.node);
   if (root_node && root.local != 0) {
     // Every member of the root's node advances the node's sequence, so
     // their later collectives keep agreeing on tags.
@@ -199,14 +200,14 @@ void reduce_hierarchical(Comm &c, const CollArgs &a) {
       h.node->wait(r, "reduce");
     }
   }
-  if (is_root && red.divisor > 1) reduce::divide(a.recvbuf, a.count, a.datatype, red.divisor);
+  if (is_root && red.divisor > 1) ops_of(a).divide(a.recvbuf, a.count, a.datatype, red.divisor);
 }
 
-void barrier_hierarchical(Comm &c, const CollArgs &) {
+void barrier_hierarchical(Comm &c, const CollArgs &a) {
   Hierarchy &h = hierarchy_of(c);
-  run_on(*h.node, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
-  if (h.local_rank == 0) run_on(*h.rail, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
-  run_on(*h.node, CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8);
+  run_on(*h.node, a, CollKind::kBarrier, nullptr, nullptr, 0);
+  if (h.local_rank == 0) run_on(*h.rail, a, CollKind::kBarrier, nullptr, nullptr, 0);
+  run_on(*h.node, a, CollKind::kBarrier, nullptr, nullptr, 0);
 }
 
 }  // namespace smd

@@ -82,9 +82,14 @@ Hierarchy &hierarchy_of(Comm &c) {
   return *st.hierarchy;
 }
 
-uint8_t *Hierarchy::scratch(size_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  return scratch_.data();
+uint8_t *Hierarchy::scratch(const MemoryOps &ops, size_t bytes) {
+  if (!scratch_ || scratch_ops_ != &ops || scratch_bytes_ < bytes) {
+    scratch_.reset();
+    scratch_ = std::make_unique<Scratch>(ops, bytes);
+    scratch_ops_ = &ops;
+    scratch_bytes_ = bytes;
+  }
+  return scratch_->data();
 }
 
 bool hierarchical_applies(const CollArgs &a, const CommShape &s, std::string *why) {

@@ -13,6 +13,7 @@
 
 #include "core/coll/collective.h"
 #include "core/coll/cost_model.h"
+#include "core/coll/memory_ops.h"
 
 namespace smd {
 
@@ -31,12 +32,14 @@ struct Hierarchy {
   std::shared_ptr<Comm> node;                // this node's members
   std::shared_ptr<Comm> rail;                // local index = mine, one per node
 
-  // Memory for blocks between the phases, kept across calls (its pages
-  // are touched once, not per call).
-  uint8_t *scratch(size_t bytes);
+  // Memory of the call's kind for blocks between the phases, kept across
+  // calls (its pages are touched once, not per call).
+  uint8_t *scratch(const MemoryOps &ops, size_t bytes);
 
  private:
-  std::vector<uint8_t> scratch_;
+  std::unique_ptr<Scratch> scratch_;
+  const MemoryOps *scratch_ops_ = nullptr;
+  size_t scratch_bytes_ = 0;
 };
 
 // Builds it on first use (collective over the communicator).

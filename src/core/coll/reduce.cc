@@ -60,18 +60,19 @@ void reduce_direct(Comm &c, const CollArgs &a) {
 void reduce_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  std::vector<uint8_t> work(std::max<size_t>(1, n * es));
-  copy_bytes(work.data(), a.sendbuf, n * es);
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, n * es);
+  m.copy(work.data(), a.sendbuf, n * es);
   uint64_t seq = c.next_seq();
   std::vector<Range> segs = even_segments(n, p);
-  ring_reduce_scatter(c, work.data(), segs, a.datatype, reduction_of(a.op, p), seq, 0);
+  ring_reduce_scatter(c, m, work.data(), segs, a.datatype, reduction_of(a.op, p), seq, 0);
   // Rank r holds the final segment (r+1) % p; the root collects them.
   uint64_t tag = coll_tag(c.id(), seq, 2048);
   ReqSet set(c);
   if (me == a.root) {
     for (int r = 0; r < p; ++r) {
       const Range &s = segs[(r + 1) % p];
-      if (r == me) copy_bytes(at(a.recvbuf, s.off, es), work.data() + s.off * es, s.len * es);
+      if (r == me) m.copy(at(a.recvbuf, s.off, es), work.data() + s.off * es, s.len * es);
       else set.add(c.irecv(r, at(a.recvbuf, s.off, es), s.len * es, tag));
     }
   } else {
@@ -87,14 +88,15 @@ void reduce_tree(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);
   uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
-  std::vector<uint8_t> own;
+  const MemoryOps &m = ops_of(a);
+  std::unique_ptr<Scratch> own;
   void *acc = a.recvbuf;
   if (me != a.root) {
-    own.resize(std::max<size_t>(1, n * es));
-    acc = own.data();
+    own = std::make_unique<Scratch>(m, n * es);
+    acc = own->data();
   }
-  copy_bytes(acc, a.sendbuf, n * es);
-  std::vector<uint8_t> tmp(std::max<size_t>(1, n * es));
+  m.copy(acc, a.sendbuf, n * es);
+  Scratch tmp(m, n * es);
   for (int mask = 1; mask < p; mask <<= 1) {
     if (vr & mask) {
       P2PReq s = c.isend((vr - mask + a.root) % p, acc, n * es, tag);
@@ -105,10 +107,10 @@ void reduce_tree(Comm &c, const CollArgs &a) {
       P2PReq q = c.irecv((vr + mask + a.root) % p, tmp.data(), n * es, tag);
       c.wait(q, "reduce");
       // Own (lower virtual rank) partial first.
-      reduce::reduce2(acc, acc, tmp.data(), n, a.datatype, red.op);
+      m.reduce2(acc, acc, tmp.data(), n, a.datatype, red.op);
     }
   }
-  if (red.divisor > 1) reduce::divide(acc, n, a.datatype, red.divisor);
+  if (red.divisor > 1) m.divide(acc, n, a.datatype, red.divisor);
 }
 
 }  // namespace smd

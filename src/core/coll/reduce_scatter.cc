@@ -49,13 +49,14 @@ void reduce_scatter_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
   // Work on a copy: the ring reduces in place and the input stays the caller's.
-  std::vector<uint8_t> work(std::max<size_t>(1, p * n * es));
-  copy_bytes(work.data(), a.sendbuf, p * n * es);
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, p * n * es);
+  m.copy(work.data(), a.sendbuf, p * n * es);
   std::vector<Range> segs(p);
   // Rotate so that rank r ends holding block r (the ring leaves r+1).
   for (int i = 0; i < p; ++i) segs[(i + 1) % p] = Range{i * n, n};
-  ring_reduce_scatter(c, work.data(), segs, a.datatype, reduction_of(a.op, p), c.next_seq(), 0);
-  copy_bytes(a.recvbuf, work.data() + me * n * es, n * es);
+  ring_reduce_scatter(c, m, work.data(), segs, a.datatype, reduction_of(a.op, p), c.next_seq(), 0);
+  m.copy(a.recvbuf, work.data() + me * n * es, n * es);
 }
 
 // Recursive halving: at each step exchange half of the blocks still in
@@ -65,9 +66,10 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
   if (p & (p - 1)) return reduce_scatter_ring(c, a);
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);
-  std::vector<uint8_t> work(std::max<size_t>(1, p * n * es));
-  copy_bytes(work.data(), a.sendbuf, p * n * es);
-  std::vector<uint8_t> tmp(std::max<size_t>(1, (p / 2) * n * es));
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, p * n * es);
+  m.copy(work.data(), a.sendbuf, p * n * es);
+  Scratch tmp(m, (p / 2) * n * es);
   uint64_t seq = c.next_seq();
   int lo = 0, hi = p;
   uint32_t step = 0;
@@ -80,14 +82,14 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
                coll_tag(c.id(), seq, step), "reduce_scatter");
     // Lower rank's partial first, so both halves combine in one order.
     uint8_t *kept = work.data() + keep_lo * n * es;
-    if (upper) reduce::reduce2(kept, tmp.data(), kept, half, a.datatype, red.op);
-    else reduce::reduce2(kept, kept, tmp.data(), half, a.datatype, red.op);
+    if (upper) m.reduce2(kept, tmp.data(), kept, half, a.datatype, red.op);
+    else m.reduce2(kept, kept, tmp.data(), half, a.datatype, red.op);
     if (upper) lo = mid;
     else hi = mid;
   }
   uint8_t *mine = work.data() + me * n * es;
-  if (red.divisor > 1) reduce::divide(mine, n, a.datatype, red.divisor);
-  copy_bytes(a.recvbuf, mine, n * es);
+  if (red.divisor > 1) m.divide(mine, n, a.datatype, red.divisor);
+  m.copy(a.recvbuf, mine, n * es);
 }
 
 }  // namespace smd

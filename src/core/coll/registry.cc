@@ -31,7 +31,11 @@ double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
 }
 
 // Direct algorithms need the arena: every member on one node.
-bool on_arena(const CollArgs &, const CommShape &s, std::string *why) {
+bool on_arena(const CollArgs &a, const CommShape &s, std::string *why) {
+  if (a.memory != MemoryKind::kHost) {
+    *why = "the arena moves host memory only";
+    return false;
+  }
   if (!s.arena) *why = "needs every member on one node with a shared-memory arena";
   return s.arena;
 }

@@ -21,7 +21,7 @@ std::vector<Range> even_segments(size_t n, int p) {
   return s;
 }
 
-void ring_reduce_scatter(Comm &c, void *buf, const std::vector<Range> &segs, smd_datatype_t dt,
+void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vector<Range> &segs, smd_datatype_t dt,
                          Reduction red, uint64_t seq, uint32_t step_base) {
   int p = c.size(), r = c.rank();
   int next = (r + 1) % p, prev = (r + p - 1) % p;
@@ -30,7 +30,7 @@ void ring_reduce_scatter(Comm &c, void *buf, const std::vector<Range> &segs, smd
   for (auto &s : segs) max_seg = std::max(max_seg, s.len);
   size_t piece = std::max<size_t>(1, kPieceBytes / es);
   size_t window = std::min(kWindow, (max_seg + piece - 1) / piece);
-  std::vector<uint8_t> tmp(std::max<size_t>(1, window) * piece * es);
+  Scratch tmp(m, std::max<size_t>(1, window) * piece * es);
   for (int s = 0; s < p - 1; ++s) {
     const Range &out = segs[(r - s + 2 * p) % p];
     const Range &in = segs[(r - s - 1 + 2 * p) % p];
@@ -51,7 +51,7 @@ void ring_reduce_scatter(Comm &c, void *buf, const std::vector<Range> &segs, smd
     for (size_t i = 0; i < npieces; ++i) {
       c.wait(*pending[i], "ring reduce-scatter");
       size_t len = std::min(piece, in.len - i * piece);
-      reduce::reduce2(at(buf, in.off + i * piece, es), at(buf, in.off + i * piece, es),
+      m.reduce2(at(buf, in.off + i * piece, es), at(buf, in.off + i * piece, es),
                       tmp.data() + (i % window) * piece * es, len, dt, red.op);
       if (posted < npieces) post(posted++);
     }
@@ -59,7 +59,7 @@ void ring_reduce_scatter(Comm &c, void *buf, const std::vector<Range> &segs, smd
   }
   if (red.divisor > 1) {
     const Range &mine = segs[(r + 1) % p];
-    reduce::divide(at(buf, mine.off, es), mine.len, dt, red.divisor);
+    m.divide(at(buf, mine.off, es), mine.len, dt, red.divisor);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/coll/coll_util.h"
+#include "core/coll/memory_ops.h"
 
 namespace smd {
 
@@ -15,7 +16,7 @@ class Comm;
 
 // Reduce in place in buf (the whole vector on every rank) over segments.
 // Afterwards rank r holds the final value of segment (r+1) % p.
-void ring_reduce_scatter(Comm &c, void *buf, const std::vector<Range> &segs,
+void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vector<Range> &segs,
                          smd_datatype_t dt, Reduction red, uint64_t seq, uint32_t step_base);
 
 // Starting with rank r holding segment (r + shift) % p of buf, give every
