@@ -13,21 +13,12 @@
 
 #include "../common/values.h"
 #include "bench_options.h"
+#include "bench_tune.h"
+#include "bench_util.h"
 
 using namespace smdbench;
 
 namespace {
-
-[[noreturn]] void die(const char *what, smd_result_t r) {
-  fprintf(stderr, "smd-bench: %s failed: %s: %s\n", what, smd_result_string(r), smd_last_error());
-  exit(1);
-}
-
-#define CHECK(call)                          \
-  do {                                       \
-    smd_result_t r_ = (call);                \
-    if (r_ != SMD_SUCCESS) die(#call, r_);   \
-  } while (0)
 
 // A benchmark buffer: ordinary memory, or smd_mem_alloc's (-m 1).
 class UserBuffer {
@@ -141,16 +132,17 @@ long long proc_status_kib(const char *key) {
   return v;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
   Options o = parse_options(argc, argv);
   smd_comm_t *world = nullptr;
   CHECK(smd_comm_init(nullptr, &world));
+  if (!o.tune_file.empty()) {
+    int status = run_tune(world, o.tune_file);
+    CHECK(smd_comm_destroy(world));
+    return status;
+  }
   int rank = 0, p = 1;
   CHECK(smd_comm_rank(world, &rank));
   CHECK(smd_comm_size(world, &p));

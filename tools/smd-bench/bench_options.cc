@@ -10,6 +10,8 @@ namespace {
 
 const char *kUsage =
     "usage: smd-bench COLLECTIVE [options]      (run under smdrun -n N)\n"
+    "       smd-bench --tune FILE                measure the link costs of the automatic\n"
+    "              choice of algorithms and write them to FILE (for SMD_TUNING_FILE)\n"
     "  COLLECTIVE: allreduce | allgather | reduce_scatter | broadcast | reduce | alltoall\n"
     "  -b SIZE     smallest size in bytes (default 8; K/M/G suffixes)\n"
     "  -e SIZE     largest size in bytes (default 64M)\n"
@@ -24,7 +26,9 @@ const char *kUsage =
     "  -r ROOT     root of broadcast/reduce (default 0)\n"
     "  -m 0|1      buffers from smd_mem_alloc, which peers on the node read in place\n"
     "              (default 0: ordinary memory)\n"
-    "  --json      one JSON object per size instead of the table\n"
+    "  --json      one JSON object per size instead of the table, with the\n"
+    "              algorithm of the timed calls (algo) and the bytes the busiest\n"
+    "              rank sent to other nodes per call (inter_node_bytes)\n"
     "  --rss       at the end, every rank prints its peak resident memory (VmHWM)\n"
     "              and the largest size's user buffers, in KiB (JSON with --json)\n"
     "Sizes count bytes as nccl-tests does: the vector for allreduce/broadcast/reduce,\n"
@@ -64,6 +68,11 @@ Options parse_options(int argc, char **argv) {
   if (first == "-h" || first == "--help") {
     fputs(kUsage, stdout);
     exit(0);
+  }
+  if (first == "--tune") {
+    if (argc != 3) usage_error("--tune takes one argument, the file to write");
+    o.tune_file = argv[2];
+    return o;
   }
   struct {
     const char *name;

@@ -28,6 +28,7 @@ struct Options {
   bool json = false;
   bool rss = false;  // --rss: each rank reports its peak resident memory (VmHWM)
   int root = 0;
+  std::string tune_file;  // --tune FILE: measure link costs, write a tuning file
 };
 
 // Parses argv; on --help prints usage and exits 0, on bad usage prints the

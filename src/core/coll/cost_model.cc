@@ -22,6 +22,7 @@ double *field(CostModel &m, const std::string &key) {
   if (key == "local_gbps") return &m.local.gbps;
   if (key == "net_alpha_us") return &m.net.alpha_us;
   if (key == "net_gbps") return &m.net.gbps;
+  if (key == "reduce_gbps") return &m.reduce_gbps;
   return nullptr;
 }
 
@@ -46,7 +47,7 @@ CostModel CostModel::parse(const std::string &text, const std::string &source) {
     if (eq == std::string::npos || f == nullptr)
       fail(SMD_ERR_INVALID_ARGUMENT,
            "%s line %d: expected 'key = value' with key one of arena_alpha_us, arena_gbps, "
-           "local_alpha_us, local_gbps, net_alpha_us, net_gbps",
+           "local_alpha_us, local_gbps, net_alpha_us, net_gbps, reduce_gbps",
            source.c_str(), no);
     std::string value = line.substr(eq + 1);
     char *end = nullptr;
@@ -75,8 +76,8 @@ CostModel CostModel::load() {
 std::string CostModel::to_text() const {
   return format(
       "arena_alpha_us = %.3f\narena_gbps = %.3f\nlocal_alpha_us = %.3f\nlocal_gbps = %.3f\n"
-      "net_alpha_us = %.3f\nnet_gbps = %.3f\n",
-      arena.alpha_us, arena.gbps, local.alpha_us, local.gbps, net.alpha_us, net.gbps);
+      "net_alpha_us = %.3f\nnet_gbps = %.3f\nreduce_gbps = %.3f\n",
+      arena.alpha_us, arena.gbps, local.alpha_us, local.gbps, net.alpha_us, net.gbps, reduce_gbps);
 }
 
 CommShape shape_of(Comm &c) {
@@ -107,45 +108,55 @@ CommShape shape_of(Comm &c) {
   return s;
 }
 
-double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &l) {
+double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &l,
+                 double reduce_gbps) {
   if (p <= 1) return 0;
   double steps_log = log2_ceil(p);
   bool pow2 = (p & (p - 1)) == 0;
+  auto reduced = [&](double out_bytes) { return out_bytes / (reduce_gbps * 1e3); };
   // bytes: the vector (allreduce, broadcast, reduce), one rank's block
   // (allgather, reduce_scatter, alltoall).
   switch (kind) {
     case CollKind::kAllreduce:
-      if (algo == Algo::kRing) return 2 * (p - 1) * l.time_us(bytes / p);
-      // rd: log p exchanges of the whole vector (+2 for the folded ranks).
-      return (steps_log + (pow2 ? 0 : 2)) * l.time_us(bytes);
+      if (algo == Algo::kRing)
+        return 2 * (p - 1) * l.time_us(bytes / p) + reduced(bytes * (p - 1) / p);
+      // rd: log p exchanges and reductions of the whole vector (+2 steps
+      // for the folded ranks).
+      return (steps_log + (pow2 ? 0 : 2)) * l.time_us(bytes) + steps_log * reduced(bytes);
     case CollKind::kAllgather:
-    case CollKind::kReduceScatter:
       if (algo == Algo::kRing) return (p - 1) * l.time_us(bytes);
       return steps_log * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) + (pow2 ? 0 : 2 * l.alpha_us);
+    case CollKind::kReduceScatter:
+      if (algo == Algo::kRing) return (p - 1) * (l.time_us(bytes) + reduced(bytes));
+      return steps_log * l.alpha_us + (p - 1) * (bytes / (l.gbps * 1e3) + reduced(bytes)) +
+             (pow2 ? 0 : 2 * l.alpha_us);
     case CollKind::kBroadcast:
-    case CollKind::kReduce:
+    case CollKind::kReduce: {
+      double r = kind == CollKind::kReduce ? 1 : 0;
       if (algo == Algo::kRing) {
         // Pipelined chain: p-1 hops of latency plus the vector once.
-        return (p - 1) * l.alpha_us + l.time_us(bytes) * (1 + (p - 1) * 0.05);
+        return (p - 1) * l.alpha_us + l.time_us(bytes) * (1 + (p - 1) * 0.05) + r * reduced(bytes);
       }
-      return steps_log * l.time_us(bytes);
+      return steps_log * (l.time_us(bytes) + r * reduced(bytes));
+    }
     case CollKind::kAlltoall: return (p - 1) * l.time_us(bytes);
     case CollKind::kBarrier: return steps_log * l.alpha_us;
     default: return 0;
   }
 }
 
-double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link) {
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
+                      double reduce_gbps) {
   switch (kind) {
     case CollKind::kBroadcast:
     case CollKind::kReduce:
-      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link),
-                      flat_cost(kind, Algo::kTree, p, bytes, link));
+      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
+                      flat_cost(kind, Algo::kTree, p, bytes, link, reduce_gbps));
     case CollKind::kAlltoall:
-    case CollKind::kBarrier: return flat_cost(kind, Algo::kRd, p, bytes, link);
+    case CollKind::kBarrier: return flat_cost(kind, Algo::kRd, p, bytes, link, reduce_gbps);
     default:
-      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link),
-                      flat_cost(kind, Algo::kRd, p, bytes, link));
+      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
+                      flat_cost(kind, Algo::kRd, p, bytes, link, reduce_gbps));
   }
 }
 

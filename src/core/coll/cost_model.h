@@ -25,6 +25,9 @@ struct CostModel {
   LinkCost arena{0.5, 10.0};  // one arena step (every member reads its peers)
   LinkCost local{5.0, 2.0};   // point-to-point inside a node (two copies)
   LinkCost net{20.0, 1.25};   // point-to-point between nodes
+  // Output of a two-input reduction of point-to-point algorithms, GB/s
+  // (arena algorithms count their reductions in the bytes they touch).
+  double reduce_gbps = 3.0;
   std::string source = "defaults";
 
   // Defaults, then SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT
@@ -49,9 +52,11 @@ CommShape shape_of(Comm &c);
 // Predicted microseconds of one point-to-point algorithm run over links
 // of cost `link` among p ranks (used for flat algorithms and for the
 // phases of hierarchical ones).
-double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link);
+double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link,
+                 double reduce_gbps);
 // The cheapest point-to-point algorithm's cost (what a sub-communicator's
 // own automatic choice would pick).
-double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link);
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
+                      double reduce_gbps);
 
 }  // namespace smd

@@ -121,19 +121,19 @@ double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel 
         // Reduce-scatter and allgather in the node around an allreduce
         // of 1/L of the vector on each rail, all rails at once.
         return 2 * m.arena.time_us(bytes) +
-               best_flat_cost(CollKind::kAllreduce, n, bytes / L, m.net);
+               best_flat_cost(CollKind::kAllreduce, n, bytes / L, m.net, m.reduce_gbps);
       }
-      return 2 * m.arena.time_us(bytes) + best_flat_cost(CollKind::kAllreduce, n, bytes, m.net);
+      return 2 * m.arena.time_us(bytes) + best_flat_cost(CollKind::kAllreduce, n, bytes, m.net, m.reduce_gbps);
     case CollKind::kAllgather:
     case CollKind::kReduceScatter:
       // One rail exchange of blocks, one node step per node.
-      return n * m.arena.time_us(bytes * L) + best_flat_cost(a.kind, n, bytes, m.net);
+      return n * m.arena.time_us(bytes * L) + best_flat_cost(a.kind, n, bytes, m.net, m.reduce_gbps);
     case CollKind::kBroadcast:
     case CollKind::kReduce:
-      return 2 * m.arena.time_us(bytes) + best_flat_cost(a.kind, n, bytes, m.net) +
+      return 2 * m.arena.time_us(bytes) + best_flat_cost(a.kind, n, bytes, m.net, m.reduce_gbps) +
              (a.kind == CollKind::kReduce ? m.local.time_us(bytes) : 0);
     case CollKind::kBarrier:
-      return 2 * m.arena.alpha_us + best_flat_cost(CollKind::kBarrier, n, 0, m.net);
+      return 2 * m.arena.alpha_us + best_flat_cost(CollKind::kBarrier, n, 0, m.net, m.reduce_gbps);
     default: return 1e30;
   }
 }

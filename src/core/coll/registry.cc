@@ -27,7 +27,7 @@ const LinkCost &p2p_link(const CommShape &s, const CostModel &m) {
 }
 template <Algo A>
 double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
-  return flat_cost(a.kind, A, s.size, cost_bytes(a), p2p_link(s, m));
+  return flat_cost(a.kind, A, s.size, cost_bytes(a), p2p_link(s, m), m.reduce_gbps);
 }
 
 // Direct algorithms need the arena: every member on one node.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# smd-bench --tune on fake nodes writes a tuning file that smd then reads
+# (SMD_TUNING_FILE): every key present and positive, a run with it picks
+# the hierarchical allreduce and sends the minimum across nodes
+# (2(n-1)/n * S/L per rank: 512 KiB of a 1 MiB vector on 2 nodes of 2),
+# and a malformed file fails the run with the file's line named.
+# usage: tune_check.sh SMDRUN SMD_BENCH
+set -u
+smdrun=$1 bench=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "tune_check: $*"; exit 1; }
+
+"$smdrun" -n 4 --nodes 2 --timeout 300 "$bench" --tune "$dir/tuning.txt" > "$dir/out" 2>&1 ||
+  { cat "$dir/out"; fail "smd-bench --tune failed"; }
+for key in arena_alpha_us arena_gbps local_alpha_us local_gbps net_alpha_us net_gbps reduce_gbps; do
+  grep -Eq "^$key = [0-9]+\.[0-9]+$" "$dir/tuning.txt" || { cat "$dir/tuning.txt"; fail "no value for $key"; }
+done
+grep -Eq '^[a-z_]+ = 0\.000$' "$dir/tuning.txt" && { cat "$dir/tuning.txt"; fail "a zero cost was measured"; }
+
+line=$(SMD_TUNING_FILE="$dir/tuning.txt" "$smdrun" -n 4 --nodes 2 --timeout 300 "$bench" allreduce \
+  -b 1M -e 1M -n 3 -w 1 --json 2>&1 | grep '"collective"') || fail "the run with the tuning file failed"
+echo "$line"
+echo "$line" | grep -q '"algo": "hierarchical"' || fail "expected the hierarchical allreduce"
+echo "$line" | grep -q '"inter_node_bytes": 524288,\?[ }]' || fail "expected 524288 bytes across nodes per rank"
+
+printf 'net_gbps = 2\nnet_alpha_us = fast\n' > "$dir/bad.txt"
+out=$(SMD_TUNING_FILE="$dir/bad.txt" "$smdrun" -n 2 --timeout 60 "$bench" allreduce -b 8 -e 8 -n 1 2>&1) &&
+  fail "a malformed tuning file was accepted"
+echo "$out" | grep -q "bad.txt line 2" || { echo "$out"; fail "the error does not name the line"; }
+echo "tune_check: ok"
