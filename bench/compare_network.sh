@@ -9,7 +9,12 @@
 # `--mca btl tcp,self` (every pair over TCP on loopback). smd runs twice per
 # plugin: with the plugin for every peer (SMD_TRANSPORT=PLUGIN, like MPI's
 # all-TCP run) and, with two nodes, shm inside a node and the plugin between
-# nodes (SMD_TRANSPORT=auto, what a real job on two nodes does).
+# nodes (SMD_TRANSPORT=shm+PLUGIN, what a real job on two nodes does: the
+# hierarchical allreduce), and on the same two nodes with the flat ring and
+# recursive doubling forced (SMD_ALGO), so the table shows what the
+# hierarchy gains. Open MPI runs a second time with its hierarchical
+# collectives (han, --mca coll_han_priority 100); on one host Open MPI sees
+# one node, so han runs its intra-node path there (over TCP).
 # Implementations alternate within each repetition; the table is the median.
 #
 # usage: bench/compare_network.sh [--quick] [--reps R] [--ranks "2 4"]
@@ -68,7 +73,7 @@ if [[ "$SKIP" != *" mpi "* ]] && command -v mpicc >/dev/null && command -v mpiru
     mkdir -p "$(dirname "$MPI_BENCH")"
     mpicc -O2 "$ROOT/bench/mpi_bench.c" -o "$MPI_BENCH" || { echo "# mpicc failed; MPI is n/a"; MPI_BENCH=""; }
   fi
-  [ -n "$MPI_BENCH" ] && IMPLS+=(mpi)
+  [ -n "$MPI_BENCH" ] && IMPLS+=(mpi mpi-han)
 else
   echo "# mpi: left out or no mpicc/mpirun (apt-get install libopenmpi-dev openmpi-bin)"
 fi
@@ -79,20 +84,31 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # run IMPL MODE NP OUTFILE: MODE is "all" (the plugin for every peer, each
-# rank its own node) or "nodes2" (two nodes, shm inside, the plugin between).
+# rank its own node), "nodes2" (two nodes, shm inside, the plugin between:
+# the automatic choice, hierarchical) or "nodes2-ring" / "nodes2-rd" (the
+# same with that flat algorithm forced).
 run() {
   local impl=$1 mode=$2 np=$3 out=$4
   local args=(allreduce "${SIZES[@]}" -d float32 -o sum "${ITERS[@]}" --json)
   case "$impl" in
     mpi) timeout -k 5 300 mpirun "${MPIRUN_ARGS[@]}" -np "$np" "$MPI_BENCH" "${args[@]}" ;;
+    mpi-han)
+      timeout -k 5 300 mpirun "${MPIRUN_ARGS[@]}" --mca coll_han_priority 100 -np "$np" \
+        "$MPI_BENCH" "${args[@]}" ;;
     smd-*)
-      local plugin=${impl#smd-} nodes=$np transport=$plugin
-      [ "$mode" = nodes2 ] && { nodes=2; transport=auto; }
+      local plugin=${impl#smd-} nodes=$np transport=$plugin algo=auto
+      case "$mode" in
+        nodes2*) nodes=2; transport=shm+$plugin ;;
+      esac
+      case "$mode" in
+        *-ring) algo=ring ;;
+        *-rd) algo=rd ;;
+      esac
       # Under auto, SMD_EFA_PROVIDER naming a provider puts efa first; for
       # the ucx and tcp columns, efa is kept out by naming one it lacks.
       local provider="tcp;ofi_rxm"
       [ "$plugin" != efa ] && provider=none
-      SMD_TRANSPORT=$transport UCX_TLS=tcp SMD_EFA_PROVIDER=$provider SMD_DEBUG=${SMD_DEBUG:-warn} \
+      SMD_TRANSPORT=$transport SMD_ALGO=$algo UCX_TLS=tcp SMD_EFA_PROVIDER=$provider SMD_DEBUG=${SMD_DEBUG:-warn} \
         SMD_PLUGIN_PATH="$BUILD/src/plugins/shm:$BUILD/src/plugins/$plugin" \
         timeout -k 5 300 "$SMDRUN" -n "$np" --nodes "$nodes" --timeout 240 "$SMDBENCH" "${args[@]}" ;;
   esac > "$out" 2> "$out.err"
@@ -106,7 +122,7 @@ for rep in $(seq 1 "$REPS"); do
     for i in $(seq 0 $((n - 1))); do
       impl=${IMPLS[$(( (i + rep) % n ))]}
       modes="all"
-      [[ "$impl" == smd-* && "$np" -gt 2 && "$impl" != smd-tcp ]] && modes="all nodes2"
+      [[ "$impl" == smd-* && "$np" -gt 2 ]] && modes="all nodes2 nodes2-ring nodes2-rd"
       for mode in $modes; do
         f="$OUT/r${rep}_${impl}_${mode}_np${np}.jsonl"
         printf '[rep %d] %-8s %-6s np=%d ... ' "$rep" "$impl" "$mode" "$np"
@@ -128,8 +144,10 @@ out = sys.argv[1]
 data = {}    # (impl, mode, np, bytes) -> [busbw] of the runs with right results
 wrong = {}   # (impl, mode, np, bytes) -> [(rep, wrong elements)]
 failed = {}  # (impl, mode, np) -> [(rep, exit status)]
+algos = {}   # (impl, mode, np) -> algorithms smd-bench reported
+inter = {}   # (impl, mode, np, bytes) -> bytes the busiest rank sent across nodes per call
 for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
-    m = re.match(r"r(\d+)_(.+)_(all|nodes2)_np(\d+)\.jsonl$", os.path.basename(f))
+    m = re.match(r"r(\d+)_(.+)_(all|nodes2|nodes2-ring|nodes2-rd)_np(\d+)\.jsonl$", os.path.basename(f))
     if not m:
         continue
     for line in open(f, errors="replace"):
@@ -143,6 +161,10 @@ for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
         if "busbw_gbps" not in r:
             continue
         key = (m.group(2), m.group(3), int(m.group(4)), r["bytes"])
+        if "algo" in r:
+            algos.setdefault(key[:3], set()).add(r["algo"])
+        if "inter_node_bytes" in r:
+            inter[key] = max(inter.get(key, 0), r["inter_node_bytes"])
         data.setdefault(key, [])
         if r.get("errors", 0):
             wrong.setdefault(key, []).append((int(m.group(1)), r["errors"]))
@@ -165,11 +187,14 @@ def cell(k):
 sizes = sorted({k[3] for k in data})
 nps = sorted({k[2] for k in data} | {k[2] for k in failed})
 cols = sorted({(k[0], k[1]) for k in list(data) + list(failed) if k[0] != "mpi"})
+flats = ("nodes2-ring", "nodes2-rd")
 def label(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 print()
 print("smd's network plugins vs Open MPI (btl tcp,self) on loopback: allreduce float32 sum, busbw GB/s, median of reps")
 print("  all = the plugin for every peer, each rank its own node; nodes2 = two nodes, shm inside, the plugin between")
+print("  (the automatic choice); nodes2-ring / nodes2-rd = the same with that flat algorithm forced;")
+print("  mpi-han = Open MPI with its hierarchical collectives (one host: han's intra-node path)")
 head = f"{'np':>3} {'size':>8} {'Open MPI':>9}" + "".join(f" {i + '/' + m:>17} {'/MPI':>5}" for i, m in cols)
 print(head)
 print("-" * len(head))
@@ -184,6 +209,24 @@ for np_ in nps:
         print(row)
 print("-" * len(head))
 print("  E = a run gave wrong results (left out of the median); F = a run failed (no numbers from it)")
+# The hierarchy against smd's best flat algorithm on the same two nodes,
+# with the bytes the busiest rank sent across nodes per call.
+hier_rows = [(i, np_, b) for (i, m) in cols if m == "nodes2" for np_ in nps for b in sizes
+             if med((i, "nodes2", np_, b)) is not None]
+if hier_rows:
+    print()
+    print("two nodes: automatic (hierarchical) vs the better flat algorithm, and bytes sent across nodes per rank and call")
+    print(f"{'impl':>8} {'np':>3} {'size':>8} {'auto':>7} {'algo':>13} {'flat':>7} {'auto/flat':>9} "
+          f"{'auto/MPI':>8} {'bytes auto':>11} {'bytes flat':>11}")
+    for i, np_, b in hier_rows:
+        auto = med((i, "nodes2", np_, b))
+        flat_v = [(med((i, f, np_, b)), f) for f in flats if med((i, f, np_, b)) is not None]
+        flat, which = max(flat_v) if flat_v else (None, None)
+        best_mpi = max([v for v in (med(("mpi", "all", np_, b)), med(("mpi-han", "all", np_, b))) if v] or [0])
+        print(f"{i:>8} {np_:>3} {label(b):>8} {fmt(auto):>7} {','.join(sorted(algos.get((i, 'nodes2', np_), {'?'}))):>13} "
+              f"{fmt(flat):>7} {('-' if not flat else f'{auto / flat:.2f}'):>9} "
+              f"{('-' if not best_mpi else f'{auto / best_mpi:.2f}'):>8} "
+              f"{inter.get((i, 'nodes2', np_, b), '-'):>11} {inter.get((i, which, np_, b), '-') if which else '-':>11}")
 bad = []
 for (i, m, np_, b), l in sorted(wrong.items()):
     bad += [f"WRONG: {i} {m} np={np_} {label(b)} rep {rep}: {n} wrong elements" for rep, n in l]
