@@ -51,6 +51,7 @@ addr=(10.211.0.1 10.211.0.2)
 work="$(mktemp -d)"
 pids=()
 
+# shellcheck disable=SC2317  # run by the trap
 cleanup() {
   local p
   # Each rank's timeout made its own process group (pgid = the pid that
@@ -73,11 +74,12 @@ ip netns exec "${ns[0]}" true 2>"$work/err" || skip "ip netns exec refused: $(ca
 ip link add "${veth[0]}" type veth peer name "${veth[1]}" 2>"$work/err" ||
   skip "no veth pair: $(cat "$work/err")"
 for i in 0 1; do
-  ip link set "${veth[i]}" netns "${ns[i]}" &&
+  if ! { ip link set "${veth[i]}" netns "${ns[i]}" &&
     ip -n "${ns[i]}" addr add "${addr[i]}/24" dev "${veth[i]}" &&
     ip -n "${ns[i]}" link set "${veth[i]}" up &&
-    ip -n "${ns[i]}" link set lo up ||
+    ip -n "${ns[i]}" link set lo up; }; then
     fail "could not set up ${veth[i]} in ${ns[i]}"
+  fi
 done
 
 world=4
@@ -170,13 +172,18 @@ case "$mode" in
     #     the store across the cut).
     # None may hang, report success or blame only its own node.
     smd_timeout=10
-    job_env=(SMD_TRANSPORT=shm+tcp SMD_TIMEOUT=$smd_timeout)
-    start cut 90 "$NETNS_WORKER" 80 $((1 << 20))
+    job_env=(SMD_TRANSPORT=shm+tcp "SMD_TIMEOUT=$smd_timeout")
+    # Allreduces of 1 MiB for at most 45 s (a run that never fails ends
+    # then, with exit 0).
+    start cut 60 "$NETNS_WORKER" 45 $((1 << 20))
     for ((i = 0; i < 300; ++i)); do
       [[ $(cat "$work"/cut.* | grep -c '^READY') -eq $world ]] && break
       sleep 0.1
     done
-    [[ $(cat "$work"/cut.* | grep -c '^READY') -eq $world ]] || { finish cut; fail "the ranks never all ran an allreduce"; }
+    if [[ $(cat "$work"/cut.* | grep -c '^READY') -ne $world ]]; then
+      tail -n 20 "$work"/cut.*
+      fail "the ranks did not all finish an allreduce within 30 s"
+    fi
     sleep 0.5
     ip -n "${ns[0]}" link set "${veth[0]}" down || fail "could not cut the link"
     t_cut=$SECONDS
@@ -203,7 +210,7 @@ case "$mode" in
     bench=("$NETNS_BENCH" allreduce --json -b 1M -e 16M -f 4 -n 5 -w 1)
     for algo in ring auto; do
       job_env=(SMD_TRANSPORT=shm+tcp)
-      [[ $algo == auto ]] || job_env+=(SMD_ALGO=$algo)
+      [[ $algo == auto ]] || job_env+=("SMD_ALGO=$algo")
       start "bench-$algo" 120 "${bench[@]}"
       finish "bench-$algo" || fail "smd-bench with SMD_ALGO=$algo failed"
       grep '^{' "$work/bench-$algo.0" | sed "s/^/$algo: /"
