@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -47,9 +48,12 @@ struct Rank {
   double seconds = 0;
 };
 
-// Starts `n` workers of a world of `world_size` ranks (ranks 0..n-1).
-std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &args,
-                         std::map<std::string, std::string> env = {}) {
+using Env = std::map<std::string, std::string>;
+
+// Starts `n` workers of a world of `world_size` ranks (ranks 0..n-1), with
+// `env` and, on top, what `rank_env` returns for each rank.
+std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &args, Env env = {},
+                         std::function<Env(int)> rank_env = nullptr) {
   int port = free_port();
   std::vector<Rank> ranks(n);
   for (int r = 0; r < n; ++r) {
@@ -66,6 +70,8 @@ std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &
       setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
       setenv("SMD_JOB_TOKEN", "fault-test-token", 1);
       for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      if (rank_env)
+        for (auto &[k, v] : rank_env(r)) setenv(k.c_str(), v.c_str(), 1);
       std::vector<char *> argv;
       argv.push_back(const_cast<char *>(FAULT_WORKER));
       for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
@@ -154,6 +160,48 @@ TEST_F(Fault, RankKilledInCollective) {
       EXPECT_NE(ranks[r].output.find("rank " + std::to_string(victim)), std::string::npos)
           << ranks[r].output;
       EXPECT_LT(ranks[r].seconds, 15.0) << "not within a few seconds: " << ranks[r].output;
+    }
+  }
+}
+
+// 4 ranks on 2 fake nodes (SMD_NODE_ID, local rank and size as smdrun
+// --nodes 2 sets them), shm inside each node and tcp between, so the
+// allreduce is hierarchical. A rank killed on one node mid-allreduce (4 MiB)
+// ends every survivor of both nodes in SMD_ERR_PEER_FAILURE naming it, well
+// within 2 x SMD_TIMEOUT, and the shared memory of both nodes goes with the
+// job. Survivors keep their connections open for a few seconds after their
+// error, so that none learns of the failure from another survivor's exit:
+// the ranks that never talk to the victim directly (its rail peer's node
+// mate) must hear of it from smd itself.
+TEST_F(Fault, RankKilledInHierarchicalAllreduce) {
+  const int kTimeout = 30, kLinger = 3;
+  auto on_node = [](int r) {
+    return Env{{"SMD_NODE_ID", "fault-node" + std::to_string(r / 2)},
+               {"SMD_LOCAL_RANK", std::to_string(r % 2)},
+               {"SMD_LOCAL_SIZE", "2"}};
+  };
+  for (int victim : {3, 0}) {  // a rank of node 1; rank 0 of node 0, which serves the store
+    SCOPED_TRACE("victim rank " + std::to_string(victim));
+    auto ranks = launch(4, 4, {"killed_large", std::to_string(victim), std::to_string(kLinger)},
+                        {{"SMD_TRANSPORT", "shm+tcp"}, {"SMD_TIMEOUT", std::to_string(kTimeout)}}, on_node);
+    collect(ranks, kLinger + 3 * kTimeout);
+    for (int r = 0; r < 4; ++r) {
+      const std::string &out = ranks[r].output;
+      EXPECT_NE(out.find("ALGO hierarchical"), std::string::npos) << out;
+      if (r == victim) {
+        EXPECT_TRUE(WIFSIGNALED(ranks[r].status) && WTERMSIG(ranks[r].status) == SIGKILL) << out;
+        continue;
+      }
+      EXPECT_TRUE(exited_ok(ranks[r])) << "no SMD_ERR_PEER_FAILURE: " << out;
+      size_t at = out.find("RESULT SMD_ERR_PEER_FAILURE");
+      ASSERT_NE(at, std::string::npos) << out;
+      // RESULT <code> <seconds in the failed call> <message>
+      double call_s = atof(out.c_str() + out.find(' ', at + 7));
+      std::string message = out.substr(at, out.find('\n', at) - at);
+      EXPECT_LT(call_s, 2.0 * kTimeout) << out;
+      EXPECT_LT(ranks[r].seconds, kLinger + 2.0 * kTimeout) << out;
+      EXPECT_NE(message.find("rank " + std::to_string(victim) + " "), std::string::npos)
+          << "the error does not name the killed rank: " << out;
     }
   }
 }

@@ -29,17 +29,29 @@ int env_int(const char *name) {
   return v ? atoi(v) : -1;
 }
 
-// Allreduce in a loop until something fails; the victim kills itself on
-// iteration 50, inside the loop, without warning anyone.
-int killed_in_collective(smd_comm_t *w, int rank, int victim) {
-  std::vector<float> a(1 << 16, 1.0f), b(1 << 16);
+// Allreduce of `count` floats in a loop until something fails; the victim
+// kills itself on iteration `at`, inside the loop, without warning anyone.
+// After the first call: "ALGO <the algorithm smd chose>". A survivor waits
+// `linger_s` seconds after its error before it exits (without destroying
+// the communicator), so its peers do not learn of the failure from it.
+int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 << 16, int at = 50,
+                         int linger_s = 0) {
+  std::vector<float> a(count, 1.0f), b(count);
   double t0 = now();
   for (int i = 0;; ++i) {
-    if (rank == victim && i == 50) kill(getpid(), SIGKILL);
+    if (rank == victim && i == at) kill(getpid(), SIGKILL);
     t0 = now();
     smd_result_t r = smd_allreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, w, nullptr);
+    if (r == SMD_SUCCESS && i == 0) {
+      smd_comm_stats_t s;
+      memset(&s, 0, sizeof s);
+      s.struct_size = sizeof s;
+      smd_comm_get_stats(w, &s);
+      printf("ALGO %s\n", s.last_algorithm);
+    }
     if (r != SMD_SUCCESS) {
       report(r, t0);
+      sleep(linger_s);
       return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
     }
   }
@@ -66,6 +78,10 @@ int main(int argc, char **argv) {
   int size = 0;
   smd_comm_size(w, &size);
   if (scenario == "killed") return killed_in_collective(w, rank, atoi(argv[2]));
+  // 4 MiB: the kill lands in the middle of an operation's phases.
+  // killed_large VICTIM LINGER_S
+  if (scenario == "killed_large") return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
+                                                             argc > 3 ? atoi(argv[3]) : 0);
   if (scenario == "timeout") {
     // Rank 1 never enters the collective.
     int x = 1, y = 0;

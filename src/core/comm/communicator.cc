@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include "core/comm/arena.h"
@@ -232,12 +233,18 @@ void Comm::wait_ptrs(P2PReq *const *reqs, size_t n, const char *what) {
   if (first == n) return;
   Waiter w(*this, what, SleepOn::kTransport);
   w.set_pending([&] {
-    std::string s = "still waiting for ranks";
+    // Each peer once (a send and a receive to one peer are two requests),
+    // with its world rank: on a sub-communicator (a node's rail, say) the
+    // local number alone does not say which process is missing.
+    std::set<int> peers;
     for (size_t i = 0; i < n; ++i)
-      if (!reqs[i]->done) {
-        s += ' ';
-        s += std::to_string(reqs[i]->peer);
-      }
+      if (!reqs[i]->done) peers.insert(reqs[i]->peer);
+    std::string s = "still waiting for ranks";
+    for (int p : peers) {
+      s += ' ';
+      s += std::to_string(p);
+      if (world_rank(p) != p) s += " (world rank " + std::to_string(world_rank(p)) + ")";
+    }
     return s;
   });
   try {

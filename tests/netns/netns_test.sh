@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Two "nodes" at real addresses: network namespaces A and B joined by a veth
+# pair (10.211.0.1/24 in A, 10.211.0.2/24 in B; nothing else is reachable
+# from either), two ranks in each, so the rendezvous store (served by rank 0
+# at A's address) and the network transport cross a real interface. Each
+# node has its own SMD_NODE_ID (the boot id is the same on one machine).
+#
+#   netns_test.sh tcp   hier_test and the coll_test cross-section over
+#                       SMD_TRANSPORT=shm+tcp, SMD_TCP_ADDR = the veth address
+#   netns_test.sh ucx   the same over auto (shm+ucx; the plugin path given
+#                       by meson has only those two), UCX_TLS=tcp and
+#                       UCX_NET_DEVICES = the veth
+#   netns_test.sh cut   the link is cut (ip link set <A's veth> down) while
+#                       netns_worker runs allreduces across the nodes
+#   netns_test.sh tbf   the veths limited to 2 Gbit/s (tc tbf); prints, does
+#                       not assert, smd-bench allreduce flat (SMD_ALGO=ring)
+#                       against automatic (hierarchical):
+#                       smd-bench allreduce --json -b 1M -e 16M -f 4 -n 5 -w 1
+#
+# Programs come from the environment (set by tests/netns/meson.build):
+# NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_BENCH.
+# Exit status 77 (meson's skip) with the reason when namespaces cannot be
+# made here: not root, no `ip` (package iproute2), or the kernel refuses.
+set -u
+
+mode="${1:-}"
+case "$mode" in
+  tcp | ucx | cut | tbf) ;;
+  *) echo "usage: $0 tcp|ucx|cut|tbf" >&2; exit 2 ;;
+esac
+
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+[[ "$(id -u)" -eq 0 ]] || skip "not root: creating network namespaces needs CAP_SYS_ADMIN"
+command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)"
+[[ "$mode" != tbf ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
+
+# Unique names, so that concurrent runs do not collide; interface names
+# have at most 15 characters.
+tag="$$"
+ns=("smdnsA$tag" "smdnsB$tag")
+veth=("smdva$tag" "smdvb$tag")
+addr=(10.211.0.1 10.211.0.2)
+work="$(mktemp -d)"
+pids=()
+
+# shellcheck disable=SC2317  # run by the trap
+cleanup() {
+  local p
+  # Each rank's timeout made its own process group (pgid = the pid that
+  # start saw): kill the group, so that the rank itself goes too.
+  for p in "${pids[@]}"; do
+    kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null
+  done
+  wait 2>/dev/null
+  ip netns del "${ns[0]}" 2>/dev/null
+  ip netns del "${ns[1]}" 2>/dev/null
+  ip link del "${veth[0]}" 2>/dev/null  # if it never moved into A
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+ip netns add "${ns[0]}" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
+ip netns add "${ns[1]}" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
+ip netns exec "${ns[0]}" true 2>"$work/err" || skip "ip netns exec refused: $(cat "$work/err")"
+ip link add "${veth[0]}" type veth peer name "${veth[1]}" 2>"$work/err" ||
+  skip "no veth pair: $(cat "$work/err")"
+for i in 0 1; do
+  if ! { ip link set "${veth[i]}" netns "${ns[i]}" &&
+    ip -n "${ns[i]}" addr add "${addr[i]}/24" dev "${veth[i]}" &&
+    ip -n "${ns[i]}" link set "${veth[i]}" up &&
+    ip -n "${ns[i]}" link set lo up; }; then
+    fail "could not set up ${veth[i]} in ${ns[i]}"
+  fi
+done
+
+world=4
+per_node=2
+port=29600  # a fresh namespace has every port free; one per run
+run=0
+
+# start LABEL SECONDS CMD ARGS...: the 4 ranks of one job in the background
+# (ranks 0-1 in A, 2-3 in B), each under `timeout SECONDS`, with the extra
+# environment in the array job_env; output in $work/LABEL.RANK.
+start() {
+  local label="$1" limit="$2" r node
+  shift 2
+  run=$((run + 1))
+  pids=()
+  for ((r = 0; r < world; ++r)); do
+    node=$((r / per_node))
+    ip netns exec "${ns[node]}" env \
+      SMD_RANK="$r" SMD_WORLD_SIZE="$world" \
+      SMD_LOCAL_RANK="$((r % per_node))" SMD_LOCAL_SIZE="$per_node" \
+      SMD_MASTER_ADDR="${addr[0]}" SMD_MASTER_PORT="$((port + run))" \
+      SMD_JOB_TOKEN="netns-$tag-$run" SMD_NODE_ID="netns-$tag-node$node" \
+      SMD_TCP_ADDR="${addr[node]}" UCX_NET_DEVICES="${veth[node]}" \
+      "${job_env[@]}" timeout -k 5 "$limit" "$@" >"$work/$label.$r" 2>&1 &
+    pids+=("$!")
+  done
+}
+
+# finish LABEL: waits for the ranks of `start`; their exit statuses in
+# status[]. Prints every rank's output when one failed or with VERBOSE=1.
+finish() {
+  local label="$1" r bad=0
+  status=()
+  for ((r = 0; r < world; ++r)); do
+    wait "${pids[r]}"
+    status[r]=$?
+    [[ ${status[r]} -eq 0 ]] || bad=1
+  done
+  pids=()
+  if [[ $bad -eq 1 || -n "${VERBOSE:-}" ]]; then
+    for ((r = 0; r < world; ++r)); do
+      echo "--- $label rank $r (node $((r / per_node)), exit ${status[r]}):"
+      tail -n 40 "$work/$label.$r"
+    done
+  fi
+  return $bad
+}
+
+# Bytes that A's end of the veth sent (all that A sends to B goes there).
+a_tx_bytes() {
+  ip netns exec "${ns[0]}" cat "/sys/class/net/${veth[0]}/statistics/tx_bytes"
+}
+
+# run_ok LABEL CMD ARGS...: a job that must succeed on every rank and send
+# at least a megabyte from A to B over the veth.
+run_ok() {
+  local label="$1" before after t0=$SECONDS
+  shift
+  before="$(a_tx_bytes)"
+  start "$label" 120 "$@"
+  finish "$label" || fail "$label: a rank failed"
+  after="$(a_tx_bytes)"
+  echo "ok: $label in $((SECONDS - t0)) s, $(((after - before) / 1024)) KiB from A to B over ${veth[0]}"
+  ((after - before > 1048576)) || fail "$label: only $((after - before)) bytes crossed the veth"
+}
+
+coll_filter='--gtest_filter=Collectives.*:PointToPoint.*:Communicators.*:*float32_sum*'
+
+case "$mode" in
+  tcp | ucx)
+    if [[ "$mode" == tcp ]]; then
+      job_env=(SMD_TRANSPORT=shm+tcp)
+    else
+      job_env=(UCX_TLS=tcp)
+    fi
+    run_ok "hier_test-$mode" "$NETNS_HIER_TEST"
+    run_ok "coll_test-$mode" "$NETNS_COLL_TEST" "$coll_filter"
+    ;;
+
+  cut)
+    # Every rank is expected to print, within about SMD_TIMEOUT of the cut,
+    #   FAILED SMD_ERR_<code> after <s> s, <n> calls: <message>
+    # naming a rank of the other node, and exit 10. As seen here (tcp):
+    #   ranks 0, 1 (node A, which holds the store): SMD_ERR_TIMEOUT "...
+    #     allreduce on rank 0/2 of comm 3 (world rank 0) timed out after
+    #     10.0 s (SMD_TIMEOUT): still waiting for ranks 1 (world rank 2)"
+    #     (their rail peer across the cut);
+    #   ranks 2, 3 (node B): SMD_ERR_PEER_FAILURE "... lost the store served
+    #     by rank 0 ..." (the health check after their deadline cannot reach
+    #     the store across the cut).
+    # None may hang, report success or blame only its own node.
+    smd_timeout=10
+    job_env=(SMD_TRANSPORT=shm+tcp "SMD_TIMEOUT=$smd_timeout")
+    # Allreduces of 1 MiB for at most 45 s (a run that never fails ends
+    # then, with exit 0).
+    start cut 60 "$NETNS_WORKER" 45 $((1 << 20))
+    for ((i = 0; i < 300; ++i)); do
+      [[ $(cat "$work"/cut.* | grep -c '^READY') -eq $world ]] && break
+      sleep 0.1
+    done
+    if [[ $(cat "$work"/cut.* | grep -c '^READY') -ne $world ]]; then
+      tail -n 20 "$work"/cut.*
+      fail "the ranks did not all finish an allreduce within 30 s"
+    fi
+    sleep 0.5
+    ip -n "${ns[0]}" link set "${veth[0]}" down || fail "could not cut the link"
+    t_cut=$SECONDS
+    finish cut
+    elapsed=$((SECONDS - t_cut))
+    for ((r = 0; r < world; ++r)); do
+      out="$(cat "$work/cut.$r")"
+      echo "rank $r: exit ${status[r]}: $(grep -E '^(ALGO|FAILED)' <<<"$out" | tr '\n' ' ')"
+      [[ ${status[r]} -eq 10 ]] || fail "rank $r did not end with an smd error (exit ${status[r]})"
+      other=$((r < per_node ? per_node : 0))
+      grep -Eq "^FAILED SMD_ERR_.*rank ($other|$((other + 1)))\b" <<<"$out" ||
+        fail "rank $r: the error names no rank of the other node"
+    done
+    grep -q '^ALGO hierarchical' "$work/cut.0" || fail "the allreduce was not hierarchical"
+    echo "every rank failed within $elapsed s of the cut (SMD_TIMEOUT=$smd_timeout)"
+    ((elapsed <= 3 * smd_timeout)) || fail "took longer than 3 x SMD_TIMEOUT"
+    ;;
+
+  tbf)
+    for i in 0 1; do
+      tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root tbf rate 2gbit burst 256kb latency 10ms ||
+        skip "tc refused a tbf qdisc"
+    done
+    bench=("$NETNS_BENCH" allreduce --json -b 1M -e 16M -f 4 -n 5 -w 1)
+    for algo in ring auto; do
+      job_env=(SMD_TRANSPORT=shm+tcp)
+      [[ $algo == auto ]] || job_env+=("SMD_ALGO=$algo")
+      start "bench-$algo" 120 "${bench[@]}"
+      finish "bench-$algo" || fail "smd-bench with SMD_ALGO=$algo failed"
+      grep '^{' "$work/bench-$algo.0" | sed "s/^/$algo: /"
+    done
+    echo "bytes      flat_ring_us  hierarchical_us  (2 nodes x 2 ranks, 2 Gbit/s veth)"
+    paste <(grep -o '"bytes": [0-9]*\|"time_us": [0-9.]*' "$work/bench-ring.0" | paste - - | awk '{print $2, $4}') \
+      <(grep -o '"time_us": [0-9.]*' "$work/bench-auto.0" | awk '{print $2}') |
+      awk '{printf "%-10s %12s %16s  %.2fx\n", $1, $2, $3, $2 / $3}'
+    ;;
+esac
+exit 0
