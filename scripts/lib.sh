@@ -31,7 +31,7 @@ SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-de
 SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
   libhwloc-dev python3-cffi python3-numpy python3-pytest
   python3-torch libtorch-dev pybind11-dev
-  openmpi-bin libopenmpi-dev libgloo-dev bindgen)
+  openmpi-bin libopenmpi-dev libgloo-dev bindgen iproute2)
 
 # Section headers carry the seconds since the script started, so a log
 # shows where the time went (CI has a budget).
