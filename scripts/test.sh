@@ -7,6 +7,13 @@
 # Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
 # the sanitizer build), SMD_JOBS=N (build jobs), SMD_TEST_ARGS (extra
 # arguments for `meson test`, e.g. "--suite coll").
+#
+# SMD_TEST_STRESS=1 adds two runs of the normal build's suite after the
+# first, to show that no test depends on the machine's speed: one pinned to
+# CPU 0 (`taskset -c 0`), and one pinned there beside two busy-looping
+# processes on the same CPU (started here, killed when the run ends, however
+# it ends). Meson's time limits are tripled for these runs (every process
+# gets a third of one CPU); the tests' own deadlines are left as they are.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SMD_ROOT"
@@ -25,6 +32,31 @@ shm_before="$(ls -A /dev/shm 2>/dev/null | sort || true)"
 smd_log_section "tests (build/)"
 # shellcheck disable=SC2086
 meson test -C build --print-errorlogs ${SMD_TEST_ARGS:-}
+
+if [[ "${SMD_TEST_STRESS:-0}" == "1" ]]; then
+  command -v taskset >/dev/null || smd_die "SMD_TEST_STRESS=1 needs taskset (util-linux)"
+  smd_log_section "stress: tests (build/) pinned to CPU 0"
+  # shellcheck disable=SC2086
+  taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
+
+  smd_log_section "stress: tests (build/) on CPU 0 beside two busy loops"
+  busy_pids=()
+  stop_busy() {
+    local pid
+    for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${busy_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    busy_pids=()
+  }
+  trap stop_busy EXIT
+  for _ in 1 2; do
+    taskset -c 0 sh -c 'while :; do :; done' &
+    busy_pids+=("$!")
+  done
+  # shellcheck disable=SC2086
+  taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
+  stop_busy
+  trap - EXIT
+fi
 
 if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   smd_log_section "sanitizer build (build-asan/: address + undefined behaviour)"
