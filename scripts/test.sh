@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # scripts/test.sh - install what is missing, build, and run every test:
-# the normal build (build/) with all suites, then a sanitizer build
+# the normal build (build/) with all suites, heavy variants included
+# (SMD_TEST_HEAVY=1: see tests/heavy_only.sh), then a sanitizer build
 # (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every
-# suite but the slowest multi-process variants.
+# suite but the slowest multi-process variants (suite 'slow').
 #
 # Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
-# the sanitizer build), SMD_JOBS=N (build jobs), SMD_TEST_ARGS (extra
-# arguments for `meson test`, e.g. "--suite coll").
+# the sanitizer build), SMD_TEST_HEAVY=0 (skip the heavy variants, about
+# 2.5 minutes of the normal build's run on a 2-core machine), SMD_JOBS=N
+# (build jobs), SMD_TEST_ARGS (extra arguments for `meson test`, e.g.
+# "--suite coll").
 #
 # SMD_TEST_STRESS=1 adds two runs of the normal build's suite after the
 # first, to show that no test depends on the machine's speed: one pinned to
@@ -30,6 +33,7 @@ smd_build build
 shm_before="$(ls -A /dev/shm 2>/dev/null | sort || true)"
 
 smd_log_section "tests (build/)"
+export SMD_TEST_HEAVY="${SMD_TEST_HEAVY:-1}"
 # shellcheck disable=SC2086
 meson test -C build --print-errorlogs ${SMD_TEST_ARGS:-}
 
