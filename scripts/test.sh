@@ -51,7 +51,11 @@ if [[ "${SMD_TEST_STRESS:-0}" == "1" ]]; then
     for pid in "${busy_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     busy_pids=()
   }
+  # A failing run ends the script (set -e), and so does a signal: the EXIT
+  # trap runs either way.
   trap stop_busy EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   for _ in 1 2; do
     taskset -c 0 sh -c 'while :; do :; done' &
     busy_pids+=("$!")
@@ -59,7 +63,7 @@ if [[ "${SMD_TEST_STRESS:-0}" == "1" ]]; then
   # shellcheck disable=SC2086
   taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
   stop_busy
-  trap - EXIT
+  trap - EXIT INT TERM
 fi
 
 if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
