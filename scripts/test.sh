@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # scripts/test.sh - install what is missing, build, and run every test:
-# the normal build (build/) with all suites, then a sanitizer build
+# the normal build (build/) with all suites, heavy variants included
+# (SMD_TEST_HEAVY=1: see tests/heavy_only.sh), then a sanitizer build
 # (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every
-# suite but the slowest multi-process variants.
+# suite but the slowest multi-process variants (suite 'slow').
 #
 # Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
-# the sanitizer build), SMD_JOBS=N (build jobs), SMD_TEST_ARGS (extra
-# arguments for `meson test`, e.g. "--suite coll").
+# the sanitizer build), SMD_TEST_HEAVY=0 (skip the heavy variants, about
+# 2.5 minutes of the normal build's run on a 2-core machine), SMD_JOBS=N
+# (build jobs), SMD_TEST_ARGS (extra arguments for `meson test`, e.g.
+# "--suite coll").
+#
+# SMD_TEST_STRESS=1 adds two runs of the normal build's suite after the
+# first, to show that no test depends on the machine's speed: one pinned to
+# CPU 0 (`taskset -c 0`), and one pinned there beside two busy-looping
+# processes on the same CPU (started here, killed when the run ends, however
+# it ends). Meson's time limits are tripled for these runs (every process
+# gets a third of one CPU); the tests' own deadlines are left as they are.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SMD_ROOT"
@@ -23,8 +33,38 @@ smd_build build
 shm_before="$(ls -A /dev/shm 2>/dev/null | sort || true)"
 
 smd_log_section "tests (build/)"
+export SMD_TEST_HEAVY="${SMD_TEST_HEAVY:-1}"
 # shellcheck disable=SC2086
 meson test -C build --print-errorlogs ${SMD_TEST_ARGS:-}
+
+if [[ "${SMD_TEST_STRESS:-0}" == "1" ]]; then
+  command -v taskset >/dev/null || smd_die "SMD_TEST_STRESS=1 needs taskset (util-linux)"
+  smd_log_section "stress: tests (build/) pinned to CPU 0"
+  # shellcheck disable=SC2086
+  taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
+
+  smd_log_section "stress: tests (build/) on CPU 0 beside two busy loops"
+  busy_pids=()
+  stop_busy() {
+    local pid
+    for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${busy_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    busy_pids=()
+  }
+  # A failing run ends the script (set -e), and so does a signal: the EXIT
+  # trap runs either way.
+  trap stop_busy EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  for _ in 1 2; do
+    taskset -c 0 sh -c 'while :; do :; done' &
+    busy_pids+=("$!")
+  done
+  # shellcheck disable=SC2086
+  taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
+  stop_busy
+  trap - EXIT INT TERM
+fi
 
 if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   smd_log_section "sanitizer build (build-asan/: address + undefined behaviour)"

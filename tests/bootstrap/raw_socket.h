@@ -21,7 +21,7 @@ std::optional<wire::Message> raw_reply(int fd);
 
 // Whether the server closes the connection within timeout_ms (whatever it
 // sends before that is read and dropped).
-bool closed_by_peer(int fd, int timeout_ms = 5000);
+bool closed_by_peer(int fd, int timeout_ms = 60000);
 
 // A port nothing listens on right now.
 int free_port();

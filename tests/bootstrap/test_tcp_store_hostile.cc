@@ -21,16 +21,18 @@ using test::raw_reply;
 using test::raw_send;
 
 constexpr char kToken[] = "hostile-test";
+// How long a wait that must succeed may take, however busy the machine.
+constexpr int64_t kWaitMs = 60000;
 
 Bytes bytes(const std::string &s) { return Bytes(s.begin(), s.end()); }
 
 // The store still works for a well-behaved rank.
 void expect_serving(TcpStoreServer &server, int rank, int world) {
   TcpStoreClient c("127.0.0.1", server.port(), kToken, rank, world,
-                   Deadline::after_ms(5000), 5000);
+                   Deadline::after_ms(kWaitMs), kWaitMs);
   std::string key = "alive/" + std::to_string(rank);
   c.set(key, bytes("yes"));
-  EXPECT_EQ(c.get(key, Deadline::after_ms(1000)), bytes("yes"));
+  EXPECT_EQ(c.get(key, Deadline::after_ms(kWaitMs)), bytes("yes"));
   c.goodbye();
 }
 
@@ -89,7 +91,7 @@ TEST_F(Hostile, SilentConnectionsBlockNobody) {
   int64_t t0 = now_ms();
   expect_serving(server_, 0, 4);
   expect_serving(server_, 1, 4);
-  EXPECT_LT(now_ms() - t0, 2000);
+  EXPECT_LT(now_ms() - t0, 20000);  // not held up behind the silent ones
   for (int fd : silent) close(fd);
 }
 
@@ -119,7 +121,8 @@ TEST_F(Hostile, RequestBeforeHelloGetsAReason) {
   EXPECT_EQ(reply->reason, "the first message must be HELLO, not SET");
   EXPECT_TRUE(closed_by_peer(fd));
   close(fd);
-  TcpStoreClient c("127.0.0.1", server_.port(), kToken, 0, 4, Deadline::after_ms(5000), 5000);
+  TcpStoreClient c("127.0.0.1", server_.port(), kToken, 0, 4, Deadline::after_ms(kWaitMs),
+                   kWaitMs);
   EXPECT_EQ(*c.check({"sneaky"}), std::vector<bool>{false});
 }
 

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <smd.h>
 
+#include <time.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -263,7 +266,46 @@ TEST(SharedMemory, ReductionsReadInPlace) {
   }
 }
 
+int64_t monotonic_ns() {
+  // CLOCK_MONOTONIC is one clock for every process of a machine, so the
+  // ranks' stamps compare (all ranks of these tests share a machine, fake
+  // nodes included).
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// No rank leaves a barrier before every rank has entered it: each rank
+// stamps the clock before entering and after leaving, and every leave
+// must come after every entry. One rank at a time enters late (a short
+// sleep), so a barrier that let the others through would show; the check
+// itself compares stamps only, so a slow machine cannot fail it.
 TEST(Collectives, BarrierOrdersEverything) {
+  const int p = size();
+  for (int round = 0; round < 2 * p; ++round) {
+    const int late = round % p;
+    const bool nonblocking = round >= p;
+    SCOPED_TRACE("late rank " + std::to_string(late) + (nonblocking ? " (ibarrier)" : ""));
+    if (rank() == late) usleep(20000);
+    int64_t stamps[2] = {monotonic_ns(), 0};
+    if (nonblocking) {
+      smd_request_t *req = nullptr;
+      SMD_OK(smd_ibarrier(world(), nullptr, &req));
+      SMD_OK(smd_request_wait(req));
+      SMD_OK(smd_request_free(req));
+    } else {
+      SMD_OK(smd_barrier(world(), nullptr));
+    }
+    stamps[1] = monotonic_ns();
+    std::vector<int64_t> all(2 * p);
+    SMD_OK(smd_allgather(stamps, all.data(), 2, SMD_INT64, world(), nullptr));
+    int64_t last_entry = 0;
+    for (int r = 0; r < p; ++r) last_entry = std::max(last_entry, all[2 * r]);
+    for (int r = 0; r < p; ++r)
+      EXPECT_GE(all[2 * r + 1], last_entry)
+          << "rank " << r << " left the barrier " << (last_entry - all[2 * r + 1]) / 1000
+          << " us before the last rank entered it";
+  }
   for (int i = 0; i < 50; ++i) SMD_OK(smd_barrier(world(), nullptr));
 }
 
@@ -289,18 +331,65 @@ TEST(Collectives, BroadcastRotatingRootsBackToBack) {
   }
 }
 
+// Tests the requests, last issued first, until all are done; a request
+// seen done while an earlier one is then seen still running completed out
+// of issue order (testing only moves requests towards completion, so this
+// never accuses a correct order). A wall-clock limit, not a count of tests,
+// bounds the wait.
+void expect_completion_in_issue_order(const std::vector<smd_request_t *> &reqs) {
+  const int64_t limit = monotonic_ns() + int64_t(120) * 1000000000;
+  size_t done_count = 0;
+  bool reported = false;
+  while (done_count < reqs.size()) {
+    ASSERT_LT(monotonic_ns(), limit) << done_count << " of " << reqs.size()
+                                     << " requests done after 120 s";
+    size_t newest_done = 0;  // 1 + index of the newest request seen done
+    done_count = 0;
+    for (size_t k = reqs.size(); k-- > 0;) {
+      int done = 0;
+      ASSERT_EQ(smd_request_test(reqs[k], &done), SMD_SUCCESS) << smd_last_error();
+      if (done) {
+        ++done_count;
+        if (!newest_done) newest_done = k + 1;
+      } else if (newest_done && !reported) {
+        ADD_FAILURE() << "request " << newest_done - 1 << " completed before request " << k
+                      << ", issued earlier";
+        reported = true;
+      }
+    }
+  }
+}
+
 TEST(Collectives, NonblockingOverlapAndOrder) {
-  // Several nonblocking collectives in flight complete in issue order and
-  // leave the right data.
+  // Several nonblocking collectives of different kinds in flight complete
+  // in issue order and leave the right data.
   const size_t n = 4099;
+  const int p = size();
   std::vector<std::vector<float>> in(6, std::vector<float>(n)), out(6, std::vector<float>(n));
-  std::vector<smd_request_t *> reqs(6);
+  std::vector<float> gathered(n * p);
+  std::vector<smd_request_t *> reqs(6), issued;
+  smd_request_t *barrier = nullptr, *gather = nullptr;
   for (int k = 0; k < 6; ++k) {
     for (size_t i = 0; i < n; ++i) in[k][i] = static_cast<float>(rank() + k + (i % 3));
     SMD_OK(smd_iallreduce(in[k].data(), out[k].data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr,
                           &reqs[k]));
+    issued.push_back(reqs[k]);
+    if (k == 2) {
+      SMD_OK(smd_ibarrier(world(), nullptr, &barrier));
+      issued.push_back(barrier);
+    }
   }
+  SMD_OK(smd_iallgather(in[0].data(), gathered.data(), n, SMD_FLOAT32, world(), nullptr, &gather));
+  issued.push_back(gather);
+  ASSERT_NO_FATAL_FAILURE(expect_completion_in_issue_order(issued));
   for (int k = 5; k >= 0; --k) SMD_OK(smd_request_wait(reqs[k]));
+  SMD_OK(smd_request_wait(barrier));
+  SMD_OK(smd_request_wait(gather));
+  for (int r = 0; r < p; ++r)
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(gathered[r * n + i], static_cast<float>(r + (i % 3))) << "allgather block " << r;
+  SMD_OK(smd_request_free(barrier));
+  SMD_OK(smd_request_free(gather));
   for (int k = 0; k < 6; ++k) {
     for (size_t i = 0; i < n; ++i) {
       float want = 0;

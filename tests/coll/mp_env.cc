@@ -23,7 +23,9 @@ class WorldEnvironment : public ::testing::Environment {
   void TearDown() override {
     if (g_world) {
       smd_result_t r = smd_comm_destroy(g_world);
-      if (r != SMD_SUCCESS) fprintf(stderr, "smd_comm_destroy: %s\n", smd_last_error());
+      // A failure here fails the program (gtest counts it against the
+      // run as a whole), not only a line on stderr.
+      EXPECT_EQ(r, SMD_SUCCESS) << "smd_comm_destroy: " << smd_last_error();
     }
   }
 };

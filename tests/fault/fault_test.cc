@@ -50,9 +50,32 @@ struct Rank {
 
 using Env = std::map<std::string, std::string>;
 
+// Workers that hold (the "hold" argument) wait until their stdin ends:
+// closing this releases them, whenever the test is ready, however slow
+// the machine.
+class Release {
+ public:
+  Release() {
+    if (pipe2(fds_, O_CLOEXEC) != 0) abort();
+  }
+  ~Release() {
+    now();
+    if (fds_[0] >= 0) close(fds_[0]);
+  }
+  int read_end() const { return fds_[0]; }
+  void now() {
+    if (fds_[1] >= 0) close(fds_[1]);
+    fds_[1] = -1;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 // Starts `n` workers of a world of `world_size` ranks (ranks 0..n-1), with
 // `env` and, on top, what `rank_env` returns for each rank.
 std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &args, Env env = {},
+                         const Release *release = nullptr,
                          std::function<Env(int)> rank_env = nullptr) {
   int port = free_port();
   std::vector<Rank> ranks(n);
@@ -61,6 +84,7 @@ std::vector<Rank> launch(int n, int world_size, const std::vector<std::string> &
     if (pipe(pipefd) != 0) abort();
     pid_t pid = fork();
     if (pid == 0) {
+      if (release) dup2(release->read_end(), 0);
       dup2(pipefd[1], 1);
       dup2(pipefd[1], 2);
       close(pipefd[0]);
@@ -124,6 +148,24 @@ void collect(std::vector<Rank> &ranks, double limit_s) {
   }
 }
 
+// Reads the ranks' output until each has printed `needle`, for at most
+// limit_s seconds.
+bool wait_for_output(std::vector<Rank> &ranks, const std::string &needle, double limit_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  for (;;) {
+    size_t seen = 0;
+    for (auto &r : ranks) {
+      char buf[4096];
+      ssize_t k;
+      while ((k = read(r.out_fd, buf, sizeof buf)) > 0) r.output.append(buf, k);
+      seen += r.output.find(needle) != std::string::npos;
+    }
+    if (seen == ranks.size()) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 bool exited_ok(const Rank &r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
 
 class Fault : public ::testing::Test {
@@ -183,7 +225,8 @@ TEST_F(Fault, RankKilledInHierarchicalAllreduce) {
   for (int victim : {3, 0}) {  // a rank of node 1; rank 0 of node 0, which serves the store
     SCOPED_TRACE("victim rank " + std::to_string(victim));
     auto ranks = launch(4, 4, {"killed_large", std::to_string(victim), std::to_string(kLinger)},
-                        {{"SMD_TRANSPORT", "shm+tcp"}, {"SMD_TIMEOUT", std::to_string(kTimeout)}}, on_node);
+                        {{"SMD_TRANSPORT", "shm+tcp"}, {"SMD_TIMEOUT", std::to_string(kTimeout)}},
+                        nullptr, on_node);
     collect(ranks, kLinger + 3 * kTimeout);
     for (int r = 0; r < 4; ++r) {
       const std::string &out = ranks[r].output;
@@ -207,11 +250,19 @@ TEST_F(Fault, RankKilledInHierarchicalAllreduce) {
 }
 
 TEST_F(Fault, TimeoutNamesTheMissingRank) {
-  auto ranks = launch(2, 2, {"timeout"}, {{"SMD_TIMEOUT", "2"}});
-  collect(ranks, 30);
-  EXPECT_TRUE(exited_ok(ranks[0])) << ranks[0].output;
-  EXPECT_NE(ranks[0].output.find("SMD_ERR_TIMEOUT"), std::string::npos) << ranks[0].output;
-  EXPECT_NE(ranks[0].output.find("1"), std::string::npos) << ranks[0].output;
+  // Rank 1 stays out of the collective, alive, until rank 0 has finished.
+  Release release;
+  auto ranks = launch(2, 2, {"timeout"}, {{"SMD_TIMEOUT", "2"}}, &release);
+  std::vector<Rank> first{ranks[0]}, absent{ranks[1]};
+  collect(first, 60);
+  release.now();
+  collect(absent, 60);
+  EXPECT_TRUE(exited_ok(first[0])) << first[0].output;
+  EXPECT_TRUE(exited_ok(absent[0])) << absent[0].output;
+  EXPECT_NE(first[0].output.find("SMD_ERR_TIMEOUT"), std::string::npos) << first[0].output;
+  EXPECT_NE(first[0].output.find("ranks that have not reached the last step: 1\n"),
+            std::string::npos)
+      << first[0].output;
 }
 
 TEST_F(Fault, AbortUnblocksPendingCallsOnEveryRank) {
@@ -226,14 +277,17 @@ TEST_F(Fault, AbortUnblocksPendingCallsOnEveryRank) {
 
 TEST_F(Fault, StrayClientWithWrongTokenIsRefused) {
   // A healthy job holds the port; a process of another job knocks.
+  // It holds the port from its first collective until the stray is done.
   int port = free_port();
   std::string p = std::to_string(port);
-  auto job = launch(2, 2, {"ok", "4"}, {{"SMD_MASTER_PORT", p}});
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Release release;
+  auto job = launch(2, 2, {"ok", "hold"}, {{"SMD_MASTER_PORT", p}}, &release);
+  ASSERT_TRUE(wait_for_output(job, "RESULT", 60)) << job[0].output << job[1].output;
   auto stray = launch(1, 2, {"stray"},
                       {{"SMD_MASTER_PORT", p}, {"SMD_JOB_TOKEN", "another-job"}, {"SMD_RANK", "1"},
                        {"SMD_TIMEOUT", "20"}});
   collect(stray, 30);
+  release.now();
   collect(job, 30);
   EXPECT_TRUE(exited_ok(stray[0])) << stray[0].output;
   EXPECT_NE(stray[0].output.find("SMD_ERR_BOOTSTRAP"), std::string::npos) << stray[0].output;

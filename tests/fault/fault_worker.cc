@@ -5,6 +5,7 @@
 #include <smd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,15 @@ int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 <
   }
 }
 
+// Returns when the test closes this worker's stdin (or the test is gone).
+void wait_for_release() {
+  for (;;) {
+    char c;
+    ssize_t k = read(0, &c, 1);
+    if (k == 0 || (k < 0 && errno != EINTR)) return;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -86,7 +96,7 @@ int main(int argc, char **argv) {
     // Rank 1 never enters the collective.
     int x = 1, y = 0;
     if (rank == 1) {
-      sleep(8);
+      wait_for_release();
       return 0;
     }
     t0 = now();
@@ -121,7 +131,7 @@ int main(int argc, char **argv) {
     int x = 1, y = 0;
     r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
     report(r, t0);
-    if (scenario == "ok" && argc > 2) sleep(atoi(argv[2]));
+    if (argc > 2 && std::string(argv[2]) == "hold") wait_for_release();
     smd_comm_destroy(w);
     return r == SMD_SUCCESS && y == size ? 0 : 1;
   }

@@ -4,6 +4,7 @@
 // forking. Both contexts are progressed from this one thread.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
@@ -92,15 +93,19 @@ class PluginPair : public ::testing::TestWithParam<bool> {
         << host[at].error;
     return req;
   }
-  // Drives both contexts until req (of context `owner`) finishes.
+  // Drives both contexts until req (of context `owner`) finishes, for at
+  // most a minute of wall-clock time (a count of polls would last a
+  // different time on every machine).
   smd_transport_status_t finish(int owner, void *req, size_t *size = nullptr) {
-    for (int i = 0; i < 10000000; ++i) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
       int done = 0;
       smd_transport_status_t s = t->test(ctx[owner], req, &done, size);
       if (done) return s;
       t->progress(ctx[1 - owner]);
+      if (std::chrono::steady_clock::now() > limit) break;
     }
-    ADD_FAILURE() << "request never finished";
+    ADD_FAILURE() << "request not finished after 60 s";
     return SMD_TRANSPORT_ERR_OTHER;
   }
   bool finished(int owner, void *req) {

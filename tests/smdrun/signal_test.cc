@@ -25,7 +25,7 @@ TEST(SmdrunSignals, SigtermIsForwardedToEveryRank) {
     EXPECT_EQ(rank_lines(r.out, rank).back(), "caught signal 15") << r.out;
   EXPECT_TRUE(contains(r.err, "received SIGTERM; forwarding it to ranks 0,1,2"))
       << r.err;
-  EXPECT_LT(r.seconds, 5);
+  EXPECT_LT(r.seconds, 20);  // not the ranks' 30 s sleep
   for (pid_t pid : r.pids()) EXPECT_TRUE(process_gone(pid)) << pid;
 }
 
@@ -38,7 +38,7 @@ TEST(SmdrunSignals, SecondSigintKillsRanksThatIgnoreTheFirst) {
   RunResult r = smdrun.wait();
   EXPECT_EQ(r.exit_code(), 128 + SIGINT) << r.err;
   EXPECT_TRUE(contains(r.err, "received SIGINT again; killing ranks 0,1")) << r.err;
-  EXPECT_LT(r.seconds, 5);
+  EXPECT_LT(r.seconds, 20);  // not the ranks' 30 s sleep
   ASSERT_EQ(r.pids().size(), 2u);
   for (pid_t pid : r.pids()) EXPECT_TRUE(process_gone(pid)) << pid;
 }
@@ -55,7 +55,8 @@ TEST(SmdrunSignals, RanksDieWithSmdrun) {
   for (pid_t pid : r.pids()) {
     int status = 0;
     pid_t done = 0;
-    for (int tries = 0; tries < 500 && done == 0; ++tries) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (done == 0 && std::chrono::steady_clock::now() < limit) {
       done = ::waitpid(pid, &status, WNOHANG);
       if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

@@ -11,12 +11,20 @@
 //   kill=K          send itself signal K
 //   catch=K         on signal K print "caught signal K" and exit 0
 //   ignore=K        ignore signal K
+//   pidfile=F       write this process's pid to file F
+//   reaped=F        wait until file F names a pid that is gone (exited and
+//                   reaped by smdrun); exit 97 if that takes over a minute
 // Output goes straight to the fds (no stdio buffering) so each step's
 // bytes are in the pipe before the next step runs.
+#include <fcntl.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 
@@ -68,6 +76,30 @@ void spam(long bytes, int rank) {
   }
 }
 
+// Written under another name and renamed, so a reader never sees half.
+void write_pid_file(const std::string &path) {
+  std::string part = path + ".part";
+  int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) std::_Exit(96);
+  put(fd, std::to_string(::getpid()));
+  ::close(fd);
+  if (::rename(part.c_str(), path.c_str()) != 0) std::_Exit(96);
+}
+
+// A pid is gone once kill(pid, 0) fails with ESRCH: an exited process
+// that smdrun has not yet waited for (a zombie) still answers.
+void wait_until_reaped(const std::string &path) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < limit) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) return;
+    ::usleep(10000);
+  }
+  put(2, "smdrun_helper: the process named in " + path + " is still there after 60 s\n");
+  std::_Exit(97);
+}
+
 void run_step(const std::string &name, const std::string &arg, int rank) {
   if (name == "env") {
     print_env();
@@ -92,6 +124,10 @@ void run_step(const std::string &name, const std::string &arg, int rank) {
     std::signal(std::atoi(arg.c_str()), on_caught);
   } else if (name == "ignore") {
     std::signal(std::atoi(arg.c_str()), SIG_IGN);
+  } else if (name == "pidfile") {
+    write_pid_file(arg);
+  } else if (name == "reaped") {
+    wait_until_reaped(arg);
   } else {
     put(2, "smdrun_helper: unknown step '" + name + "'\n");
     std::exit(98);

@@ -37,11 +37,11 @@ class SmdrunProcess {
 
   pid_t pid() const { return pid_; }
   // Waits until stdout (or stderr) holds `needle` at least `count` times.
-  bool wait_for_out(const std::string &needle, int count, double timeout_s = 10);
-  bool wait_for_err(const std::string &needle, int count, double timeout_s = 10);
+  bool wait_for_out(const std::string &needle, int count, double timeout_s = 60);
+  bool wait_for_err(const std::string &needle, int count, double timeout_s = 60);
   void signal(int sig);
   // Waits for smdrun to exit (killing it after `timeout_s`) and collects it.
-  RunResult wait(double timeout_s = 20);
+  RunResult wait(double timeout_s = 60);
 
  private:
   bool wait_for(int fd, const std::string &needle, int count, double timeout_s);

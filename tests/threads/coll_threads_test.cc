@@ -183,7 +183,7 @@ class NoLeaks : public ::testing::Test {
     ASSERT_EQ(threadtest::thread_count(), 1) << "threads alive before the test";
   }
   void TearDown() override {
-    EXPECT_EQ(threadtest::wait_for_thread_count(1, 5000), 1) << "threads outlived their world";
+    EXPECT_EQ(threadtest::wait_for_thread_count(1, 60000), 1) << "threads outlived their world";
     EXPECT_EQ(threadtest::open_fd_count(), fds_) << "file descriptors leaked";
   }
 

@@ -233,6 +233,47 @@ TEST(StreamCopy, EqualsMemcpyAtEveryAlignmentAndLength) {
   EXPECT_EQ(memcmp(dst.data() + 1, src.data(), 3000), 0);
 }
 
+// SMD_STAGE_ADAPT's switch, on a made-up clock: one window of rounds
+// staging over 3x slower than their copy out may be a preemption; two in a
+// row switch staging to streaming stores for kStreamNs, then it is
+// measured again.
+void observe_window(smd::SlowTransferGuard &g, uint64_t staging, uint64_t copy_out, int64_t now) {
+  for (int i = 0; i < smd::SlowTransferGuard::kWindow; ++i) g.observe(staging, copy_out, now);
+}
+
+TEST(SlowTransferGuard, TwoSlowWindowsInARowStreamForAWhile) {
+  using G = smd::SlowTransferGuard;
+  const int64_t t = 1000000000;
+  G g;
+  observe_window(g, 300, 100, t);  // exactly 3x: not slow
+  observe_window(g, 300, 100, t);
+  EXPECT_FALSE(g.streaming(t));
+  observe_window(g, 500, 100, t);  // slow, fast, slow: no switch
+  observe_window(g, 100, 100, t);
+  observe_window(g, 500, 100, t);
+  EXPECT_FALSE(g.streaming(t));
+  for (int i = 0; i < G::kWindow - 1; ++i) g.observe(500, 100, t);  // a window not yet full
+  EXPECT_FALSE(g.streaming(t));
+  g.observe(500, 100, t);  // the second slow window in a row
+  EXPECT_TRUE(g.streaming(t));
+  EXPECT_TRUE(g.streaming(t + G::kStreamNs - 1));
+  EXPECT_FALSE(g.streaming(t + G::kStreamNs));
+  // Over again: the count of slow windows started from zero at the switch.
+  const int64_t later = t + G::kStreamNs;
+  observe_window(g, 500, 100, later);
+  EXPECT_FALSE(g.streaming(later));
+  observe_window(g, 500, 100, later);
+  EXPECT_TRUE(g.streaming(later));
+  // A window is judged by its sums: one very slow round among fast ones
+  // can tip it.
+  G h;
+  for (int w = 0; w < 2; ++w) {
+    h.observe(10000, 100, t);
+    for (int i = 1; i < G::kWindow; ++i) h.observe(100, 100, t);
+  }
+  EXPECT_TRUE(h.streaming(t));
+}
+
 TEST(RingQueue, FirstInFirstOutAcrossWrapAndGrowth) {
   smd::RingQueue<int> q(4);
   int next_in = 0, next_out = 0;
@@ -261,6 +302,10 @@ TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {
   EXPECT_LT(make_tag(TagKind::kGroup, 0xFFFFFFFF, 0xFFFFFFFF), 1ull << 44);
 }
 
+// How long a wait that must succeed may take: only a hang should fail it,
+// however slow or busy the machine.
+constexpr int64_t kWaitMs = 60000;
+
 TEST(Executor, InlineWhenIdleAndIssueOrderOtherwise) {
   Executor e;
   std::thread::id caller = std::this_thread::get_id(), ran_on;
@@ -277,7 +322,7 @@ TEST(Executor, InlineWhenIdleAndIssueOrderOtherwise) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   release = true;
   t.join();
-  EXPECT_TRUE(second->wait_until(Deadline::after_ms(5000)));
+  EXPECT_TRUE(second->wait_until(Deadline::after_ms(kWaitMs)));
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
   EXPECT_TRUE(first->done());
 }
@@ -303,8 +348,8 @@ TEST(Executor, OneOperationAtATimeWhileCallsRace) {
   for (int i = 0; i < 200; ++i) tasks.push_back(e.submit(op));
   a.join();
   b.join();
-  for (auto &t : tasks) EXPECT_TRUE(t->wait_until(Deadline::after_ms(10000)));
-  EXPECT_TRUE(e.drain(Deadline::after_ms(5000)));
+  for (auto &t : tasks) EXPECT_TRUE(t->wait_until(Deadline::after_ms(kWaitMs)));
+  EXPECT_TRUE(e.drain(Deadline::after_ms(kWaitMs)));
   EXPECT_EQ(overlaps.load(), 0);
   EXPECT_EQ(ran.load(), 4200);
 }
@@ -312,11 +357,11 @@ TEST(Executor, OneOperationAtATimeWhileCallsRace) {
 TEST(Executor, ErrorsTravelWithTheTask) {
   Executor e;
   auto t = e.submit([] { fail(SMD_ERR_TIMEOUT, "too slow"); });
-  ASSERT_TRUE(t->wait_until(Deadline::after_ms(5000)));
+  ASSERT_TRUE(t->wait_until(Deadline::after_ms(kWaitMs)));
   EXPECT_EQ(t->result(), SMD_ERR_TIMEOUT);
   EXPECT_EQ(t->error(), "too slow");
   EXPECT_EQ(code_of([&] { e.run_blocking([] { fail(SMD_ERR_MISMATCH, "x"); }); }), SMD_ERR_MISMATCH);
-  EXPECT_TRUE(e.drain(Deadline::after_ms(1000)));
+  EXPECT_TRUE(e.drain(Deadline::after_ms(kWaitMs)));
   e.stop();
   auto late = e.submit([] {});
   EXPECT_EQ(late->result(), SMD_ERR_INVALID_USAGE);

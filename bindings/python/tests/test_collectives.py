@@ -1,6 +1,8 @@
 """Every collective x datatype, out of place (a new array, or out=) and in
 place, blocking and nonblocking, against values computed here."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -160,6 +162,27 @@ def test_op_spellings(world):
 
 # ---- nonblocking forms -------------------------------------------------------
 
+def assert_completed_in_issue_order(requests, limit_s=120):
+    """smd.h: operations on one communicator complete in the order they were
+    issued. Tests the requests newest first until all are done: one seen done
+    while an older one is then seen running finished out of order (testing
+    only moves requests on, so a correct order never fails this). A wall-clock
+    limit bounds the wait, not a count of tests."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        newest_done, running = None, 0
+        for i in reversed(range(len(requests))):
+            if requests[i].done:
+                newest_done = i if newest_done is None else newest_done
+            else:
+                running += 1
+                assert newest_done is None, (
+                    f"request {newest_done} completed before request {i}, issued earlier")
+        if not running:
+            return
+        assert time.monotonic() < deadline, f"{running} requests still running after {limit_s} s"
+
+
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_nonblocking(world, dtype):
     p, r = world.size, world.rank
@@ -176,6 +199,7 @@ def test_nonblocking(world, dtype):
         world.ialltoall(rows, **kw),
         world.ibarrier(),
     ]
+    assert_completed_in_issue_order(requests)
     results = [req.wait() for req in requests]
     check(results[0], dtype, reduced(dtype, "max", p, N))
     np.testing.assert_array_equal(results[1], np.stack([make(dtype, s, N) for s in range(p)]))

@@ -8,11 +8,11 @@ import shutil
 from conftest import JOBS, PYTHON, PYTHON_DIR, REPO, run_job, smdrun
 
 
-def test_killed_peer(solo):
+def test_killed_peer(solo, tmp_path):
     """One rank of three is SIGKILLed mid-collective; the other two get
     PeerFailureError within seconds (not at the 60 s deadline)."""
-    status, out = run_job([smdrun(), "-n", "3", "--grace", "20", PYTHON, str(JOBS / "killed_peer.py")],
-                          env={"SMD_TIMEOUT": "60"}, timeout=90)
+    status, out = run_job([smdrun(), "-n", "3", "--grace", "60", PYTHON, str(JOBS / "killed_peer.py")],
+                          env={"SMD_TIMEOUT": "60", "SURVIVORS_DIR": str(tmp_path)}, timeout=120)
     reports = re.findall(r"^\[([01])\] PeerFailureError after ([0-9.]+) s: (.*)$", out, re.M)
     assert len(reports) == 2, out
     for rank, seconds, message in reports:

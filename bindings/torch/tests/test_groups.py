@@ -44,14 +44,20 @@ def test_overlapping_groups(world, rank, size):
     for _ in range(3):
         check_sum(a, [0, 1], rank)
         check_sum(b, [1, 2], rank)
+    # Both in flight on rank 1 at once; each group's sum is its own.
     if rank == 1:
-        x, y = torch.ones(2), torch.ones(2)
+        x, y = torch.full((2,), 10.0), torch.full((2,), 100.0)
         wa = dist.all_reduce(x, group=a, async_op=True)
         wb = dist.all_reduce(y, group=b, async_op=True)
         wa.wait()
         wb.wait()
+        assert torch.equal(x, torch.full((2,), 11.0)), x  # + rank 0's 1
+        assert torch.equal(y, torch.full((2,), 102.0)), y  # + rank 2's 2
     elif rank in (0, 2):
-        dist.all_reduce(torch.ones(2), group=a if rank == 0 else b)
+        z = torch.full((2,), float(1 if rank == 0 else 2))
+        dist.all_reduce(z, group=a if rank == 0 else b)
+        want = 11.0 if rank == 0 else 102.0
+        assert torch.equal(z, torch.full((2,), want)), z
     dist.barrier()
 
 

@@ -73,45 +73,6 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 
 namespace {
 
-// Slow transfer periods (see broadcast.cc): while the ranks' CPUs do not
-// share a cache, a staging store to a line a reader held costs several
-// times more. A round that stages and also copies to this rank's own
-// output with streaming stores (which go to memory and involve no other
-// core) carries its own yardstick: on the test VM staging took 1.45-1.7x
-// as long as that copy in fast periods and 4.1-4.8x in slow ones (ratios
-// over 200 rounds of 16 MiB allgathers, 25 runs). When two windows of
-// kWindow rounds in a row stage over kSlower x slower (one alone may be a
-// preemption, or the first use of the staging buffers, which faults their
-// pages in), staging streams for kStreamNs, then ordinary stores are
-// measured again. Threads race on these counters harmlessly (a lost update
-// delays a switch by a window).
-class SlowTransferGuard {
- public:
-  bool streaming(int64_t now) const { return now < stream_until_.load(std::memory_order_relaxed); }
-  void observe(uint64_t staging, uint64_t copy_out) {
-    uint64_t s = staging_.fetch_add(staging, std::memory_order_relaxed) + staging;
-    uint64_t c = copy_out_.fetch_add(copy_out, std::memory_order_relaxed) + copy_out;
-    if (rounds_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
-    rounds_.store(0, std::memory_order_relaxed);
-    staging_.store(0, std::memory_order_relaxed);
-    copy_out_.store(0, std::memory_order_relaxed);
-    if (static_cast<double>(s) <= kSlower * static_cast<double>(c)) {
-      slow_windows_.store(0, std::memory_order_relaxed);
-    } else if (slow_windows_.fetch_add(1, std::memory_order_relaxed) + 1 >= 2) {
-      slow_windows_.store(0, std::memory_order_relaxed);
-      stream_until_.store(now_ns() + kStreamNs, std::memory_order_relaxed);
-    }
-  }
-
- private:
-  static constexpr int kWindow = 8;
-  static constexpr double kSlower = 3.0;
-  static constexpr int64_t kStreamNs = 200 * 1000 * 1000;
-  std::atomic<uint64_t> staging_{0}, copy_out_{0};
-  std::atomic<int> rounds_{0}, slow_windows_{0};
-  std::atomic<int64_t> stream_until_{0};
-};
-
 SlowTransferGuard &slow_transfer_guard() {
   static SlowTransferGuard g;
   return g;
@@ -131,6 +92,33 @@ uint64_t ticks() {
 }
 
 }  // namespace
+
+// Slow transfer periods (see broadcast.cc): while the ranks' CPUs do not
+// share a cache, a staging store to a line a reader held costs several
+// times more. A round that stages and also copies to this rank's own
+// output with streaming stores (which go to memory and involve no other
+// core) carries its own yardstick: on the test VM staging took 1.45-1.7x
+// as long as that copy in fast periods and 4.1-4.8x in slow ones (ratios
+// over 200 rounds of 16 MiB allgathers, 25 runs). When two windows of
+// kWindow rounds in a row stage over kSlower x slower (one alone may be a
+// preemption, or the first use of the staging buffers, which faults their
+// pages in), staging streams for kStreamNs, then ordinary stores are
+// measured again. Threads race on these counters harmlessly (a lost update
+// delays a switch by a window).
+void SlowTransferGuard::observe(uint64_t staging, uint64_t copy_out, int64_t now) {
+  uint64_t s = staging_.fetch_add(staging, std::memory_order_relaxed) + staging;
+  uint64_t c = copy_out_.fetch_add(copy_out, std::memory_order_relaxed) + copy_out;
+  if (rounds_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
+  rounds_.store(0, std::memory_order_relaxed);
+  staging_.store(0, std::memory_order_relaxed);
+  copy_out_.store(0, std::memory_order_relaxed);
+  if (static_cast<double>(s) <= kSlower * static_cast<double>(c)) {
+    slow_windows_.store(0, std::memory_order_relaxed);
+  } else if (slow_windows_.fetch_add(1, std::memory_order_relaxed) + 1 >= 2) {
+    slow_windows_.store(0, std::memory_order_relaxed);
+    stream_until_.store(now + kStreamNs, std::memory_order_relaxed);
+  }
+}
 
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
                         size_t round_bytes, size_t op_bytes, bool stream_stage) {
@@ -162,7 +150,7 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
       copying += ticks() - t1;
     }
   }
-  if (watch) guard.observe(staging, copying);
+  if (watch) guard.observe(staging, copying, now_ns());
 }
 
 bool streams_output(size_t op_bytes) {

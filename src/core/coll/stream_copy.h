@@ -7,10 +7,32 @@
 // when the caller reads it, and ordinary copies win.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace smd {
 
+// Decides when large allgather rounds stage with streaming stores because
+// cache-line transfers between the ranks' CPUs became slow (stream_copy.cc
+// explains how). Here for its unit test; `now` is in nanoseconds of any
+// monotonic clock.
+class SlowTransferGuard {
+ public:
+  static constexpr int kWindow = 8;           // rounds compared at a time
+  static constexpr double kSlower = 3.0;      // staging/copy-out ratio that is slow
+  static constexpr int64_t kStreamNs = 200 * 1000 * 1000;  // how long to stream
+
+  bool streaming(int64_t now) const { return now < stream_until_.load(std::memory_order_relaxed); }
+  // One round's ticks spent staging and copying out (any unit, the same
+  // for both).
+  void observe(uint64_t staging, uint64_t copy_out, int64_t now);
+
+ private:
+  std::atomic<uint64_t> staging_{0}, copy_out_{0};
+  std::atomic<int> rounds_{0}, slow_windows_{0};
+  std::atomic<int64_t> stream_until_{0};
+};
 
 // Like memcpy (no overlap), with non-temporal stores where the CPU has
 // them. Ends with a store fence, so a release store that follows (posting

@@ -23,9 +23,14 @@ try:
         x[:] = 1
 except smd.PeerFailureError as e:
     print(f"PeerFailureError after {time.monotonic() - start:.2f} s: {e}", flush=True)
-    # Stay a moment, so that the other survivor learns of the victim rather
-    # than of this rank's exit.
-    time.sleep(3)
+    # Stay until every survivor has learnt of the victim (each leaves a file
+    # in SURVIVORS_DIR), so that none learns of this rank's exit instead;
+    # a minute at most.
+    survivors = os.environ["SURVIVORS_DIR"]
+    open(os.path.join(survivors, str(world.rank)), "w").close()
+    deadline = time.monotonic() + 60
+    while len(os.listdir(survivors)) < world.size - 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
     sys.exit(0)
 except smd.Error as e:
     print(f"unexpected {type(e).__name__}: {e}", flush=True)
