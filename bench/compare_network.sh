@@ -146,6 +146,8 @@ wrong = {}   # (impl, mode, np, bytes) -> [(rep, wrong elements)]
 failed = {}  # (impl, mode, np) -> [(rep, exit status)]
 algos = {}   # (impl, mode, np) -> algorithms smd-bench reported
 inter = {}   # (impl, mode, np, bytes) -> bytes the busiest rank sent across nodes per call
+predicted = {}  # (impl, mode, np, bytes) -> the cost model's time of one call, us
+times = {}   # (impl, mode, np, bytes) -> measured times of one call, us
 for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
     m = re.match(r"r(\d+)_(.+)_(all|nodes2|nodes2-ring|nodes2-rd)_np(\d+)\.jsonl$", os.path.basename(f))
     if not m:
@@ -165,6 +167,9 @@ for f in glob.glob(os.path.join(out, "r*_*.jsonl")):
             algos.setdefault(key[:3], set()).add(r["algo"])
         if "inter_node_bytes" in r:
             inter[key] = max(inter.get(key, 0), r["inter_node_bytes"])
+        if "predicted_us" in r:
+            predicted[key] = r["predicted_us"]
+            times.setdefault(key, []).append(r["time_us"])
         data.setdefault(key, [])
         if r.get("errors", 0):
             wrong.setdefault(key, []).append((int(m.group(1)), r["errors"]))
@@ -215,9 +220,11 @@ hier_rows = [(i, np_, b) for (i, m) in cols if m == "nodes2" for np_ in nps for 
              if med((i, "nodes2", np_, b)) is not None]
 if hier_rows:
     print()
-    print("two nodes: automatic (hierarchical) vs the better flat algorithm, and bytes sent across nodes per rank and call")
+    print("two nodes: automatic (hierarchical) vs the better flat algorithm, bytes sent across nodes per rank and call,")
+    print("  and the automatic choice's measured time of one call next to the cost model's prediction (default costs")
+    print("  unless SMD_TUNING_FILE is set)")
     print(f"{'impl':>8} {'np':>3} {'size':>8} {'auto':>7} {'algo':>13} {'flat':>7} {'auto/flat':>9} "
-          f"{'auto/MPI':>8} {'bytes auto':>11} {'bytes flat':>11}")
+          f"{'auto/MPI':>8} {'bytes auto':>11} {'bytes flat':>11} {'us':>8} {'model us':>8}")
     for i, np_, b in hier_rows:
         auto = med((i, "nodes2", np_, b))
         flat_v = [(med((i, f, np_, b)), f) for f in flats if med((i, f, np_, b)) is not None]
@@ -226,7 +233,9 @@ if hier_rows:
         print(f"{i:>8} {np_:>3} {label(b):>8} {fmt(auto):>7} {','.join(sorted(algos.get((i, 'nodes2', np_), {'?'}))):>13} "
               f"{fmt(flat):>7} {('-' if not flat else f'{auto / flat:.2f}'):>9} "
               f"{('-' if not best_mpi else f'{auto / best_mpi:.2f}'):>8} "
-              f"{inter.get((i, 'nodes2', np_, b), '-'):>11} {inter.get((i, which, np_, b), '-') if which else '-':>11}")
+              f"{inter.get((i, 'nodes2', np_, b), '-'):>11} {inter.get((i, which, np_, b), '-') if which else '-':>11} "
+              f"{fmt(statistics.median(times[(i, 'nodes2', np_, b)])) if (i, 'nodes2', np_, b) in times else '-':>8} "
+              f"{fmt(predicted.get((i, 'nodes2', np_, b))):>8}")
 bad = []
 for (i, m, np_, b), l in sorted(wrong.items()):
     bad += [f"WRONG: {i} {m} np={np_} {label(b)} rep {rep}: {n} wrong elements" for rep, n in l]

@@ -336,6 +336,8 @@ typedef struct smd_comm_stats {
   char last_algorithm[32]; /* of the last collective: "direct", "ring",
                               "rd", "tree", "pairwise", "hierarchical",
                               "single"; "" before the first */
+  double last_predicted_us; /* the cost model's prediction for it (time of one
+                               call), 0 for "single" and before the first */
   int transport_count;     /* entries of transports[] in use */
   smd_transport_stats_t transports[SMD_STATS_MAX_TRANSPORTS];
 } smd_comm_stats_t;

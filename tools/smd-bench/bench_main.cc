@@ -212,10 +212,12 @@ int main(int argc, char **argv) {
       if (o.json)
         printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"%s\", "
                "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-               "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\", \"inter_node_bytes\": %llu}\n",
+               "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\", \"inter_node_bytes\": %llu, "
+               "\"predicted_us\": %.3f}\n",
                o.coll_name.c_str(), bytes, s.count, o.dtype_name.c_str(), o.op_name.c_str(), p, time_us,
                algbw, busbw, static_cast<unsigned long long>(total_err), o.check ? 1 : 0, o.inplace ? 1 : 0,
-               after.last_algorithm, static_cast<unsigned long long>(inter_node_bytes));
+               after.last_algorithm, static_cast<unsigned long long>(inter_node_bytes),
+               after.last_predicted_us);
       else
         printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, s.count, o.dtype_name.c_str(),
                o.op_name.c_str(), time_us, algbw, busbw, static_cast<unsigned long long>(total_err));

@@ -242,6 +242,7 @@ class Comm:
             "intra_node_bytes_sent": s.intra_node_bytes_sent,
             "intra_node_bytes_received": s.intra_node_bytes_received,
             "last_algorithm": ffi.string(s.last_algorithm).decode(),
+            "last_predicted_us": s.last_predicted_us,
             "transports": {
                 ffi.string(t.name).decode(): {"bytes_sent": t.bytes_sent,
                                               "bytes_received": t.bytes_received}

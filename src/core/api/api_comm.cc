@@ -134,6 +134,7 @@ SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm, smd_comm_stats_t
     memset(&s, 0, sizeof s);
     s.collectives = c->traffic().collectives.load(std::memory_order_relaxed);
     snprintf(s.last_algorithm, sizeof s.last_algorithm, "%s", c->last_algorithm());
+    s.last_predicted_us = c->last_predicted_us();
     const std::vector<Transport *> &ts = c->ctx().transports();
     s.transport_count = static_cast<int>(std::min<size_t>(ts.size(), SMD_STATS_MAX_TRANSPORTS));
     for (int i = 0; i < s.transport_count; ++i)

@@ -74,13 +74,14 @@ Algo choose_algo(Comm &c, const CollArgs &a) {
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
   if (c.size() == 1) {
-    c.note_collective("single");
+    c.note_collective("single", 0);
     return run_single(a);
   }
-  const AlgoEntry &algo = *cached_choice(c, a).entry;
+  const AlgoChoice &choice = cached_choice(c, a);
+  const AlgoEntry &algo = *choice.entry;
   SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo_name(algo.algo), a.count,
             datatype_name(a.datatype), c.where().c_str());
-  c.note_collective(algo_name(algo.algo));
+  c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
     algo.run(c, a);
   } catch (const Error &e) {

@@ -134,11 +134,13 @@ class Comm : public std::enable_shared_from_this<Comm> {
   // Statistics: traffic, collectives run, the last collective's algorithm.
   TrafficCounters &traffic() { return traffic_; }
   const TrafficCounters &traffic() const { return traffic_; }
-  void note_collective(const char *algorithm) {
+  void note_collective(const char *algorithm, double predicted_us) {
     traffic_.collectives.fetch_add(1, std::memory_order_relaxed);
     last_algorithm_.store(algorithm, std::memory_order_relaxed);
+    last_predicted_us_.store(predicted_us, std::memory_order_relaxed);
   }
   const char *last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
+  double last_predicted_us() const { return last_predicted_us_.load(std::memory_order_relaxed); }
 
   // Collective sequence number, advanced once per collective run.
   uint64_t next_seq() { return seq_++; }
@@ -185,6 +187,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
   std::vector<std::shared_ptr<Comm>> children_;
   TrafficCounters traffic_;
   std::atomic<const char *> last_algorithm_{""};
+  std::atomic<double> last_predicted_us_{0};
   uint64_t seq_ = 0;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> poisoned_{false};

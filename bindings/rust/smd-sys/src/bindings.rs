@@ -681,6 +681,7 @@ pub struct smd_comm_stats {
     pub intra_node_bytes_sent: u64,
     pub intra_node_bytes_received: u64,
     pub last_algorithm: [::std::os::raw::c_char; 32usize],
+    pub last_predicted_us: f64,
     pub transport_count: ::std::os::raw::c_int,
     pub transports: [smd_transport_stats_t; 4usize],
 }
@@ -688,7 +689,7 @@ pub struct smd_comm_stats {
 fn bindgen_test_layout_smd_comm_stats() {
     assert_eq!(
         ::std::mem::size_of::<smd_comm_stats>(),
-        216usize,
+        224usize,
         concat!("Size of: ", stringify!(smd_comm_stats))
     );
     assert_eq!(
@@ -815,6 +816,23 @@ fn bindgen_test_layout_smd_comm_stats() {
         );
     }
     test_field_last_algorithm();
+    fn test_field_last_predicted_us() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_comm_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).last_predicted_us) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_comm_stats),
+                "::",
+                stringify!(last_predicted_us)
+            )
+        );
+    }
+    test_field_last_predicted_us();
     fn test_field_transport_count() {
         assert_eq!(
             unsafe {
@@ -822,7 +840,7 @@ fn bindgen_test_layout_smd_comm_stats() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).transport_count) as usize - ptr as usize
             },
-            80usize,
+            88usize,
             concat!(
                 "Offset of field: ",
                 stringify!(smd_comm_stats),
@@ -839,7 +857,7 @@ fn bindgen_test_layout_smd_comm_stats() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).transports) as usize - ptr as usize
             },
-            88usize,
+            96usize,
             concat!(
                 "Offset of field: ",
                 stringify!(smd_comm_stats),
