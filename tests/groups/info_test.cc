@@ -287,8 +287,12 @@ TEST_F(SmdInfo, Params) {
   std::set<std::string> sources;
   for (const auto &v : all.items) {
     sources.insert(v.at("source").s);
-    if (v.at("name").s == "SMD_SHM_CMA") EXPECT_EQ(v.at("source").s, "shm");
-    if (v.at("name").s == "SMD_TIMEOUT") EXPECT_EQ(v.at("default").s, "300");
+    if (v.at("name").s == "SMD_SHM_CMA") {
+      EXPECT_EQ(v.at("source").s, "shm");
+    }
+    if (v.at("name").s == "SMD_TIMEOUT") {
+      EXPECT_EQ(v.at("default").s, "300");
+    }
   }
   EXPECT_TRUE(sources.count("core") && sources.count("shm") && sources.count("tcp"));
 }
