@@ -113,8 +113,13 @@ static inline const char *smd_transport_status_string(smd_transport_status_t sta
 #define SMD_TRANSPORT_CAP_INTRA_NODE_ONLY (1ull << 0)
 /* Every entry may be called concurrently from several threads. */
 #define SMD_TRANSPORT_CAP_THREAD_SAFE (1ull << 1)
-/* Buffers passed to isend/irecv/iget must be registered (mr != NULL);
- * without this flag mr may be NULL and the plugin handles any memory. */
+/* Buffers passed to isend/irecv/iget must be registered (mr != NULL for
+ * every buffer of at least one byte); without this flag mr may be NULL and
+ * the plugin handles any memory. The core registers the buffers through
+ * its registration cache (mem_register over whole pages, reused while the
+ * memory stays mapped) and passes the registration. A plugin that needs
+ * registration only in some contexts (a provider requiring local
+ * descriptors) says so from context_caps() instead. */
 #define SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED (1ull << 2)
 /* One-sided reads: mem_pack and iget are implemented. */
 #define SMD_TRANSPORT_CAP_RMA (1ull << 3)
@@ -126,6 +131,16 @@ static inline const char *smd_transport_status_string(smd_transport_status_t sta
 #define SMD_TRANSPORT_CAP_SEGMENTS (1ull << 5)
 /* Buffers may be device (GPU) memory. */
 #define SMD_TRANSPORT_CAP_DEVICE_MEMORY (1ull << 6)
+/* Only from context_caps(): while this context lives, every range of
+ * memory the process unmaps is reported through host->mem_unmapped (the
+ * plugin hooks the memory calls, e.g. with UCX's UCM). The core's
+ * registration cache keeps released registrations only while some
+ * context reports unmaps. */
+#define SMD_TRANSPORT_CAP_REPORTS_UNMAPS (1ull << 7)
+
+/* The priority of a plugin without a probe entry (see probe): below a
+ * native fabric library, above the portable fallback. */
+#define SMD_TRANSPORT_DEFAULT_PRIORITY 20
 
 /* Log levels for host->log. */
 #define SMD_TRANSPORT_LOG_WARN 1
@@ -154,7 +169,27 @@ typedef struct smd_transport_host {
   /* The value of a configuration variable (e.g. "SMD_EFA_PROVIDER"), or
    * NULL when unset. The pointer stays valid until finalize(). */
   const char *(*get_param)(void *host, const char *name);
+
+  /* Appended entries: present when struct_size covers them (see
+   * SMD_TRANSPORT_HAS); an older core passes a shorter host. */
+
+  /* Report that the process unmapped [start, start+size) (munmap, brk
+   * shrinking, madvise(DONTNEED)...), so that registrations of those pages
+   * are never reused. Process-wide, not tied to a context: callable from
+   * any thread, inside the memory call itself; it takes no lock, never
+   * allocates and returns at once. Plugins that report every unmap say so
+   * with SMD_TRANSPORT_CAP_REPORTS_UNMAPS from context_caps(). */
+  void (*mem_unmapped)(const void *start, size_t size);
 } smd_transport_host_t;
+
+/* One configuration variable a plugin reads through host->get_param, for
+ * `smd-info params` and the documentation. */
+typedef struct smd_transport_param {
+  const char *name;          /* "SMD_EFA_PROVIDER": SMD_<PLUGIN>_... */
+  const char *type;          /* "string", "int", "bool", "list", "seconds" */
+  const char *default_value; /* as text; "" = unset */
+  const char *doc;           /* one sentence */
+} smd_transport_param_t;
 
 /* The v1 plugin table. Entries marked "optional" may be NULL; the others
  * must be set. `ctx` is what init() returned; `endpoint` what connect()
@@ -245,6 +280,32 @@ typedef struct smd_transport_v1 {
                                            size_t *size, void **segment);
   /* Unmap a created or attached segment. */
   smd_transport_status_t (*segment_release)(void *ctx, void *segment);
+
+  /* Appended entries (read only when struct_size covers them). */
+
+  /* Optional: the caps of this context after init, where they depend on
+   * what init found. The core reads SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED
+   * and SMD_TRANSPORT_CAP_REPORTS_UNMAPS from it (added to caps); other
+   * bits are reserved. Called once, right after init. */
+  uint64_t (*context_caps)(void *ctx);
+
+  /* Optional: how suitable this plugin is on this machine, for
+   * SMD_TRANSPORT=auto, which tries network plugins from the highest
+   * priority down (ties keep the search order). Negative: not usable
+   * here, auto skips it. Cheap and without side effects: called before
+   * init, with a host whose placement is the world's (log, set_error,
+   * get_param work; no context exists). Writes one phrase saying why into
+   * why[why_size] (NUL-terminated). Guide: 100 the machine's own fabric
+   * (an EFA device for efa), 50 a native fabric library, 10 a portable
+   * fallback (plain TCP); a plugin without probe counts
+   * SMD_TRANSPORT_DEFAULT_PRIORITY. */
+  int32_t (*probe)(const smd_transport_host_t *host, char *why,
+                   size_t why_size);
+
+  /* Optional: the configuration variables this plugin reads, ended by an
+   * entry whose name is NULL. Static storage. Listed by `smd-info params`
+   * with the plugin's name; the core's own variables are not repeated. */
+  const smd_transport_param_t *params;
 } smd_transport_v1_t;
 
 /* The type of the v1 entry function. */

@@ -18,8 +18,17 @@
  * REGISTRATION_REQUIRED: TCP reads and writes any memory, mr is ignored.
  * No RMA and no SEGMENTS: the optional entries for them are NULL. Not
  * INTRA_NODE_ONLY: this is a network transport.
+ *
+ * The entries appended to v1 since its first version: context_caps is
+ * NULL (the caps above hold in every context); probe says how suitable
+ * plain TCP is here (a low priority: the fallback when no fabric plugin
+ * is usable); params lists the one variable this plugin reads, so that
+ * `smd-info params` shows it. A core older than these entries never reads
+ * them (it knows a shorter table), so the plugin loads there too.
  */
 #include "tcp.h" /* first: it selects the system interfaces (_GNU_SOURCE) */
+
+#include <stdio.h>
 
 static tcp_ctx *as_ctx(void *c) {
   tcp_ctx *ctx = (tcp_ctx *)c;
@@ -160,6 +169,25 @@ static tcp_status tcp_check_peer(void *c, void *e) {
   return SMD_TRANSPORT_OK;
 }
 
+/* probe: priority for SMD_TRANSPORT=auto, which tries network plugins
+ * from the highest down. Called before init, so it may only look around
+ * (files, variables): TCP works wherever sockets do, and every fabric
+ * plugin should win over it. */
+static int32_t tcp_probe(const smd_transport_host_t *host, char *why, size_t why_size) {
+  (void)host;
+  snprintf(why, why_size, "plain TCP sockets: the portable fallback");
+  return 10;
+}
+
+/* params: every variable the plugin reads through host->get_param. */
+static const smd_transport_param_t kParams[] = {
+    {"SMD_TCP_ADDR", "string", "",
+     "IPv4 address or host name the tcp transport advertises to peers (it listens on every "
+     "interface); default: 127.0.0.1 when the world is one node, else the host name's address, "
+     "else the first interface that is up."},
+    {NULL, NULL, NULL, NULL},
+};
+
 /* Designated initializers name every entry, so the table reads as the
  * ABI does; entries not named are NULL (optional, not offered here). */
 static const smd_transport_v1_t kTable = {
@@ -187,6 +215,9 @@ static const smd_transport_v1_t kTable = {
     .segment_create = NULL,
     .segment_attach = NULL,
     .segment_release = NULL,
+    .context_caps = NULL,
+    .probe = tcp_probe,
+    .params = kParams,
 };
 
 /* The entry symbol: the only name the plugin exports. The table is

@@ -1,10 +1,10 @@
 #!/bin/sh
 # How the core picks the efa plugin between two fake nodes (smdrun
 # --nodes 2), with only the shm, efa and tcp plugins on SMD_PLUGIN_PATH:
-#  - auto with SMD_EFA_PROVIDER naming a provider: efa leads and serves
-#    between the nodes;
-#  - auto with SMD_EFA_PROVIDER=auto and no EFA device: ucx leads (efa
-#    where ucx is not built), and the log says why;
+#  - auto with SMD_EFA_PROVIDER naming a provider: efa's probe puts it
+#    first (90) and it serves between the nodes;
+#  - auto with SMD_EFA_PROVIDER=auto and no EFA device: efa's probe says
+#    30, behind ucx (50) where ucx is built, and the log says why;
 #  - auto, SMD_EFA_PROVIDER naming no provider: efa fails init, the core
 #    logs the fallback with efa's reason and the next plugin serves
 #    (ucx where it is built, which the core finds beside libsmd, else tcp);
@@ -34,7 +34,7 @@ expect 'transport between nodes: efa (auto.*SMD_EFA_PROVIDER=tcp;ofi_rxm asks fo
 
 run auto auto "$@"
 expect_status ok
-expect 'transport between nodes: [a-z]* (auto: first usable of ucx, efa.*ucx first: no EFA device'
+expect 'transport between nodes: [a-z]* (auto: first usable by priority of .*efa 30 (no EFA device)'
 
 run auto $bogus "$@"
 expect_status ok

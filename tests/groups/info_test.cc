@@ -89,7 +89,7 @@ TEST_F(SmdInfo, HelpAndBadUsage) {
       {"groups --world 8 --nodes 2 --ranks-per-node 4 --placement abc", "placement"},
       {"groups --world 8 --frob", "'--frob' is not an option of smd-info groups"},
       {"topology --world 2", "not an option of smd-info topology"},
-      {"params --json", "not an option of smd-info params"},
+      {"params --world 2", "not an option of smd-info params"},
   };
   for (const Bad &b : bad) {
     Output r = run(b.args);
@@ -279,6 +279,22 @@ TEST_F(SmdInfo, Params) {
   EXPECT_TRUE(contains(r.out, "SMD_TIMEOUT"));
   EXPECT_TRUE(contains(r.out, "SMD_NODE_ID"));
   EXPECT_TRUE(contains(r.out, "variable"));
+  // The shm plugin, always built, declares its own variables.
+  EXPECT_TRUE(contains(r.out, "SMD_SHM_CMA")) << r.out;
+  Output j = run("params --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  jsonlite::Value all = jsonlite::parse(j.out);
+  std::set<std::string> sources;
+  for (const auto &v : all.items) {
+    sources.insert(v.at("source").s);
+    if (v.at("name").s == "SMD_SHM_CMA") {
+      EXPECT_EQ(v.at("source").s, "shm");
+    }
+    if (v.at("name").s == "SMD_TIMEOUT") {
+      EXPECT_EQ(v.at("default").s, "300");
+    }
+  }
+  EXPECT_TRUE(sources.count("core") && sources.count("shm") && sources.count("tcp"));
 }
 
 // smd-info topology --json under smdrun, as rank 0 printed it.

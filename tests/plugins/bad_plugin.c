@@ -171,6 +171,9 @@ static const smd_transport_v1_t bad_table = {
     bad_segment_create,
     bad_segment_attach,
     bad_segment_release,
+    NULL, /* context_caps */
+    NULL, /* probe */
+    NULL, /* params */
 };
 
 __attribute__((visibility("default"))) const smd_transport_v1_t *smd_transport_plugin_v1(void) {

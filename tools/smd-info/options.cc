@@ -13,7 +13,7 @@ const char *const kUsage =
     "commands:\n"
     "  groups     model-parallel rank groups of a layout, computed without launching\n"
     "  topology   where every rank runs (start it under smdrun or another launcher)\n"
-    "  params     the SMD_* configuration variables: name, type, default, meaning\n"
+    "  params     the SMD_* configuration variables of the core and of every plugin\n"
     "  help       this text (also -h, --help, after any command)\n"
     "\n"
     "smd-info groups --world W [--tp T] [--pp P] [--placement S] [--json]\n"
@@ -48,7 +48,12 @@ const char *const kUsage =
     "  host, node index, local rank and size, pid, NUMA node (-1: unknown, or its\n"
     "  CPUs span several) and CPU set.\n"
     "\n"
-    "smd-info params\n"
+    "smd-info params [--json]\n"
+    "  Every variable: name, type, default, where it comes from (core, or the plugin\n"
+    "  that declares it) and meaning. Plugins are found as libsmd finds them\n"
+    "  (SMD_PLUGIN_PATH first) and loaded without being initialised; one that does\n"
+    "  not load is named on stderr. --json prints one array of objects with name,\n"
+    "  type, default, source and doc.\n"
     "\n"
     "Exit status: 0 success, 1 a failure at run time, 2 bad usage.\n";
 
@@ -106,7 +111,7 @@ Options parse_options(int argc, char **argv) {
     bool groups = o.command == Command::kGroups;
     if (arg == "-h" || arg == "--help") {
       o.command = Command::kHelp;
-    } else if (arg == "--json" && !inline_value && o.command != Command::kParams) {
+    } else if (arg == "--json" && !inline_value) {
       o.json = true;
     } else if (groups && arg == "--world") {
       o.world = parse_int(arg, next(), 1);

@@ -258,22 +258,14 @@ void Context::open_transports(const std::string &choice) {
       SMD_INFO("init", "transport within the node: shm (auto: shared memory between local ranks)");
     }
     if (need_remote) {
-      NetworkOrder order = network_plugin_order();
-      std::vector<std::string> candidates = order.names;
-      for (auto &n : discover_plugins())
-        if (n != "shm" && std::find(candidates.begin(), candidates.end(), n) == candidates.end())
-          candidates.push_back(n);
-      std::string tried;
-      for (auto &n : candidates) {
+      NetworkOrder order = network_plugin_order(where, {"shm"});
+      std::string tried = order.rejected;
+      for (auto &c : order.candidates) {
+        const std::string &n = c.name;
         try {
-          auto plugin = load_plugin(n);
-          // Checked before init: a plugin for one node cannot serve between nodes.
-          if (plugin->table->caps & SMD_TRANSPORT_CAP_INTRA_NODE_ONLY)
-            fail(SMD_ERR_PLUGIN, "plugin %s reaches only ranks of one node", plugin->path.c_str());
-          remote_transport_ = start(std::move(plugin));
-          SMD_INFO("init", "transport between nodes: %s (auto: first usable of %s, %s, then any other plugin found; %s first: %s)",
-                   n.c_str(), order.names[0].c_str(), order.names[1].c_str(), order.names[0].c_str(),
-                   order.why.c_str());
+          remote_transport_ = start(c.plugin);
+          SMD_INFO("init", "transport between nodes: %s (auto: first usable by priority of %s)",
+                   n.c_str(), order.summary.c_str());
           break;
         } catch (const Error &e) {
           tried += "\n  " + e.message();

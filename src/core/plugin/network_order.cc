@@ -1,42 +1,48 @@
 #include "core/plugin/network_order.h"
 
-#include <dirent.h>
-#include <limits.h>
-#include <unistd.h>
+#include <algorithm>
 
-#include <cstring>
-
-#include "core/util/params.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
 
 namespace smd {
 
-bool efa_device_present() {
-  DIR *d = opendir("/sys/class/infiniband");
-  if (!d) return false;
-  bool found = false;
-  while (struct dirent *e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::string link = std::string("/sys/class/infiniband/") + e->d_name + "/device/driver";
-    char target[PATH_MAX];
-    ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-    if (n <= 0) continue;
-    target[n] = '\0';
-    const char *base = strrchr(target, '/');
-    if (strcmp(base ? base + 1 : target, "efa") == 0) {
-      found = true;
-      break;
+NetworkOrder network_plugin_order(const TransportPlacement &where,
+                                  const std::vector<std::string> &skip) {
+  NetworkOrder order;
+  auto reject = [&](const std::string &name, const std::string &why) {
+    order.rejected += "\n  " + why;
+    SMD_INFO("init", "auto transport: %s unusable, trying the next: %s", name.c_str(), why.c_str());
+  };
+  for (const std::string &name : discover_plugins()) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+    std::shared_ptr<LoadedPlugin> plugin;
+    try {
+      plugin = load_plugin(name);
+    } catch (const Error &e) {
+      reject(name, e.message());
+      continue;
     }
+    if (plugin->table->caps & SMD_TRANSPORT_CAP_INTRA_NODE_ONLY) {
+      reject(name, "plugin " + plugin->path + " reaches only ranks of one node");
+      continue;
+    }
+    ProbeResult probe = probe_plugin(*plugin, where);
+    if (probe.priority < 0) {
+      reject(name, format("plugin %s: not usable on this machine: %s", plugin->path.c_str(),
+                          probe.why.c_str()));
+      continue;
+    }
+    order.candidates.push_back({name, std::move(plugin), std::move(probe)});
   }
-  closedir(d);
-  return found;
-}
-
-NetworkOrder network_plugin_order() {
-  std::string provider = param_string("SMD_EFA_PROVIDER");
-  if (efa_device_present()) return {{"efa", "ucx"}, "an EFA device is present"};
-  if (!provider.empty() && provider != "auto")
-    return {{"efa", "ucx"}, "SMD_EFA_PROVIDER=" + provider + " asks for libfabric"};
-  return {{"ucx", "efa"}, "no EFA device"};
+  std::stable_sort(order.candidates.begin(), order.candidates.end(),
+                   [](const NetworkCandidate &a, const NetworkCandidate &b) {
+                     return a.probe.priority > b.probe.priority;
+                   });
+  for (const NetworkCandidate &c : order.candidates)
+    order.summary += format("%s%s %d (%s)", order.summary.empty() ? "" : ", ",
+                            c.name.c_str(), c.probe.priority, c.probe.why.c_str());
+  return order;
 }
 
 }  // namespace smd

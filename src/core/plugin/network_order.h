@@ -1,25 +1,35 @@
 // The order in which SMD_TRANSPORT=auto tries network plugins between
-// nodes. efa leads only where it is the right choice: an EFA device is
-// present, or SMD_EFA_PROVIDER names a provider (the user asked for
-// libfabric). Elsewhere ucx leads: on clusters it drives InfiniBand/RoCE
-// natively (rc, dc, ud), and over TCP the two are close (measured on
-// loopback, np=2 allreduce: ucx ahead up to 32 KiB, efa's tcp;ofi_rxm
-// ahead at 8 MiB; docs/PLUGINS.md).
+// nodes: every plugin found (search order) that loads and may cross
+// nodes, highest probe() priority first. The core knows no plugin by
+// name: each plugin says how suitable it is on this machine (efa leads
+// where an EFA device is present, ucx drives InfiniBand/RoCE natively,
+// tcp is the portable fallback; docs/PLUGINS.md).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/plugin/plugin_loader.h"
+#include "core/plugin/transport.h"
+
 namespace smd {
 
-struct NetworkOrder {
-  std::vector<std::string> names;  // preferred plugins, most preferred first
-  std::string why;                 // one phrase for the init log
+struct NetworkCandidate {
+  std::string name;  // as found: libsmd-transport-<name>.so
+  std::shared_ptr<LoadedPlugin> plugin;
+  ProbeResult probe;
 };
 
-NetworkOrder network_plugin_order();
+struct NetworkOrder {
+  std::vector<NetworkCandidate> candidates;  // most preferred first
+  std::string rejected;  // "\n  <reason>" per plugin that could not be a candidate
+  std::string summary;   // "efa 100 (an EFA device is present), ucx 50 (...)", for the log
+};
 
-// True when /sys/class/infiniband lists a device bound to the efa driver.
-bool efa_device_present();
+// Loads and probes every plugin found except those named in `skip`
+// ("shm", which auto uses within the node). Logs each one left out.
+NetworkOrder network_plugin_order(const TransportPlacement &where,
+                                  const std::vector<std::string> &skip);
 
 }  // namespace smd

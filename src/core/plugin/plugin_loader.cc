@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -40,17 +41,38 @@ bool is_file(const std::string &p) {
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::string dir_of(const char *file) {
+  // Absolute, so the search does not depend on the current directory.
+  char *real = realpath(file, nullptr);
+  std::string p = real ? real : file;
+  free(real);
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "" : p.substr(0, slash);
+}
+
+// The folder of the libsmd.so loaded in this process, if any: a tool that
+// compiles parts of the core in (smd-info) and links libsmd finds the
+// plugins libsmd would find.
+std::string libsmd_dir() {
+  std::string found;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info *info, size_t, void *out) {
+        const char *name = info->dlpi_name ? strrchr(info->dlpi_name, '/') : nullptr;
+        if (!name || strncmp(name + 1, "libsmd.so", 9) != 0) return 0;
+        *static_cast<std::string *>(out) = dir_of(info->dlpi_name);
+        return 1;
+      },
+      &found);
+  return found;
+}
+
 // The folder libsmd (or the executable linking the core statically) lives in.
 std::string self_dir() {
+  std::string lib = libsmd_dir();
+  if (!lib.empty()) return lib;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&plugin_search_dirs), &info) && info.dli_fname) {
-    // Absolute, so the search does not depend on the current directory.
-    char *real = realpath(info.dli_fname, nullptr);
-    std::string p = real ? real : info.dli_fname;
-    free(real);
-    size_t slash = p.rfind('/');
-    if (slash != std::string::npos) return p.substr(0, slash);
-  }
+  if (dladdr(reinterpret_cast<void *>(&plugin_search_dirs), &info) && info.dli_fname)
+    return dir_of(info.dli_fname);
   return "";
 }
 
@@ -99,6 +121,14 @@ std::string validate(const smd_transport_v1_t *t) {
            c = offsetof(smd_transport_v1_t, segment_release);
     if (!has(c) || !set(a) || !set(b) || !set(c))
       return "declares CAP_SEGMENTS but segment_create/attach/release are missing";
+  }
+  if (SMD_TRANSPORT_HAS(t, smd_transport_v1_t, params) && t->params) {
+    size_t n = 0;
+    for (const smd_transport_param_t *p = t->params; p->name; ++p, ++n) {
+      if (n >= 256) return "its parameter list has no end (256 entries without a NULL name)";
+      if (strncmp(p->name, "SMD_", 4) != 0 || !p->type || !p->default_value || !p->doc)
+        return format("parameter '%s' needs an SMD_ name, a type, a default and a doc", p->name);
+    }
   }
   return "";
 }

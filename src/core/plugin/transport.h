@@ -1,19 +1,22 @@
 // One initialised plugin context inside a world: the core's only way to
 // call a plugin. It serialises calls for plugins that are not thread-safe,
 // turns plugin statuses into smd::Error with the plugin's own explanation,
-// and provides the host services (log, errors, parameters).
+// provides the host services (log, errors, parameters, unmap reports), and
+// registers buffers through the registration cache for plugins that need
+// registered memory (SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED).
 #pragma once
 
 #include <smd.h>
 #include <smd_transport.h>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "core/bootstrap/store.h"
 #include "core/plugin/plugin_loader.h"
+#include "core/plugin/registration_cache.h"
 
 namespace smd {
 
@@ -29,6 +32,18 @@ struct TransportRequest {
   void *handle = nullptr;
 };
 
+// The host services a plugin gets (smd_transport_host_t's callbacks and
+// the storage behind them), for init and for probe.
+class PluginHost;
+
+// A plugin's answer to probe(): its priority for SMD_TRANSPORT=auto
+// (SMD_TRANSPORT_DEFAULT_PRIORITY without a probe entry) and why.
+struct ProbeResult {
+  int priority = 0;
+  std::string why;
+};
+ProbeResult probe_plugin(const LoadedPlugin &plugin, const TransportPlacement &where);
+
 class Transport {
  public:
   // Calls the plugin's init; throws SMD_ERR_PLUGIN with its message.
@@ -39,8 +54,11 @@ class Transport {
 
   const std::string &name() const { return plugin_->name; }
   const std::string &path() const { return plugin_->path; }
-  uint64_t caps() const { return table_->caps; }
-  bool has(uint64_t cap) const { return (table_->caps & cap) == cap; }
+  // The table's caps and what context_caps() added.
+  uint64_t caps() const { return caps_; }
+  bool has(uint64_t cap) const { return (caps_ & cap) == cap; }
+  // The registration cache, or nullptr when the plugin needs none.
+  const RegistrationCache *registrations() const { return registrations_.get(); }
   bool has_wait() const;
   bool has_check_peer() const;
 
@@ -70,19 +88,29 @@ class Transport {
  private:
   [[noreturn]] void raise(smd_transport_status_t st, const char *what, int peer);
   std::unique_lock<std::mutex> lock();
-
-  static void host_log(void *host, int level, const char *message);
-  static void host_set_error(void *host, const char *message);
-  static const char *host_get_param(void *host, const char *name);
+  void start_registrations();
+  // The registration for a buffer about to be handed to the plugin
+  // (nullptr when none is needed); keep() ties it to the request that
+  // uses it, done() lets it go when the request finishes.
+  RegistrationCache::Region *registration_for(const void *buf, size_t size);
+  // Starts a transfer of buf: call(mr, &request) with the registration's
+  // handle (or NULL) under the plugin's lock; throws what failed.
+  template <class Call>
+  void *start(const void *buf, size_t size, const char *what, int peer, Call call);
+  void keep(void *request, RegistrationCache::Region *r);
+  void done(void *request);
 
   std::shared_ptr<LoadedPlugin> plugin_;
   const smd_transport_v1_t *table_;
-  smd_transport_host_t host_{};
+  std::unique_ptr<PluginHost> host_;
   void *ctx_ = nullptr;
+  uint64_t caps_ = 0;
   bool serialise_;
+  bool reports_unmaps_ = false;
   std::mutex mu_;
-  std::mutex params_mu_;
-  std::map<std::string, std::string> params_;  // keeps get_param strings alive
+  std::unique_ptr<RegistrationCache> registrations_;
+  std::mutex in_flight_mu_;
+  std::unordered_map<void *, RegistrationCache::Region *> in_flight_;
 };
 
 // smd_result_t for a plugin status.

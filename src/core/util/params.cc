@@ -26,16 +26,7 @@ const std::vector<ParamDef> &all_params() {
       // Transports
       {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, a plugin name for all traffic, or LOCAL+NETWORK (e.g. shm+tcp) for one inside nodes and another between them."},
       {"SMD_PLUGIN_PATH", "list", "", "Colon-separated directories or plugin files searched before the built-in plugin directory."},
-      {"SMD_SHM_CMA", "bool", "1", "Let the shm transport copy directly between processes with cross-memory attach (process_vm_readv)."},
-      {"SMD_SHM_EAGER_LIMIT", "int", "32704", "Largest message the shm transport copies through its rings; larger ones go by cross-memory attach."},
-      {"SMD_TCP_ADDR", "string", "", "IPv4 address or host name the tcp transport advertises to peers (it listens on every interface); default: 127.0.0.1 when the world is one node, else the host name's address, else the first interface that is up."},
-      {"SMD_UCX_REG_CACHE", "int", "64", "Released memory registrations the ucx transport keeps for reuse (0: unregister at once); dropped when their memory is unmapped."},
-      {"SMD_EFA_PROVIDER", "string", "auto", "libfabric provider of the efa transport: auto (efa when an EFA device is present, else the first provider with reliable tagged endpoints), or a name such as tcp;ofi_rxm, tcp or shm."},
-      {"SMD_EFA_DOMAIN", "string", "", "libfabric domain (device) of the efa transport; default: the provider's first."},
-      {"SMD_EFA_MR_CACHE", "int", "256", "Idle memory registrations the efa transport keeps for reuse (0: deregister at once)."},
-      {"SMD_EFA_MR_LOCAL", "bool", "0", "Make the efa transport register local buffers even where the provider does not require it."},
-      {"SMD_EFA_DIRECTED_RECV", "bool", "1", "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV); 0 carries the sender's rank in the tag instead."},
-      {"SMD_EFA_LIVENESS", "bool", "1", "Let the efa transport watch each peer through a TCP socket, so a dead peer fails requests instead of hanging them."},
+      {"SMD_REG_CACHE", "int", "64", "Released memory registrations the core keeps per transport for plugins that need registered buffers, while a plugin reports unmapped memory (0: deregister at once)."},
       // Algorithms
       {"SMD_ALGO", "string", "auto", "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise, hierarchical) or a list like allreduce=ring,allgather=direct; a forced algorithm that does not apply to a communicator falls back to the automatic choice (logged at info)."},
       {"SMD_HIER_CHUNK_BYTES", "int", "1048576", "Hierarchical allreduce splits vectors into chunks of about this many bytes whose node and network phases overlap (the network phase on a worker thread); 0 = one chunk."},

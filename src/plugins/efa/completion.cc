@@ -26,10 +26,7 @@ Request *request_of(void *op_context) {
 
 // The slot goes back to the pool with whatever it held.
 void request_free(Context *ctx, Request *r) {
-  if (r->cached != nullptr) {
-    ctx->mr_cache.release(r->cached);
-    r->cached = nullptr;
-  }
+  drop_own_registration(r);
   frame_release(ctx, r);
   ctx->pool.release(r);
 }
@@ -45,10 +42,7 @@ void given_back(Context *ctx, Request *r) {
 // The provider gives r back with this outcome.
 void returned(Context *ctx, Request *r, Status status, size_t bytes) {
   given_back(ctx, r);
-  if (r->cached != nullptr) {
-    ctx->mr_cache.release(r->cached);
-    r->cached = nullptr;
-  }
+  drop_own_registration(r);
   if (r->state != ReqState::kDone) {
     if (status == SMD_TRANSPORT_ERR_CANCELED && r->stopping != SMD_TRANSPORT_OK)
       status = r->stopping;
@@ -146,10 +140,7 @@ void request_finish(Context *ctx, Request *r, Status status, size_t bytes) {
   r->bytes = bytes;
   --ctx->unfinished;
   ++ctx->events;
-  if (!r->posted && r->cached != nullptr) {
-    ctx->mr_cache.release(r->cached);
-    r->cached = nullptr;
-  }
+  if (!r->posted) drop_own_registration(r);
 }
 
 void request_release(Context *ctx, Request *r) {

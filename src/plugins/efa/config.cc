@@ -1,11 +1,29 @@
-// SMD_EFA_* parameters, read once at init through host->get_param.
-#include <cerrno>
-#include <cstdlib>
+// SMD_EFA_* parameters: declared for smd-info (the table's params entry),
+// read once at init through host->get_param.
 #include <cstring>
 
 #include "context.h"
 
 namespace smd_efa {
+
+const smd_transport_param_t kParams[] = {
+    {"SMD_EFA_PROVIDER", "string", "auto",
+     "libfabric provider of the efa transport: auto (efa when an EFA device is present, else "
+     "the first provider with reliable tagged endpoints), or a name such as tcp;ofi_rxm, tcp "
+     "or shm; a name also puts efa first under SMD_TRANSPORT=auto."},
+    {"SMD_EFA_DOMAIN", "string", "",
+     "libfabric domain (device) of the efa transport; default: the provider's first."},
+    {"SMD_EFA_MR_LOCAL", "bool", "0",
+     "Make the efa transport register local buffers even where the provider does not require "
+     "it (the core then registers every buffer through its registration cache)."},
+    {"SMD_EFA_DIRECTED_RECV", "bool", "1",
+     "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV); 0 carries "
+     "the sender's rank in the tag instead."},
+    {"SMD_EFA_LIVENESS", "bool", "1",
+     "Let the efa transport watch each peer through a TCP socket, so a dead peer fails "
+     "requests instead of hanging them."},
+    {nullptr, nullptr, nullptr, nullptr},
+};
 
 // Empty counts as unset.
 static const char *param(Context *ctx, const char *name) {
@@ -28,16 +46,6 @@ static Status read_bool(Context *ctx, const char *name, bool *out) {
 Status read_config(Context *ctx, Config *cfg) {
   if (const char *v = param(ctx, "SMD_EFA_PROVIDER")) cfg->provider = v;
   if (const char *v = param(ctx, "SMD_EFA_DOMAIN")) cfg->domain = v;
-  if (const char *v = param(ctx, "SMD_EFA_MR_CACHE")) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n > 1000000)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "SMD_EFA_MR_CACHE=%s: expected a number of registrations "
-                  "(0 .. 1000000)", v);
-    cfg->mr_cache = size_t(n);
-  }
   if (Status s = read_bool(ctx, "SMD_EFA_MR_LOCAL", &cfg->force_mr_local)) return s;
   if (Status s = read_bool(ctx, "SMD_EFA_DIRECTED_RECV", &cfg->directed_recv)) return s;
   return read_bool(ctx, "SMD_EFA_LIVENESS", &cfg->liveness);

@@ -17,7 +17,6 @@
 
 #include "framing.h"
 #include "host_calls.h"
-#include "mr_cache.h"
 #include "request.h"
 #include "smd_transport.h"
 
@@ -93,7 +92,6 @@ constexpr uint64_t kRegistrationMagic = 0x4745525f414645ull;  // "EFA_REG"
 struct Config {
   std::string provider;    // SMD_EFA_PROVIDER ("" = the efa provider only)
   std::string domain;      // SMD_EFA_DOMAIN ("" = the first one)
-  size_t mr_cache = 256;   // SMD_EFA_MR_CACHE: idle registrations kept
   bool force_mr_local = false;   // SMD_EFA_MR_LOCAL
   bool directed_recv = true;     // SMD_EFA_DIRECTED_RECV
   bool liveness = true;          // SMD_EFA_LIVENESS
@@ -144,7 +142,6 @@ struct Context {
   std::vector<uint8_t> name;  // fi_getname
 
   RequestPool pool;
-  MrCache mr_cache;
   uint64_t next_key = 1;  // for providers without FI_MR_PROV_KEY
   uint64_t next_cookie = 1;  // framed: names pulled and announced messages
   std::unordered_map<uint64_t, Request *> pulls;  // sends awaiting their kAck
@@ -294,13 +291,20 @@ Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size);
 Status mem_get(Context *ctx, Endpoint *ep, void *local,
                Registration *local_mr, uint64_t remote, const void *rkey,
                size_t rkey_size, size_t size, void **request);
-// The descriptor for a local buffer: the caller's registration, a cache
-// entry (referenced in r->cached), or none when the provider needs none.
+// The descriptor for a local buffer: the caller's registration, one made
+// for this request alone (r->own_mr) when the provider needs local
+// descriptors and the core passed none, or none.
 Status local_descriptor(Context *ctx, Request *r, Registration *mr);
-// Registers a region with the access the plugin uses (also the cache's).
+// Closes r->own_mr, if any, once the provider gave r back.
+void drop_own_registration(Request *r);
+// Registers a region with the access the plugin uses.
 int register_region(Context *ctx, uintptr_t base, size_t len,
                      struct fid_mr **out);
 
 uint64_t monotonic_ns();
+
+// ---- what the plugin tells the core before init (probe.cc, config.cc)
+int32_t probe_machine(const smd_transport_host_t *host, char *why, size_t why_size);
+extern const smd_transport_param_t kParams[];
 
 }  // namespace smd_efa

@@ -168,6 +168,18 @@ Status efa_iget(void *c, void *e, void *local, void *local_mr, uint64_t remote,
   });
 }
 
+int32_t efa_probe(const smd_transport_host_t *host, char *why, size_t why_size) {
+  if (host == nullptr || why == nullptr || why_size == 0) return 0;
+  return probe_machine(host, why, why_size);
+}
+
+// A provider that needs local descriptors needs every buffer registered:
+// the core then registers them through its registration cache.
+uint64_t efa_context_caps(void *c) {
+  Context *ctx = as_context(c);
+  return ctx != nullptr && ctx->prov.mr_local ? SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED : 0;
+}
+
 const smd_transport_v1_t kTable = {
     sizeof(smd_transport_v1_t),
     SMD_TRANSPORT_ABI_VERSION,
@@ -193,6 +205,9 @@ const smd_transport_v1_t kTable = {
     nullptr,  // segment_create: no shared segments
     nullptr,  // segment_attach
     nullptr,  // segment_release
+    efa_context_caps,
+    efa_probe,
+    kParams,
 };
 
 }  // namespace

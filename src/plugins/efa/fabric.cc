@@ -97,10 +97,6 @@ static Status open_fabric(Context *ctx) {
   return SMD_TRANSPORT_OK;
 }
 
-static int cache_register(void *owner, uintptr_t base, size_t len, struct fid_mr **mr) {
-  return register_region(static_cast<Context *>(owner), base, len, mr);
-}
-
 // Closes whatever init opened, in reverse order.
 static void close_all(Context *ctx) {
   for (Endpoint *ep : ctx->endpoints) {
@@ -113,7 +109,6 @@ static void close_all(Context *ctx) {
   liveness_close(ctx);
   // The endpoint goes first: no operation holds a registration after it.
   if (ctx->ep != nullptr) fi_close(&ctx->ep->fid);
-  ctx->mr_cache.clear();
   for (Registration *r : ctx->registrations) {
     if (r->mr != nullptr) fi_close(&r->mr->fid);
     r->magic = 0;
@@ -157,8 +152,6 @@ Status context_init(const smd_transport_host_t *host, void **out) {
     delete ctx;
     return s;
   }
-  ctx->mr_cache.configure(ctx->cfg.mr_cache, size_t(sysconf(_SC_PAGESIZE)), ctx,
-                          cache_register);
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
            "efa: endpoint of %zu B on %s; completion queue %s; liveness %s",
            ctx->name.size(), ctx->prov.name.c_str(),

@@ -1,7 +1,10 @@
 // Memory registration: explicit registrations (mem_register, whose remote
-// keys mem_pack publishes for a peer's iget), and the descriptors of
-// buffers the core passes unregistered, from the registration cache when
-// the provider needs local descriptors (FI_MR_LOCAL, or SMD_EFA_MR_LOCAL).
+// keys mem_pack publishes for a peer's iget), and the descriptors of local
+// buffers when the provider needs them (FI_MR_LOCAL, or SMD_EFA_MR_LOCAL).
+// Such a context says SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED (entry.cc),
+// and the core passes every buffer registered through its registration
+// cache; a core older than context_caps() passes none, and each buffer is
+// then registered for its request alone.
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -143,15 +146,19 @@ Status local_descriptor(Context *ctx, Request *r, Registration *mr) {
     return SMD_TRANSPORT_OK;
   }
   if (!ctx->prov.mr_local || r->size == 0) return SMD_TRANSPORT_OK;
-  int err = 0;
-  MrEntry *e = ctx->mr_cache.acquire(r->buf, r->size, &err);
-  if (e == nullptr)
-    return fail(ctx, status_of_fi_error(-err),
+  int rc = register_region(ctx, reinterpret_cast<uintptr_t>(r->buf), r->size, &r->own_mr);
+  if (rc != 0)
+    return fail(ctx, status_of_fi_error(-rc),
                 "efa: registering a %zu-byte buffer at %p with provider %s failed: %s",
-                r->size, r->buf, ctx->prov.name.c_str(), fi_strerror(-err));
-  r->cached = e;
-  r->desc = e->desc;
+                r->size, r->buf, ctx->prov.name.c_str(), fi_strerror(-rc));
+  r->desc = fi_mr_desc(r->own_mr);
   return SMD_TRANSPORT_OK;
+}
+
+void drop_own_registration(Request *r) {
+  if (r->own_mr == nullptr) return;
+  fi_close(&r->own_mr->fid);
+  r->own_mr = nullptr;
 }
 
 }  // namespace smd_efa

@@ -241,7 +241,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
            p.directed_recv ? "directed" : "rank-in-tag",
            p.rma ? "RMA reads" : "no RMA",
            p.inject_size,
-           p.mr_local ? "local buffers registered (cache)" : "no local registration",
+           p.mr_local ? "local buffers registered" : "no local registration",
            p.framed ? "; tags matched by the plugin (framed messages)" : "");
   *out = info;
   return SMD_TRANSPORT_OK;

@@ -29,7 +29,7 @@ Request *RequestPool::alloc() {
   r->status = r->stopping = SMD_TRANSPORT_OK;
   r->ep = nullptr;
   r->buf = r->desc = nullptr;
-  r->cached = nullptr;
+  r->own_mr = nullptr;
   r->size = r->bytes = 0;
   r->tag = r->remote = r->key = 0;
   r->prev = r->next = nullptr;

@@ -48,7 +48,7 @@ struct Request {
   size_t size = 0;
   uint64_t tag = 0;        // the tag on the wire
   void *desc = nullptr;    // local memory descriptor, or nullptr
-  MrEntry *cached = nullptr;  // registration-cache reference held
+  struct fid_mr *own_mr = nullptr;  // registered for this request alone
   uint64_t remote = 0;     // iget: address as the provider wants it
   uint64_t key = 0;        // iget: remote key
   size_t bytes = 0;        // bytes transferred, once done

@@ -203,6 +203,17 @@ Status shm_segment_release(void *c, void *segment) {
   });
 }
 
+// The variables read_params() reads (context.cc).
+const smd_transport_param_t kParams[] = {
+    {"SMD_SHM_CMA", "bool", "1",
+     "Let the shm transport copy directly between processes with cross-memory attach "
+     "(process_vm_readv)."},
+    {"SMD_SHM_EAGER_LIMIT", "int", "32704",
+     "Largest message the shm transport copies through its rings; larger ones go by "
+     "cross-memory attach."},
+    {nullptr, nullptr, nullptr, nullptr},
+};
+
 const smd_transport_v1_t kTable = {
     sizeof(smd_transport_v1_t),
     SMD_TRANSPORT_ABI_VERSION,
@@ -229,6 +240,9 @@ const smd_transport_v1_t kTable = {
     shm_segment_create,
     shm_segment_attach,
     shm_segment_release,
+    nullptr,  // context_caps: the caps above hold everywhere
+    nullptr,  // probe: never a network plugin (INTRA_NODE_ONLY)
+    kParams,
 };
 
 }  // namespace

@@ -10,7 +10,6 @@
 
 namespace smd_ucx {
 
-constexpr size_t kDefaultRegCache = 64;
 
 // UCX settings the plugin needs unless the user chose otherwise (each is
 // applied only when none of the UCX_* variables that set it is present):
@@ -66,17 +65,6 @@ static Status check_placement(const smd_transport_host_t *host) {
 }
 
 static Status read_params(Context *ctx) {
-  size_t cache = kDefaultRegCache;
-  if (const char *v = param(ctx, "SMD_UCX_REG_CACHE")) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n > 1'000'000)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "SMD_UCX_REG_CACHE=%s is not a region count (0 .. 1000000)", v);
-    cache = size_t(n);
-  }
-  ctx->regs.set_max_idle(cache);
   const char *tls = getenv("UCX_TLS");
   ctx->tls = tls == nullptr ? "(unset: all)" : *tls == '\0' ? "\"\"" : tls;
   return SMD_TRANSPORT_OK;
@@ -142,7 +130,7 @@ static void close_ucp(Context *ctx) {
 
 static void destroy(Context *ctx) {
   close_ucp(ctx);
-  if (ctx->unmap_events) unmap_log_detach();
+  if (ctx->unmap_events) unmap_hook_detach();
   ucx_log_detach(ctx->host);
   ctx->magic = 0;
   delete ctx;
@@ -165,18 +153,20 @@ Status context_init(const smd_transport_host_t *host, void **out) {
     destroy(ctx);
     return s;
   }
-  // Idle registrations may be kept only if we hear when memory goes away.
-  ctx->unmap_events = ctx->regs.max_idle() > 0 && unmap_log_attach(&ctx->unmaps);
-  if (!ctx->unmap_events) ctx->regs.set_max_idle(0);
+  // UCM hears every unmap of the process: the core's registration cache
+  // (for plugins that need registered buffers) may then keep idle
+  // registrations. A core older than host->mem_unmapped does not listen.
+  if (SMD_TRANSPORT_HAS(host, smd_transport_host_t, mem_unmapped))
+    ctx->unmap_events = unmap_hook_attach(host->mem_unmapped);
 
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
            "ucx: UCX %u.%u.%u, UCX_TLS=%s, worker address %zu B, waits %s, "
-           "registration cache keeps %zu idle regions",
+           "unmaps %sreported to the core",
            major, minor, release, ctx->tls.c_str(), ctx->address.size(),
            ctx->event_fd >= 0 ? "on the worker's event fd" : "by napping",
-           ctx->regs.max_idle());
+           ctx->unmap_events ? "" : "not ");
   *out = ctx;
   return SMD_TRANSPORT_OK;
 }

@@ -12,10 +12,9 @@
 #include <vector>
 
 #include "host_calls.h"
-#include "reg_cache.h"
 #include "request.h"
 #include "smd_transport.h"
-#include "unmap_log.h"
+#include "unmap_hook.h"
 
 namespace smd_ucx {
 
@@ -50,7 +49,16 @@ constexpr uint64_t kEndpointMagic = 0x50455f5855435355ull;  // "USCUX_EP"
 constexpr uint64_t kContextMagic = 0x58544358555f4d53ull;   // "SM_UXCTX"
 constexpr uint64_t kRegistrationMagic = 0x4745525f58435553ull;  // "SUCX_REG"
 
-// What mem_register hands out: a view of a cached region.
+// Registered memory: whole pages mapped with UCX. Buffers the core sends
+// are never registered here (UCX registers what its protocols need, with
+// its own cache); registrations serve one-sided reads.
+struct Region {
+  uintptr_t base = 0, end = 0;  // [base, end), page aligned
+  void *handle = nullptr;       // the ucp_mem_h
+  std::vector<unsigned char> packed;  // its remote key, packed on demand
+};
+
+// What mem_register hands out: the range asked for and its region.
 struct Registration {
   uint64_t magic;
   Region *region;
@@ -75,9 +83,7 @@ struct Context {
   RequestPool pool;
   uint64_t completions = 0;  // requests finished so far (wait() watches it)
 
-  RegCache regs;
-  UnmapCursor unmaps;
-  bool unmap_events = false;  // invalidation works: idle regions may be kept
+  bool unmap_events = false;  // unmaps are reported to the host (UCM hooks)
   std::unordered_set<Registration *> registrations;
 };
 

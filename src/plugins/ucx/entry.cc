@@ -1,5 +1,7 @@
 // The exported v1 table. Each entry checks its handles, catches every C++
 // exception (none may cross the C ABI) and calls into the implementation.
+#include <cstdio>
+
 #include "context.h"
 #include "guard.h"
 
@@ -142,6 +144,20 @@ Status ucx_iget(void *c, void *e, void *local, void *, uint64_t remote,
   });
 }
 
+uint64_t ucx_context_caps(void *c) {
+  Context *ctx = as_context(c);
+  return ctx != nullptr && ctx->unmap_events ? SMD_TRANSPORT_CAP_REPORTS_UNMAPS : 0;
+}
+
+// Ahead of the portable tcp fallback: UCX drives InfiniBand and RoCE
+// natively (rc, dc, ud) and is close to libfabric over TCP (measured on
+// loopback, np=2 allreduce: ucx ahead up to 32 KiB, efa's tcp;ofi_rxm
+// ahead at 8 MiB; docs/PLUGINS.md). Behind efa where an EFA device is.
+int32_t ucx_probe(const smd_transport_host_t *, char *why, size_t why_size) {
+  snprintf(why, why_size, "UCX drives InfiniBand/RoCE natively, and TCP elsewhere");
+  return 50;
+}
+
 const smd_transport_v1_t kTable = {
     sizeof(smd_transport_v1_t),
     SMD_TRANSPORT_ABI_VERSION,
@@ -168,6 +184,9 @@ const smd_transport_v1_t kTable = {
     nullptr,  // segment_create: no SEGMENTS
     nullptr,  // segment_attach
     nullptr,  // segment_release
+    ucx_context_caps,
+    ucx_probe,
+    nullptr,  // params: none of its own; UCX's UCX_* variables pass through
 };
 
 }  // namespace

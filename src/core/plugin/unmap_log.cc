@@ -1,12 +1,9 @@
-#include "unmap_log.h"
-
-#include <ucm/api/ucm.h>
+#include "core/plugin/unmap_log.h"
 
 #include <atomic>
 #include <mutex>
 
-namespace smd_ucx {
-
+namespace smd {
 namespace {
 
 // Each slot is a small seqlock: `seq` is 2n+1 while entry n is written
@@ -22,19 +19,10 @@ constexpr uint64_t kSlots = 512;
 Slot g_slots[kSlots];
 std::atomic<uint64_t> g_next{0};
 
-std::mutex g_install_mu;
-int g_users = 0;
-bool g_installed = false;
-
-// UCX's registration cache uses 1000 too; the order among handlers of a
-// "pre" event does not matter to us.
-constexpr int kHandlerPriority = 1000;
-
-void on_unmapped(ucm_event_type_t type, ucm_event_t *event, void *) {
-  if (type != UCM_EVENT_VM_UNMAPPED) return;
-  auto start = reinterpret_cast<uintptr_t>(event->vm_unmapped.address);
-  unmap_log_note(start, start + event->vm_unmapped.size);
-}
+std::mutex g_coverage_mu;
+int g_reporters = 0;
+uint64_t g_period = 0;
+std::atomic<uint64_t> g_current{0};  // g_period while g_reporters > 0, else 0
 
 }  // namespace
 
@@ -48,33 +36,11 @@ void unmap_log_note(uintptr_t start, uintptr_t end) {
   s.seq.store(2 * n + 2, std::memory_order_release);
 }
 
-bool unmap_log_attach(UnmapCursor *cursor) {
-  std::lock_guard<std::mutex> lock(g_install_mu);
-  if (g_users == 0) {
-    ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED,
-                                           kHandlerPriority, on_unmapped, nullptr);
-    if (s == UCS_OK && ucm_test_events(UCM_EVENT_VM_UNMAPPED) != UCS_OK) {
-      ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmapped, nullptr);
-      s = UCS_ERR_UNSUPPORTED;
-    }
-    if (s != UCS_OK) return false;
-    g_installed = true;
-  }
-  ++g_users;
+void unmap_log_attach(UnmapCursor *cursor) {
   cursor->seen = g_next.load(std::memory_order_acquire);
-  return true;
 }
 
-void unmap_log_detach() {
-  std::lock_guard<std::mutex> lock(g_install_mu);
-  if (g_users == 0 || --g_users > 0) return;
-  if (g_installed)
-    ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmapped, nullptr);
-  g_installed = false;
-}
-
-bool unmap_log_read(UnmapCursor *cursor,
-                    std::vector<std::pair<uintptr_t, uintptr_t>> *ranges) {
+bool unmap_log_read(UnmapCursor *cursor, std::vector<std::pair<uintptr_t, uintptr_t>> *ranges) {
   uint64_t now = g_next.load(std::memory_order_acquire);
   uint64_t from = cursor->seen;
   cursor->seen = now;
@@ -92,4 +58,16 @@ bool unmap_log_read(UnmapCursor *cursor,
   return true;
 }
 
-}  // namespace smd_ucx
+void unmap_coverage_begin() {
+  std::lock_guard<std::mutex> lock(g_coverage_mu);
+  if (g_reporters++ == 0) g_current.store(++g_period, std::memory_order_release);
+}
+
+void unmap_coverage_end() {
+  std::lock_guard<std::mutex> lock(g_coverage_mu);
+  if (g_reporters > 0 && --g_reporters == 0) g_current.store(0, std::memory_order_release);
+}
+
+uint64_t unmap_coverage() { return g_current.load(std::memory_order_acquire); }
+
+}  // namespace smd
