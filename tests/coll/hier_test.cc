@@ -106,7 +106,9 @@ TEST(Hierarchy, AllreduceSendsTheMinimumAcrossNodes) {
                                    << ") should send more across nodes than the hierarchy";
   } else {
     EXPECT_EQ(algo, l.local_size > 1 ? "hierarchical" : algo);
-    if (l.local_size > 1) EXPECT_LE(double(sent), bound) << algo;
+    if (l.local_size > 1) {
+      EXPECT_LE(double(sent), bound) << algo;
+    }
   }
 }
 
@@ -161,7 +163,9 @@ TEST(Hierarchy, ReversedRanksStillGiveRightResults) {
     std::vector<double> red(count, -1);
     ASSERT_EQ(smd_reduce(in.data(), red.data(), count, SMD_FLOAT64, SMD_MAX, 1 % p, rev, nullptr),
               SMD_SUCCESS);
-    if (r == 1 % p) ASSERT_EQ(red[0], double((p - 1) * 1000));
+    if (r == 1 % p) {
+      ASSERT_EQ(red[0], double((p - 1) * 1000));
+    }
   }
   ASSERT_EQ(smd_comm_destroy(rev), SMD_SUCCESS);
 }
@@ -179,7 +183,9 @@ TEST(Hierarchy, EveryRootInEveryPlace) {
     std::vector<int64_t> in(count, rank() + 1), out(count, -5);
     ASSERT_EQ(smd_reduce(in.data(), out.data(), count, SMD_INT64, SMD_SUM, root, world(), nullptr),
               SMD_SUCCESS);
-    if (rank() == root) ASSERT_EQ(out[count - 1], int64_t(size()) * (size() + 1) / 2);
+    if (rank() == root) {
+      ASSERT_EQ(out[count - 1], int64_t(size()) * (size() + 1) / 2);
+    }
     std::vector<float> avg(count, float(rank())), got(count);
     ASSERT_EQ(smd_allreduce(avg.data(), got.data(), count, SMD_FLOAT32, SMD_AVG, world(), nullptr),
               SMD_SUCCESS);
