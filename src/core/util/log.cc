@@ -8,9 +8,11 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/util/error.h"
+#include "core/util/params.h"
 
 namespace smd {
 namespace {
@@ -31,7 +33,10 @@ LogState &state() {
 std::atomic<int> g_rank{-1};
 
 void load(LogState &s) {
-  const char *lvl = getenv("SMD_DEBUG");
+  // Through the registry, like every SMD_* variable (params.cc logs
+  // nothing, so this cannot recurse).
+  std::optional<std::string> lvl_value = param_env("SMD_DEBUG");
+  const char *lvl = lvl_value ? lvl_value->c_str() : nullptr;
   LogLevel level = LogLevel::kWarn;
   if (lvl && *lvl) {
     if (!strcasecmp(lvl, "none") || !strcasecmp(lvl, "off")) level = LogLevel::kNone;
@@ -40,9 +45,9 @@ void load(LogState &s) {
     else if (!strcasecmp(lvl, "trace")) level = LogLevel::kTrace;
   }
   s.level.store(static_cast<int>(level));
-  const char *filt = getenv("SMD_DEBUG_SUBSYS");
-  s.subsys_filter = filt ? filt : "";
-  const char *file = getenv("SMD_DEBUG_FILE");
+  s.subsys_filter = param_env("SMD_DEBUG_SUBSYS").value_or("");
+  std::optional<std::string> file_value = param_env("SMD_DEBUG_FILE");
+  const char *file = file_value ? file_value->c_str() : nullptr;
   if (s.out != stderr && s.out) fclose(s.out);
   s.out = stderr;
   if (file && *file) {
