@@ -25,6 +25,7 @@ struct CollState {
   struct CachedChoice {
     int kind = -1;
     size_t bytes = 0;
+    MemoryKind memory = MemoryKind::kHost;
     AlgoChoice choice;
   };
   std::array<CachedChoice, 64> cache{};

@@ -33,16 +33,18 @@ void run_single(const CollArgs &a) {
 }
 
 // The choice for this call, through the communicator's cache: the same
-// (collective, bytes) gets the same answer without walking the table.
+// (collective, bytes, memory kind) gets the same answer without walking
+// the table.
 const AlgoChoice &cached_choice(Comm &c, const CollArgs &a) {
   CollState &st = coll_state(c);
   size_t bytes = a.count * datatype_size(a.datatype);
   size_t slot = (bytes * 0x9E3779B97F4A7C15ull >> 58) ^ static_cast<size_t>(a.kind);
   CollState::CachedChoice &e = st.cache[slot % st.cache.size()];
-  if (e.kind != static_cast<int>(a.kind) || e.bytes != bytes) {
+  if (e.kind != static_cast<int>(a.kind) || e.bytes != bytes || e.memory != a.memory) {
     e.choice = choose(a, st.forced.get(a.kind), st.shape, st.model, &c);
     e.kind = static_cast<int>(a.kind);
     e.bytes = bytes;
+    e.memory = a.memory;
   }
   return e.choice;
 }
@@ -64,11 +66,6 @@ CollState &coll_state(Comm &c) {
     c.set_coll_state(std::move(st));
   }
   return *c.coll_state();
-}
-
-Algo choose_algo(Comm &c, const CollArgs &a) {
-  if (c.size() == 1) return Algo::kDirect;
-  return cached_choice(c, a).entry->algo;
 }
 
 void run_collective(Comm &c, const CollArgs &a) {

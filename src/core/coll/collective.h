@@ -34,7 +34,4 @@ inline const MemoryOps &ops_of(const CollArgs &a) { return memory_ops(a.memory);
 // Throws smd::Error.
 void run_collective(Comm &comm, const CollArgs &args);
 
-// The algorithm auto-selection would use (for logs, tests and smd-bench).
-Algo choose_algo(Comm &comm, const CollArgs &args);
-
 }  // namespace smd
