@@ -365,6 +365,87 @@ impl Communicator {
         check(unsafe { sys::smd_comm_get_async_error(self.as_raw(), &mut code) })?;
         Ok(ErrorCode::from_raw(code))
     }
+
+    /// Traffic and algorithm statistics of this communicator on this rank
+    /// (`smd_comm_get_stats`): cumulative since it was created, including
+    /// the sub-communicators its hierarchical collectives run on.
+    ///
+    /// ```no_run
+    /// # fn main() -> smd::Result<()> {
+    /// let world = smd::Communicator::init()?;
+    /// let mut v = vec![1.0f32; 1 << 20];
+    /// world.all_reduce(&mut v, smd::Op::Sum)?;
+    /// let s = world.stats()?;
+    /// println!("{} sent {} bytes across nodes", s.last_algorithm, s.inter_node_bytes_sent);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> Result<Stats> {
+        // SAFETY: an all-zero smd_comm_stats_t is a valid value of the C
+        // struct (integers, floats and char arrays).
+        let mut raw: sys::smd_comm_stats_t = unsafe { std::mem::zeroed() };
+        raw.struct_size = std::mem::size_of::<sys::smd_comm_stats_t>();
+        // SAFETY: live communicator, valid out-pointer with struct_size set.
+        check(unsafe { sys::smd_comm_get_stats(self.as_raw(), &mut raw) })?;
+        let text = |chars: &[std::os::raw::c_char]| -> String {
+            let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        let count = usize::try_from(raw.transport_count).unwrap_or(0).min(raw.transports.len());
+        Ok(Stats {
+            collectives: raw.collectives,
+            inter_node_bytes_sent: raw.inter_node_bytes_sent,
+            inter_node_bytes_received: raw.inter_node_bytes_received,
+            intra_node_bytes_sent: raw.intra_node_bytes_sent,
+            intra_node_bytes_received: raw.intra_node_bytes_received,
+            last_algorithm: text(&raw.last_algorithm),
+            last_predicted_us: raw.last_predicted_us,
+            transports: raw.transports[..count]
+                .iter()
+                .map(|t| TransportStats {
+                    name: text(&t.name),
+                    bytes_sent: t.bytes_sent,
+                    bytes_received: t.bytes_received,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// What [`Communicator::stats`] returns. Bytes are point-to-point payload
+/// handed to transports; a node's shared-memory arena moves data without
+/// messages and is not counted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// Collective calls run on this rank.
+    pub collectives: u64,
+    /// Bytes sent to members on other nodes.
+    pub inter_node_bytes_sent: u64,
+    /// Bytes received from members on other nodes.
+    pub inter_node_bytes_received: u64,
+    /// Bytes sent to members on this node.
+    pub intra_node_bytes_sent: u64,
+    /// Bytes received from members on this node.
+    pub intra_node_bytes_received: u64,
+    /// The last collective's algorithm (`"direct"`, `"ring"`, `"rd"`,
+    /// `"tree"`, `"pairwise"`, `"hierarchical"`, `"single"`; empty before
+    /// the first).
+    pub last_algorithm: String,
+    /// The cost model's prediction of one call of it, in microseconds.
+    pub last_predicted_us: f64,
+    /// Bytes by transport, over the whole world.
+    pub transports: Vec<TransportStats>,
+}
+
+/// One transport's bytes in [`Stats`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransportStats {
+    /// The plugin's name (`"shm"`, `"tcp"`, `"ucx"`, `"efa"`).
+    pub name: String,
+    /// Bytes sent through it.
+    pub bytes_sent: u64,
+    /// Bytes received through it.
+    pub bytes_received: u64,
 }
 
 impl Drop for Communicator {

@@ -81,7 +81,7 @@ mod topology;
 
 pub use smd_sys as sys;
 
-pub use comm::Communicator;
+pub use comm::{Communicator, Stats, TransportStats};
 pub use datatype::{Datatype, Op};
 pub use error::{Error, ErrorCode, Result};
 pub use groups::{GroupKind, GroupLayout, Groups, GroupsConfig};

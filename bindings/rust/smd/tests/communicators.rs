@@ -37,6 +37,22 @@ fn queries() {
 }
 
 #[test]
+fn stats_count_collectives_and_name_the_algorithm() {
+    on_ranks("stats_count_collectives_and_name_the_algorithm", &SIZES, |world| {
+        let before = world.stats().unwrap();
+        let mut v = vec![1.0f32; 1000];
+        world.all_reduce(&mut v, Op::Sum).unwrap();
+        let after = world.stats().unwrap();
+        assert_eq!(after.collectives, before.collectives + 1);
+        let expected = if world.size() == 1 { "single" } else { "direct" };
+        assert_eq!(after.last_algorithm, expected);
+        // One node: nothing crosses nodes.
+        assert_eq!(after.inter_node_bytes_sent, 0);
+        assert!(after.transports.iter().all(|t| !t.name.is_empty()));
+    });
+}
+
+#[test]
 fn split_dup_create_group() {
     on_ranks("split_dup_create_group", &SIZES, |world| {
         let (rank, size) = (world.rank(), world.size());
