@@ -134,8 +134,12 @@ class Comm : public std::enable_shared_from_this<Comm> {
   // Statistics: traffic, collectives run, the last collective's algorithm.
   TrafficCounters &traffic() { return traffic_; }
   const TrafficCounters &traffic() const { return traffic_; }
+  // Called by the one thread running this communicator's collective (they
+  // run one at a time): a plain increment, no locked read-modify-write on
+  // the small-message path.
   void note_collective(const char *algorithm, double predicted_us) {
-    traffic_.collectives.fetch_add(1, std::memory_order_relaxed);
+    traffic_.collectives.store(traffic_.collectives.load(std::memory_order_relaxed) + 1,
+                               std::memory_order_relaxed);
     last_algorithm_.store(algorithm, std::memory_order_relaxed);
     last_predicted_us_.store(predicted_us, std::memory_order_relaxed);
   }
