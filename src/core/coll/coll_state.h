@@ -22,6 +22,7 @@ struct CollState {
   CostModel model;
   CommShape shape;
   int64_t hier_chunk_bytes = 0;  // SMD_HIER_CHUNK_BYTES
+  bool check_agreement = false;  // SMD_CHECK
   struct CachedChoice {
     int kind = -1;
     size_t bytes = 0;

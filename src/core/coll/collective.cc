@@ -1,5 +1,6 @@
 #include "core/coll/collective.h"
 
+#include "core/coll/agreement.h"
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_state.h"
 #include "core/coll/hierarchy.h"
@@ -60,6 +61,7 @@ CollState &coll_state(Comm &c) {
     st->model = CostModel::load();
     st->shape = shape_of(c);
     st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
+    st->check_agreement = agreement_enabled();
     if (st->hier_chunk_bytes < 0)
       fail(SMD_ERR_INVALID_ARGUMENT, "SMD_HIER_CHUNK_BYTES must be 0 or more, not %lld",
            static_cast<long long>(st->hier_chunk_bytes));
@@ -80,6 +82,9 @@ void run_collective(Comm &c, const CollArgs &a) {
             datatype_name(a.datatype), c.where().c_str());
   c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
+    // The arena algorithms compare the members' descriptors themselves.
+    if (algo.algo != Algo::kDirect && !a.agreed && coll_state(c).check_agreement)
+      agree_on_call(c, a);
     algo.run(c, a);
   } catch (const Error &e) {
     // A collective that failed half-way leaves peers at unknown steps:

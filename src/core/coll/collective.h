@@ -25,6 +25,9 @@ struct CollArgs {
   smd_op_t op = SMD_SUM;
   int root = 0;
   MemoryKind memory = MemoryKind::kHost;  // of sendbuf and recvbuf
+  // The members already agreed on this call (a phase of a hierarchical
+  // collective, checked as a whole): no agreement check of its own.
+  bool agreed = false;
 };
 
 // The data movement of the call's memory kind.

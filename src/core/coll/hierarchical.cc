@@ -23,7 +23,7 @@ namespace {
 // and memory kind.
 void run_on(Comm &sub, const CollArgs &like, CollKind kind, const void *send, void *recv,
             size_t count, smd_op_t op = SMD_SUM, int root = 0) {
-  CollArgs a{kind, send, recv, count, like.datatype, op, root, like.memory};
+  CollArgs a{kind, send, recv, count, like.datatype, op, root, like.memory, true};
   run_collective(sub, a);
 }
 

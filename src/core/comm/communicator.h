@@ -148,6 +148,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
 
   // Collective sequence number, advanced once per collective run.
   uint64_t next_seq() { return seq_++; }
+  uint64_t peek_seq() const { return seq_; }
 
   // Point-to-point on communicator ranks.
   P2PReq isend(int peer, const void *buf, size_t size, uint64_t tag);
