@@ -82,10 +82,15 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t sta
   if (by >= 0)
     fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
   waiter_.set_pending([this] {
+    // The others only (this rank may itself be short of the last step,
+    // waiting for them), with world ranks where the communicator's numbers
+    // differ (a node's sub-communicator).
     std::string s;
     for (int r : arena_.not_posted(arena_.reserve_rounds(0) - 1)) {
+      if (r == comm_.rank()) continue;
       s += ' ';
       s += std::to_string(r);
+      if (comm_.world_rank(r) != r) s += " (world rank " + std::to_string(comm_.world_rank(r)) + ")";
     }
     return s.empty() ? std::string() : "ranks that have not reached the last step:" + s;
   });
