@@ -70,7 +70,7 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   Reduction red = reduction_of(a.op, c.size());
   size_t local = static_cast<size_t>(h.node->size());
   // Chunks are a whole number of cache lines per member.
-  size_t unit = local * line_elems(es);
+  size_t unit = hier_split_unit(static_cast<int>(local), es);
   size_t whole = h.uniform ? n / unit * unit : 0;
   if (whole == 0) return allreduce_by_leaders(h, a, a.sendbuf, a.recvbuf, n, red);
   size_t chunk_bytes = static_cast<size_t>(coll_state(c).hier_chunk_bytes);

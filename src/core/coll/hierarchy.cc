@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/coll/coll_state.h"
+#include "core/coll/coll_util.h"
 #include "core/comm/communicator.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
@@ -82,6 +83,10 @@ Hierarchy &hierarchy_of(Comm &c) {
   return *st.hierarchy;
 }
 
+size_t hier_split_unit(int local_size, size_t elem_size) {
+  return static_cast<size_t>(local_size) * line_elems(elem_size);
+}
+
 uint8_t *Hierarchy::scratch(const MemoryOps &ops, size_t bytes) {
   if (!scratch_ || scratch_ops_ != &ops || scratch_bytes_ < bytes) {
     scratch_.reset();
@@ -117,7 +122,7 @@ double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel 
   int n = s.nodes, L = s.max_local;
   switch (a.kind) {
     case CollKind::kAllreduce:
-      if (s.min_local == s.max_local && a.count >= size_t(L)) {
+      if (s.min_local == s.max_local && a.count >= hier_split_unit(L, datatype_size(a.datatype))) {
         // Reduce-scatter and allgather in the node around an allreduce
         // of 1/L of the vector on each rail, all rails at once.
         return 2 * m.arena.time_us(bytes) +

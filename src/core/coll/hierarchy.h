@@ -45,6 +45,11 @@ struct Hierarchy {
 // Builds it on first use (collective over the communicator).
 Hierarchy &hierarchy_of(Comm &c);
 
+// The hierarchical allreduce splits a vector into slices of whole cache
+// lines per node member: it takes the reduce-scatter/rail/allgather way
+// for vectors of at least this many elements, the leaders' way below.
+size_t hier_split_unit(int local_size, size_t elem_size);
+
 // Applicability and cost of the hierarchical algorithms (registry rows).
 bool hierarchical_applies(const CollArgs &a, const CommShape &s, std::string *why);
 double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel &m);
