@@ -7,8 +7,8 @@
 
     world = smd.init()                        # from the launcher's environment
     grad = np.full(4, world.rank, np.float32)
-    avg = world.allreduce(grad, op="avg")     # a new array
-    world.allreduce(grad, out=grad)           # in place
+    world.allreduce(grad, op="avg")           # in place: grad holds the average
+    world.broadcast(grad, root=0)             # every rank's grad = rank 0's
     req = world.iallgather(grad)              # nonblocking
     everyone = req.wait()                     # shape (world.size, 4)
     with world.split(world.rank % 2) as half:

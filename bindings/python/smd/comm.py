@@ -2,15 +2,26 @@
 
 Conventions of every collective:
 
-- **Results are returned.** By default the result is a new numpy array and
-  the input is left untouched. ``out=`` names the array to write into
-  instead (it is returned). Passing the input itself as ``out`` runs the
-  collective in place, with no extra memory: ``comm.allreduce(g, out=g)``.
-  For allgather, in place is ``comm.allgather(out[comm.rank], out=out)``;
-  for reduce_scatter, ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf
-  shaped ``(size, ...)``). Other overlaps of input and output are refused.
-- **Shapes.** allreduce, broadcast, reduce and alltoall return the input's
-  shape; allgather returns ``(size, *buf.shape)``; reduce_scatter returns
+- **In place where the result replaces the input** (the rule of
+  torch.distributed, and of smd's C and Rust APIs): allreduce, broadcast
+  and reduce (on the root) write their result into ``buf`` itself, on
+  every rank that gets one, so ``comm.broadcast(b, root=0)`` leaves the
+  root's data in ``b`` everywhere. ``out=`` names another array to write
+  into instead, leaving ``buf`` untouched. A read-only ``buf`` (bytes, a
+  tensor that requires grad) needs ``out=``.
+- **A new array where the result has another shape**: allgather,
+  reduce_scatter, alltoall, gather and scatter write into ``out=`` or,
+  without it, into a new array of the input's kind (a torch tensor for a
+  torch tensor, else numpy). In place is still possible with no extra
+  memory: ``comm.alltoall(buf, out=buf)``,
+  ``comm.allgather(out[comm.rank], out=out)``,
+  ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf shaped
+  ``(size, ...)``). Other overlaps of input and output are refused.
+- **Every call returns the object holding its result** (``buf``, ``out``
+  or the new array; None where a rank gets no result: reduce and gather
+  off the root).
+- **Shapes.** allreduce, broadcast, reduce and alltoall keep the input's
+  shape; allgather gives ``(size, *buf.shape)``; reduce_scatter gives
   ``buf.shape[1:]`` when ``buf.shape[0] == size``, else a flat array of
   ``buf.size // size`` elements (buf.size must divide). An ``out=`` array
   may have any shape with the right number of elements and datatype.
@@ -36,6 +47,7 @@ import numpy as np
 
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output, require_host
+from .tensors import read_only_reason
 from .dtypes import DatatypeLike, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
 from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
@@ -349,6 +361,17 @@ class Comm:
         require_host(buf)
         return buf
 
+    def _result_in(self, send: Buffer, out: Any, dtype: DatatypeLike) -> Buffer:
+        """Where a collective whose result replaces its input writes: `out`
+        when given, else the input itself (in place)."""
+        if out is not None:
+            return self._output(out, send, send.count, send.shape, dtype)
+        if send.readonly:
+            raise InvalidArgumentError(
+                f"buf is read-only and the result is written into it{read_only_reason(send.obj)}; "
+                "pass out= (a writable array) to receive it elsewhere")
+        return send
+
     def _input(self, buf: Any, dtype: DatatypeLike) -> Buffer:
         b = as_buffer(buf, dtype=dtype, name="buf")
         if b.device != "cpu":
@@ -368,7 +391,7 @@ class Comm:
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
         send = self._input(buf, dtype)
-        recv = self._output(out, send, send.count, send.shape, dtype)
+        recv = self._result_in(send, out, dtype)
         return _Call(lib.smd_iallreduce, lib.smd_allreduce,
                      (send.ptr, recv.ptr, send.count, send.datatype, resolve_op(op), handle,
                       _stream(stream)), (send, recv), recv.obj)
@@ -397,7 +420,7 @@ class Comm:
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
         send = self._input(buf, dtype)
-        recv = self._output(out, send, send.count, send.shape, dtype)
+        recv = self._result_in(send, out, dtype)
         sendptr = send.ptr if self._rank == root else ffi.NULL
         return _Call(lib.smd_ibroadcast, lib.smd_broadcast,
                      (sendptr, recv.ptr, send.count, send.datatype, root, handle, _stream(stream)),
@@ -408,7 +431,7 @@ class Comm:
         handle = self._live()
         send = self._input(buf, dtype)
         if self._rank == root:
-            recv: Optional[Buffer] = self._output(out, send, send.count, send.shape, dtype)
+            recv: Optional[Buffer] = self._result_in(send, out, dtype)
             recvptr, result = recv.ptr, recv.obj
         else:  # written on the root only
             recv, recvptr, result = None, ffi.NULL, None
@@ -450,7 +473,7 @@ class Comm:
 
     def iallreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
-        """Start allreduce(); ``wait()`` returns the result array."""
+        """Start allreduce(); ``wait()`` returns the result (`buf` or `out`)."""
         return self._start(self._allreduce(buf, op, out, dtype, stream))
 
     def iallgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
@@ -466,7 +489,7 @@ class Comm:
 
     def ibroadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
-        """Start broadcast(); ``wait()`` returns the result array."""
+        """Start broadcast(); ``wait()`` returns the result (`buf` or `out`)."""
         return self._start(self._broadcast(buf, root, out, dtype, stream))
 
     def ireduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
@@ -489,11 +512,12 @@ class Comm:
 
     def allreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
-        """Element-wise reduction over all ranks of `buf`; every rank gets
-        the result, shaped like `buf`.
+        """Element-wise reduction over all ranks of `buf`, written into
+        `buf` on every rank (in place), or into `out` when given (then
+        `buf` is left untouched).
 
-        op: "sum", "prod", "min", "max", "avg" (or smd.Op). out: where to
-        write (``out=buf``: in place). Returns the result (``out`` if given).
+        op: "sum", "prod", "min", "max", "avg" (or smd.Op). Returns the
+        object holding the result (`buf`, or `out`).
         """
         return self._run(self._allreduce(buf, op, out, dtype, stream))
 
@@ -513,16 +537,17 @@ class Comm:
 
     def broadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
-        """The root's `buf` on every rank. Other ranks' `buf` gives only the
-        shape and datatype (its contents are not read); in place
-        (``out=buf``) it receives the data."""
+        """The root's `buf` into every rank's `buf` (in place; other ranks'
+        contents are overwritten), or into `out` when given. Returns the
+        object holding the result (`buf`, or `out`)."""
         return self._run(self._broadcast(buf, root, out, dtype, stream))
 
     def reduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
                stream: Any = None) -> Optional[np.ndarray]:
-        """Like allreduce, but only the root gets the result; other ranks
-        get None (and their `out` is not used)."""
+        """Like allreduce, but only the root gets the result, in its `buf`
+        (or `out`), which is returned; other ranks get None and their
+        `buf` is left untouched (`out` is not used)."""
         return self._run(self._reduce(buf, op, root, out, dtype, stream))
 
     def alltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
