@@ -50,12 +50,14 @@ from .buffers import Buffer, as_buffer, new_output, require_host
 from .tensors import read_only_reason
 from .dtypes import DatatypeLike, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
-from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
+from .request import (Completion, Request, call_interruptibly, run_to_completion, settle_all,
+                      waitall)
 
 _SUCCESS = int(Result.SUCCESS)
 
 if TYPE_CHECKING:
     from .groups import Groups
+    from .objects import Objects
 
 #: Pass as `color` to Comm.split() (or pass None) to be in no new communicator.
 UNDEFINED: int = constants["SMD_UNDEFINED"]
@@ -90,6 +92,14 @@ class _Call(NamedTuple):
     result: Any = None           # what it returns
     p2p: bool = False
     returns_count: bool = False  # a receive returns the count received
+
+
+def _bytes(b: Buffer, rows: int = 0) -> np.ndarray:
+    """A host buffer's bytes as a numpy view: flat, or in `rows` equal rows
+    (gather and scatter move bytes, whatever dtype= made of them)."""
+    assert b.array is not None
+    flat = b.array.reshape(-1).view(np.uint8)
+    return flat.reshape(rows, -1) if rows else flat
 
 
 def _destroy_handle(handle: Any) -> None:
@@ -140,6 +150,10 @@ class Comm:
         self._rank = self._query(lib.smd_comm_rank)
         self._size = self._query(lib.smd_comm_size)
         self._finalizer = None if owner is not None else weakref.finalize(self, _destroy_handle, handle)
+        # gather and scatter move blocks by point-to-point messages on a
+        # duplicate made at their first call, so users' tags never meet theirs.
+        self._side: Optional["Comm"] = None
+        self._side_calls = 0
 
     # -- identity ------------------------------------------------------------
 
@@ -288,6 +302,7 @@ class Comm:
             self._destroy_now()
 
     def _destroy_now(self) -> None:
+        self._release_side()
         handle, self._handle = self._handle, None
         if self._finalizer is not None:
             self._finalizer.detach()
@@ -295,6 +310,7 @@ class Comm:
 
     def _forget(self) -> None:
         """Its Groups released it."""
+        self._release_side()
         self._handle = None
 
     def __enter__(self) -> "Comm":
@@ -586,6 +602,108 @@ class Comm:
         return its element count: at most buf's size (a larger message
         raises TruncatedError)."""
         return self._run(self._recv(buf, source, tag, dtype, stream))
+
+    # -- rooted block collectives and combined point-to-point -----------------
+
+    def _release_side(self) -> None:
+        side, self._side = self._side, None
+        if side is not None and not side.destroyed:
+            side.destroy()
+
+    def _side_tag(self) -> Tuple["Comm", int]:
+        """The side communicator (made at the first call: collective, like
+        the call itself) and the tag of this call, the same on every rank."""
+        if self._side is None:
+            self._side = self.dup()
+        self._side_calls += 1
+        return self._side, self._side_calls % (TAG_MAX + 1)
+
+    def _finish_side(self, side: "Comm", requests: list) -> None:
+        """Wait for a gather's or scatter's messages; Ctrl-C aborts (the
+        other ranks would wait for messages that never come)."""
+        try:
+            waitall(requests)
+        except KeyboardInterrupt:
+            side.abort()
+            self.abort()
+            raise
+
+    def gather(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
+               dtype: DatatypeLike = None) -> Optional[Any]:
+        """Every rank's `buf` (same count and datatype everywhere), in rank
+        order, on the root only: ``out`` or a new array of shape
+        ``(size, *buf.shape)`` (the input's kind) on the root, None
+        elsewhere. Blocking only; the blocks travel as point-to-point
+        messages (size - 1 of them into the root)."""
+        send = self._input(buf, dtype)
+        self._check_root(root)
+        side, tag = self._side_tag()
+        if self._rank != root:
+            self._finish_side(side, [side.isend(_bytes(send), root, tag)])
+            return None
+        recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
+        rows = _bytes(recv, self._size)
+        rows[root] = _bytes(send)
+        self._finish_side(side, [side.irecv(rows[r], r, tag) for r in range(self._size)
+                                 if r != root])
+        return recv.obj
+
+    def scatter(self, buf: Optional[ArrayLike], root: int = 0, *,
+                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None) -> Any:
+        """Block r of the root's `buf` (``size`` equal blocks, e.g. shaped
+        ``(size, ...)``) to rank r, written into ``out`` or a new array of
+        one block's shape (the input's kind). Other ranks' `buf` gives only
+        the shape and datatype (may be None when ``out`` is given).
+        Blocking only; point-to-point messages from the root."""
+        self._check_root(root)
+        if buf is None and out is None:
+            raise InvalidArgumentError("scatter: pass out= (or a buf shaped like the root's) "
+                                       "so that this rank knows what it receives")
+        if buf is None:
+            recv = as_buffer(out, dtype=dtype, writable=True, name="out")
+            require_host(recv)
+            send = None
+        else:
+            send = self._input(buf, dtype)
+            n = self._blocks(send)
+            shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
+            recv = self._output(out, send, n, shape, dtype)
+        side, tag = self._side_tag()
+        if self._rank != root:
+            self._finish_side(side, [side.irecv(_bytes(recv), root, tag)])
+            return recv.obj
+        assert send is not None, "the root passes buf"
+        if recv.count * self._size != send.count:
+            raise InvalidArgumentError(f"scatter: buf holds {send.count} elements, not "
+                                       f"{self._size} blocks of out's {recv.count}")
+        rows = _bytes(send, self._size)
+        _bytes(recv)[...] = rows[root]
+        self._finish_side(side, [side.isend(rows[r], r, tag) for r in range(self._size)
+                                 if r != root])
+        return recv.obj
+
+    def _check_root(self, root: int) -> None:
+        if not 0 <= root < self._size:
+            raise InvalidArgumentError(f"root {root} is not a rank of {self!r}")
+
+    def sendrecv(self, sendbuf: ArrayLike, dest: int, recvbuf: ArrayLike, source: int,
+                 sendtag: int = 0, recvtag: Optional[int] = None, *,
+                 dtype: DatatypeLike = None) -> int:
+        """Send `sendbuf` to `dest` and receive from `source` into `recvbuf`
+        at once (no deadlock when every rank does it, e.g. around a ring);
+        recvtag defaults to sendtag. Returns the element count received."""
+        receive = self.irecv(recvbuf, source, sendtag if recvtag is None else recvtag, dtype=dtype)
+        send = self.isend(sendbuf, dest, sendtag, dtype=dtype)
+        return waitall([receive, send])[0]
+
+    @property
+    def objects(self) -> "Objects":
+        """mpi4py's lower-case object calls (pickle) on this communicator:
+        ``comm.objects.bcast(obj)``, ``allgather``, ``gather``, ``scatter``,
+        ``alltoall``, ``allreduce``, ``reduce``, ``send``, ``recv``."""
+        from .objects import Objects
+
+        return Objects(self)
 
     # -- new communicators ---------------------------------------------------
 
