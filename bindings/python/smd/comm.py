@@ -47,11 +47,11 @@ import numpy as np
 
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output, require_host
-from .tensors import read_only_reason
 from .dtypes import DatatypeLike, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
-from .request import (Completion, Request, call_interruptibly, run_to_completion, settle_all,
-                      waitall)
+from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
+from .request import waitall
+from .tensors import read_only_reason
 
 _SUCCESS = int(Result.SUCCESS)
 
