@@ -7,12 +7,20 @@ installed smd needs no compiler and no header at run time.
 
 The header is $SMD_HEADER, else the source tree's include/smd.h (this file
 lives in bindings/python), else an installed one (pkg-config smd, then
-/usr/local/include and /usr/include).
+/usr/local/include and /usr/include). Where pkg-config knows libsmd, its
+directory is recorded too (smd/_libdir.txt), so the installed package finds
+the library without LD_LIBRARY_PATH.
+
+Nothing is written into the source tree: the build and egg-info
+directories live in a temporary directory removed at exit.
 """
 
+import atexit
 import importlib.util
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -29,13 +37,19 @@ def _load_cdefgen():
     return module
 
 
-def _pkg_config_header():
+def _pkg_config_dir(variable):
+    """A directory pkg-config knows for smd (includedir, libdir), or None."""
     try:
-        out = subprocess.run(["pkg-config", "--variable=includedir", "smd"], capture_output=True,
+        out = subprocess.run(["pkg-config", f"--variable={variable}", "smd"], capture_output=True,
                              text=True, check=False)
     except OSError:
         return None
-    return Path(out.stdout.strip()) / "smd.h" if out.returncode == 0 and out.stdout.strip() else None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _pkg_config_header():
+    found = _pkg_config_dir("includedir")
+    return found / "smd.h" if found else None
 
 
 def find_header() -> Path:
@@ -69,10 +83,33 @@ class BuildPyWithCdef(build_py):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(CDEF, encoding="utf-8")
         print(f"generated {target} from {HEADER}")
+        libdir = _pkg_config_dir("libdir")
+        if libdir and (libdir / "libsmd.so.0").exists():
+            (target.parent / "_libdir.txt").write_text(str(libdir), encoding="utf-8")
+        for extension in torch_backends():
+            shutil.copy2(extension, target.parent / "torch" / extension.name)
+            print(f"included the torch backend {extension}")
 
     def get_outputs(self, include_bytecode=True):
-        return super().get_outputs(include_bytecode) + [
-            str(Path(self.build_lib) / "smd" / "_cdef.h")]
+        generated = [Path(self.build_lib) / "smd" / name for name in ("_cdef.h", "_libdir.txt")]
+        generated += [Path(self.build_lib) / "smd" / "torch" / e.name for e in torch_backends()]
+        return super().get_outputs(include_bytecode) + [str(p) for p in generated if p.exists()]
 
 
-setup(version=VERSION, cmdclass={"build_py": BuildPyWithCdef})
+def torch_backends():
+    """The compiled torch backend meson built, to ship inside smd.torch:
+    $SMD_TORCH_BACKEND, else the source tree's build/bindings/torch."""
+    explicit = os.environ.get("SMD_TORCH_BACKEND")
+    if explicit:
+        return [Path(explicit)]
+    return sorted((HERE.parent.parent / "build" / "bindings" / "torch").glob("_smd_c10d*.so"))
+
+
+# Out-of-tree: pip builds in the source directory, and setuptools would
+# leave build/ and smd.egg-info there.
+SCRATCH = tempfile.mkdtemp(prefix="smd-python-build-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+
+setup(version=VERSION, cmdclass={"build_py": BuildPyWithCdef},
+      options={"build": {"build_base": str(Path(SCRATCH) / "build")},
+               "egg_info": {"egg_base": SCRATCH}})

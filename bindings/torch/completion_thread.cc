@@ -79,7 +79,9 @@ void CompletionThread::complete(Active &a) {
   std::string message = a.message;
   if (a.timed_out && rc != SMD_SUCCESS) {
     rc = SMD_ERR_TIMEOUT;
-    message = a.op->what + ": timed out after " + std::to_string(a.op->timeout_ms) +
+    // "Timed out" between spaces is the wording gloo uses and torch's own
+    // tests match (` (Timed out|closed|timeout) `).
+    message = a.op->what + ": Timed out after " + std::to_string(a.op->timeout_ms) +
               " ms (the process group's timeout); the process group is aborted, so later "
               "operations on it fail";
   } else if (rc == SMD_ERR_ABORTED && !abort_reason_.empty()) {

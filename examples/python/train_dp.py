@@ -163,7 +163,7 @@ def train(args, teacher, params, comm, rank, size, verbose):
         # afterwards every rank holds the gradient sum of the global batch.
         # ("avg" would divide by the ranks, not by the samples.)
         if comm is not None:
-            comm.allreduce(grad, "sum", out=grad)
+            comm.allreduce(grad, "sum")
         scale = np.float32(1.0 / args.batch)
         params -= np.float32(args.lr) * grad[:N_PARAMS] * scale
         window.append(float(grad[SLOT_LOSS]) * float(scale))
@@ -213,16 +213,16 @@ def run(args):
         #    parameters and broadcasts them in place (the others start from
         #    zeros, to show that the broadcast is what sets them).
         params = init_params() if rank == 0 else np.zeros(N_PARAMS, np.float32)
-        world.broadcast(params, root=0, out=params)
+        world.broadcast(params, root=0)
         initial = params.copy()
 
         # 3. Train: one allreduce per step.
         first_loss, last_loss = train(args, teacher, params, world, rank, size, rank == 0)
 
         # 4. Checks. The replicas must be identical: compare with rank 0's
-        #    copy (a broadcast into a new array) and take the largest
+        #    copy (a broadcast into a separate array: out=) and take the largest
         #    difference over ranks (an allreduce with max).
-        root_params = world.broadcast(params, root=0)
+        root_params = world.broadcast(params, root=0, out=np.empty_like(params))
         diff = np.array([np.abs(params - root_params).max()], np.float32)
         replica_diff = float(world.allreduce(diff, "max")[0])
 
@@ -247,7 +247,7 @@ def run(args):
             print(f"loss: {first_loss:.4f} -> {last_loss:.4f} (must fall {LOSS_DROP:g}x): "
                   f"{verdict[loss_ok]}", flush=True)
             failed[0] = not (eq_ok and loss_ok and rep_ok)
-        world.broadcast(failed, root=0, out=failed)
+        world.broadcast(failed, root=0)
         return 1 if failed[0] else 0
 
 

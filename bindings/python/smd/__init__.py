@@ -7,8 +7,8 @@
 
     world = smd.init()                        # from the launcher's environment
     grad = np.full(4, world.rank, np.float32)
-    avg = world.allreduce(grad, op="avg")     # a new array
-    world.allreduce(grad, out=grad)           # in place
+    world.allreduce(grad, op="avg")           # in place: grad holds the average
+    world.broadcast(grad, root=0)             # every rank's grad = rank 0's
     req = world.iallgather(grad)              # nonblocking
     everyone = req.wait()                     # shape (world.size, 4)
     with world.split(world.rank % 2) as half:
@@ -30,7 +30,7 @@ from .errors import (AbortedError, BootstrapError, Error, InternalError, Invalid
                      PeerFailureError, PluginError, Result, SystemCallError, TimeoutError,
                      TransportError, TruncatedError)
 from .groups import GroupKind, Groups, layout as group_layout
-from .request import Request
+from .request import Request, waitall, waitany
 from ._world import init, is_initialized, version, world
 
 #: The version of smd.h this binding was built from.
@@ -43,5 +43,5 @@ __all__ = [
     "PeerFailureError", "PluginError", "RankInfo", "Request", "Result", "SystemCallError",
     "TAG_MAX", "TimeoutError", "TransportError", "TruncatedError", "UNDEFINED", "as_buffer",
     "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "register_exporter",
-    "to_bfloat16", "version", "world",
+    "to_bfloat16", "version", "waitall", "waitany", "world",
 ]

@@ -14,7 +14,9 @@ The library is opened on first use (importing ``smd`` or running
 1. ``$SMD_LIBRARY``: a path to libsmd.so (no fallback when set);
 2. the source tree's build directory: ``build/src/libsmd.so.0``;
 3. next to the package: ``smd/libsmd.so.0``;
-4. the system loader's search path (``LD_LIBRARY_PATH``, ld.so.cache):
+4. where pkg-config said libsmd was when the package was installed
+   (``smd/_libdir.txt``);
+5. the system loader's search path (``LD_LIBRARY_PATH``, ld.so.cache):
    ``libsmd.so.0``.
 """
 
@@ -86,6 +88,10 @@ def library_candidates() -> List[Tuple[str, str]]:
     if _in_source_tree():
         found.append((str(SOURCE_ROOT / "build" / "src" / SONAME), "build tree"))
     found.append((str(PACKAGE_DIR / SONAME), "next to the package"))
+    recorded = PACKAGE_DIR / "_libdir.txt"
+    if recorded.is_file():
+        found.append((str(Path(recorded.read_text(encoding="utf-8").strip()) / SONAME),
+                      "pkg-config at install"))
     found.append((SONAME, "system loader path"))
     return [(path, why) for path, why in found
             if why == "system loader path" or Path(path).exists()]

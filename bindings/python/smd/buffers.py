@@ -9,6 +9,8 @@ returns None (not mine), or raises (mine, but unusable). Built in, in
 order:
 
 - numpy arrays;
+- torch CPU tensors (:mod:`smd.tensors`: bfloat16 included; read-only
+  when they require grad);
 - ``__cuda_array_interface__`` (CuPy, Numba, PyTorch CUDA tensors):
   recognised as device memory;
 - DLPack (``__dlpack__``/``__dlpack_device__``): host tensors are viewed
@@ -31,6 +33,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, U
 
 import numpy as np
 
+from . import tensors
 from ._ffi import ffi, lib
 from .dtypes import _FROM_NUMPY, NUMPY_DTYPES, Datatype, DatatypeLike, datatype_of, resolve_datatype
 from .errors import InvalidArgumentError, NotSupportedError, check
@@ -193,7 +196,12 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
         if datatype is not None and flags.c_contiguous and (flags.writeable or not writable):
             return Buffer(obj, obj, ffi.from_buffer(obj, require_writable=writable), datatype,
                           obj.size, obj.nbytes, obj.shape, obj.dtype, "cpu", not flags.writeable)
-    view = _export(obj, name)
+    tensor = tensors.host_view(obj)
+    if tensor is not None:
+        view, carried = tensor
+        dtype = carried if dtype is None else dtype
+    else:
+        view = _export(obj, name)
     if isinstance(view, DeviceView):
         if not view.contiguous:
             raise InvalidArgumentError(f"{name} is not C-contiguous")
@@ -211,8 +219,9 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
     if not array.flags.c_contiguous:
         raise InvalidArgumentError(f"{name} is not C-contiguous (use numpy.ascontiguousarray)")
     if writable and not array.flags.writeable:
-        hint = "" if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack__") else \
-            " (numpy views DLPack tensors read-only: pass an object with the buffer protocol)"
+        hint = tensors.read_only_reason(obj)
+        if not hint and not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__"):
+            hint = " (numpy views DLPack tensors read-only: pass an object with the buffer protocol)"
         raise InvalidArgumentError(f"{name} is read-only{hint}")
     if dtype is None:
         datatype, count = datatype_of(array.dtype), array.size
@@ -238,8 +247,12 @@ def require_host(*buffers: Optional[Buffer]) -> None:
 def new_output(like: Buffer, shape: Tuple[int, ...]) -> Buffer:
     """A new uninitialised host array for results of `like`'s datatype, with
     `like`'s numpy dtype (so bfloat16 bits stay uint16) and the given shape
-    (in elements of the datatype), as a Buffer."""
+    (in elements of the datatype), as a Buffer. A torch tensor input gets a
+    tensor of its dtype (results come back as the input's array type)."""
     require_host(like)
+    tensor = tensors.empty_like_kind(like.obj, shape)
+    if tensor is not None and tensor.element_size() == datatype_size(like.datatype):
+        return as_buffer(tensor, dtype=like.datatype, writable=True, name="out")
     if like.result_dtype is None:
         raise NotSupportedError(f"{like.datatype.name.lower()} has no numpy dtype: pass out=")
     array = np.empty(shape, dtype=like.result_dtype)

@@ -2,15 +2,26 @@
 
 Conventions of every collective:
 
-- **Results are returned.** By default the result is a new numpy array and
-  the input is left untouched. ``out=`` names the array to write into
-  instead (it is returned). Passing the input itself as ``out`` runs the
-  collective in place, with no extra memory: ``comm.allreduce(g, out=g)``.
-  For allgather, in place is ``comm.allgather(out[comm.rank], out=out)``;
-  for reduce_scatter, ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf
-  shaped ``(size, ...)``). Other overlaps of input and output are refused.
-- **Shapes.** allreduce, broadcast, reduce and alltoall return the input's
-  shape; allgather returns ``(size, *buf.shape)``; reduce_scatter returns
+- **In place where the result replaces the input** (the rule of
+  torch.distributed, and of smd's C and Rust APIs): allreduce, broadcast
+  and reduce (on the root) write their result into ``buf`` itself, on
+  every rank that gets one, so ``comm.broadcast(b, root=0)`` leaves the
+  root's data in ``b`` everywhere. ``out=`` names another array to write
+  into instead, leaving ``buf`` untouched. A read-only ``buf`` (bytes, a
+  tensor that requires grad) needs ``out=``.
+- **A new array where the result has another shape**: allgather,
+  reduce_scatter, alltoall, gather and scatter write into ``out=`` or,
+  without it, into a new array of the input's kind (a torch tensor for a
+  torch tensor, else numpy). In place is still possible with no extra
+  memory: ``comm.alltoall(buf, out=buf)``,
+  ``comm.allgather(out[comm.rank], out=out)``,
+  ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf shaped
+  ``(size, ...)``). Other overlaps of input and output are refused.
+- **Every call returns the object holding its result** (``buf``, ``out``
+  or the new array; None where a rank gets no result: reduce and gather
+  off the root).
+- **Shapes.** allreduce, broadcast, reduce and alltoall keep the input's
+  shape; allgather gives ``(size, *buf.shape)``; reduce_scatter gives
   ``buf.shape[1:]`` when ``buf.shape[0] == size``, else a flat array of
   ``buf.size // size`` elements (buf.size must divide). An ``out=`` array
   may have any shape with the right number of elements and datatype.
@@ -39,11 +50,14 @@ from .buffers import Buffer, as_buffer, new_output, require_host
 from .dtypes import DatatypeLike, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
 from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
+from .request import waitall
+from .tensors import read_only_reason
 
 _SUCCESS = int(Result.SUCCESS)
 
 if TYPE_CHECKING:
     from .groups import Groups
+    from .objects import Objects
 
 #: Pass as `color` to Comm.split() (or pass None) to be in no new communicator.
 UNDEFINED: int = constants["SMD_UNDEFINED"]
@@ -78,6 +92,14 @@ class _Call(NamedTuple):
     result: Any = None           # what it returns
     p2p: bool = False
     returns_count: bool = False  # a receive returns the count received
+
+
+def _bytes(b: Buffer, rows: int = 0) -> np.ndarray:
+    """A host buffer's bytes as a numpy view: flat, or in `rows` equal rows
+    (gather and scatter move bytes, whatever dtype= made of them)."""
+    assert b.array is not None
+    flat = b.array.reshape(-1).view(np.uint8)
+    return flat.reshape(rows, -1) if rows else flat
 
 
 def _destroy_handle(handle: Any) -> None:
@@ -128,6 +150,10 @@ class Comm:
         self._rank = self._query(lib.smd_comm_rank)
         self._size = self._query(lib.smd_comm_size)
         self._finalizer = None if owner is not None else weakref.finalize(self, _destroy_handle, handle)
+        # gather and scatter move blocks by point-to-point messages on a
+        # duplicate made at their first call, so users' tags never meet theirs.
+        self._side: Optional["Comm"] = None
+        self._side_calls = 0
 
     # -- identity ------------------------------------------------------------
 
@@ -276,6 +302,7 @@ class Comm:
             self._destroy_now()
 
     def _destroy_now(self) -> None:
+        self._release_side()
         handle, self._handle = self._handle, None
         if self._finalizer is not None:
             self._finalizer.detach()
@@ -283,6 +310,7 @@ class Comm:
 
     def _forget(self) -> None:
         """Its Groups released it."""
+        self._release_side()
         self._handle = None
 
     def __enter__(self) -> "Comm":
@@ -349,6 +377,17 @@ class Comm:
         require_host(buf)
         return buf
 
+    def _result_in(self, send: Buffer, out: Any, dtype: DatatypeLike) -> Buffer:
+        """Where a collective whose result replaces its input writes: `out`
+        when given, else the input itself (in place)."""
+        if out is not None:
+            return self._output(out, send, send.count, send.shape, dtype)
+        if send.readonly:
+            raise InvalidArgumentError(
+                f"buf is read-only and the result is written into it{read_only_reason(send.obj)}; "
+                "pass out= (a writable array) to receive it elsewhere")
+        return send
+
     def _input(self, buf: Any, dtype: DatatypeLike) -> Buffer:
         b = as_buffer(buf, dtype=dtype, name="buf")
         if b.device != "cpu":
@@ -368,7 +407,7 @@ class Comm:
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
         send = self._input(buf, dtype)
-        recv = self._output(out, send, send.count, send.shape, dtype)
+        recv = self._result_in(send, out, dtype)
         return _Call(lib.smd_iallreduce, lib.smd_allreduce,
                      (send.ptr, recv.ptr, send.count, send.datatype, resolve_op(op), handle,
                       _stream(stream)), (send, recv), recv.obj)
@@ -397,7 +436,7 @@ class Comm:
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
         send = self._input(buf, dtype)
-        recv = self._output(out, send, send.count, send.shape, dtype)
+        recv = self._result_in(send, out, dtype)
         sendptr = send.ptr if self._rank == root else ffi.NULL
         return _Call(lib.smd_ibroadcast, lib.smd_broadcast,
                      (sendptr, recv.ptr, send.count, send.datatype, root, handle, _stream(stream)),
@@ -408,7 +447,7 @@ class Comm:
         handle = self._live()
         send = self._input(buf, dtype)
         if self._rank == root:
-            recv: Optional[Buffer] = self._output(out, send, send.count, send.shape, dtype)
+            recv: Optional[Buffer] = self._result_in(send, out, dtype)
             recvptr, result = recv.ptr, recv.obj
         else:  # written on the root only
             recv, recvptr, result = None, ffi.NULL, None
@@ -450,7 +489,7 @@ class Comm:
 
     def iallreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
-        """Start allreduce(); ``wait()`` returns the result array."""
+        """Start allreduce(); ``wait()`` returns the result (`buf` or `out`)."""
         return self._start(self._allreduce(buf, op, out, dtype, stream))
 
     def iallgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
@@ -466,7 +505,7 @@ class Comm:
 
     def ibroadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
-        """Start broadcast(); ``wait()`` returns the result array."""
+        """Start broadcast(); ``wait()`` returns the result (`buf` or `out`)."""
         return self._start(self._broadcast(buf, root, out, dtype, stream))
 
     def ireduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
@@ -489,11 +528,12 @@ class Comm:
 
     def allreduce(self, buf: ArrayLike, op: OpLike = "sum", *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
-        """Element-wise reduction over all ranks of `buf`; every rank gets
-        the result, shaped like `buf`.
+        """Element-wise reduction over all ranks of `buf`, written into
+        `buf` on every rank (in place), or into `out` when given (then
+        `buf` is left untouched).
 
-        op: "sum", "prod", "min", "max", "avg" (or smd.Op). out: where to
-        write (``out=buf``: in place). Returns the result (``out`` if given).
+        op: "sum", "prod", "min", "max", "avg" (or smd.Op). Returns the
+        object holding the result (`buf`, or `out`).
         """
         return self._run(self._allreduce(buf, op, out, dtype, stream))
 
@@ -513,16 +553,17 @@ class Comm:
 
     def broadcast(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
                   dtype: DatatypeLike = None, stream: Any = None) -> np.ndarray:
-        """The root's `buf` on every rank. Other ranks' `buf` gives only the
-        shape and datatype (its contents are not read); in place
-        (``out=buf``) it receives the data."""
+        """The root's `buf` into every rank's `buf` (in place; other ranks'
+        contents are overwritten), or into `out` when given. Returns the
+        object holding the result (`buf`, or `out`)."""
         return self._run(self._broadcast(buf, root, out, dtype, stream))
 
     def reduce(self, buf: ArrayLike, op: OpLike = "sum", root: int = 0, *,
                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
                stream: Any = None) -> Optional[np.ndarray]:
-        """Like allreduce, but only the root gets the result; other ranks
-        get None (and their `out` is not used)."""
+        """Like allreduce, but only the root gets the result, in its `buf`
+        (or `out`), which is returned; other ranks get None and their
+        `buf` is left untouched (`out` is not used)."""
         return self._run(self._reduce(buf, op, root, out, dtype, stream))
 
     def alltoall(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
@@ -561,6 +602,108 @@ class Comm:
         return its element count: at most buf's size (a larger message
         raises TruncatedError)."""
         return self._run(self._recv(buf, source, tag, dtype, stream))
+
+    # -- rooted block collectives and combined point-to-point -----------------
+
+    def _release_side(self) -> None:
+        side, self._side = self._side, None
+        if side is not None and not side.destroyed:
+            side.destroy()
+
+    def _side_tag(self) -> Tuple["Comm", int]:
+        """The side communicator (made at the first call: collective, like
+        the call itself) and the tag of this call, the same on every rank."""
+        if self._side is None:
+            self._side = self.dup()
+        self._side_calls += 1
+        return self._side, self._side_calls % (TAG_MAX + 1)
+
+    def _finish_side(self, side: "Comm", requests: list) -> None:
+        """Wait for a gather's or scatter's messages; Ctrl-C aborts (the
+        other ranks would wait for messages that never come)."""
+        try:
+            waitall(requests)
+        except KeyboardInterrupt:
+            side.abort()
+            self.abort()
+            raise
+
+    def gather(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
+               dtype: DatatypeLike = None) -> Optional[Any]:
+        """Every rank's `buf` (same count and datatype everywhere), in rank
+        order, on the root only: ``out`` or a new array of shape
+        ``(size, *buf.shape)`` (the input's kind) on the root, None
+        elsewhere. Blocking only; the blocks travel as point-to-point
+        messages (size - 1 of them into the root)."""
+        send = self._input(buf, dtype)
+        self._check_root(root)
+        side, tag = self._side_tag()
+        if self._rank != root:
+            self._finish_side(side, [side.isend(_bytes(send), root, tag)])
+            return None
+        recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
+        rows = _bytes(recv, self._size)
+        rows[root] = _bytes(send)
+        self._finish_side(side, [side.irecv(rows[r], r, tag) for r in range(self._size)
+                                 if r != root])
+        return recv.obj
+
+    def scatter(self, buf: Optional[ArrayLike], root: int = 0, *,
+                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None) -> Any:
+        """Block r of the root's `buf` (``size`` equal blocks, e.g. shaped
+        ``(size, ...)``) to rank r, written into ``out`` or a new array of
+        one block's shape (the input's kind). Other ranks' `buf` gives only
+        the shape and datatype (may be None when ``out`` is given).
+        Blocking only; point-to-point messages from the root."""
+        self._check_root(root)
+        if buf is None and out is None:
+            raise InvalidArgumentError("scatter: pass out= (or a buf shaped like the root's) "
+                                       "so that this rank knows what it receives")
+        if buf is None:
+            recv = as_buffer(out, dtype=dtype, writable=True, name="out")
+            require_host(recv)
+            send = None
+        else:
+            send = self._input(buf, dtype)
+            n = self._blocks(send)
+            shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
+            recv = self._output(out, send, n, shape, dtype)
+        side, tag = self._side_tag()
+        if self._rank != root:
+            self._finish_side(side, [side.irecv(_bytes(recv), root, tag)])
+            return recv.obj
+        assert send is not None, "the root passes buf"
+        if recv.count * self._size != send.count:
+            raise InvalidArgumentError(f"scatter: buf holds {send.count} elements, not "
+                                       f"{self._size} blocks of out's {recv.count}")
+        rows = _bytes(send, self._size)
+        _bytes(recv)[...] = rows[root]
+        self._finish_side(side, [side.isend(rows[r], r, tag) for r in range(self._size)
+                                 if r != root])
+        return recv.obj
+
+    def _check_root(self, root: int) -> None:
+        if not 0 <= root < self._size:
+            raise InvalidArgumentError(f"root {root} is not a rank of {self!r}")
+
+    def sendrecv(self, sendbuf: ArrayLike, dest: int, recvbuf: ArrayLike, source: int,
+                 sendtag: int = 0, recvtag: Optional[int] = None, *,
+                 dtype: DatatypeLike = None) -> int:
+        """Send `sendbuf` to `dest` and receive from `source` into `recvbuf`
+        at once (no deadlock when every rank does it, e.g. around a ring);
+        recvtag defaults to sendtag. Returns the element count received."""
+        receive = self.irecv(recvbuf, source, sendtag if recvtag is None else recvtag, dtype=dtype)
+        send = self.isend(sendbuf, dest, sendtag, dtype=dtype)
+        return waitall([receive, send])[0]
+
+    @property
+    def objects(self) -> "Objects":
+        """mpi4py's lower-case object calls (pickle) on this communicator:
+        ``comm.objects.bcast(obj)``, ``allgather``, ``gather``, ``scatter``,
+        ``alltoall``, ``allreduce``, ``reduce``, ``send``, ``recv``."""
+        from .objects import Objects
+
+        return Objects(self)
 
     # -- new communicators ---------------------------------------------------
 

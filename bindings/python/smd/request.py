@@ -14,10 +14,11 @@ import builtins
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
 
 from ._ffi import ffi, lib
-from .errors import InvalidUsageError, Result, error_for, last_error_message
+from .errors import (Error, InvalidArgumentError, InvalidUsageError, Result, error_for,
+                     last_error_message)
 
 if TYPE_CHECKING:
     from .comm import Comm
@@ -310,3 +311,38 @@ def call_interruptibly(fn: Callable[..., int], *args: Any,
         raise
     if outcome["result"] != _SUCCESS:
         raise error_for(outcome["result"], outcome["message"])
+
+
+def waitall(requests: Sequence[Request]) -> List[Any]:
+    """Wait for every request (in any order of completion) and return their
+    results in the order given, what each ``wait()`` returns. If any
+    failed, every request is still waited for, then the first failure (in
+    the order given) is raised."""
+    results: List[Any] = []
+    failure: Optional[BaseException] = None
+    for request in requests:
+        try:
+            results.append(request.wait())
+        except Error as e:
+            results.append(None)
+            failure = failure or e
+    if failure is not None:
+        raise failure
+    return results
+
+
+def waitany(requests: Sequence[Request]) -> Tuple[int, Any]:
+    """Wait until one of the requests has finished; return its index and
+    result (what its ``wait()`` returns; raises its error if it failed).
+    Requests finished earlier count: call it with the ones still pending."""
+    if not requests:
+        raise InvalidArgumentError("waitany: no requests")
+    while True:
+        for index, request in enumerate(requests):
+            if request.done:
+                return index, request.wait()
+        # Nothing yet: give the waiters a moment (a slice caps Ctrl-C's delay).
+        pending = next(r for r in requests if r._completion is not None)
+        outcome = pending._completion.poll(1)
+        if outcome is not None:
+            pending._finish(outcome)

@@ -49,7 +49,12 @@ def test_buffer_protocol_objects(world):
     np.testing.assert_array_equal(got, [world.size, 2.0 * world.size])
     got = world.allreduce(memoryview(np.ones(3, np.int64)))
     np.testing.assert_array_equal(got, np.full(3, world.size))
-    assert world.allreduce(b"\x01\x02").tolist() == [world.size, 2 * world.size]
+    # The result goes into buf: a read-only one needs out=.
+    with pytest.raises(smd.InvalidArgumentError, match="read-only.*out="):
+        world.allreduce(b"\x01\x02")
+    out = bytearray(2)
+    assert world.allreduce(b"\x01\x02", out=out) is out
+    assert list(out) == [world.size, 2 * world.size]
 
 
 class ArrayInterface:
@@ -78,7 +83,7 @@ class DLPackOnly:
 
 @pytest.mark.skipif(not hasattr(np, "from_dlpack"), reason="numpy without from_dlpack")
 def test_dlpack_host(world):
-    got = world.allreduce(DLPackOnly(np.ones(3, np.float64)))
+    got = world.allreduce(DLPackOnly(np.ones(3, np.float64)), out=np.empty(3))
     np.testing.assert_array_equal(got, np.full(3, world.size, np.float64))
     # numpy imports DLPack read-only, so such a tensor cannot be an output.
     with pytest.raises(smd.InvalidArgumentError, match="read-only.*DLPack"):
@@ -123,8 +128,9 @@ def test_register_exporter(world):
 
     buffers.register_exporter(exporter)
     try:
-        got = world.allreduce(Wrapped(np.ones(2, np.int32)))
-        np.testing.assert_array_equal(got, np.full(2, world.size, np.int32))
+        wrapped = Wrapped(np.ones(2, np.int32))
+        assert world.allreduce(wrapped) is wrapped  # the caller's object holds the result
+        np.testing.assert_array_equal(wrapped.payload, np.full(2, world.size, np.int32))
     finally:
         buffers._exporters.remove(exporter)
 
@@ -137,7 +143,11 @@ def test_refusals(world):
         world.allreduce(x, out=np.empty((4, 8), np.float32)[:, ::2])
     ro = np.ones(3)
     ro.flags.writeable = False
-    np.testing.assert_array_equal(world.allreduce(ro), np.full(3, world.size))  # inputs may be
+    # Inputs may be read-only; a result written into buf needs out= then.
+    np.testing.assert_array_equal(world.allreduce(ro, out=np.empty(3)), np.full(3, world.size))
+    with pytest.raises(smd.InvalidArgumentError, match="buf is read-only.*pass out="):
+        world.allreduce(ro)
+    np.testing.assert_array_equal(world.allgather(ro)[world.rank], np.ones(3))
     with pytest.raises(smd.InvalidArgumentError, match="out is read-only"):
         world.allreduce(np.ones(3), out=ro)
     with pytest.raises(smd.InvalidArgumentError, match="buf is read-only"):

@@ -1,5 +1,8 @@
 """Every collective x datatype, out of place (a new array, or out=) and in
-place, blocking and nonblocking, against values computed here."""
+place, blocking and nonblocking, against values computed here. allreduce,
+broadcast and reduce are in place by default (the result goes into buf);
+allgather, reduce_scatter and alltoall return a new array unless out= is
+given."""
 
 import time
 
@@ -11,22 +14,26 @@ from values import DATATYPES, OPS, check, dtype_arg, make, reduced, to_dtype
 
 N = 37  # elements per rank: not a multiple of any vector width
 MODES = ["new", "out", "inplace"]
+# For the collectives whose result replaces the input: in place by default,
+# out= elsewhere, and out=buf (the same as the default).
+REPLACING_MODES = ["default", "out", "out=buf"]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", REPLACING_MODES)
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_allreduce(world, dtype, op, mode):
     buf = make(dtype, world.rank, N, op)
     original = buf.copy()
     kw = {"dtype": dtype_arg(dtype)}
-    if mode == "new":
+    if mode == "default":
         got = world.allreduce(buf, op, **kw)
-        np.testing.assert_array_equal(buf, original)  # the input is left alone
+        assert got is buf
     elif mode == "out":
         out = np.empty_like(buf)
         got = world.allreduce(buf, op, out=out, **kw)
         assert got is out
+        np.testing.assert_array_equal(buf, original)  # the input is left alone
     else:
         got = world.allreduce(buf, op, out=buf, **kw)
         assert got is buf
@@ -51,23 +58,26 @@ def test_reduce_scatter(world, dtype, op, mode):
     check(got, dtype, reduced(dtype, op, p, N * p)[r * N:(r + 1) * N])
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", REPLACING_MODES)
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_reduce(world, dtype, op, mode):
     root = world.size - 1
     buf = make(dtype, world.rank, N, op)
+    original = buf.copy()
     kw = {"dtype": dtype_arg(dtype)}
-    if mode == "new":
+    out = np.empty_like(buf) if mode == "out" else None
+    if mode == "default":
         got = world.reduce(buf, op, root, **kw)
-    elif mode == "out":
-        got = world.reduce(buf, op, root, out=np.empty_like(buf), **kw)
     else:
-        got = world.reduce(buf, op, root, out=buf, **kw)
+        got = world.reduce(buf, op, root, out=buf if out is None else out, **kw)
     if world.rank == root:
+        assert got is (buf if out is None else out)
         check(got, dtype, reduced(dtype, op, world.size, N))
     else:
         assert got is None
+    if world.rank != root or out is not None:
+        np.testing.assert_array_equal(buf, original)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -89,21 +99,38 @@ def test_allgather(world, dtype, mode):
         np.testing.assert_array_equal(got[s], make(dtype, s, N))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", REPLACING_MODES)
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_broadcast(world, dtype, mode):
     root = 1 if world.size > 1 else 0
     kw = {"dtype": dtype_arg(dtype)}
-    # Only the root's data counts; the others pass an array of the shape.
+    # Only the root's data counts: every rank's buf receives it.
     buf = make(dtype, world.rank, N).reshape(1, N)
-    if mode == "new":
+    original = buf.copy()
+    if mode == "default":
         got = world.broadcast(buf, root, **kw)
+        assert got is buf
     elif mode == "out":
-        got = world.broadcast(buf, root, out=np.empty_like(buf), **kw)
+        out = np.empty_like(buf)
+        got = world.broadcast(buf, root, out=out, **kw)
+        assert got is out
+        np.testing.assert_array_equal(buf, original)
     else:
         got = world.broadcast(buf, root, out=buf, **kw)
+        assert got is buf
     assert got.shape == (1, N)
     np.testing.assert_array_equal(got[0], make(dtype, root, N))
+
+
+def test_broadcast_fills_the_callers_buffer(world):
+    """issue 21's finding: b on every rank holds the root's values after
+    the call, not only the returned array."""
+    b = np.full(3, world.rank * 10.0)
+    world.broadcast(b, root=world.size - 1)
+    np.testing.assert_array_equal(b, np.full(3, (world.size - 1) * 10.0))
+    b = np.full(3, world.rank * 1.0)
+    assert world.ibroadcast(b, root=0).wait() is b
+    np.testing.assert_array_equal(b, np.zeros(3))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -155,9 +182,9 @@ def test_shapes(world):
 
 
 def test_op_spellings(world):
-    x = np.ones(3, np.int32)
     for op in ("sum", "SUM", smd.Op.SUM, int(smd.Op.SUM)):
-        np.testing.assert_array_equal(world.allreduce(x, op), np.full(3, world.size, np.int32))
+        np.testing.assert_array_equal(world.allreduce(np.ones(3, np.int32), op),
+                                      np.full(3, world.size, np.int32))
 
 
 # ---- nonblocking forms -------------------------------------------------------
@@ -189,13 +216,14 @@ def test_nonblocking(world, dtype):
     kw = {"dtype": dtype_arg(dtype)}
     x = make(dtype, r, N)
     rows = np.stack([make(dtype, r * p + j, N) for j in range(p)])
-    # Several in flight at once; they complete in issue order.
+    # Several in flight at once (the in-place ones on copies of x, which the
+    # others read meanwhile); they complete in issue order.
     requests = [
-        world.iallreduce(x, "max", **kw),
+        world.iallreduce(x.copy(), "max", **kw),
         world.iallgather(x, **kw),
         world.ireduce_scatter(np.tile(x, p), "sum", **kw),
-        world.ibroadcast(x, 0, **kw),
-        world.ireduce(x, "min", 0, **kw),
+        world.ibroadcast(x.copy(), 0, **kw),
+        world.ireduce(x.copy(), "min", 0, **kw),
         world.ialltoall(rows, **kw),
         world.ibarrier(),
     ]
@@ -271,7 +299,7 @@ def test_not_interruptible_calls_blocking_functions(world):
     with c.dup() as d:
         assert not d.interruptible
         x = np.arange(6, dtype=np.int64).reshape(2, 3)
-        np.testing.assert_array_equal(d.allreduce(x), x * world.size)
+        np.testing.assert_array_equal(d.allreduce(x.copy()), x * world.size)
         np.testing.assert_array_equal(d.allgather(x)[world.rank], x)
         d.barrier()
         p, r = world.size, world.rank

@@ -3,7 +3,8 @@ the example, installing the package. They run once, in the one-rank suite."""
 
 import os
 import re
-import shutil
+
+import pytest
 
 from conftest import JOBS, PYTHON, PYTHON_DIR, REPO, run_job, smdrun
 
@@ -49,29 +50,59 @@ def test_example_train_dp(solo):
     assert "equality check" in out and "FAIL" not in out, out
 
 
+def source_files():
+    """Every file of the source tree under bindings/python (to see that an
+    install wrote nothing there)."""
+    return sorted(p.relative_to(PYTHON_DIR) for p in PYTHON_DIR.rglob("*")
+                  if "__pycache__" not in p.parts)
+
+
 def test_pip_install(solo, tmp_path):
-    """pip installs the package offline (no build isolation, no index);
-    the installed package carries the declarations generated from smd.h and
-    needs neither a compiler nor the source tree."""
-    src = tmp_path / "src"
-    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns(
-        "tests", "build", "*.egg-info", "__pycache__", "meson.build"))
+    """pip installs the package offline (no build isolation, no index)
+    straight from the source tree, building out of it (nothing written
+    there); the installed package carries the declarations generated from
+    smd.h, needs neither a compiler nor the source tree, and holds smd.torch
+    and SageMaker's module paths."""
     target = tmp_path / "site"
+    before = source_files()
     env = {"SMD_HEADER": str(REPO / "include" / "smd.h"), "PIP_NO_INDEX": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONPATH": ""}
     status, out = run_job([PYTHON, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
-                           "--no-index", "-q", "--target", str(target), str(src)],
+                           "--no-index", "-q", "--target", str(target), str(PYTHON_DIR)],
                           env=env, timeout=240)
     assert status == 0, out
+    assert source_files() == before, "pip wrote into the source tree"
     assert (target / "smd" / "_cdef.h").is_file()
     lib = os.environ.get("SMD_LIBRARY") or str(REPO / "build" / "src" / "libsmd.so.0")
     check = ("import numpy, smd; from smd import _ffi; "
              "assert _ffi.cdef_origin.endswith('(generated)'), _ffi.cdef_origin; "
+             "import smd.smp, smdistributed.modelparallel.torch; "
              "w = smd.init(); print('sum', w.allreduce(numpy.ones(3))); w.destroy()")
+    clean = {"PYTHONPATH": str(target), "SMD_LIBRARY": lib, "SMD_HEADER": None,
+             "CC": "/nonexistent-compiler", "SMD_TORCH_BACKEND": None}
     # From an empty directory, with only the installed package on the path
     # and no compiler to preprocess a header with.
-    status, out = run_job([PYTHON, "-c", check], cwd=tmp_path, env={
-        "PYTHONPATH": str(target), "SMD_LIBRARY": lib, "SMD_HEADER": None,
-        "CC": "/nonexistent-compiler"})
+    status, out = run_job([PYTHON, "-c", check], cwd=tmp_path, env=clean)
     assert status == 0, out
     assert "sum [1. 1. 1.]" in out, out
+    status, out = run_job([PYTHON, "-c", "import torch"], cwd=tmp_path, env=clean)
+    if status != 0 or not list((REPO / "build" / "bindings" / "torch").glob("_smd_c10d*")):
+        pytest.skip("no torch, or no torch backend built: smd.torch not checked")
+    status, out = run_job([PYTHON, "-c", "import smd, smd.torch, "
+                           "smdistributed.dataparallel.torch.torch_smddp as m; "
+                           "print('torch', smd.torch.EXTENSION_PATH, m.BACKEND)"],
+                          cwd=tmp_path, env=clean)
+    assert status == 0, out
+    assert f"torch {target}" in out and "smddp" in out, out
+
+
+def test_meson_installs_every_module(solo):
+    """bindings/python/meson.build lists the package's files for meson
+    install: none may be missing."""
+    listed = (PYTHON_DIR / "meson.build").read_text()
+    for package in ("smd", "smdistributed"):
+        for path in (PYTHON_DIR / package).rglob("*.py"):
+            relative = path.relative_to(PYTHON_DIR)
+            folder, name = relative.parent.as_posix(), relative.name
+            entry = re.search(rf"'{re.escape(folder)}': \[([^\]]*)\]", listed)
+            assert entry and f"'{name}'" in entry.group(1), f"{relative} is not in meson.build"

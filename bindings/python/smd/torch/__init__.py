@@ -45,17 +45,20 @@ def _create_process_group(store, rank: int, size: int, timeout: timedelta):
     return ProcessGroupSmd(store, rank, size, timeout)
 
 
-def _register() -> None:
-    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
+def register(name: str = BACKEND) -> None:
+    """Make smd's backend available to torch.distributed under `name` too
+    (smdistributed.dataparallel.torch.torch_smddp registers "smddp").
+    Registering a name again does nothing."""
+    if name.upper() in getattr(dist.Backend, "_plugins", {}):
         return  # already registered (this module was loaded twice)
     kwargs = {}
     # torch >= 2.1 asks which devices a backend serves; smd takes CPU
     # tensors in this release.
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
         kwargs["devices"] = ["cpu"]
-    dist.Backend.register_backend(BACKEND, _create_process_group, **kwargs)
+    dist.Backend.register_backend(name, _create_process_group, **kwargs)
 
 
-_register()
+register()
 
-__all__ = ["BACKEND", "Error", "ProcessGroupSmd", "errors"]
+__all__ = ["BACKEND", "Error", "ProcessGroupSmd", "errors", "register"]

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import List, Tuple
 
-from .._ffi import SOURCE_ROOT, _in_source_tree
+from .._ffi import SOURCE_ROOT, _in_source_tree, lib
 
 MODULE = "_smd_c10d"
 HERE = Path(__file__).resolve().parent
@@ -42,6 +42,10 @@ def candidates() -> List[Tuple[Path, str]]:
 
 def load():
     """The extension module; ImportError saying where it was looked for."""
+    # libsmd first, found as the smd package finds it: the extension's
+    # dependency on libsmd.so.0 is then met by that copy (by its soname),
+    # wherever the extension was installed or copied to.
+    lib._load()
     tried = []
     for path, why in candidates():
         if not path.is_file():

@@ -1,0 +1,12 @@
+"""SageMaker's distributed-training module paths, served by smd, so scripts
+written for SMDDP and SMP run unchanged where smd provides the feature:
+
+- ``smdistributed.dataparallel.torch.torch_smddp``: registers smd's torch
+  backend as "smddp" (SMDDP's two lines work as written);
+- ``smdistributed.dataparallel.torch.distributed``: SMDDP's rank calls;
+- ``smdistributed.modelparallel.torch``: SMP's rank and process-group API
+  (:mod:`smd.smp`).
+
+Installed beside ``smd``; it hides Amazon's own smdistributed package if
+both are installed (see bindings/python/README.md, "SageMaker compatibility").
+"""

@@ -1,0 +1,1 @@
+"""SMDDP's module path, served by smd (see smdistributed/__init__.py)."""
