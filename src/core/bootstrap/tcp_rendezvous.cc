@@ -58,12 +58,17 @@ TcpRendezvous::~TcpRendezvous() {
 std::shared_ptr<TcpRendezvous> join_tcp_rendezvous(const TcpRendezvousConfig &c) {
   std::string key = format("%s:%d rank %d of %d job '%s' token '%s'", c.addr.c_str(), c.port,
                            c.rank, c.size, c.job_id.c_str(), c.token.c_str());
-  std::lock_guard<std::mutex> lock(registry_mu);
-  if (auto shared = registry[key].lock()) {
-    SMD_INFO("store", "sharing this process's connection to the store at %s:%d",
-             c.addr.c_str(), c.port);
-    return shared;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    auto found = registry.find(key);
+    if (auto shared = found == registry.end() ? nullptr : found->second.lock()) {
+      SMD_INFO("store", "sharing this process's connection to the store at %s:%d",
+               c.addr.c_str(), c.port);
+      return shared;
+    }
   }
+  // Joining waits for the other ranks, who may be threads of this process
+  // joining the same store: no lock is held meanwhile.
   std::shared_ptr<TcpRendezvous> r(new TcpRendezvous());
   r->timeout_ms_ = c.timeout_ms;
   uint32_t epoch = next_epoch("tcp store " + key);
@@ -120,6 +125,9 @@ std::shared_ptr<TcpRendezvous> join_tcp_rendezvous(const TcpRendezvousConfig &c)
     }
   }
   r->store_ = r->client_;
+  std::lock_guard<std::mutex> lock(registry_mu);
+  for (auto it = registry.begin(); it != registry.end();)
+    it = it->second.expired() ? registry.erase(it) : std::next(it);
   registry[key] = r;
   return r;
 }
