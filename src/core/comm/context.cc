@@ -7,7 +7,6 @@
 
 #include "core/bootstrap/injected_store.h"
 #include "core/bootstrap/launcher_env.h"
-#include "core/bootstrap/store_epoch.h"
 #include "core/bootstrap/tcp_rendezvous.h"
 #include "core/plugin/network_order.h"
 #include "core/util/error.h"
@@ -161,13 +160,15 @@ void Context::rendezvous(const WorldConfig &config) {
     tcp_ = join_tcp_rendezvous(t);
     store_ = tcp_->store();
   }
+  if (!config.store_prefix.empty())
+    store_ = std::make_shared<PrefixStore>(store_, config.store_prefix);
   // Every world over one store has keys of its own: worlds of one process
   // that share a store, and a world formed again over a store that still
   // holds the records of the last one (an injected store outlives worlds).
-  uint32_t world = next_epoch(format("worlds over %s as rank %d of %d, prefix '%s'",
-                                     store_->describe().c_str(), rank_, size_,
-                                     config.store_prefix.c_str()));
-  store_ = std::make_shared<PrefixStore>(store_, config.store_prefix + format("w%u/", world));
+  // The store counts the ranks that came: every rank of the n-th world
+  // formed over it gets n, whatever other worlds each process formed.
+  long long joined = store_->add("smd/ranks-joined", 1);
+  store_ = std::make_shared<PrefixStore>(store_, format("w%lld/", (joined - 1) / size_ + 1));
 
   std::vector<Bytes> records = store_allgather("ranks", encode_rank_record(me));
   std::vector<RankRecord> ranks;
