@@ -245,8 +245,8 @@ int cycles_wanted() {
 
 TEST_F(Rendezvous, InitDestroyInitOnOnePort) {
   int port = free_port_pair();
-  Job job(2, {"cycles", std::to_string(cycles_wanted())},
-          [&](int r) { return smd_env(r, 2, port); });
+  Job job(3, {"cycles", std::to_string(cycles_wanted())},
+          [&](int r) { return smd_env(r, 3, port); });
   EXPECT_TRUE(job.finish()) << job.output();
 }
 
