@@ -231,11 +231,15 @@ typedef struct smd_init_options {
   int32_t rank;
   int32_t world_size;
   /* Where the TCP store lives (rank 0 serves it); NULL / -1 = from the
-   * environment (SMD_MASTER_ADDR/PORT, MASTER_ADDR/PORT). */
+   * environment: SMD_MASTER_ADDR/PORT, else MASTER_ADDR and MASTER_PORT + 1
+   * (torch serves its own store on MASTER_PORT), else what the launcher
+   * implies, else the address rank 0 leaves in its rendezvous note. */
   const char *store_addr;
   int32_t store_port;
-  /* Identity every rank presents to the store; ranks of other jobs are
-   * refused. NULL = SMD_JOB_TOKEN, else the launcher's job id. */
+  /* Secret every rank presents to the store; anyone without it is
+   * refused. NULL = SMD_JOB_TOKEN, else rank 0 draws a random one and hands
+   * it to the other ranks in a file only this user can read
+   * (SMD_RENDEZVOUS_DIR; docs/SECURITY.md). */
   const char *job_token;
   /* Deadline of every blocking step in milliseconds; <= 0 = SMD_TIMEOUT
    * (default 300000). */
@@ -247,8 +251,8 @@ typedef struct smd_init_options {
    * the TCP store. The ops table is copied; `user` must outlive every
    * communicator created from this world. */
   const smd_store_ops_t *store;
-  /* A prefix for every key smd writes to the store, so several worlds can
-   * share one store. NULL = none. */
+  /* A prefix for every key smd writes to the store. Worlds that share a
+   * store have keys of their own without it; NULL = none. */
   const char *store_prefix;
 } smd_init_options_t;
 
@@ -265,7 +269,10 @@ SMD_API smd_result_t smd_init_options_init(smd_init_options_t *options);
 /* Form the world: every rank of the job calls this (collective over the
  * world). `options` may be NULL for "everything from the environment".
  * On success *world is a communicator over all ranks; destroy it with
- * smd_comm_destroy(). Several worlds may exist in one process.
+ * smd_comm_destroy(). Several worlds may exist in one process (those that
+ * name the same TCP store share rank 0's server and one connection), and
+ * a world may be formed again with the same environment right after it is
+ * destroyed, any number of times.
  * Errors: SMD_ERR_INVALID_ARGUMENT (bad options or environment),
  * SMD_ERR_BOOTSTRAP (store unreachable, token refused, ranks missing at the
  * deadline: the message lists them), SMD_ERR_PLUGIN, SMD_ERR_TIMEOUT. */

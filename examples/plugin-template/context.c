@@ -72,9 +72,22 @@ tcp_status tcp_context_init(const smd_transport_host_t *host, void **out) {
     p->in_fd = -1;
   }
 
+  /* Listen only where peers are told to dial, so the transport is not
+   * open on interfaces the job does not use; SMD_TCP_BIND=any for all. */
+  const char *bind_choice = host->get_param(host->host, "SMD_TCP_BIND");
+  int bind_any = bind_choice != NULL && strcmp(bind_choice, "any") == 0;
+  if (bind_choice != NULL && bind_choice[0] != '\0' && !bind_any &&
+      strcmp(bind_choice, "advertised") != 0) {
+    free(peers);
+    free(ctx);
+    return tcp_fail_host(host, SMD_TRANSPORT_ERR_INVALID,
+                         "tcp: SMD_TCP_BIND=%s: expected 'advertised' or 'any'", bind_choice);
+  }
+  struct in_addr bind_addr = addr;
+  if (bind_any) bind_addr.s_addr = htonl(INADDR_ANY);
   char why[160];
   uint16_t port = 0;
-  if (tcp_socket_listen(&ctx->listen_fd, &port, why, sizeof why) != 0) {
+  if (tcp_socket_listen(bind_addr, &ctx->listen_fd, &port, why, sizeof why) != 0) {
     free(peers);
     free(ctx);
     return tcp_fail_host(host, SMD_TRANSPORT_ERR_SYSTEM, "tcp: %s", why);
@@ -85,8 +98,8 @@ tcp_status tcp_context_init(const smd_transport_host_t *host, void **out) {
   snprintf(ctx->address_text, sizeof ctx->address_text, "%s:%u", text, (unsigned)port);
   int unreachable = (ntohl(addr.s_addr) >> 24) == 127 && host->node_count > 1;
   tcp_log(ctx, unreachable ? SMD_TRANSPORT_LOG_WARN : SMD_TRANSPORT_LOG_INFO,
-          "listening on port %u of every interface; peers dial %s (%s)", (unsigned)port,
-          ctx->address_text, how);
+          "listening on port %u of %s; peers dial %s (%s)", (unsigned)port,
+          bind_any ? "every interface" : "that address only", ctx->address_text, how);
   *out = ctx;
   return SMD_TRANSPORT_OK;
 }

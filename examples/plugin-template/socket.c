@@ -35,18 +35,19 @@ void tcp_socket_tune(int fd, int64_t user_timeout_ms) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 }
 
-int tcp_socket_listen(int *fd_out, uint16_t *port, char *why, size_t why_len) {
+int tcp_socket_listen(struct in_addr bind_addr, int *fd_out, uint16_t *port, char *why,
+                      size_t why_len) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     snprintf(why, why_len, "socket: %s", strerror(errno));
     return -1;
   }
-  /* All interfaces, a port the kernel picks: the address blob tells peers
-   * which address and port to use, so nothing needs configuring. */
+  /* The address peers are told to dial (or every interface, when asked),
+   * a port the kernel picks: the address blob tells peers both. */
   struct sockaddr_in any;
   memset(&any, 0, sizeof any);
   any.sin_family = AF_INET;
-  any.sin_addr.s_addr = htonl(INADDR_ANY);
+  any.sin_addr = bind_addr;
   any.sin_port = 0;
   socklen_t len = sizeof any;
   if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0 ||

@@ -211,7 +211,8 @@ int tcp_address_decode(const void *blob, size_t size, struct sockaddr_in *addr,
                        uint64_t *nonce, char *why, size_t why_len);
 
 /* ---- socket.c: sockets --------------------------------------------- */
-int tcp_socket_listen(int *fd, uint16_t *port, char *why, size_t why_len);
+int tcp_socket_listen(struct in_addr bind_addr, int *fd, uint16_t *port, char *why,
+                      size_t why_len);
 int tcp_socket_dial(const struct sockaddr_in *addr, int64_t user_timeout_ms,
                     int *fd, int *in_progress, char *why, size_t why_len);
 /* 0 once a dial completed, else the errno it failed with. */

@@ -88,8 +88,9 @@ int free_port() {
 }
 
 Bytes hello_frame(const std::string &token, int rank, int world_size,
-                  uint32_t version) {
+                  uint32_t version, uint32_t epoch) {
   wire::Message m;
+  m.epoch = epoch;
   m.op = wire::Op::kHello;
   m.token = token;
   m.rank = rank;

@@ -28,6 +28,6 @@ int free_port();
 
 // The frame of a HELLO.
 Bytes hello_frame(const std::string &token, int rank, int world_size,
-                  uint32_t version = wire::kVersion);
+                  uint32_t version = wire::kVersion, uint32_t epoch = 1);
 
 }  // namespace smd::test

@@ -160,8 +160,10 @@ TEST(LauncherEnv, Torchrun) {
   EXPECT_EQ(e.local_rank, 1);
   EXPECT_EQ(e.local_size, 4);
   EXPECT_EQ(e.master_addr, "node7");
-  EXPECT_EQ(e.master_port, 29400);
+  // MASTER_PORT is torch's own store: smd serves on the next port.
+  EXPECT_EQ(e.master_port, 29401);
   EXPECT_EQ(e.job_token, "run-abc");
+  EXPECT_FALSE(e.job_token_secret);
   EXPECT_NE(e.why.find("torchrun variables RANK/WORLD_SIZE"), std::string::npos)
       << e.why;
   EXPECT_NE(e.why.find("MASTER_ADDR"), std::string::npos) << e.why;
@@ -182,6 +184,15 @@ TEST(LauncherEnv, SmdAddressTokenAndPortOverrideTorchrun) {
   EXPECT_EQ(e.master_addr, "10.1.2.3");
   EXPECT_EQ(e.master_port, 30001);
   EXPECT_EQ(e.job_token, "mine");
+  EXPECT_TRUE(e.job_token_secret);
+}
+
+TEST(LauncherEnv, MasterPortAtTheTopDerivesTheOneBelow) {
+  EnvGuard env;
+  env.set("RANK", "0");
+  env.set("WORLD_SIZE", "2");
+  env.set("MASTER_PORT", "65535");
+  EXPECT_EQ(detect_launch_env().master_port, 65534);
 }
 
 TEST(LauncherEnv, TorchrunNeedsBothRankAndWorldSize) {

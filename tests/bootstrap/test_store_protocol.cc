@@ -22,6 +22,7 @@ std::vector<Message> one_of_each() {
   hello.token = "job-token";
   hello.rank = 3;
   hello.world_size = 16;
+  hello.epoch = 7;
   all.push_back(hello);
   Message set = make(Op::kSet);
   set.key = std::string("k\0ey", 4);
@@ -57,6 +58,9 @@ std::vector<Message> one_of_each() {
   Message error = make(Op::kError);
   error.reason = "job token mismatch";
   all.push_back(error);
+  Message retry = make(Op::kRetry);
+  retry.reason = "another epoch";
+  all.push_back(retry);
   return all;
 }
 
@@ -66,6 +70,7 @@ void expect_same(const Message &a, const Message &b) {
   EXPECT_EQ(a.token, b.token);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.world_size, b.world_size);
+  EXPECT_EQ(a.epoch, b.epoch);
   EXPECT_EQ(a.key, b.key);
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.number, b.number);
@@ -97,10 +102,14 @@ TEST(StoreProtocol, ExactLittleEndianBytes) {
   Bytes expect_i = {9, 0, 0, 0, 130, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
   EXPECT_EQ(encode(i), expect_i);
 
-  Bytes hello = encode(make(Op::kHello));
-  ASSERT_GE(hello.size(), 13u);
+  Message h = make(Op::kHello);
+  h.epoch = 3;
+  Bytes hello = encode(h);
+  ASSERT_EQ(hello.size(), 29u);
   EXPECT_EQ(Bytes(hello.begin() + 5, hello.begin() + 9), (Bytes{'S', 'M', 'D', 'S'}));
-  EXPECT_EQ(Bytes(hello.begin() + 9, hello.begin() + 13), (Bytes{1, 0, 0, 0}));
+  EXPECT_EQ(Bytes(hello.begin() + 9, hello.begin() + 13), (Bytes{2, 0, 0, 0}));
+  // version 2: the epoch after the world size
+  EXPECT_EQ(Bytes(hello.end() - 4, hello.end()), (Bytes{3, 0, 0, 0}));
 }
 
 TEST(StoreProtocol, RoundTripEveryOpcode) {
@@ -161,7 +170,7 @@ TEST(StoreProtocol, RefusesLeftoverBytes) {
 }
 
 TEST(StoreProtocol, RefusesUnknownOpcodes) {
-  for (int op : {0, 8, 100, 127, 135, 200, 255}) {
+  for (int op : {0, 8, 100, 127, 136, 200, 255}) {
     Bytes frame = {1, 0, 0, 0, static_cast<uint8_t>(op)};
     EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "unknown opcode",
                      decode(frame.data(), frame.size()))

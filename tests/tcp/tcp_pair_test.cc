@@ -426,6 +426,48 @@ TEST_F(TcpWorld, AdvertisedAddress) {
   EXPECT_NE(wrong.error.find("SMD_TCP_ADDR=no.such.host.invalid"), std::string::npos) << wrong.error;
 }
 
+// The local address of the listening socket on `port` among this
+// process's descriptors ("" if none).
+std::string listening_address(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_in a{};
+    len = sizeof a;
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0 || a.sin_family != AF_INET ||
+        ntohs(a.sin_port) != port)
+      continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+    return text;
+  }
+  return "";
+}
+
+int advertised_port(const std::vector<unsigned char> &blob) { return (blob[6] << 8) | blob[7]; }
+
+// The transport listens where it tells peers to dial, not on every
+// interface, unless SMD_TCP_BIND=any.
+TEST_F(TcpWorld, ListensOnlyOnTheAdvertisedAddress) {
+  for (const char *bind : {"", "advertised", "any"}) {
+    Host h(0, 2, 2);
+    h.params["SMD_TCP_ADDR"] = "127.0.0.1";
+    if (*bind) h.params["SMD_TCP_BIND"] = bind;
+    void *c = nullptr;
+    ASSERT_EQ(t->init(&h.h, &c), SMD_TRANSPORT_OK) << h.error;
+    int port = advertised_port(address_of(t, c));
+    EXPECT_EQ(listening_address(port), strcmp(bind, "any") == 0 ? "0.0.0.0" : "127.0.0.1")
+        << "SMD_TCP_BIND=" << bind;
+    t->finalize(c);
+  }
+  Host wrong(0, 2, 2);
+  wrong.params["SMD_TCP_BIND"] = "everywhere";
+  void *c = nullptr;
+  EXPECT_EQ(t->init(&wrong.h, &c), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_NE(wrong.error.find("SMD_TCP_BIND=everywhere"), std::string::npos) << wrong.error;
+}
+
 // A raw socket connected to a context's listening port.
 int dial(const std::vector<unsigned char> &blob) {
   sockaddr_in a{};

@@ -35,6 +35,9 @@ int main(int argc, char **argv) {
     spec.master_addr = options.master_addr;
     spec.master_port = options.master_port ? *options.master_port
                                            : pick_free_port(options.master_addr);
+    for (int tries = 0; tries < 100 && (!spec.torch_port || spec.torch_port == spec.master_port);
+         ++tries)
+      spec.torch_port = pick_free_port(options.master_addr);
     spec.token = job_token();
 
     SignalWatch signals;

@@ -36,7 +36,7 @@ std::vector<std::string> rank_environment(const JobSpec &job, int rank,
       {"LOCAL_RANK", std::to_string(place.local_rank)},
       {"LOCAL_WORLD_SIZE", std::to_string(place.local_size)},
       {"MASTER_ADDR", job.master_addr},
-      {"MASTER_PORT", std::to_string(job.master_port)},
+      {"MASTER_PORT", std::to_string(job.torch_port ? job.torch_port : job.master_port)},
   };
   if (place.node) vars.emplace_back("SMD_NODE_ID", "node" + std::to_string(*place.node));
 

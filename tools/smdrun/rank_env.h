@@ -12,7 +12,11 @@ struct JobSpec {
   int world_size = 1;
   std::optional<int> nodes;  // --nodes: fake node count
   std::string master_addr;
-  int master_port = 0;
+  int master_port = 0;  // smd's store: SMD_MASTER_PORT
+  // torch's MASTER_PORT: another port, so that a script that starts
+  // torch.distributed (which serves its own store there) and smd together
+  // gets both; 0 = the same as master_port.
+  int torch_port = 0;
   std::string token;
 };
 

@@ -27,18 +27,24 @@ def init(*, rank: Optional[int] = None, size: Optional[int] = None, addr: Option
     Explicit values override the environment:
 
     rank, size: this process's rank and the number of ranks.
-    addr, port: where the TCP store lives (rank 0 serves it).
-    token: the job identity every rank presents to the store.
+    addr, port: where the TCP store lives (rank 0 serves it). Under
+        torchrun (or with torch's MASTER_ADDR/MASTER_PORT) smd serves on
+        MASTER_PORT + 1, beside torch's own store.
+    token: the secret every rank presents to the store (default
+        SMD_JOB_TOKEN, else one rank 0 draws and hands over in a private
+        file, see docs/SECURITY.md).
     timeout: seconds, the deadline of every blocking step of this world
         (default SMD_TIMEOUT, 300 s).
     transport: "auto", "shm" or a plugin name.
-    store_prefix: a prefix for the store keys, so several worlds can share
-        one store.
+    store_prefix: a prefix for the store keys (worlds that share a store
+        have keys of their own without one).
 
     Ctrl-C while waiting for the other ranks raises KeyboardInterrupt at
     once (the world, if it still forms, is destroyed when it does).
     Raises BootstrapError, TimeoutError, PluginError, InvalidArgumentError.
-    Several worlds may exist in one process.
+    Several worlds may exist in one process (those over one store share its
+    connection), and a world may be formed again right after it is
+    destroyed, with the same arguments, any number of times.
     """
     global _world
     options = ffi.new("smd_init_options_t *")

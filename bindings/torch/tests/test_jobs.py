@@ -1,11 +1,44 @@
 """Tests that start jobs of their own: the init methods, a killed rank, a
 timeout, the DDP example. They run once, in the one-rank suite."""
 
+import os
 import re
+import socket
+import subprocess
 
 import pytest
 
-from conftest import HEAVY, PYTHON, REPO, launch, smdrun  # noqa: F401
+from conftest import HEAVY, JOBS, LAUNCHER_VARIABLES, PYTHON, REPO, launch, smdrun  # noqa: F401
+
+
+def free_port_pair():
+    """A free port whose successor is free too (smd serves on MASTER_PORT + 1)."""
+    for _ in range(100):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            try:
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    pytest.fail("no pair of free ports")
+
+
+def test_smd_init_under_torchrun(solo, tmp_path):
+    """A real torch.distributed.run (1.13 spelling, static rendezvous): its
+    agent holds MASTER_PORT; smd.init() forms its worlds beside it and
+    beside init_process_group's gloo group, with a token it drew itself."""
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
+    env["SMD_RENDEZVOUS_DIR"] = str(tmp_path / "notes")
+    command = [PYTHON, str(JOBS / "torchrun.py"), "--nproc_per_node", "2",
+               "--master_addr", "127.0.0.1", "--master_port", str(free_port_pair()),
+               str(JOBS / "torchrun_smd.py")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=150, env=env)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    for r in range(2):
+        assert f"ok torchrun {r}" in out, out
 
 
 @pytest.mark.parametrize("method", ["env", "tcp", "file"])

@@ -283,11 +283,16 @@ LaunchEnv detect_launch_env() {
       fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a TCP port (1..65535)",
            port_var, port->c_str());
     e.why += format("; store port from %s", port_var);
+    if (strcmp(port_var, "MASTER_PORT") == 0) {
+      e.master_port = e.master_port < 65535 ? e.master_port + 1 : e.master_port - 1;
+      e.why += format(" (%d: MASTER_PORT itself is torch's)", e.master_port);
+    }
   }
 
-  if (auto token = param_env("SMD_JOB_TOKEN"))
+  if (auto token = param_env("SMD_JOB_TOKEN")) {
     e.job_token = *token;
-  else
+    e.job_token_secret = true;
+  } else
     e.job_token = d.job_id;
   return e;
 }

@@ -14,9 +14,16 @@ struct LaunchEnv {
   int world_size = -1;
   int local_rank = -1;  // hints from the launcher, -1 if it gave none
   int local_size = -1;
-  std::string master_addr;  // "" if the launcher gave none
-  int master_port = -1;     // -1 if the launcher gave none
+  // "" if the launcher gave none and does not imply one: rank 0 then
+  // leaves its address in its rendezvous note (rendezvous_file.h).
+  std::string master_addr;
+  // -1 if the launcher gave none. From SMD_MASTER_PORT as given; from
+  // MASTER_PORT (torch's: torchrun's agent or init_process_group serves
+  // its own store there) the next port, MASTER_PORT + 1 (MASTER_PORT - 1
+  // when that is 65535), so smd's store and torch's coexist.
+  int master_port = -1;
   std::string job_token;    // SMD_JOB_TOKEN, else the launcher's job id
+  bool job_token_secret = false;  // job_token is SMD_JOB_TOKEN
   std::string why;          // which variables decided, for the init log
 };
 

@@ -126,6 +126,7 @@ const char *op_name(Op op) {
     case Op::kRanks: return "RANKS";
     case Op::kTimeout: return "TIMEOUT";
     case Op::kError: return "ERROR";
+    case Op::kRetry: return "RETRY";
   }
   return "UNKNOWN";
 }
@@ -140,6 +141,7 @@ Bytes encode(const Message &m) {
       w.blob(m.token);
       w.i32(m.rank);
       w.i32(m.world_size);
+      if (m.version >= 2) w.u32(m.epoch);
       break;
     case Op::kSet:
       w.blob(m.key);
@@ -169,6 +171,7 @@ Bytes encode(const Message &m) {
       for (int32_t r : m.ranks) w.i32(r);
       break;
     case Op::kError:
+    case Op::kRetry:
       w.blob(m.reason);
       break;
     case Op::kFailedRanks:
@@ -216,6 +219,9 @@ Message decode(const uint8_t *frame, size_t size) {
       m.token = r.str("HELLO token");
       m.rank = r.i32("HELLO rank");
       m.world_size = r.i32("HELLO world size");
+      // An older client's HELLO still decodes, so that the refusal can
+      // name the version rather than call the frame malformed.
+      if (m.version >= 2) m.epoch = r.u32("HELLO epoch");
       break;
     }
     case Op::kSet:
@@ -261,6 +267,9 @@ Message decode(const uint8_t *frame, size_t size) {
     }
     case Op::kError:
       m.reason = r.str("ERROR reason");
+      break;
+    case Op::kRetry:
+      m.reason = r.str("RETRY reason");
       break;
     case Op::kFailedRanks:
     case Op::kGoodbye:

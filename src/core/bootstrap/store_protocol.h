@@ -12,17 +12,23 @@
 //   requests (client -> server)            replies (server -> client)
 //   HELLO   u32 magic "SMDS", u32 version,   OK
 //           blob token, i32 rank,            VALUE    blob value
-//           i32 world_size                   INTEGER  i64
+//           i32 world_size, u32 epoch (v2)   INTEGER  i64
 //   SET     blob key, blob value             FLAGS    list of u8 (0 or 1)
 //   GET     blob key, i64 timeout_ms (<0:    RANKS    list of i32
 //           wait without limit)              TIMEOUT
 //   ADD     blob key, i64 delta              ERROR    blob reason
 //   CHECK   list of blob key
-//   FAILED_RANKS
+//   FAILED_RANKS                           RETRY    blob reason
 //   GOODBYE
 //
 // A connection starts with HELLO; the server answers OK, or ERROR and
-// closes. Then each request gets exactly one reply, in order. A frame that
+// closes, or RETRY and closes: the HELLO was right but reached the store
+// at the wrong moment (an earlier or later epoch of the same job, or too
+// many connections that have not yet presented their token), so the
+// client connects again until its deadline. The epoch counts the stores a
+// process formed at one address (store_epoch.h): a rank that re-forms its
+// world right after destroying it never talks to the store of the old
+// world, which may still be shutting down. Then each request gets exactly one reply, in order. A frame that
 // breaks these rules (unknown opcode, a field cut short, bytes left over,
 // a length over the limit) ends the connection.
 #pragma once
@@ -37,7 +43,7 @@
 namespace smd::wire {
 
 constexpr uint32_t kMagic = 0x53444d53;  // "SMDS" on the wire
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: HELLO carries the epoch; RETRY
 constexpr size_t kHeaderSize = 4;
 // Largest frame either side accepts; a value must fit in one.
 constexpr uint32_t kMaxFrame = 64u << 20;
@@ -60,6 +66,7 @@ enum class Op : uint8_t {
   kRanks = 132,
   kTimeout = 133,
   kError = 134,
+  kRetry = 135,
 };
 
 const char *op_name(Op op);  // "HELLO", ...
@@ -72,6 +79,7 @@ struct Message {
   std::string token;            // HELLO
   int32_t rank = -1;            // HELLO
   int32_t world_size = -1;      // HELLO
+  uint32_t epoch = 0;           // HELLO (version 2 on)
   std::string key;              // SET, GET, ADD
   Bytes value;                  // SET, VALUE
   // GET: timeout in ms (< 0 = none); ADD: delta; INTEGER: the result.
@@ -79,7 +87,7 @@ struct Message {
   std::vector<std::string> keys;  // CHECK
   std::vector<bool> flags;        // FLAGS
   std::vector<int32_t> ranks;     // RANKS
-  std::string reason;             // ERROR
+  std::string reason;             // ERROR, RETRY
 };
 
 // The whole frame of `m`, length prefix included. Throws smd::Error

@@ -89,13 +89,15 @@ int try_connect(const addrinfo *ai, Deadline deadline, std::string *why) {
 
 TcpStoreClient::TcpStoreClient(const std::string &host, int port,
                                std::string token, int rank, int world_size,
-                               Deadline connect_deadline, int64_t op_timeout_ms)
+                               Deadline connect_deadline, int64_t op_timeout_ms,
+                               uint32_t epoch)
     : host_(host),
       port_(port),
       address_(format("%s:%d", host.c_str(), port)),
       token_(std::move(token)),
       rank_(rank),
       world_size_(world_size),
+      epoch_(epoch),
       op_timeout_ms_(op_timeout_ms > 0 ? op_timeout_ms
                                        : param_seconds_ms("SMD_TIMEOUT")) {
   if (host.empty())
@@ -106,13 +108,7 @@ TcpStoreClient::TcpStoreClient(const std::string &host, int port,
     fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in a world of %d ranks", rank,
          world_size);
   std::lock_guard<std::mutex> lock(mu_);
-  fd_ = connect_with_retry(connect_deadline);
-  try {
-    send_hello(op_deadline());
-  } catch (...) {
-    disconnect();
-    throw;
-  }
+  join(connect_deadline);
   SMD_INFO("store", "rank %d joined the store at %s", rank_, address_.c_str());
 }
 
@@ -166,19 +162,59 @@ int TcpStoreClient::connect_with_retry(Deadline deadline) {
   }
 }
 
-void TcpStoreClient::send_hello(Deadline deadline) {
+void TcpStoreClient::join(Deadline deadline) {
+  int64_t backoff = kFirstBackoffMs;
+  for (int attempt = 1;; ++attempt) {
+    fd_ = connect_with_retry(deadline);
+    std::string why;
+    try {
+      Deadline answer = Deadline::after_ms(std::max<int64_t>(deadline.remaining_ms(), kAttemptMs));
+      if (send_hello(op_deadline().min(answer), &why)) return;
+    } catch (...) {
+      disconnect();
+      throw;
+    }
+    disconnect();
+    if (deadline.expired())
+      fail(SMD_ERR_BOOTSTRAP,
+           "the store at %s did not let this rank in within the deadline "
+           "(%d attempts, last: %s)",
+           address_.c_str(), attempt, why.c_str());
+    if (attempt == 1)
+      SMD_INFO("store", "store at %s: %s; trying again", address_.c_str(), why.c_str());
+    int64_t pause = std::min(backoff, deadline.remaining_ms());
+    if (pause > 0) usleep(static_cast<useconds_t>(pause * 1000));
+    backoff = std::min(backoff * 2, kMaxBackoffMs);
+  }
+}
+
+bool TcpStoreClient::send_hello(Deadline deadline, std::string *why) {
   Message hello;
   hello.op = Op::kHello;
   hello.token = token_;
   hello.rank = rank_;
   hello.world_size = world_size_;
-  Message r = call(hello, deadline, "HELLO");
-  if (r.op == Op::kError) {
-    disconnect();
+  hello.epoch = epoch_;
+  Message r;
+  connection_lost_ = false;
+  try {
+    r = call(hello, deadline, "HELLO");
+  } catch (const Error &e) {
+    // A store that goes away or stays silent during HELLO is most likely
+    // the previous world's, shutting down: the next one may take the port.
+    if (!connection_lost_ && e.code() != SMD_ERR_TIMEOUT) throw;
+    *why = e.message();
+    return false;
+  }
+  if (r.op == Op::kRetry) {
+    *why = r.reason;
+    return false;
+  }
+  if (r.op == Op::kError)
     fail(SMD_ERR_BOOTSTRAP, "store at %s refused this rank: %s",
          address_.c_str(), r.reason.c_str());
-  }
   expect(r, Op::kOk, "HELLO");
+  return true;
 }
 
 Message TcpStoreClient::call(const Message &request, Deadline deadline,
@@ -254,6 +290,7 @@ void TcpStoreClient::recv_exact(uint8_t *buf, size_t size, Deadline deadline,
 
 void TcpStoreClient::lost(const std::string &what, const std::string &detail) {
   disconnect();
+  connection_lost_ = true;
   fail(SMD_ERR_BOOTSTRAP, "lost the store at %s (rank 0 died?) during %s: %s",
        address_.c_str(), what.c_str(), detail.c_str());
 }

@@ -13,16 +13,19 @@ namespace smd {
 class TcpStoreClient : public Store {
  public:
   // Connects to host:port (a name or IPv4 address) and presents token,
-  // rank and world_size. The server may start later than the client:
-  // refused or unreachable connects are retried with a short backoff until
-  // connect_deadline. op_timeout_ms bounds every later request that has no
+  // rank, world_size and epoch (store_epoch.h). The server may start later
+  // than the client: refused or unreachable connects, connections lost
+  // before the HELLO is answered and RETRY answers (a store of another
+  // epoch of this job, one still shutting down, or one busy with
+  // connections that have not presented their token) are retried with a
+  // short backoff until connect_deadline. op_timeout_ms bounds every later request that has no
   // deadline of its own (set, add, check, failed_ranks); < 0 = SMD_TIMEOUT.
   // Throws smd::Error SMD_ERR_BOOTSTRAP when the store cannot be reached by
   // the deadline or refuses this rank ("store at 127.0.0.1:29500 refused
   // this rank: job token mismatch (another job owns this port?)").
   TcpStoreClient(const std::string &host, int port, std::string token,
                  int rank, int world_size, Deadline connect_deadline,
-                 int64_t op_timeout_ms = -1);
+                 int64_t op_timeout_ms = -1, uint32_t epoch = 1);
 
   // Closes the connection. Without goodbye() first, the server counts this
   // rank as failed.
@@ -55,7 +58,11 @@ class TcpStoreClient : public Store {
 
  private:
   int connect_with_retry(Deadline deadline);
-  void send_hello(Deadline deadline);
+  // Connects and sends HELLO until the store lets this rank in.
+  void join(Deadline deadline);
+  // One HELLO on the open connection: true when joined, false (with *why)
+  // when it is worth trying again on a new connection.
+  bool send_hello(Deadline deadline, std::string *why);
   // Sends a request and returns its reply; what names the request for
   // errors ("GET 'key'"). Caller holds mu_.
   wire::Message call(const wire::Message &request, Deadline deadline,
@@ -75,10 +82,12 @@ class TcpStoreClient : public Store {
   std::string token_;
   int rank_;
   int world_size_;
+  uint32_t epoch_;
   int64_t op_timeout_ms_;
   mutable std::mutex mu_;
   int fd_ = -1;
   bool said_goodbye_ = false;
+  bool connection_lost_ = false;  // set by lost(): the peer went away
 };
 
 }  // namespace smd

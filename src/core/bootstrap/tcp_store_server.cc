@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,7 +35,10 @@ using wire::Op;
 
 constexpr int kListenBacklog = 4096;  // the kernel caps it at somaxconn
 constexpr int64_t kMsNs = 1000000;
-constexpr int64_t kHelloTimeoutNs = 30000 * kMsNs;
+// A rank sends HELLO right after connecting: a connection silent this
+// long is not one (a retrying rank connects again).
+constexpr int64_t kHelloTimeoutNs = 5000 * kMsNs;
+constexpr int64_t kCapWarningEveryNs = 10000 * kMsNs;
 constexpr int64_t kAcceptPauseNs = 100 * kMsNs;
 constexpr int64_t kNoDeadline = INT64_MAX;
 constexpr size_t kReadChunk = 64 * 1024;
@@ -85,11 +89,23 @@ bool parse_decimal(const Bytes &text, int64_t *out) {
   return true;
 }
 
+// An eighth of the descriptors this process may open, so that strangers
+// waiting to present a token never take what the job itself needs.
+int unauthenticated_cap_from_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 256;
+  return static_cast<int>(std::clamp<rlim_t>(lim.rlim_cur / 8, 4, 256));
+}
+
 }  // namespace
 
 struct TcpStoreServer::Impl {
   std::string token;
   int world_size = 0;
+  uint32_t epoch = 1;
+  int unauthenticated_cap = 256;
+  int unauthenticated = 0;  // open connections without an accepted HELLO
+  int64_t cap_warned_ns = 0;
   int listen_fd = -1;
   int wake_read = -1;
   int wake_write = -1;
@@ -122,6 +138,7 @@ struct TcpStoreServer::Impl {
   void turn();
   void close_all();
   void accept_all();
+  void refuse_unauthenticated(int fd, const sockaddr_in &from);
   void read_input(Conn &c);
   void process_input(Conn &c);
   void handle(Conn &c, Message &m);
@@ -135,7 +152,7 @@ struct TcpStoreServer::Impl {
   void expire(int64_t now);
   void reply(Conn &c, const Message &m);
   bool flush(Conn &c);
-  void reject(Conn &c, const std::string &reason);
+  void reject(Conn &c, const std::string &reason, Op op = Op::kError);
   void close_conn(Conn &c, const char *why);
   Conn *find(uint64_t id) {
     auto it = conns.find(id);
@@ -283,6 +300,10 @@ void TcpStoreServer::Impl::accept_all() {
       }
       return;
     }
+    if (unauthenticated >= unauthenticated_cap) {
+      refuse_unauthenticated(fd, from);
+      continue;
+    }
     set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1);
     // Notice ranks whose host died, not only those whose process did.
     set_int_option(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
@@ -296,7 +317,27 @@ void TcpStoreServer::Impl::accept_all() {
     c->accepted_ns = now_ns();
     SMD_TRACE("store", "connection from %s", c->peer.c_str());
     conns.emplace(c->id, std::move(c));
+    ++unauthenticated;
   }
+}
+
+// Over the cap: a rank among the newcomers connects again; a stranger
+// holds nothing.
+void TcpStoreServer::Impl::refuse_unauthenticated(int fd, const sockaddr_in &from) {
+  int64_t now = now_ns();
+  if (now - cap_warned_ns >= kCapWarningEveryNs) {
+    cap_warned_ns = now;
+    SMD_WARN("store",
+             "%d connections have not presented the job token yet; refusing "
+             "more (the latest from %s) until they do or time out",
+             unauthenticated, address_text(from).c_str());
+  }
+  Message r;
+  r.op = Op::kRetry;
+  r.reason = "the store is busy with connections that have not presented a token";
+  Bytes frame = wire::encode(r);
+  (void)!send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  close(fd);
 }
 
 void TcpStoreServer::Impl::read_input(Conn &c) {
@@ -393,6 +434,14 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
                      m.world_size, world_size);
   else if (m.rank < 0 || m.rank >= world_size)
     refusal = format("rank %d is outside the world of %d ranks", m.rank, world_size);
+  else if (m.epoch != epoch) {
+    SMD_INFO("store", "rank %d (%s) asks for epoch %u of the store, this is %u: try again",
+             m.rank, c.peer.c_str(), m.epoch, epoch);
+    return reject(c, format("this store serves epoch %u of the job, the rank asks for %u "
+                            "(the previous world is still shutting down?)",
+                            epoch, m.epoch),
+                  Op::kRetry);
+  }
   if (refusal.empty()) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = live.find(m.rank);
@@ -409,6 +458,7 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
     return reject(c, refusal);
   }
   c.joined = true;
+  --unauthenticated;
   c.rank = m.rank;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -561,10 +611,11 @@ bool TcpStoreServer::Impl::flush(Conn &c) {
   return true;
 }
 
-// Answers ERROR with the reason and closes: the client reports the reason.
-void TcpStoreServer::Impl::reject(Conn &c, const std::string &reason) {
+// Answers ERROR (or RETRY) with the reason and closes: the client reports
+// the reason (or connects again).
+void TcpStoreServer::Impl::reject(Conn &c, const std::string &reason, Op op) {
   Message r;
-  r.op = Op::kError;
+  r.op = op;
   r.reason = reason;
   reply(c, r);
   if (c.closed) return;
@@ -598,6 +649,7 @@ void TcpStoreServer::Impl::close_conn(Conn &c, const char *why) {
       SMD_WARN("store", "rank %d (%s) left the store without saying goodbye "
                "(%s): counted as failed", c.rank, c.peer.c_str(), why);
   } else {
+    --unauthenticated;
     SMD_TRACE("store", "connection from %s ended: %s", c.peer.c_str(), why);
   }
   close(c.fd);
@@ -609,7 +661,7 @@ void TcpStoreServer::Impl::close_conn(Conn &c, const char *why) {
 }
 
 TcpStoreServer::TcpStoreServer(const std::string &bind_host, int port,
-                               std::string token, int world_size)
+                               std::string token, int world_size, uint32_t epoch)
     : impl_(std::make_unique<Impl>()) {
   if (port < 0 || port > 65535)
     fail(SMD_ERR_INVALID_ARGUMENT, "store port %d is not a TCP port (0..65535)", port);
@@ -617,6 +669,8 @@ TcpStoreServer::TcpStoreServer(const std::string &bind_host, int port,
     fail(SMD_ERR_INVALID_ARGUMENT, "store world size %d must be at least 1", world_size);
   impl_->token = std::move(token);
   impl_->world_size = world_size;
+  impl_->epoch = epoch;
+  impl_->unauthenticated_cap = unauthenticated_cap_from_limit();
   impl_->listen_on(bind_host, port);
   int pipefd[2];
   if (pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) != 0)
@@ -636,6 +690,8 @@ TcpStoreServer::~TcpStoreServer() {
 }
 
 int TcpStoreServer::port() const { return impl_->port; }
+
+int TcpStoreServer::unauthenticated_cap() const { return impl_->unauthenticated_cap; }
 
 bool TcpStoreServer::wait_for_clients_to_leave(Deadline deadline) {
   std::unique_lock<std::mutex> lock(impl_->mu);

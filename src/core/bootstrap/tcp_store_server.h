@@ -5,12 +5,17 @@
 // slow, silent or hostile peer never holds up the others. Only clients that
 // open with a HELLO carrying the job token, the world size and a rank of
 // the world not already connected are let in; anything malformed closes
-// that one connection. GETs of absent keys wait inside the server (one
+// that one connection. Connections that have not yet presented the token
+// are few and short-lived: at most unauthenticated_cap() at once (newer
+// ones get RETRY and are closed) and each closed after a few seconds
+// without a HELLO, so strangers cannot use up the job's file descriptors.
+// A HELLO of another epoch of the job gets RETRY. GETs of absent keys wait inside the server (one
 // waiter per connection, answered when the key is set or at the deadline
 // the client sent). A rank whose connection closes without GOODBYE is
 // remembered as failed. Wire format: store_protocol.h.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,12 +28,12 @@ class TcpStoreServer {
  public:
   // Listens on bind_host:port ("" = every IPv4 interface; a host name or
   // address otherwise; port 0 = an ephemeral port, see port()) and starts
-  // serving. Clients must present `token` and `world_size`.
+  // serving. Clients must present `token`, `world_size` and `epoch`.
   // Throws smd::Error: SMD_ERR_INVALID_ARGUMENT for a bad port or world
   // size, SMD_ERR_BOOTSTRAP when the address cannot be resolved or bound
   // ("cannot serve the store on port 29500: Address already in use ...").
   TcpStoreServer(const std::string &bind_host, int port, std::string token,
-                 int world_size);
+                 int world_size, uint32_t epoch = 1);
 
   // Stops the thread and closes every socket; clients still connected see
   // the store as lost. Does not wait for clients: call
@@ -40,6 +45,10 @@ class TcpStoreServer {
 
   // The port actually listened on (the ephemeral one when 0 was asked).
   int port() const;
+
+  // How many connections may wait for their HELLO at once: an eighth of
+  // the file descriptor limit at construction, between 4 and 256.
+  int unauthenticated_cap() const;
 
   // Waits until no rank is connected without having said goodbye (every
   // rank that joined has said goodbye or disconnected), or the deadline.

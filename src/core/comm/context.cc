@@ -7,8 +7,7 @@
 
 #include "core/bootstrap/injected_store.h"
 #include "core/bootstrap/launcher_env.h"
-#include "core/bootstrap/tcp_store_client.h"
-#include "core/bootstrap/tcp_store_server.h"
+#include "core/bootstrap/tcp_rendezvous.h"
 #include "core/plugin/network_order.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -33,10 +32,6 @@ std::string join_ranks(const std::vector<int> &v, size_t limit = 16) {
   return s;
 }
 
-bool is_loopback(const std::string &addr) {
-  return addr == "127.0.0.1" || addr == "localhost" || addr == "::1";
-}
-
 }  // namespace
 
 WorldConfig resolve_world_config(const smd_init_options_t *o) {
@@ -56,9 +51,10 @@ WorldConfig resolve_world_config(const smd_init_options_t *o) {
   c.launcher_why = env.why;
   c.rank = env.rank >= 0 ? env.rank : 0;
   c.size = env.world_size >= 1 ? env.world_size : 1;
-  c.store_addr = env.master_addr.empty() ? "127.0.0.1" : env.master_addr;
+  c.store_addr = env.master_addr;  // "" = rank 0's note says
   c.store_port = env.master_port > 0 ? env.master_port : default_store_port(env);
   c.job_token = env.job_token;
+  c.job_token_secret = env.job_token_secret;
   c.timeout_ms = param_seconds_ms("SMD_TIMEOUT");
   c.transport = param_string("SMD_TRANSPORT");
 
@@ -90,7 +86,10 @@ WorldConfig resolve_world_config(const smd_init_options_t *o) {
              o->store_port);
       c.store_port = o->store_port;
     }
-    if (has_field(o, &smd_init_options_t::job_token) && o->job_token) c.job_token = o->job_token;
+    if (has_field(o, &smd_init_options_t::job_token) && o->job_token) {
+      c.job_token = o->job_token;
+      c.job_token_secret = true;
+    }
     if (has_field(o, &smd_init_options_t::timeout_ms) && o->timeout_ms > 0) c.timeout_ms = o->timeout_ms;
     if (has_field(o, &smd_init_options_t::transport) && o->transport) c.transport = o->transport;
     if (has_field(o, &smd_init_options_t::store) && o->store)
@@ -128,19 +127,16 @@ Context::~Context() {
   peers_.clear();
   transport_list_.clear();
   transports_.clear();
-  if (store_) {
+  // A shared TCP store says goodbye when its last world goes.
+  if (store_ && !tcp_) {
     try {
       store_->goodbye();
     } catch (const Error &e) {
       SMD_TRACE("store", "goodbye: %s", e.what());
     }
   }
-  if (server_) {
-    // Let the other ranks say goodbye before the store disappears under them.
-    server_->wait_for_clients_to_leave(Deadline::after_ms(std::min<int64_t>(timeout_ms_, 5000)));
-  }
   store_.reset();
-  server_.reset();
+  tcp_.reset();
 }
 
 void Context::rendezvous(const WorldConfig &config) {
@@ -149,22 +145,30 @@ void Context::rendezvous(const WorldConfig &config) {
     topology_ = Topology::compute({me});
     return;
   }
-  Deadline deadline = Deadline::after_ms(timeout_ms_);
   if (config.injected_store) {
     store_ = config.injected_store;
     SMD_INFO("store", "using the injected store");
   } else {
-    if (rank_ == 0) {
-      std::string bind = is_loopback(config.store_addr) ? "127.0.0.1" : "";
-      server_ = std::make_unique<TcpStoreServer>(bind, config.store_port, config.job_token, size_);
-      SMD_INFO("store", "serving the store on port %d", server_->port());
-    }
-    store_ = std::make_shared<TcpStoreClient>(config.store_addr, config.store_port,
-                                              config.job_token, rank_, size_, deadline);
-    tcp_store_ = true;
+    TcpRendezvousConfig t;
+    t.addr = config.store_addr;
+    t.port = config.store_port;
+    t.token = config.job_token_secret ? config.job_token : "";
+    t.job_id = config.job_token;
+    t.rank = rank_;
+    t.size = size_;
+    t.timeout_ms = timeout_ms_;
+    tcp_ = join_tcp_rendezvous(t);
+    store_ = tcp_->store();
   }
   if (!config.store_prefix.empty())
     store_ = std::make_shared<PrefixStore>(store_, config.store_prefix);
+  // Every world over one store has keys of its own: worlds of one process
+  // that share a store, and a world formed again over a store that still
+  // holds the records of the last one (an injected store outlives worlds).
+  // The store counts the ranks that came: every rank of the n-th world
+  // formed over it gets n, whatever other worlds each process formed.
+  long long joined = store_->add("smd/ranks-joined", 1);
+  store_ = std::make_shared<PrefixStore>(store_, format("w%lld/", (joined - 1) / size_ + 1));
 
   std::vector<Bytes> records = store_allgather("ranks", encode_rank_record(me));
   std::vector<RankRecord> ranks;
@@ -412,7 +416,7 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
       fail(SMD_ERR_ABORTED, "%s: a peer aborted the communicator", what);
   } catch (const Error &e) {
     if (e.code() == SMD_ERR_ABORTED) throw;
-    if (tcp_store_ && rank_ != 0)
+    if (tcp_ && rank_ != 0)
       fail(SMD_ERR_PEER_FAILURE, "%s: lost the store served by %s (%s)", what,
            describe_rank(0).c_str(), e.what());
     SMD_TRACE("store", "health check: %s", e.what());

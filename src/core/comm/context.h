@@ -20,7 +20,7 @@
 
 namespace smd {
 
-class TcpStoreServer;
+class TcpRendezvous;
 
 // Options after merging smd_init_options_t with the environment.
 struct WorldConfig {
@@ -31,6 +31,7 @@ struct WorldConfig {
   std::string store_addr = "127.0.0.1";
   int store_port = 29500;
   std::string job_token;
+  bool job_token_secret = false;  // given by the user, not the launcher's job id
   int64_t timeout_ms = 300000;
   std::string transport = "auto";
   std::shared_ptr<Store> injected_store;
@@ -87,9 +88,8 @@ class Context {
 
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 300000;
-  std::unique_ptr<TcpStoreServer> server_;
+  std::shared_ptr<TcpRendezvous> tcp_;  // null with an injected store
   std::shared_ptr<Store> store_;
-  bool tcp_store_ = false;
   Topology topology_;
   WaitPolicy wait_policy_;
   std::string algo_spec_;

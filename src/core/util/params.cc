@@ -20,7 +20,8 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_LOCAL_SIZE", "int", "", "Number of ranks on this node (a hint; smd computes it)."},
       {"SMD_MASTER_ADDR", "string", "127.0.0.1", "Host of the rendezvous store served by rank 0."},
       {"SMD_MASTER_PORT", "int", "29500", "TCP port of the rendezvous store."},
-      {"SMD_JOB_TOKEN", "string", "", "Job identity every rank presents to the store; defaults to the launcher's job id."},
+      {"SMD_JOB_TOKEN", "string", "", "Secret every rank presents to the store (smdrun sets a random one). Unset: rank 0 draws one and hands it to the other ranks in a private file under SMD_RENDEZVOUS_DIR (see docs/SECURITY.md)."},
+      {"SMD_RENDEZVOUS_DIR", "string", "", "Private directory (mode 0700) where rank 0 leaves the job token and the store's address for the other ranks when SMD_JOB_TOKEN is unset; it must be shared by every host of the job. Default: /tmp/smd-UID on one host, $HOME/.smd/rendezvous across hosts; 'off': the launcher's job id is the token (guessable)."},
       {"SMD_NODE_ID", "string", "", "Overrides this rank's node identity (host name + boot id), e.g. to make ranks of one machine count as several nodes."},
       {"SMD_TIMEOUT", "seconds", "300", "Deadline of every blocking step: rendezvous, collectives, waits."},
       // Transports
