@@ -182,7 +182,8 @@ static int32_t tcp_probe(const smd_transport_host_t *host, char *why, size_t why
 /* params: every variable the plugin reads through host->get_param. */
 static const smd_transport_param_t kParams[] = {
     {"SMD_TCP_ADDR", "string", "",
-     "IPv4 address or host name the tcp transport advertises to peers (it listens on every "
+     "IPv4 address, interface name (eth0, lo; a prefix like eth takes the first match, =eth0 "
+     "only that name) or host name the tcp transport advertises to peers (it listens on every "
      "interface); default: 127.0.0.1 when the world is one node, else the host name's address, "
      "else the first interface that is up."},
     {NULL, NULL, NULL, NULL},
