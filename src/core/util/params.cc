@@ -55,6 +55,8 @@ const std::vector<ForeignParam> &foreign_params() {
   static const std::vector<ForeignParam> names = {
       {"SMD_LIBRARY", "python binding: the libsmd.so to load"},
       {"SMD_TORCH_BACKEND", "python binding: the torch backend extension to load"},
+      {"SMD_HEADER", "python binding: the smd.h to read declarations from"},
+      {"SMD_SMDRUN", "bindings' tests and smd.run: the smdrun to launch"},
       {"SMD_LIB_DIR", "rust binding's build script: where libsmd.so is"},
       {"SMD_ROOT", "scripts: the source tree"},
       {"SMD_JOBS", "scripts: parallel build jobs"},
