@@ -108,6 +108,17 @@ class Params(unittest.TestCase):
         text = run([SMD_INFO, "params"], env).stdout
         self.assertRegex(text, r"\nSMD_TIMEOUT +42 +environment +seconds +300 +core ")
 
+    def test_tuning_file_values(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".tune") as f:
+            f.write("# measured\nnet_gbps = 3.5\n")
+            f.flush()
+            rows = {r["name"]: r for r in json.loads(
+                run([SMD_INFO, "params", "--json"], {"SMD_TUNING_FILE": f.name}).stdout)}
+        self.assertEqual((rows["tuning: net_gbps"]["value"], rows["tuning: net_gbps"]["origin"],
+                          rows["tuning: net_gbps"]["default"]), ("3.5", "tuning file", "1.25"))
+        self.assertEqual(rows["tuning: net_alpha_us"]["origin"], "default")
+        self.assertEqual(rows["SMD_TUNING_FILE"]["origin"], "environment")
+
 
 class UnknownVariables(unittest.TestCase):
     def world(self, env):

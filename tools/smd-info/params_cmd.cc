@@ -5,11 +5,13 @@
 // where it comes from. Plugins are found as libsmd finds them (the
 // plugin loader is compiled in too) and loaded, never initialised.
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "core/coll/cost_model.h"
 #include "core/plugin/plugin_survey.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
@@ -27,6 +29,23 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   for (const smd::ParamDef &p : smd::all_params())
     rows.push_back({p.name, p.type, p.default_value, "core", p.doc, smd::param_string(p.name),
                     smd::param_origin_name(smd::param_origin(p.name))});
+  // The link costs of the algorithm choice: defaults, or SMD_TUNING_FILE.
+  smd::CostModel defaults, costs;
+  try {
+    costs = smd::CostModel::load();
+  } catch (const smd::Error &e) {
+    unusable->push_back(e.message());
+  }
+  auto default_of = defaults.entries();
+  auto in_effect = costs.entries();
+  for (size_t i = 0; i < in_effect.size(); ++i) {
+    const auto &[key, value] = in_effect[i];
+    bool from_file = std::find(costs.keys_from_file.begin(), costs.keys_from_file.end(), key) !=
+                     costs.keys_from_file.end();
+    rows.push_back({"tuning: " + key, "float", smd::format("%g", default_of[i].second), "core",
+                    "Link cost of the automatic choice of algorithms (SMD_TUNING_FILE sets it).",
+                    smd::format("%g", value), from_file ? "tuning file" : "default"});
+  }
   for (const smd::SurveyedPlugin &s : smd::survey_plugins()) {
     if (s.shadowed) continue;
     if (!s.plugin) unusable->push_back(s.error);
