@@ -11,7 +11,10 @@
  *   smd_last_error(), which return text). SMD_SUCCESS is 0.
  * - When a call fails, a thread-local message says what went wrong, with
  *   context (which call, which rank, which peer); read it with
- *   smd_last_error() on the same thread before the next smd call.
+ *   smd_last_error() on the same thread before the next smd call. A failed
+ *   operation reported through a request (smd_request_wait and the like)
+ *   is named by what it did ("receive from rank 1 (tag 9): ..."), not by
+ *   the request call.
  * - Handles (smd_comm_t *, smd_request_t *) are opaque. Passing a destroyed
  *   or never-created handle is detected and answered with
  *   SMD_ERR_INVALID_USAGE, never a crash.

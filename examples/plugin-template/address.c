@@ -19,6 +19,8 @@
  */
 #include "tcp.h" /* first: it selects the system interfaces (_GNU_SOURCE) */
 
+#include "interface.h"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -84,14 +86,21 @@ tcp_status tcp_address_choose(const smd_transport_host_t *host,
    *    environment, and it declares every SMD_* name in its registry. */
   const char *wanted = host->get_param(host->host, "SMD_TCP_ADDR");
   if (wanted != NULL && wanted[0] != '\0') {
-    if (inet_pton(AF_INET, wanted, addr) == 1 || resolve(wanted, 0, addr, err, sizeof err) == 0) {
-      snprintf(how, how_len, "SMD_TCP_ADDR=%s", wanted);
+    /* An address, else an interface name (before host names: "lo" or
+     * "eth0" is what NCCL_SOCKET_IFNAME users write), else a host name. */
+    char interfaces[512];
+    if (inet_pton(AF_INET, wanted, addr) == 1 ||
+        tcp_interface_address(wanted, addr, interfaces, sizeof interfaces) == 0 ||
+        (wanted[0] != '=' && resolve(wanted, 0, addr, err, sizeof err) == 0)) {
+      char text[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, addr, text, sizeof text);
+      snprintf(how, how_len, "SMD_TCP_ADDR=%s (%s)", wanted, text);
       return SMD_TRANSPORT_OK;
     }
     return tcp_fail_host(host, SMD_TRANSPORT_ERR_INVALID,
-                         "tcp: SMD_TCP_ADDR=%s is neither an IPv4 address nor a host name "
-                         "that resolves to one (%s)",
-                         wanted, err);
+                         "tcp: SMD_TCP_ADDR=%s is not an IPv4 address, the name of an interface "
+                         "with one (this host has: %s), or a host name that resolves to one (%s)",
+                         wanted, interfaces[0] ? interfaces : "none", wanted[0] == '=' ? "exact interface name asked" : err);
   }
   /* 2. Every rank of the world on this host: loopback always works. */
   if (host->node_count <= 1) {

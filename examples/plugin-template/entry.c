@@ -182,9 +182,10 @@ static int32_t tcp_probe(const smd_transport_host_t *host, char *why, size_t why
 /* params: every variable the plugin reads through host->get_param. */
 static const smd_transport_param_t kParams[] = {
     {"SMD_TCP_ADDR", "string", "",
-     "IPv4 address or host name the tcp transport advertises to peers and listens on; default: "
-     "127.0.0.1 when the world is one node, else the host name's address, else the first "
-     "interface that is up."},
+     "IPv4 address, interface name (eth0, lo; a prefix like eth takes the first match, =eth0 "
+     "only that name) or host name the tcp transport advertises to peers and listens on (see "
+     "SMD_TCP_BIND); default: 127.0.0.1 when the world is one node, else the host name's address, "
+     "else the first interface that is up."},
     {"SMD_TCP_BIND", "string", "advertised",
      "Where the tcp transport listens: 'advertised' (only the address peers dial, see "
      "SMD_TCP_ADDR) or 'any' (every interface, 0.0.0.0)."},

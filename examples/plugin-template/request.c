@@ -75,9 +75,9 @@ static tcp_status explain(tcp_ctx *ctx, const tcp_request *r) {
                       r->peer->why[0] ? r->peer->why : "peer unreachable");
     case SMD_TRANSPORT_ERR_TRUNCATED:
       return tcp_fail(ctx, r->status,
-                      "tcp: message of %zu bytes from rank %d (tag 0x%llx) truncated to "
-                      "the %zu-byte receive",
-                      r->msg_size, r->peer->rank, (unsigned long long)r->q.tag, r->size);
+                      "tcp: message of %zu bytes from rank %d truncated to the %zu-byte "
+                      "receive",
+                      r->msg_size, r->peer->rank, r->size);
     default:
       /* smd_transport_status_string() (smd_transport.h) names any status,
        * so no plugin needs a table of its own. */

@@ -468,6 +468,30 @@ TEST_F(TcpWorld, ListensOnlyOnTheAdvertisedAddress) {
   EXPECT_NE(wrong.error.find("SMD_TCP_BIND=everywhere"), std::string::npos) << wrong.error;
 }
 
+TEST_F(TcpWorld, InterfaceNamesAsAddresses) {
+  // As NCCL_SOCKET_IFNAME takes them: a name, a prefix, =exact.
+  for (const char *name : {"lo", "=lo", "l"}) {
+    Host by_name(0, 2, 2);
+    by_name.params["SMD_TCP_ADDR"] = name;
+    void *c = nullptr;
+    ASSERT_EQ(t->init(&by_name.h, &c), SMD_TRANSPORT_OK) << name << ": " << by_name.error;
+    EXPECT_EQ(advertised(address_of(t, c)), "127.0.0.1") << name;
+    EXPECT_TRUE(by_name.logged(std::string("SMD_TCP_ADDR=") + name + " (127.0.0.1)")) << name;
+    t->finalize(c);
+  }
+  // An unknown name lists the interfaces there are.
+  for (const char *name : {"nosuchif0", "=l"}) {
+    Host unknown(0, 2, 2);
+    unknown.params["SMD_TCP_ADDR"] = name;
+    void *c = nullptr;
+    EXPECT_EQ(t->init(&unknown.h, &c), SMD_TRANSPORT_ERR_INVALID) << name;
+    EXPECT_NE(unknown.error.find(std::string("SMD_TCP_ADDR=") + name + " is not an IPv4 address, "
+                                 "the name of an interface with one (this host has: "),
+              std::string::npos) << unknown.error;
+    EXPECT_NE(unknown.error.find("lo 127.0.0.1"), std::string::npos) << unknown.error;
+  }
+}
+
 // A raw socket connected to a context's listening port.
 int dial(const std::vector<unsigned char> &blob) {
   sockaddr_in a{};

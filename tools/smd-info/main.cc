@@ -1,6 +1,7 @@
 // smd-info: what smd knows about a job without running one (model-parallel
 // rank groups and the placement advisor, the configuration variables) and
-// where the ranks of a running job are (topology).
+// where the ranks of a running job are (topology), and what is wrong with
+// an installation or a machine (doctor, plugins, version).
 #include <cstdio>
 
 #include "commands.h"
@@ -16,6 +17,9 @@ int main(int argc, char **argv) {
       case Command::kGroups: return o.nodes ? run_advisor(o) : run_groups_table(o);
       case Command::kTopology: return run_topology(o);
       case Command::kParams: return run_params(o);
+      case Command::kVersion: return run_version(o);
+      case Command::kPlugins: return run_plugins(o);
+      case Command::kDoctor: return run_doctor(o);
     }
   } catch (const UsageError &e) {
     fprintf(stderr, "smd-info: %s\nrun 'smd-info --help' for usage\n", e.message.c_str());

@@ -14,6 +14,9 @@ const char *const kUsage =
     "  groups     model-parallel rank groups of a layout, computed without launching\n"
     "  topology   where every rank runs (start it under smdrun or another launcher)\n"
     "  params     the SMD_* configuration variables of the core and of every plugin\n"
+    "  doctor     checks this machine and installation: plugins, transports, /dev/shm, ...\n"
+    "  plugins    every transport plugin found, where, and whether it loads\n"
+    "  version    library version, ABI, git describe and build options (also --version)\n"
     "  help       this text (also -h, --help, after any command)\n"
     "\n"
     "smd-info groups --world W [--tp T] [--pp P] [--placement S] [--json]\n"
@@ -49,11 +52,35 @@ const char *const kUsage =
     "  CPUs span several) and CPU set.\n"
     "\n"
     "smd-info params [--json]\n"
-    "  Every variable: name, type, default, where it comes from (core, or the plugin\n"
-    "  that declares it) and meaning. Plugins are found as libsmd finds them\n"
-    "  (SMD_PLUGIN_PATH first) and loaded without being initialised; one that does\n"
-    "  not load is named on stderr. --json prints one array of objects with name,\n"
-    "  type, default, source and doc.\n"
+    "  Every variable: name, the value in effect here and its origin (environment or\n"
+    "  default), type, default, who declares it (core, or the plugin) and meaning;\n"
+    "  then the link costs of the algorithm choice (tuning: ..., origin default or\n"
+    "  tuning file, from SMD_TUNING_FILE).\n"
+    "  Plugins are found as libsmd finds them (SMD_PLUGIN_PATH first) and loaded\n"
+    "  without being initialised; one that does not load is named on stderr. --json\n"
+    "  prints one array of objects with name, type, default, value, origin, source\n"
+    "  and doc.\n"
+    "\n"
+    "smd-info doctor [--json]\n"
+    "  One verdict per item, OK, WARN (works, slower or with less) or FAIL (will not\n"
+    "  work), with the reason and the fix: the plugins load (and SMD_PLUGIN_PATH\n"
+    "  names what exists); two local ranks form a world and allreduce over each\n"
+    "  plugin that loads; /dev/shm space; cross-memory attach between sibling\n"
+    "  processes (yama ptrace_scope); hwloc topology; CUDA driver and runtime\n"
+    "  (dlopen); the store port (SMD_MASTER_PORT) is free. Exit status 1 when an\n"
+    "  item fails. --json prints an array of objects with check, verdict, detail\n"
+    "  and fix.\n"
+    "\n"
+    "smd-info plugins [--json]\n"
+    "  Every plugin file in the search order (SMD_PLUGIN_PATH, next to libsmd, the\n"
+    "  install directory): name, plugin ABI, whether it loads (and why not, or that\n"
+    "  an earlier file of that name is used) and path. Exit status 1 when none is\n"
+    "  found or one that would be used does not load.\n"
+    "\n"
+    "smd-info version [--json]\n"
+    "  The library loaded (smd_get_version and its path), smd.h's version, the\n"
+    "  SONAME and plugin ABI, git describe of the source tree, plugins built and\n"
+    "  build options. smdrun --version prints the same build lines.\n"
     "\n"
     "Exit status: 0 success, 1 a failure at run time, 2 bad usage.\n";
 
@@ -84,6 +111,9 @@ Command parse_command(const std::string &word) {
   if (word == "groups") return Command::kGroups;
   if (word == "topology") return Command::kTopology;
   if (word == "params") return Command::kParams;
+  if (word == "version" || word == "--version") return Command::kVersion;
+  if (word == "plugins") return Command::kPlugins;
+  if (word == "doctor") return Command::kDoctor;
   if (word == "help" || word == "-h" || word == "--help") return Command::kHelp;
   throw UsageError{"unknown command '" + word + "'"};
 }

@@ -13,7 +13,7 @@ struct UsageError {
   std::string message;
 };
 
-enum class Command { kHelp, kGroups, kTopology, kParams };
+enum class Command { kHelp, kGroups, kTopology, kParams, kVersion, kPlugins, kDoctor };
 
 struct Options {
   Command command = Command::kHelp;

@@ -1,14 +1,18 @@
 // smd-info params: the core's parameter registry (compiled into smd-info:
 // the registry is not part of the public ABI), then the variables each
 // plugin found declares in its table (the params entry), with the
-// plugin's name. Plugins are found as libsmd finds them (the plugin
-// loader is compiled in too) and loaded, never initialised.
+// plugin's name, each with the value in effect in this environment and
+// where it comes from. Plugins are found as libsmd finds them (the
+// plugin loader is compiled in too) and loaded, never initialised.
 #include <cstdio>
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "commands.h"
-#include "core/plugin/plugin_loader.h"
+#include "core/coll/cost_model.h"
+#include "core/plugin/plugin_survey.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
 #include "text_out.h"
@@ -17,22 +21,42 @@ namespace smdinfo {
 namespace {
 
 struct Row {
-  std::string name, type, default_value, source, doc;
+  std::string name, type, default_value, source, doc, value, origin;
 };
 
 std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   std::vector<Row> rows;
   for (const smd::ParamDef &p : smd::all_params())
-    rows.push_back({p.name, p.type, p.default_value, "core", p.doc});
-  for (const std::string &name : smd::discover_plugins()) {
-    try {
-      auto plugin = smd::load_plugin(name);
-      const smd_transport_v1_t *t = plugin->table;
-      if (!SMD_TRANSPORT_HAS(t, smd_transport_v1_t, params) || !t->params) continue;
-      for (const smd_transport_param_t *p = t->params; p->name; ++p)
-        rows.push_back({p->name, p->type, p->default_value, plugin->name, p->doc});
-    } catch (const smd::Error &e) {
-      unusable->push_back(e.message());
+    rows.push_back({p.name, p.type, p.default_value, "core", p.doc, smd::param_string(p.name),
+                    smd::param_origin_name(smd::param_origin(p.name))});
+  // The link costs of the algorithm choice: defaults, or SMD_TUNING_FILE.
+  smd::CostModel defaults, costs;
+  try {
+    costs = smd::CostModel::load();
+  } catch (const smd::Error &e) {
+    unusable->push_back(e.message());
+  }
+  auto default_of = defaults.entries();
+  auto in_effect = costs.entries();
+  for (size_t i = 0; i < in_effect.size(); ++i) {
+    const auto &[key, value] = in_effect[i];
+    bool from_file = std::find(costs.keys_from_file.begin(), costs.keys_from_file.end(), key) !=
+                     costs.keys_from_file.end();
+    rows.push_back({"tuning: " + key, "float", smd::format("%g", default_of[i].second), "core",
+                    "Link cost of the automatic choice of algorithms (SMD_TUNING_FILE sets it).",
+                    smd::format("%g", value), from_file ? "tuning file" : "default"});
+  }
+  for (const smd::SurveyedPlugin &s : smd::survey_plugins()) {
+    if (s.shadowed) continue;
+    if (!s.plugin) unusable->push_back(s.error);
+    for (const smd::PluginParamDecl &p : s.params) {
+      // The plugins read their variables through the host's get_param:
+      // the environment as it is, else their own default.
+      const char *env = getenv(p.name.c_str());
+      bool set = env && *env;
+      rows.push_back({p.name, p.type, p.default_value, s.name, p.doc, set ? env : p.default_value,
+                      smd::param_origin_name(set ? smd::ParamOrigin::kEnvironment
+                                                 : smd::ParamOrigin::kDefault)});
     }
   }
   return rows;
@@ -47,17 +71,20 @@ int run_params(const Options &o) {
     puts("[");
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row &r = rows[i];
-      printf("  {\"name\": %s, \"type\": %s, \"default\": %s, \"source\": %s, \"doc\": %s}%s\n",
+      printf("  {\"name\": %s, \"type\": %s, \"default\": %s, \"value\": %s, \"origin\": %s, "
+             "\"source\": %s, \"doc\": %s}%s\n",
              json_string(r.name).c_str(), json_string(r.type).c_str(),
-             json_string(r.default_value).c_str(), json_string(r.source).c_str(),
+             json_string(r.default_value).c_str(), json_string(r.value).c_str(),
+             json_string(r.origin).c_str(), json_string(r.source).c_str(),
              json_string(r.doc).c_str(), i + 1 < rows.size() ? "," : "");
     }
     puts("]");
   } else {
-    std::vector<std::vector<std::string>> table = {{"variable", "type", "default", "from", "meaning"}};
+    std::vector<std::vector<std::string>> table = {
+        {"variable", "value", "origin", "type", "default", "from", "meaning"}};
+    auto shown = [](const std::string &v) { return v.empty() ? std::string("(unset)") : v; };
     for (const Row &r : rows)
-      table.push_back({r.name, r.type, r.default_value.empty() ? "(unset)" : r.default_value,
-                       r.source, r.doc});
+      table.push_back({r.name, shown(r.value), r.origin, r.type, shown(r.default_value), r.source, r.doc});
     for (const std::string &line : align_columns(table)) puts(line.c_str());
   }
   // Not an error: a plugin that does not load here (a library missing)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_text.h"
 #include "fd_io.h"
 #include "free_port.h"
 #include "job.h"
@@ -20,6 +21,10 @@ int main(int argc, char **argv) {
   ParseResult parsed = parse_options(std::vector<std::string>(argv + 1, argv + argc));
   if (parsed.status == ParseStatus::kHelp) {
     std::fputs(help_text(), stdout);
+    return 0;
+  }
+  if (parsed.status == ParseStatus::kVersion) {
+    std::fputs(("smdrun (smd)\n" + smdtools::build_text()).c_str(), stdout);
     return 0;
   }
   if (parsed.status == ParseStatus::kUsageError) {

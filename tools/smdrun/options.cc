@@ -32,6 +32,7 @@ const char kHelp[] =
     "                      SMD_NODE_ID=node<r / ceil(N/K)> (contiguous blocks),\n"
     "                      and its local rank and size within that block\n"
     "  -h, --help          show this text\n"
+    "  --version           smd's version, ABI, git describe and build options\n"
     "Seconds may be fractional (0.5). Options also take --opt=value.\n"
     "\n"
     "Environment of every rank (torchrun's names too, so torch scripts work):\n"
@@ -185,6 +186,10 @@ ParseResult parse_options(const std::vector<std::string> &args) {
     if (arg.size() < 2 || arg[0] != '-') break;  // the program
     if (arg == "-h" || arg == "--help") {
       result.status = ParseStatus::kHelp;
+      return result;
+    }
+    if (arg == "--version") {
+      result.status = ParseStatus::kVersion;
       return result;
     }
     if (arg == "--tag-output" || arg == "--no-tag-output") {

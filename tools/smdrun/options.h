@@ -18,7 +18,7 @@ struct Options {
   std::vector<std::string> command; // program and its arguments
 };
 
-enum class ParseStatus { kRun, kHelp, kUsageError };
+enum class ParseStatus { kRun, kHelp, kVersion, kUsageError };
 
 struct ParseResult {
   ParseStatus status = ParseStatus::kUsageError;

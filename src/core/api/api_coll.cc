@@ -5,6 +5,7 @@
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
+#include "core/coll/algo_config.h"
 #include "core/coll/collective.h"
 
 using namespace smd;
@@ -21,6 +22,7 @@ void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
   auto *r = new smd_request();
   r->comm = c;
   r->count = elems;
+  r->op = coll_name(a.kind);
   Comm *raw = c.get();  // the executor lives inside the communicator
   r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
   request_registry().add(r);

@@ -30,8 +30,14 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   uint64_t t = make_tag(TagKind::kP2P, c->id(), static_cast<uint32_t>(tag));
   P2PReq p = dir == Dir::kSend ? c->isend(peer, buf, bytes, t)
                                : c->irecv(peer, const_cast<void *>(buf), bytes, t);
+  std::string what = p2p_description(dir == Dir::kSend, peer, tag);
+  std::string buffer = dir == Dir::kRecv ? buffer_description(count, dt) : "";
   if (!req) {
-    c->wait(p, dir == Dir::kSend ? "send" : "receive");
+    try {
+      c->wait(p, dir == Dir::kSend ? "send" : "receive");
+    } catch (const Error &e) {
+      throw Error(e.code(), operation_message(e, what, buffer));
+    }
     return;
   }
   auto *r = new smd_request();
@@ -39,6 +45,8 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   r->p2p = p;
   r->is_p2p = true;
   r->elem_size = es;
+  r->op = what;
+  r->buffer = buffer;
   request_registry().add(r);
   *req = r;
 }

@@ -54,7 +54,7 @@ bool block(smd_request_t *r, const Deadline &d) {
   if (d.at_ns() == INT64_MAX) {
     // Waits with the communicator's own deadline and failure checks.
     try {
-      r->comm->wait(r->p2p, "request wait");
+      r->comm->wait(r->p2p, "wait");
       r->count = r->p2p.bytes / r->elem_size;
       finish(r, SMD_SUCCESS, "");
     } catch (const Error &e) {
@@ -78,7 +78,8 @@ bool block(smd_request_t *r, const Deadline &d) {
 }
 
 void report(smd_request_t *r) {
-  if (r->result != SMD_SUCCESS) throw Error(r->result, r->error);
+  if (r->result != SMD_SUCCESS)
+    throw OperationError(r->result, operation_message(Error(r->result, r->error), r->op, r->buffer));
 }
 
 }  // namespace

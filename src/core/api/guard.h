@@ -1,6 +1,7 @@
 // The C ABI boundary: every extern "C" function runs its body through
 // guarded(), which catches everything, maps it to an smd_result_t and
-// leaves the message (prefixed with the call's name) as the thread's last
+// leaves the message (prefixed with the call's name, except for errors of
+// a finished operation, which name the operation) as the thread's last
 // error. Nothing thrown inside the core ever crosses into the caller.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <new>
 #include <string>
 
+#include "core/api/op_errors.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 
@@ -25,7 +27,9 @@ smd_result_t guarded(const char *call, F &&body) noexcept {
       set_last_error("");
       return SMD_IN_PROGRESS;
     }
-    std::string msg = std::string(call) + ": " + e.message();
+    // A finished operation's error names the operation itself.
+    bool named = dynamic_cast<const OperationError *>(&e) != nullptr;
+    std::string msg = named ? e.message() : std::string(call) + ": " + e.message();
     set_last_error(msg);
     SMD_INFO("api", "%s -> %s", msg.c_str(), smd_result_string(e.code()));
     return e.code();

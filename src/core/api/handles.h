@@ -35,6 +35,10 @@ struct smd_request {
   bool finished = false;
   smd_result_t result = SMD_SUCCESS;
   std::string error;
+  // For the caller's message: what the operation does ("receive from rank
+  // 1 (tag 9)", "allreduce"), and a receive's buffer ("16-byte buffer
+  // (4 x float32)"; empty otherwise).
+  std::string op, buffer;
   std::mutex mu;
 };
 

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/coll/collective.h"
 
@@ -29,6 +31,7 @@ struct CostModel {
   // (arena algorithms count their reductions in the bytes they touch).
   double reduce_gbps = 3.0;
   std::string source = "defaults";
+  std::vector<std::string> keys_from_file;  // set by SMD_TUNING_FILE
 
   // Defaults, then SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT
   // on a file that cannot be read or parsed (naming the line).
@@ -36,6 +39,8 @@ struct CostModel {
   // "arena_alpha_us = 0.5" lines, '#' comments; unknown keys are errors.
   static CostModel parse(const std::string &text, const std::string &source);
   std::string to_text() const;
+  // Every parameter as the tuning file names it, with its value.
+  std::vector<std::pair<std::string, double>> entries() const;
 };
 
 // Facts about a communicator that costs depend on.

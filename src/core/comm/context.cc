@@ -9,6 +9,8 @@
 #include "core/bootstrap/launcher_env.h"
 #include "core/bootstrap/tcp_rendezvous.h"
 #include "core/plugin/network_order.h"
+#include "core/plugin/plugin_survey.h"
+#include "core/util/env_check.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
@@ -108,6 +110,8 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   ctx->timeout_ms_ = config.timeout_ms;
   ctx->algo_spec_ = param_string("SMD_ALGO");
   log_set_rank(config.rank);
+  // One rank speaks for the job: launchers give every rank the same variables.
+  if (config.rank == 0) warn_about_environment_once(plugin_param_names);
   SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());
   ctx->rendezvous(config);

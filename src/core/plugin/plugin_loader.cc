@@ -241,24 +241,34 @@ std::shared_ptr<LoadedPlugin> load_plugin(const std::string &name_or_path) {
        tried.c_str());
 }
 
-std::vector<std::string> discover_plugins() {
-  // "libsmd-transport-ucx.so" -> "ucx"; "" for other files.
-  auto plugin_name = [](const std::string &file) -> std::string {
-    if (file.rfind(kPrefix, 0) != 0 || !ends_with(file, kSuffix)) return "";
-    return file.substr(strlen(kPrefix), file.size() - strlen(kPrefix) - strlen(kSuffix));
-  };
-  std::vector<std::string> names;
+std::string plugin_name_of_file(const std::string &path) {
+  std::string file = basename_of(path);
+  if (file.rfind(kPrefix, 0) != 0 || !ends_with(file, kSuffix)) return "";
+  return file.substr(strlen(kPrefix), file.size() - strlen(kPrefix) - strlen(kSuffix));
+}
+
+std::vector<std::string> plugin_files() {
+  std::vector<std::string> files;
   for (const auto &entry : plugin_search_dirs()) {
     std::vector<std::string> found;
     if (is_file(entry)) {
-      found.push_back(plugin_name(basename_of(entry)));
+      found.push_back(entry);
     } else if (DIR *d = opendir(entry.c_str())) {
-      while (dirent *e = readdir(d)) found.push_back(plugin_name(e->d_name));
+      while (dirent *e = readdir(d)) found.push_back(entry + "/" + e->d_name);
       closedir(d);
     }
     std::sort(found.begin(), found.end());
-    for (auto &n : found)
-      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    for (auto &f : found)
+      if (!plugin_name_of_file(f).empty() && is_file(f)) files.push_back(f);
+  }
+  return files;
+}
+
+std::vector<std::string> discover_plugins() {
+  std::vector<std::string> names;
+  for (const std::string &f : plugin_files()) {
+    std::string n = plugin_name_of_file(f);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
   return names;
 }

@@ -32,6 +32,13 @@ std::shared_ptr<LoadedPlugin> load_plugin(const std::string &name_or_path);
 // reason (not loadable, missing entry symbol, wrong ABI, missing entries).
 std::shared_ptr<LoadedPlugin> open_plugin_file(const std::string &path);
 
+// Every plugin file in the search directories, in search order, those
+// shadowed by an earlier file of the same name included.
+std::vector<std::string> plugin_files();
+
+// "ucx" for ".../libsmd-transport-ucx.so"; "" for a file of another name.
+std::string plugin_name_of_file(const std::string &path);
+
 // Names of every plugin file found in the search directories ("ucx",
 // "efa", ...), without loading them, in search order, no duplicates.
 std::vector<std::string> discover_plugins();

@@ -46,16 +46,54 @@ const std::vector<ParamDef> &all_params() {
   return params;
 }
 
-namespace {
-const ParamDef *find(const char *name) {
+const ParamDef *find_param(const char *name) {
   for (const auto &p : all_params())
     if (!strcmp(p.name, name)) return &p;
   return nullptr;
 }
-}  // namespace
+
+const std::vector<ForeignParam> &foreign_params() {
+  static const std::vector<ForeignParam> names = {
+      {"SMD_LIBRARY", "python binding: the libsmd.so to load"},
+      {"SMD_TORCH_BACKEND", "python binding: the torch backend extension to load"},
+      {"SMD_HEADER", "python binding: the smd.h to read declarations from"},
+      {"SMD_SMDRUN", "bindings' tests and smd.run: the smdrun to launch"},
+      {"SMD_LIB_DIR", "rust binding's build script: where libsmd.so is"},
+      {"SMD_ROOT", "scripts: the source tree"},
+      {"SMD_JOBS", "scripts: parallel build jobs"},
+      {"SMD_NO_INSTALL", "scripts: never install packages"},
+      {"SMD_NO_OPTIONAL", "scripts: leave optional packages alone"},
+      {"SMD_NO_SANITIZE", "scripts: skip the sanitizer build"},
+      {"SMD_DEMO_RANKS", "scripts: ranks of the demo"},
+      {"SMD_COMPARE_SKIP", "bench scripts: peers to skip"},
+      {"SMD_TEST_*", "tests: their own settings"},
+      {"SMD_RS_TEST*", "rust tests: their own settings"},
+  };
+  return names;
+}
+
+bool is_foreign_param(const std::string &name) {
+  for (const ForeignParam &f : foreign_params()) {
+    std::string n = f.name;
+    if (!n.empty() && n.back() == '*') {
+      if (name.compare(0, n.size() - 1, n, 0, n.size() - 1) == 0) return true;
+    } else if (name == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+ParamOrigin param_origin(const char *name) {
+  return param_env(name) ? ParamOrigin::kEnvironment : ParamOrigin::kDefault;
+}
+
+const char *param_origin_name(ParamOrigin origin) {
+  return origin == ParamOrigin::kEnvironment ? "environment" : "default";
+}
 
 std::optional<std::string> param_env(const char *name) {
-  assert(find(name) != nullptr && "SMD_* variable missing from the registry");
+  assert(find_param(name) != nullptr && "SMD_* variable missing from the registry");
   const char *v = getenv(name);
   if (!v || !*v) return std::nullopt;
   return std::string(v);
@@ -63,7 +101,7 @@ std::optional<std::string> param_env(const char *name) {
 
 std::string param_string(const char *name) {
   if (auto v = param_env(name)) return *v;
-  const ParamDef *d = find(name);
+  const ParamDef *d = find_param(name);
   return d ? d->default_value : "";
 }
 

@@ -21,6 +21,25 @@ struct ParamDef {
 // Every variable smd reads, in documentation order.
 const std::vector<ParamDef> &all_params();
 
+// The registered definition of `name`, or nullptr.
+const ParamDef *find_param(const char *name);
+
+// SMD_* variables read outside this registry, never warned about as
+// unknown: smd's scripts, tests and bindings' loaders. A name ending in
+// '*' stands for every name with that prefix.
+struct ForeignParam {
+  const char *name;    // "SMD_LIBRARY", "SMD_TEST_*"
+  const char *reader;  // who reads it: "python binding", "scripts"
+};
+const std::vector<ForeignParam> &foreign_params();
+bool is_foreign_param(const std::string &name);
+
+// Where a variable's value comes from: the registered default, or the
+// environment (set and non-empty).
+enum class ParamOrigin { kDefault, kEnvironment };
+ParamOrigin param_origin(const char *name);
+const char *param_origin_name(ParamOrigin origin);  // "default", "environment"
+
 // The raw environment value, or nullopt if unset or empty. Asking for a
 // name that is not in the registry is a bug and fails loudly in debug.
 std::optional<std::string> param_env(const char *name);

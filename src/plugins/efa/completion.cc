@@ -91,9 +91,8 @@ void failed(Context *ctx) {
     bytes = std::min(err.len, r->size);
     snprintf(text, sizeof text,
              "efa: a message of %zu B from rank %d does not fit the %zu-byte "
-             "receive (tag 0x%llx)",
-             err.len + err.olen, ep->peer, r->size,
-             (unsigned long long)(r->tag & ((uint64_t(1) << SMD_TRANSPORT_TAG_BITS) - 1)));
+             "receive",
+             err.len + err.olen, ep->peer, r->size);
   } else if (code == FI_ECANCELED) {
     snprintf(text, sizeof text, "efa: %s rank %d cancelled", op_text(r->kind), ep->peer);
   } else if (is_peer_error(code)) {

@@ -20,10 +20,9 @@ void recv_finish(Context *ctx, Request *r, uint64_t msg_size, uint64_t copied) {
   }
   char text[200];
   snprintf(text, sizeof text,
-           "shm: message of %llu bytes from rank %d (tag %llu) truncated to "
-           "the %zu-byte receive",
-           (unsigned long long)msg_size, r->ep->peer,
-           (unsigned long long)r->tag, r->size);
+           "shm: message of %llu bytes from rank %d truncated to the %zu-byte "
+           "receive",
+           (unsigned long long)msg_size, r->ep->peer, r->size);
   r->error = text;
   request_complete(ctx, r, SMD_TRANSPORT_ERR_TRUNCATED, copied);
 }

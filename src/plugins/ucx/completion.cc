@@ -55,9 +55,9 @@ static Status judge(Request *r, ucs_status_t s, std::string *error) {
   char text[400];
   if (s == UCS_ERR_MESSAGE_TRUNCATED) {
     snprintf(text, sizeof text,
-             "ucx: the message with tag 0x%llx from rank %d is larger than "
-             "the %zu-byte receive buffer",
-             (unsigned long long)r->tag, peer, r->size);
+             "ucx: the message from rank %d is larger than the %zu-byte "
+             "receive buffer",
+             peer, r->size);
     *error = text;
     return SMD_TRANSPORT_ERR_TRUNCATED;
   }

@@ -36,6 +36,8 @@
 //!   returning a [`Request`].
 //! - [`Groups`]: tensor-, pipeline- and data-parallel rank groups
 //!   ([`GroupsConfig`], [`GroupKind`]).
+//! - [`Pod`]: your own `#[repr(C)]` plain-old-data types sent, received,
+//!   broadcast and gathered as bytes (`send_pod`, `recv_pod`, ...).
 //! - [`RankInfo`]: where each rank runs.
 //! - [`SharedSlice`] ([`Communicator::shared_slice`]): memory the node's
 //!   ranks map, so that collectives' inputs are read in place.
@@ -75,6 +77,7 @@ mod error;
 mod groups;
 mod half;
 mod init;
+mod pod;
 mod request;
 mod shared;
 mod topology;
@@ -87,6 +90,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use groups::{GroupKind, GroupLayout, Groups, GroupsConfig};
 pub use half::{bf16, f16};
 pub use init::InitOptions;
+pub use pod::{Pod, pod_bytes, pod_bytes_mut};
 pub use request::{Request, Scope, scope};
 pub use shared::SharedSlice;
 pub use topology::{HEADER_VERSION, RankInfo, Version, version};
@@ -109,3 +113,9 @@ mod tests {
         send_and_sync::<Error>();
     }
 }
+
+/// The Rust code of bindings/rust/README.md, compiled and run as doctests
+/// so that the README stays true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,0 +1,94 @@
+// The cost model's parameters as text: SMD_TUNING_FILE read and written
+// (smd-bench --tune), apart from the model itself so that tools can show
+// the values in effect without the collective engine.
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "core/coll/cost_model.h"
+#include "core/util/error.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+namespace {
+
+// The tuning file's keys, in the order to_text() writes them.
+const char *const kKeys[] = {"arena_alpha_us", "arena_gbps", "local_alpha_us", "local_gbps",
+                             "net_alpha_us",   "net_gbps",   "reduce_gbps"};
+
+double *field(CostModel &m, const std::string &key) {
+  if (key == "arena_alpha_us") return &m.arena.alpha_us;
+  if (key == "arena_gbps") return &m.arena.gbps;
+  if (key == "local_alpha_us") return &m.local.alpha_us;
+  if (key == "local_gbps") return &m.local.gbps;
+  if (key == "net_alpha_us") return &m.net.alpha_us;
+  if (key == "net_gbps") return &m.net.gbps;
+  if (key == "reduce_gbps") return &m.reduce_gbps;
+  return nullptr;
+}
+
+
+}  // namespace
+
+CostModel CostModel::parse(const std::string &text, const std::string &source) {
+  CostModel m;
+  m.source = source;
+  std::istringstream in(text);
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    size_t eq = line.find('=');
+    std::string key = line.substr(0, eq == std::string::npos ? line.size() : eq);
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (key.empty() && eq == std::string::npos) continue;
+    double *f = field(m, key);
+    if (eq == std::string::npos || f == nullptr) {
+      std::string keys;
+      for (const char *k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+      fail(SMD_ERR_INVALID_ARGUMENT, "%s line %d: expected 'key = value' with key one of %s",
+           source.c_str(), no, keys.c_str());
+    }
+    std::string value = line.substr(eq + 1);
+    char *end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+    if (end == value.c_str() || (end && *end != '\0') || !(v >= 0) || std::isinf(v) ||
+        (key.find("gbps") != std::string::npos && v <= 0))
+      fail(SMD_ERR_INVALID_ARGUMENT, "%s line %d: '%s' is not a valid value for %s", source.c_str(),
+           no, value.c_str(), key.c_str());
+    *f = v;
+    m.keys_from_file.push_back(key);
+  }
+  return m;
+}
+
+CostModel CostModel::load() {
+  std::optional<std::string> path = param_env("SMD_TUNING_FILE");
+  if (!path) return CostModel{};
+  std::ifstream f(*path);
+  if (!f)
+    fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TUNING_FILE: cannot read '%s'", path->c_str());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse(ss.str(), "SMD_TUNING_FILE " + *path);
+}
+
+std::vector<std::pair<std::string, double>> CostModel::entries() const {
+  std::vector<std::pair<std::string, double>> out;
+  CostModel copy = *this;
+  for (const char *k : kKeys) out.emplace_back(k, *field(copy, k));
+  return out;
+}
+
+std::string CostModel::to_text() const {
+  std::string text;
+  for (const auto &[key, value] : entries()) text += format("%s = %.3f\n", key.c_str(), value);
+  return text;
+}
+
+}  // namespace smd
