@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "core/api/group_calls.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 
@@ -17,6 +18,7 @@ namespace smd {
 template <class F>
 smd_result_t guarded(const char *call, F &&body) noexcept {
   try {
+    group_call_started(call);
     body();
     clear_last_error();
     return SMD_SUCCESS;
@@ -26,6 +28,7 @@ smd_result_t guarded(const char *call, F &&body) noexcept {
       return SMD_IN_PROGRESS;
     }
     std::string msg = std::string(call) + ": " + e.message();
+    group_call_failed(call, e.code(), e.message());
     set_last_error(msg);
     SMD_INFO("api", "%s -> %s", msg.c_str(), smd_result_string(e.code()));
     return e.code();
