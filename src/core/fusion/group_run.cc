@@ -1,10 +1,13 @@
 #include "core/fusion/group_run.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
+#include "core/coll/coll_state.h"
 #include "core/coll/coll_util.h"
 #include "core/comm/communicator.h"
+#include "core/comm/shared_memory.h"
 #include "core/exec/executor.h"
 #include "core/fusion/fusion_layout.h"
 #include "core/util/error.h"
@@ -35,18 +38,20 @@ void record(GroupCall &g, smd_result_t code, const std::string &message) {
   g.error = message;
 }
 
-// The fused buffer of this thread (each executor thread runs one
-// communicator's group at a time), kept between groups so its pages are
-// touched once.
-uint8_t *fusion_buffer(size_t bytes) {
-  thread_local std::unique_ptr<uint8_t[]> buf;
-  thread_local size_t have = 0;
-  if (have < bytes) {
-    buf.reset();
-    buf.reset(new uint8_t[bytes]);
-    have = bytes;
+// The communicator's fused buffer (its collectives run one at a time),
+// kept between groups so its pages are touched once. It lies in memory
+// the node's members map (smd_mem_alloc's), so the arena reduces every
+// member's part where it lies instead of staging it: packing replaces the
+// staging copy rather than adding one.
+uint8_t *fusion_buffer(Comm &c, size_t bytes) {
+  CollState &st = coll_state(c);
+  bytes = std::max<size_t>(bytes, 64);
+  if (st.fusion_buffer_bytes < bytes) {
+    st.fusion_buffer.reset();
+    st.fusion_buffer = std::shared_ptr<void>(shared_alloc(c.ctx_ptr(), bytes), shared_free);
+    st.fusion_buffer_bytes = bytes;
   }
-  return buf.get();
+  return static_cast<uint8_t *>(st.fusion_buffer.get());
 }
 
 // Allreduces of one datatype, op and memory kind on one communicator,
@@ -58,7 +63,7 @@ void run_fused(Comm &c, const std::vector<GroupCall *> &members) {
   counts.reserve(members.size());
   for (GroupCall *g : members) counts.push_back(g->args.count);
   FusionLayout l = lay_out_fusion(counts, es, c.size());
-  uint8_t *buf = fusion_buffer(l.padded * es);
+  uint8_t *buf = fusion_buffer(c, l.padded * es);
   const MemoryOps &m = ops_of(first);
   for (size_t i = 0; i < members.size(); ++i)
     m.copy(buf + l.offsets[i] * es, members[i]->args.sendbuf, counts[i] * es);
