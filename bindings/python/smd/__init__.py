@@ -46,6 +46,7 @@ __all__ = [
     "InvalidUsageError", "MismatchError", "NoMemoryError", "NotSupportedError", "Op",
     "PeerFailureError", "PluginError", "RankInfo", "Request", "Result", "SystemCallError",
     "TAG_MAX", "TimeoutError", "TransportError", "TruncatedError", "UNDEFINED", "as_buffer",
-    "bfloat16", "from_bfloat16", "group", "group_layout", "init", "is_initialized", "register_exporter",
+    "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "register_exporter",
     "to_bfloat16", "version", "world",
 ]
+__all__ += ["group"]  # group calls: smd/group_calls.py
