@@ -652,6 +652,64 @@ SMD_API smd_result_t smd_mem_alloc(smd_comm_t *comm, size_t bytes, void **ptr);
  * or freed already). */
 SMD_API smd_result_t smd_mem_free(void *ptr);
 
+/* ------------------------------------------------------------------------
+ * Group calls (since 0.1: smd_group_start, smd_group_end)
+ *
+ * Many small operations as one, like NCCL's ncclGroupStart/End. Between
+ * smd_group_start() and the matching smd_group_end() on the same thread,
+ * every collective (smd_allreduce ... smd_ibarrier) and point-to-point call
+ * (smd_send ... smd_irecv) is checked and queued instead of run; the
+ * outermost smd_group_end() runs them all as one operation and returns
+ * when they are done:
+ * - point-to-point transfers are all posted first, so sends and receives
+ *   that pair up inside one group (a ring exchange) cannot block each other;
+ * - each communicator's collectives then run back to back, without
+ *   returning to the caller: allreduces of one communicator with the same
+ *   datatype and op are packed into buffers of up to SMD_FUSION_BYTES
+ *   (default 1 MiB, see docs/PERFORMANCE.md) and each buffer is reduced as
+ *   one allreduce, split so that every rank (and across nodes every local
+ *   rank's network link) reduces an equal share whatever the tensors'
+ *   sizes; the other collectives and larger allreduces run one by one in
+ *   the order issued.
+ *
+ * Every rank of a communicator must issue the same calls on it in a group,
+ * in the same order, as outside groups. Calls of one group must not depend
+ * on each other's results (a broadcast of an allreduce's output belongs in
+ * the next group). Communicator creation and smd_groups_create are never
+ * queued.
+ *
+ * Buffers: a call inside a group only records its buffer pointers. The
+ * buffers of every call, blocking forms included, must stay valid and
+ * unmodified (receive buffers untouched) until smd_group_end() returns,
+ * exactly as for a nonblocking call. Blocking forms return SMD_SUCCESS once
+ * queued; the i-forms return a request at once that completes at
+ * smd_group_end() (waiting on it or freeing it before then, on the thread
+ * of the group, fails with SMD_ERR_INVALID_USAGE; smd_request_test()
+ * answers "not done").
+ *
+ * Errors: a call refused inside the group (a bad argument, a destroyed
+ * handle) returns its error at once as usual and also fails the whole
+ * group: smd_group_end() then runs nothing, returns that error with a
+ * message naming the call ("call 3 (smd_allreduce) of the group failed:
+ * ..."), every request of the group completes with it, and the
+ * communicators stay usable. A failure while the group runs (a dead
+ * peer, a timeout, a mismatch) fails the calls it touches and poisons
+ * their communicator as outside groups; smd_group_end() returns the error
+ * of the lowest-numbered failed call, named the same way.
+ *
+ * Groups nest: only the outermost smd_group_end() runs the calls. An empty
+ * group succeeds. Groups are per thread: another thread's calls are not
+ * queued in this thread's group.
+ * --------------------------------------------------------------------- */
+
+/* Opens a group on this thread (or nests one more level). Never fails. */
+SMD_API smd_result_t smd_group_start(void);
+
+/* Closes the innermost group; the outermost runs every queued call and
+ * returns their outcome (see above). Errors: SMD_ERR_INVALID_USAGE when no
+ * group is open on this thread; any error of a queued call. */
+SMD_API smd_result_t smd_group_end(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

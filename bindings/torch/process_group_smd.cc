@@ -177,27 +177,48 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_coalesced(
   for (const auto &t : tensors)
     require_like(t, tensors[0].scalar_type(), t.numel(), call, "every tensor");
   ReducePlan plan = plan_reduction(tensors[0].scalar_type(), opts.reduceOp, call);
-  std::vector<at::Tensor> flats;
-  for (const auto &t : tensors) flats.push_back(t.reshape({-1}));
-  at::Tensor flat = at::cat(flats);
-  premultiply(plan, flat, 0);
-
+  // One allreduce per tensor in one smd group: smd fuses them into its
+  // balanced buffers (SMD_FUSION_BYTES), no private concatenation here.
+  std::vector<Staged> outs;
+  for (const auto &t : tensors) {
+    Staged out = stage_output(t);
+    if (out.copied()) out.buffer.copy_(t);
+    premultiply(plan, out.buffer, 0);
+    outs.push_back(out);
+  }
   Launch l(c10d::OpType::ALLREDUCE_COALESCED, "smd:all_reduce_coalesced", call, opts.timeout);
   l.inputs = l.outputs = tensors;
-  l.keep_alive = {flat};
-  void *buf = flat.data_ptr();
-  const size_t count = flat.numel();
-  l.start = one_call([this, plan, buf, count](smd_request_t **r) {
+  std::vector<std::pair<void *, size_t>> bufs;
+  for (const Staged &out : outs) {
+    l.keep_alive.push_back(out.buffer);
+    bufs.emplace_back(out.buffer.data_ptr(), static_cast<size_t>(out.buffer.numel()));
+  }
+  l.start = grouped_calls(bufs, [this, plan](void *buf, size_t count, smd_request_t **r) {
     return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, nullptr, r);
   });
-  l.finish = [flat, targets = tensors]() mutable {
-    int64_t offset = 0;
-    for (auto &t : targets) {
-      t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
-      offset += t.numel();
-    }
+  l.finish = [outs] {
+    for (const Staged &out : outs)
+      if (out.copied()) out.copy_back();
   };
   return launch(std::move(l));
+}
+
+ProcessGroupSmd::Start ProcessGroupSmd::grouped_calls(
+    std::vector<std::pair<void *, size_t>> bufs,
+    std::function<smd_result_t(void *, size_t, smd_request_t **)> call) {
+  return [bufs = std::move(bufs), call = std::move(call)](std::vector<smd_request_t *> &requests,
+                                                          const std::string &what, uint64_t) {
+    check(smd_group_start(), what);
+    bool refused = false;
+    for (const auto &[buf, count] : bufs) {
+      smd_request_t *r = nullptr;
+      refused |= call(buf, count, &r) != SMD_SUCCESS;
+      if (r) requests.push_back(r);
+      if (refused) break;
+    }
+    // Runs the group (or, after a refusal, runs nothing and names the call).
+    check(smd_group_end(), what);
+  };
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce(std::vector<at::Tensor> &tensors,

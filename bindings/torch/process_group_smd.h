@@ -119,6 +119,10 @@ class ProcessGroupSmd : public BackendBase {
   c10::intrusive_ptr<c10d::Work> launch_into(Launch op, const Staged &out);
   // A Start that makes one smd call: `call(&request)`.
   static Start one_call(std::function<smd_result_t(smd_request_t **)> call);
+  // A Start that makes `call(buf, count, &request)` for every buffer inside
+  // one smd group (smd_group_start/end), so smd fuses them.
+  static Start grouped_calls(std::vector<std::pair<void *, size_t>> bufs,
+                             std::function<smd_result_t(void *, size_t, smd_request_t **)> call);
 
   // Tag of point-to-point messages that make up the collective `seq` on
   // the side communicator.

@@ -20,7 +20,9 @@ to float rounding (the ranks' gradients may be summed in another order).
 
 (with PYTHONPATH=bindings/python when smd is not installed). Both launchers
 set RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, which init_process_group
-reads (env://). Options: --steps, --hidden, --layers, --batch.
+reads (env://). Options: --steps, --hidden, --layers, --batch, --hook fusion
+(smd's DDP comm hook, smd.torch.comm_hooks); rank 0 prints the median step
+time of both runs.
 
 Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage.
 """
@@ -37,6 +39,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import smd.torch  # noqa: F401  (registers the backend "smd")
+from smd.torch.comm_hooks import fusion_hook
 
 DATA_SEED = 20260101
 INIT_SEED = 7
@@ -54,6 +57,8 @@ def options(argv=None):
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--layers", type=int, default=3, help="hidden layers")
     p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--hook", choices=["none", "fusion"], default="none",
+                   help="fusion: smd's DDP comm hook (smd.torch.comm_hooks.fusion_hook) on the smd run")
     return p.parse_args(argv)
 
 
@@ -89,10 +94,11 @@ class Data:
 def train(model, data, steps, lr):
     """SGD steps; returns the global loss of every step (the mean over ranks
     of each rank's mean squared error, computed with one allreduce per step
-    on the model's own process group)."""
+    on the model's own process group) and the median seconds per step."""
     opt = torch.optim.SGD(model.parameters(), lr=lr)
-    losses = []
+    losses, times = [], []
     for _ in range(steps):
+        t0 = time.perf_counter()
         x, y = data.next()
         opt.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
@@ -101,7 +107,8 @@ def train(model, data, steps, lr):
         total = loss.detach().clone()
         dist.all_reduce(total, group=model.process_group)
         losses.append(total.item() / dist.get_world_size(model.process_group))
-    return losses
+        times.append(time.perf_counter() - t0)
+    return losses, sorted(times)[len(times) // 2]
 
 
 def close(a, b):
@@ -129,10 +136,12 @@ def main(argv=None):
     runs = {}
     for name, group in (("smd", dist.group.WORLD), ("gloo", gloo)):
         model = DDP(mlp(opts.inputs, opts.hidden, opts.layers), process_group=group)
+        if name == "smd" and opts.hook == "fusion":
+            model.register_comm_hook(None, fusion_hook)
         data = Data(opts.inputs, opts.batch, rank, size)
         runs[name] = (model, train(model, data, opts.steps, opts.lr))
 
-    (smd_model, smd_losses), (gloo_model, gloo_losses) = runs["smd"], runs["gloo"]
+    (smd_model, (smd_losses, smd_step)), (gloo_model, (gloo_losses, gloo_step)) = runs["smd"], runs["gloo"]
     failures = []
     if not smd_losses[-1] * LOSS_DROP <= smd_losses[0]:
         failures.append(f"the loss did not fall enough: {smd_losses[0]:.4f} -> {smd_losses[-1]:.4f}")
@@ -149,7 +158,8 @@ def main(argv=None):
     if rank == 0:
         print(f"train_ddp: {size} ranks, {opts.steps} steps, loss {smd_losses[0]:.4f} -> "
               f"{smd_losses[-1]:.4f} (gloo: {gloo_losses[0]:.4f} -> {gloo_losses[-1]:.4f}), "
-              f"largest parameter difference {worst:.2g}")
+              f"largest parameter difference {worst:.2g}; median step {smd_step * 1e3:.2f} ms "
+              f"(hook {opts.hook}) vs gloo {gloo_step * 1e3:.2f} ms")
     for f in failures:
         print(f"rank {rank}: FAILED: {f}", file=sys.stderr)
     # torch 1.13's gloo group deadlocks when it is destroyed while one of its

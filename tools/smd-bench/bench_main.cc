@@ -13,6 +13,7 @@
 
 #include "../common/values.h"
 #include "bench_options.h"
+#include "bench_tensors.h"
 #include "bench_tune.h"
 #include "bench_util.h"
 
@@ -138,8 +139,8 @@ int main(int argc, char **argv) {
   Options o = parse_options(argc, argv);
   smd_comm_t *world = nullptr;
   CHECK(smd_comm_init(nullptr, &world));
-  if (!o.tune_file.empty()) {
-    int status = run_tune(world, o.tune_file);
+  if (!o.tune_file.empty() || o.many_tensors()) {
+    int status = o.many_tensors() ? run_tensors(world, o) : run_tune(world, o.tune_file);
     CHECK(smd_comm_destroy(world));
     return status;
   }

@@ -32,6 +32,12 @@ const char *kUsage =
     "              cost model's prediction of one call (predicted_us)\n"
     "  --rss       at the end, every rank prints its peak resident memory (VmHWM)\n"
     "              and the largest size's user buffers, in KiB (JSON with --json)\n"
+    "  --tensors K allreduce only: K tensors of -b bytes per step, each its own call\n"
+    "  --model M   allreduce only: the parameter tensors of model M per step\n"
+    "              (bert-base: 199 tensors, 418 MiB in float32); --layers L keeps L\n"
+    "              of its 12 encoder layers\n"
+    "  --grouped   with --tensors/--model: the step's calls in one group (fused)\n"
+    "  --single    with --tensors/--model: one allreduce of the step's total bytes\n"
     "Sizes count bytes as nccl-tests does: the vector for allreduce/broadcast/reduce,\n"
     "the whole output for allgather, the whole input for reduce_scatter and alltoall.\n"
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reduce_scatter, alltoall),\n"
@@ -103,6 +109,11 @@ Options parse_options(int argc, char **argv) {
       else if (a == "-r") o.root = std::stoi(value());
       else if (a == "--json") o.json = true;
       else if (a == "--rss") o.rss = true;
+      else if (a == "--tensors") o.tensors = std::stoi(value());
+      else if (a == "--model") o.model = value();
+      else if (a == "--layers") o.layers = std::stoi(value());
+      else if (a == "--grouped") o.grouped = true;
+      else if (a == "--single") o.single = true;
       else if (a == "-h" || a == "--help") {
         fputs(kUsage, stdout);
         exit(0);
@@ -130,6 +141,9 @@ Options parse_options(int argc, char **argv) {
   if (o.factor <= 1.0 && o.min_bytes != o.max_bytes) usage_error("-f must be greater than 1");
   if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
   if (o.iters < 1 || o.warmup < 0) usage_error("-n must be >= 1 and -w >= 0");
+  if (o.tensors < 0 || o.layers < 0) usage_error("--tensors and --layers must be >= 0");
+  if (o.many_tensors() && o.coll != Coll::kAllreduce) usage_error("--tensors and --model need allreduce");
+  if (o.grouped && o.single) usage_error("--grouped and --single exclude each other");
   return o;
 }
 

@@ -29,6 +29,16 @@ struct Options {
   bool rss = false;  // --rss: each rank reports its peak resident memory (VmHWM)
   int root = 0;
   std::string tune_file;  // --tune FILE: measure link costs, write a tuning file
+  // Many tensors per step (bench_tensors.h): --tensors K of -b bytes each,
+  // or --model NAME's parameter list (--layers L of its encoder layers);
+  // --grouped runs them in one group, --single as one allreduce.
+  int tensors = 0;
+  std::string model;
+  int layers = 12;
+  bool grouped = false;
+  bool single = false;
+  bool many_tensors() const { return tensors > 0 || !model.empty(); }
+  std::string unused_;  // --tune FILE: measure link costs, write a tuning file
 };
 
 // Parses argv; on --help prints usage and exits 0, on bad usage prints the

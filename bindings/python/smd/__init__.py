@@ -13,6 +13,9 @@
     everyone = req.wait()                     # shape (world.size, 4)
     with world.split(world.rank % 2) as half:
         half.barrier()
+    with smd.group():                         # many calls as one (fused)
+        for g in grads:
+            world.allreduce(g, out=g)
     world.destroy()
 
 Run ranks with ``python -m smd.run -n 4 script.py`` (smdrun). Every call
@@ -29,6 +32,7 @@ from .errors import (AbortedError, BootstrapError, Error, InternalError, Invalid
                      InvalidUsageError, MismatchError, NoMemoryError, NotSupportedError,
                      PeerFailureError, PluginError, Result, SystemCallError, TimeoutError,
                      TransportError, TruncatedError)
+from .group_calls import group
 from .groups import GroupKind, Groups, layout as group_layout
 from .request import Request, waitall, waitany
 from ._world import init, is_initialized, version, world
@@ -45,3 +49,4 @@ __all__ = [
     "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "register_exporter",
     "to_bfloat16", "version", "waitall", "waitany", "world",
 ]
+__all__ += ["group"]  # group calls: smd/group_calls.py

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Set, Tupl
 
 import numpy as np
 
+from . import group_calls
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output, require_host
 from .dtypes import DatatypeLike, OpLike, resolve_op
@@ -329,13 +330,23 @@ class Comm:
     def _start(self, call: "_Call") -> Request:
         out = ffi.new("smd_request_t **")
         check(call.start(*call.args, out))
-        return Request(out[0], self, call.keep, call.result, p2p=call.p2p,
-                       returns_count=call.returns_count)
+        request = Request(out[0], self, call.keep, call.result, p2p=call.p2p,
+                          returns_count=call.returns_count)
+        group_calls.track(request)
+        return request
+
+    def group(self) -> "group_calls.group":
+        """``with comm.group():`` is ``with smd.group():`` (groups are per
+        thread and span communicators); see :mod:`smd.group_calls`."""
+        return group_calls.group()
 
     def _run(self, call: "_Call") -> Any:
         """A blocking call: the nonblocking form and an interruptible wait,
         or, on a communicator that is not interruptible, the blocking C
         function."""
+        if group_calls.active():  # queued: it runs (and fills the result) at the group's end
+            self._start(call)
+            return call.result
         if not self.interruptible:
             if call.returns_count:  # smd_recv does not say how much arrived
                 out = ffi.new("smd_request_t **")

@@ -76,3 +76,12 @@ def test_ddp_parameters_start_equal(world, rank):
     for p, out in zip(first, everyone):
         dist.all_gather(out, p)
         assert all(torch.equal(o, out[0]) for o in out)  # ... the same after wrapping
+
+
+def test_ddp_fusion_hook(world, gloo, rank):
+    """smd's own hook (smd.torch.comm_hooks.fusion_hook: each bucket's
+    gradients as one smd group, fused) averages like gloo's default."""
+    from smd.torch.comm_hooks import fusion_hook
+    assert_same(train(world, rank, hook=fusion_hook), train(gloo, rank))
+    assert_same(train(world, rank, hook=fusion_hook, bucket_cap_mb=0.001),
+                train(gloo, rank, bucket_cap_mb=0.001))

@@ -2,6 +2,7 @@
 // queue on the communicator's executor (i-forms).
 #include <smd.h>
 
+#include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
@@ -15,6 +16,7 @@ namespace {
 void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
             smd_request_t **request) {
   c->check_usable();
+  if (group_open()) return group_queue_collective(c, a, elems, request);
   if (!request) {
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;

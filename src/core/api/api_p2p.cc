@@ -1,6 +1,7 @@
 // Point-to-point entry points.
 #include <smd.h>
 
+#include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
@@ -28,6 +29,8 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
     fail(SMD_ERR_INVALID_ARGUMENT, "tag %d is not in [0, SMD_TAG_MAX=%d]", tag, SMD_TAG_MAX);
   c->check_usable();
   uint64_t t = make_tag(TagKind::kP2P, c->id(), static_cast<uint32_t>(tag));
+  if (group_open())
+    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, t, req);
   P2PReq p = dir == Dir::kSend ? c->isend(peer, buf, bytes, t)
                                : c->irecv(peer, const_cast<void *>(buf), bytes, t);
   std::string what = p2p_description(dir == Dir::kSend, peer, tag);

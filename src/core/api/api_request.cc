@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 
@@ -99,6 +100,7 @@ SMD_API smd_result_t smd_request_test(smd_request_t *request, int *done) {
 SMD_API smd_result_t smd_request_wait(smd_request_t *request) {
   return guarded("smd_request_wait", [&] {
     smd_request_t *r = live(request);
+    check_not_in_open_group(r);
     std::lock_guard<std::mutex> lock(r->mu);
     block(r, Deadline::never());
     report(r);
@@ -128,6 +130,7 @@ SMD_API smd_result_t smd_request_get_count(smd_request_t *request, size_t *count
 SMD_API smd_result_t smd_request_free(smd_request_t *request) {
   return guarded("smd_request_free", [&] {
     if (!request) fail(SMD_ERR_INVALID_ARGUMENT, "request is NULL");
+    check_not_in_open_group(request);
     if (!request_registry().remove(request))
       fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed twice?)", static_cast<void *>(request));
     std::unique_ptr<smd_request_t> r(request);

@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 
+#include "core/api/group_calls.h"
 #include "core/api/op_errors.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -19,6 +20,7 @@ namespace smd {
 template <class F>
 smd_result_t guarded(const char *call, F &&body) noexcept {
   try {
+    group_call_started(call);
     body();
     clear_last_error();
     return SMD_SUCCESS;
@@ -30,6 +32,7 @@ smd_result_t guarded(const char *call, F &&body) noexcept {
     // A finished operation's error names the operation itself.
     bool named = dynamic_cast<const OperationError *>(&e) != nullptr;
     std::string msg = named ? e.message() : std::string(call) + ": " + e.message();
+    group_call_failed(call, e.code(), e.message());
     set_last_error(msg);
     SMD_INFO("api", "%s -> %s", msg.c_str(), smd_result_string(e.code()));
     return e.code();

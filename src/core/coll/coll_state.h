@@ -31,6 +31,10 @@ struct CollState {
   };
   std::array<CachedChoice, 64> cache{};
   std::unique_ptr<Hierarchy> hierarchy;  // made on first use (collective)
+  // Kept for the group-call layer above (fusion/group_run.cc): the
+  // communicator's fusion buffer, released with it.
+  std::shared_ptr<void> fusion_buffer;
+  size_t fusion_buffer_bytes = 0;
   ~CollState();
 };
 

@@ -29,6 +29,9 @@ class Task {
   bool wait_until(const Deadline &d);
   smd_result_t result() const { return result_; }
   const std::string &error() const { return error_; }
+  // Completes a task no executor runs: the request of a call queued in a
+  // group, finished when its group has run.
+  void complete(smd_result_t code, std::string message) { finish(code, std::move(message)); }
 
  private:
   friend class Executor;

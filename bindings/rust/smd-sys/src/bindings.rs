@@ -1600,3 +1600,9 @@ extern "C" {
 extern "C" {
     pub fn smd_mem_free(ptr: *mut ::std::os::raw::c_void) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_group_start() -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_group_end() -> smd_result_t;
+}

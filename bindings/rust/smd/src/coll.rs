@@ -13,6 +13,7 @@ use crate::request::scope;
 
 impl Communicator {
     fn run(&self, call: Call) -> Result<()> {
+        crate::group::check_no_open_group("smd")?;
         // SAFETY: the communicator is alive, and the call's buffers are
         // borrowed by the caller for the whole (blocking) call.
         check(unsafe { call.issue(self.as_raw(), None) })

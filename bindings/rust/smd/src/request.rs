@@ -146,6 +146,7 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     fn start(&self, comm: &'a Communicator, call: Call) -> Result<Request<'_>> {
+        crate::group::check_no_open_group("smd")?;
         let mut raw = ptr::null_mut();
         // SAFETY: `comm` and the call's buffers are borrowed for 'a, which
         // outlives this scope; the scope frees (waits for) the request

@@ -1,0 +1,212 @@
+#include "core/fusion/group_run.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "core/coll/coll_state.h"
+#include "core/coll/coll_util.h"
+#include "core/comm/communicator.h"
+#include "core/comm/shared_memory.h"
+#include "core/exec/executor.h"
+#include "core/fusion/fusion_layout.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+size_t fusion_bytes() {
+  static const size_t bytes = [] {
+    int64_t v = param_int("SMD_FUSION_BYTES");
+    return static_cast<size_t>(v < 0 ? 0 : v);
+  }();
+  return bytes;
+}
+
+namespace {
+
+std::string name_of(const GroupCall &g) {
+  char head[96];
+  snprintf(head, sizeof head, "call %d (%s)", g.index, g.call);
+  return head;
+}
+
+void record(GroupCall &g, smd_result_t code, const std::string &message) {
+  if (g.result != SMD_SUCCESS) return;
+  g.result = code;
+  g.error = message;
+}
+
+// The communicator's fused buffer (its collectives run one at a time),
+// kept between groups so its pages are touched once. It lies in memory
+// the node's members map (smd_mem_alloc's), so the arena reduces every
+// member's part where it lies instead of staging it: packing replaces the
+// staging copy rather than adding one.
+uint8_t *fusion_buffer(Comm &c, size_t bytes) {
+  CollState &st = coll_state(c);
+  bytes = std::max<size_t>(bytes, 64);
+  if (st.fusion_buffer_bytes < bytes) {
+    st.fusion_buffer.reset();
+    st.fusion_buffer = std::shared_ptr<void>(shared_alloc(c.ctx_ptr(), bytes), shared_free);
+    st.fusion_buffer_bytes = bytes;
+  }
+  return static_cast<uint8_t *>(st.fusion_buffer.get());
+}
+
+// Allreduces of one datatype, op and memory kind on one communicator,
+// packed into one balanced buffer (fusion_layout.h) and reduced at once.
+void run_fused(Comm &c, const std::vector<GroupCall *> &members) {
+  const CollArgs &first = members.front()->args;
+  size_t es = datatype_size(first.datatype);
+  std::vector<size_t> counts;
+  counts.reserve(members.size());
+  for (GroupCall *g : members) counts.push_back(g->args.count);
+  FusionLayout l = lay_out_fusion(counts, es, c.size());
+  uint8_t *buf = fusion_buffer(c, l.padded * es);
+  const MemoryOps &m = ops_of(first);
+  for (size_t i = 0; i < members.size(); ++i)
+    m.copy(buf + l.offsets[i] * es, members[i]->args.sendbuf, counts[i] * es);
+  // The padding is reduced too (its result is dropped): zeros keep every
+  // op's kernels on ordinary numbers.
+  memset(buf + l.used * es, 0, (l.padded - l.used) * es);
+  CollArgs a{CollKind::kAllreduce, buf, buf, l.padded, first.datatype, first.op, 0, first.memory};
+  run_collective(c, a);
+  for (size_t i = 0; i < members.size(); ++i)
+    m.copy(members[i]->args.recvbuf, buf + l.offsets[i] * es, counts[i] * es);
+}
+
+// Allreduces waiting to be fused, one bucket per (datatype, op, memory).
+struct Bucket {
+  smd_datatype_t datatype;
+  smd_op_t op;
+  MemoryKind memory;
+  std::vector<GroupCall *> calls;
+  size_t bytes = 0;
+};
+
+// One communicator's collectives, in issue order except that fusable
+// allreduces wait in their bucket until it is full or the group ends.
+// Every rank issued the same calls, so every rank runs the same sequence.
+void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
+  size_t limit = fusion_bytes();
+  std::vector<Bucket> buckets;
+  auto flush = [&](Bucket &b) {
+    if (b.calls.empty()) return;
+    try {
+      if (b.calls.size() == 1)
+        run_collective(c, b.calls[0]->args);
+      else
+        run_fused(c, b.calls);
+    } catch (const Error &e) {
+      std::string msg = name_of(*b.calls[0]);
+      if (b.calls.size() > 1)
+        msg += ", fused with " + std::to_string(b.calls.size() - 1) + " other allreduce(s),";
+      for (GroupCall *g : b.calls) record(*g, e.code(), msg + " failed: " + e.message());
+    }
+    b.calls.clear();
+    b.bytes = 0;
+  };
+  for (GroupCall *g : calls) {
+    const CollArgs &a = g->args;
+    size_t bytes = a.count * datatype_size(a.datatype);
+    if (a.kind != CollKind::kAllreduce || bytes >= limit) {
+      try {
+        run_collective(c, a);
+      } catch (const Error &e) {
+        record(*g, e.code(), name_of(*g) + " failed: " + e.message());
+      }
+      continue;
+    }
+    Bucket *b = nullptr;
+    for (Bucket &x : buckets)
+      if (x.datatype == a.datatype && x.op == a.op && x.memory == a.memory) b = &x;
+    if (!b) {
+      buckets.push_back(Bucket{a.datatype, a.op, a.memory, {}, 0});
+      b = &buckets.back();
+    }
+    if (b->bytes + bytes > limit) flush(*b);
+    b->calls.push_back(g);
+    b->bytes += bytes;
+  }
+  for (Bucket &b : buckets) flush(b);
+}
+
+}  // namespace
+
+void run_group(std::vector<GroupCall> &calls) {
+  // Point-to-point first, all posted before anything waits: sends and
+  // receives that pair up inside a group cannot block each other.
+  std::vector<P2PReq> posted(calls.size());
+  std::vector<bool> live(calls.size(), false);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    GroupCall &g = calls[i];
+    if (g.kind == GroupCall::Kind::kCollective) continue;
+    try {
+      g.comm->check_usable();
+      posted[i] = g.kind == GroupCall::Kind::kSend ? g.comm->isend(g.peer, g.buf, g.bytes, g.tag)
+                                                   : g.comm->irecv(g.peer, g.buf, g.bytes, g.tag);
+      live[i] = true;
+    } catch (const Error &e) {
+      record(g, e.code(), name_of(g) + " failed: " + e.message());
+    }
+  }
+  // Collectives: one batch per communicator, in order of first appearance.
+  std::vector<std::pair<Comm *, std::vector<GroupCall *>>> batches;
+  for (GroupCall &g : calls) {
+    if (g.kind != GroupCall::Kind::kCollective) continue;
+    auto it = batches.begin();
+    while (it != batches.end() && it->first != g.comm.get()) ++it;
+    if (it == batches.end()) {
+      batches.push_back({g.comm.get(), {}});
+      it = batches.end() - 1;
+    }
+    it->second.push_back(&g);
+  }
+  auto fail_batch = [&](std::vector<GroupCall *> &batch, const Error &e) {
+    for (GroupCall *g : batch) record(*g, e.code(), name_of(*g) + " failed: " + e.message());
+  };
+  if (batches.size() == 1) {
+    // One communicator: on this thread when its executor is idle.
+    Comm &c = *batches[0].first;
+    try {
+      c.executor().run_blocking([&] { run_collectives(c, batches[0].second); });
+    } catch (const Error &e) {
+      fail_batch(batches[0].second, e);
+    }
+  } else {
+    // Several: each on its communicator's worker, all at once (peers may
+    // have issued them in another interleaving of communicators).
+    std::vector<std::shared_ptr<Task>> tasks;
+    for (auto &[comm, batch] : batches) {
+      Comm *c = comm;
+      std::vector<GroupCall *> *b = &batch;
+      try {
+        tasks.push_back(c->executor().submit([c, b] { run_collectives(*c, *b); }));
+      } catch (const Error &e) {
+        tasks.push_back(nullptr);
+        fail_batch(batch, e);
+      }
+    }
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (!tasks[i]) continue;
+      tasks[i]->wait_until(Deadline::never());
+      if (tasks[i]->result() != SMD_SUCCESS)
+        fail_batch(batches[i].second, Error(tasks[i]->result(), tasks[i]->error()));
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (!live[i]) continue;
+    GroupCall &g = calls[i];
+    try {
+      g.comm->wait(posted[i], g.kind == GroupCall::Kind::kSend ? "group send" : "group receive");
+      g.moved_bytes = posted[i].bytes;
+    } catch (const Error &e) {
+      record(g, e.code(), name_of(g) + " failed: " + e.message());
+    }
+  }
+  for (GroupCall &g : calls)
+    if (g.result != SMD_SUCCESS) throw Error(g.result, g.error);
+}
+
+}  // namespace smd

@@ -1,0 +1,45 @@
+// Running a group of calls (smd_group_start ... smd_group_end) as one
+// operation: point-to-point calls are all posted first, then each
+// communicator's collectives run back to back on its executor, with
+// allreduces of the same datatype and op fused into balanced buffers of
+// SMD_FUSION_BYTES.
+#pragma once
+
+#include <smd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/coll/collective.h"
+
+namespace smd {
+
+class Comm;
+
+struct GroupCall {
+  enum class Kind { kCollective, kSend, kRecv };
+  Kind kind = Kind::kCollective;
+  std::shared_ptr<Comm> comm;
+  int index = 0;           // 1-based position among the group's calls
+  const char *call = "";   // the entry point that queued it
+  CollArgs args;           // collectives
+  int peer = 0;            // point-to-point
+  void *buf = nullptr;
+  size_t bytes = 0;
+  uint64_t tag = 0;
+  // Filled by run_group: the call's outcome and, for receives, the bytes
+  // that arrived.
+  smd_result_t result = SMD_SUCCESS;
+  std::string error;
+  size_t moved_bytes = 0;
+};
+
+// Runs every call; each one's outcome lands in its GroupCall. Throws the
+// first failure (smd::Error naming the call's index and entry point).
+void run_group(std::vector<GroupCall> &calls);
+
+// SMD_FUSION_BYTES, read once.
+size_t fusion_bytes();
+
+}  // namespace smd
