@@ -642,6 +642,60 @@ SMD_API smd_result_t smd_mem_alloc(smd_comm_t *comm, size_t bytes, void **ptr);
  * or freed already). */
 SMD_API smd_result_t smd_mem_free(void *ptr);
 
+/* ------------------------------------------------------------------------
+ * Collectives with per-rank counts (v-collectives), since 0.1
+ *
+ * counts[r] (size entries) is rank r's block, in elements; displs[r] is
+ * where that block starts, in elements, in the buffer that holds every
+ * block (recvbuf of allgatherv, sendbuf of reduce_scatterv). displs may be
+ * NULL: the blocks are then packed in rank order (displs[r] = sum of
+ * counts before r). Blocks must not overlap one another; gaps between
+ * them are allowed and never touched. Zero counts are allowed for any
+ * rank, all-zero too (the call still synchronises like the others).
+ *
+ * Every rank must pass the same counts (displs are each rank's own
+ * layout and may differ between ranks). Ranks whose counts differ all
+ * fail with SMD_ERR_MISMATCH, on every algorithm and transport: the arena
+ * compares a digest of the counts in its descriptors and the
+ * point-to-point and hierarchical paths always run the agreement check
+ * (SMD_CHECK) for these calls, whatever SMD_CHECK says. Datatype, op and
+ * stream rules, errors, ordering and the i-forms' requests are those of
+ * the collectives above.
+ * --------------------------------------------------------------------- */
+
+/* recvbuf block r (counts[r] elements at displs[r]) = rank r's sendbuf
+ * (counts[rank] elements). In place: sendbuf == recvbuf + displs[rank]
+ * elements (the rank's own block is then left as it is).
+ * Errors: SMD_ERR_INVALID_ARGUMENT (NULL counts, NULL buffers holding
+ * elements, overlapping blocks, sizes that overflow, other overlaps of
+ * sendbuf and recvbuf), SMD_ERR_MISMATCH, and those of smd_allgather. */
+SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf,
+                                    const size_t *counts, const size_t *displs,
+                                    smd_datatype_t datatype, smd_comm_t *comm,
+                                    smd_stream_t stream);
+SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf,
+                                     const size_t *counts,
+                                     const size_t *displs,
+                                     smd_datatype_t datatype, smd_comm_t *comm,
+                                     smd_stream_t stream,
+                                     smd_request_t **request);
+
+/* Reduce sendbuf's blocks over ranks; rank r receives block r of the
+ * result (counts[r] elements, from displs[r] of sendbuf) in recvbuf.
+ * In place: recvbuf == sendbuf + displs[rank] elements. Errors: as
+ * smd_allgatherv, plus an unknown op. */
+SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                         const size_t *counts,
+                                         const size_t *displs,
+                                         smd_datatype_t datatype, smd_op_t op,
+                                         smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                          const size_t *counts,
+                                          const size_t *displs,
+                                          smd_datatype_t datatype, smd_op_t op,
+                                          smd_comm_t *comm, smd_stream_t stream,
+                                          smd_request_t **request);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

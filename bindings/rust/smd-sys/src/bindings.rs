@@ -1600,3 +1600,51 @@ extern "C" {
 extern "C" {
     pub fn smd_mem_free(ptr: *mut ::std::os::raw::c_void) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_allgatherv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_iallgatherv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_reduce_scatterv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ireduce_scatterv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
