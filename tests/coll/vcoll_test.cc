@@ -140,7 +140,9 @@ TEST_P(VCollectives, Allgatherv) {
       ASSERT_EQ(recv[displs[r] + i], value(r, i, 0)) << "block " << r << " element " << i;
     }
   for (size_t i = 0; i < recv.size(); ++i)
-    if (!inside[i]) ASSERT_EQ(recv[i], -1.0f) << "gap element " << i << " was written";
+    if (!inside[i]) {
+      ASSERT_EQ(recv[i], -1.0f) << "gap element " << i << " was written";
+    }
 }
 
 TEST_P(VCollectives, ReduceScatterv) {
@@ -257,6 +259,189 @@ TEST(VCollectivesMore, DifferentCountsAreAMismatchOnEveryRank) {
     SMD_OK(smd_comm_destroy(dup));
   }
   SMD_OK(smd_barrier(world(), nullptr));
+}
+
+
+// ---- Receives from any source -------------------------------------------
+
+// Message k of sender s: its length (some large enough for the transports'
+// rendezvous protocols) and contents [s, k, s, k, ...].
+size_t message_len(int s, int k) { return k % 5 == 3 ? 100000 + size_t(s) : 2 + size_t((s * 7 + k * 37) % 300); }
+
+// Nonblocking, then waited for: a blocking send of a large message may
+// wait for its receive, which a receiver taking another tag first would
+// not post.
+void send_messages(int to, int tag_base, int n) {
+  int me = rank();
+  std::vector<std::vector<int32_t>> msgs(static_cast<size_t>(n));
+  std::vector<smd_request_t *> reqs(size_t(n), nullptr);
+  for (int k = 0; k < n; ++k) {
+    std::vector<int32_t> &m = msgs[size_t(k)];
+    m.resize(message_len(me, k));
+    for (size_t i = 0; i < m.size(); ++i) m[i] = i % 2 ? k : me;
+    ASSERT_EQ(smd_isend(m.data(), m.size(), SMD_INT32, to, tag_base + k % 3, world(), nullptr,
+                        &reqs[size_t(k)]),
+              SMD_SUCCESS)
+        << smd_last_error();
+  }
+  for (smd_request_t *r : reqs) {
+    SMD_OK(smd_request_wait(r));
+    SMD_OK(smd_request_free(r));
+  }
+}
+
+// Checks one received message against its status; returns (sender, k).
+std::pair<int, int> check_message(const std::vector<int32_t> &buf, const smd_status_t &st, int tag_base) {
+  int s = buf[0], k = buf[1];
+  EXPECT_EQ(st.source, s);
+  EXPECT_EQ(st.tag, tag_base + k % 3);
+  EXPECT_EQ(st.count, message_len(s, k));
+  EXPECT_EQ(st.bytes, message_len(s, k) * sizeof(int32_t));
+  for (size_t i = 0; i < st.count; ++i)
+    if (buf[i] != (i % 2 ? k : s)) {
+      ADD_FAILURE() << "element " << i << " of message " << k << " from " << s;
+      break;
+    }
+  return {s, k};
+}
+
+// Every rank but the receiver sends; the receiver takes everything with
+// SMD_ANY_SOURCE (blocking with a status, and nonblocking), each message
+// exactly once, each sender's messages of one tag in the order sent.
+TEST(AnySource, SeveralSendersRacing) {
+  int p = size(), me = rank();
+  const int kPerSender = 12, kTagBase = 40;
+  for (int receiver : std::set<int>{0, p - 1}) {
+    if (me != receiver) {
+      send_messages(receiver, kTagBase, kPerSender);
+    } else {
+      int expected = (p - 1) * kPerSender;
+      std::set<std::pair<int, int>> seen;
+      std::vector<std::vector<int>> last(size_t(p), std::vector<int>(3, -1));
+      std::vector<int32_t> buf(100000 + size_t(p));
+      for (int got = 0; got < expected; ++got) {
+        smd_status_t st = SMD_STATUS_INIT;
+        if (got % 2 == 0) {
+          // Any tag too, every other time.
+          SMD_OK(smd_recv_status(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE,
+                                 got % 4 == 0 ? SMD_ANY_TAG : kTagBase + (got / 2) % 3, world(),
+                                 nullptr, &st));
+        } else {
+          smd_request_t *req = nullptr;
+          SMD_OK(smd_irecv(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG, world(),
+                           nullptr, &req));
+          SMD_OK(smd_request_wait(req));
+          SMD_OK(smd_request_get_status(req, &st));
+          size_t count = 0;
+          SMD_OK(smd_request_get_count(req, &count));
+          EXPECT_EQ(count, st.count);
+          SMD_OK(smd_request_free(req));
+        }
+        auto id = check_message(buf, st, kTagBase);
+        EXPECT_TRUE(seen.insert(id).second) << "message " << id.second << " of " << id.first << " twice";
+        int &prev = last[size_t(id.first)][size_t(id.second % 3)];
+        EXPECT_GT(id.second, prev) << "messages of one sender and tag out of order";
+        prev = id.second;
+      }
+      EXPECT_EQ(seen.size(), size_t(expected));
+    }
+    SMD_OK(smd_barrier(world(), nullptr));
+  }
+}
+
+// Directed and any-source receives posted together: the directed one
+// takes its sender's first message, the any-source ones the rest, in the
+// order posted; a message to self is matched like any other.
+TEST(AnySource, MixedWithDirectedReceives) {
+  int p = size(), me = rank();
+  const int kPerSender = 4, kTag = 9;
+  if (me != 0) {
+    send_messages(0, kTag, kPerSender);  // tags kTag .. kTag+2
+  } else {
+    int32_t self_msg[2] = {0, 0};
+    SMD_OK(smd_send(self_msg, 2, SMD_INT32, 0, kTag, world(), nullptr));
+    int total = (p - 1) * kPerSender + 1;
+    std::vector<std::vector<int32_t>> bufs(size_t(total), std::vector<int32_t>(100000 + size_t(p)));
+    std::vector<smd_request_t *> reqs(size_t(total), nullptr);
+    int directed_from = p > 1 ? 1 : 0;
+    SMD_OK(smd_irecv(bufs[0].data(), bufs[0].size(), SMD_INT32, directed_from, kTag, world(), nullptr,
+                     &reqs[0]));
+    for (int i = 1; i < total; ++i)
+      SMD_OK(smd_irecv(bufs[i].data(), bufs[i].size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG,
+                       world(), nullptr, &reqs[i]));
+    std::set<std::pair<int, int>> seen;
+    for (int i = 0; i < total; ++i) {
+      SMD_OK(smd_request_wait(reqs[i]));
+      smd_status_t st = SMD_STATUS_INIT;
+      SMD_OK(smd_request_get_status(reqs[i], &st));
+      SMD_OK(smd_request_free(reqs[i]));
+      if (i == 0) {
+        EXPECT_EQ(st.source, directed_from);
+        EXPECT_EQ(bufs[0][1], 0) << "the directed receive takes its sender's first message";
+      }
+      if (st.source == 0 && st.count == 2) {
+        EXPECT_TRUE(seen.insert({0, -1}).second);
+        continue;
+      }
+      EXPECT_TRUE(seen.insert(check_message(bufs[i], st, kTag)).second);
+    }
+    EXPECT_EQ(seen.size(), size_t(total));
+  }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+// A message larger than the buffer fails the any-source receive with
+// SMD_ERR_TRUNCATED, naming its sender and size in the status; the next
+// message is received normally.
+TEST(AnySource, TruncatedMessageAndStatus) {
+  int p = size(), me = rank();
+  int from = p - 1;
+  if (me == from) {
+    std::vector<int32_t> big(50, 7), small(3, 8);
+    SMD_OK(smd_send(big.data(), big.size(), SMD_INT32, 0, 1, world(), nullptr));
+    SMD_OK(smd_send(small.data(), small.size(), SMD_INT32, 0, 2, world(), nullptr));
+  }
+  if (me == 0) {
+    std::vector<int32_t> buf(10, 0);
+    smd_status_t st = SMD_STATUS_INIT;
+    EXPECT_EQ(smd_recv_status(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG, world(),
+                              nullptr, &st),
+              SMD_ERR_TRUNCATED);
+    EXPECT_EQ(st.source, from);
+    EXPECT_EQ(st.tag, 1);
+    EXPECT_EQ(st.count, 50u);
+    SMD_OK(smd_recv_status(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG, world(),
+                           nullptr, &st));
+    EXPECT_EQ(st.source, from);
+    EXPECT_EQ(st.tag, 2);
+    EXPECT_EQ(st.count, 3u);
+    EXPECT_EQ(buf[2], 8);
+  }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+TEST(AnySource, BadArguments) {
+  int x = 0;
+  EXPECT_EQ(smd_send(&x, 1, SMD_INT32, SMD_ANY_SOURCE, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_send(&x, 1, SMD_INT32, 0, SMD_ANY_TAG, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_recv(&x, 1, SMD_INT32, -7, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
+  smd_status_t st;
+  st.struct_size = 0;
+  st.version = SMD_STATUS_VERSION;
+  EXPECT_EQ(smd_recv_status(&x, 1, SMD_INT32, SMD_ANY_SOURCE, 0, world(), nullptr, &st),
+            SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(smd_last_error()).find("struct_size"), std::string::npos);
+  SMD_OK(smd_status_init(&st));
+  EXPECT_EQ(st.struct_size, sizeof(smd_status_t));
+  EXPECT_EQ(st.source, -1);
+  // A collective's request has a status without a source.
+  smd_request_t *req = nullptr;
+  SMD_OK(smd_iallreduce(&x, &x, 1, SMD_INT32, SMD_SUM, world(), nullptr, &req));
+  SMD_OK(smd_request_wait(req));
+  SMD_OK(smd_request_get_status(req, &st));
+  EXPECT_EQ(st.source, -1);
+  EXPECT_EQ(st.count, 1u);
+  SMD_OK(smd_request_free(req));
 }
 
 }  // namespace

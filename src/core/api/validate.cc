@@ -60,6 +60,18 @@ void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t
          "sendbuf and recvbuf overlap without being in place (see the in-place rules in smd.h)");
 }
 
+void check_status(const smd_status_t *status) {
+  require_out(status, "status");
+  if (status->struct_size < sizeof(smd_status_t))
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "smd_status_t.struct_size is %zu, expected %zu: set it to sizeof(smd_status_t) "
+         "(smd_status_init does)",
+         status->struct_size, sizeof(smd_status_t));
+  if (status->version != SMD_STATUS_VERSION)
+    fail(SMD_ERR_INVALID_ARGUMENT, "smd_status_t.version %u is not supported (this smd knows %d)",
+         status->version, SMD_STATUS_VERSION);
+}
+
 std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
                                                 size_t elem_size, const char *buffer) {
   if (!counts) fail(SMD_ERR_INVALID_ARGUMENT, "counts is NULL (one count per rank is needed)");

@@ -26,6 +26,9 @@ void check_buffer(const void *buf, size_t bytes, const char *name);
 void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
                    size_t inplace_offset);
 
+// struct_size and version of a caller's smd_status_t.
+void check_status(const smd_status_t *status);
+
 // A v-collective's blocks: `size` counts (required) and displacements
 // (NULL: packed in rank order), in elements of elem_size bytes. Fails on
 // overflow and on blocks that overlap one another; `buffer` names the
