@@ -78,6 +78,7 @@ mod init;
 mod request;
 mod shared;
 mod topology;
+mod vcoll;
 
 pub use smd_sys as sys;
 
@@ -90,6 +91,7 @@ pub use init::InitOptions;
 pub use request::{Request, Scope, scope};
 pub use shared::SharedSlice;
 pub use topology::{HEADER_VERSION, RankInfo, Version, version};
+pub use vcoll::{Source, Status};
 
 #[cfg(test)]
 mod tests {
