@@ -712,7 +712,12 @@ SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
  * tag) followed by its payload (see docs/ARCHITECTURE.md).
  *
  * A posted receive progresses while this rank waits in any call on the
- * same communicator; otherwise test or wait its request.
+ * same communicator; otherwise test or wait its request. A receive from
+ * SMD_ANY_SOURCE that has not been matched yet fails (SMD_ERR_PEER_FAILURE,
+ * naming the rank) as soon as any member of the communicator is known to
+ * have exited or died, since that member might have been its sender: keep
+ * ranks alive (a barrier before leaving) while others receive from any
+ * source.
  * --------------------------------------------------------------------- */
 
 #define SMD_ANY_SOURCE (-2)
