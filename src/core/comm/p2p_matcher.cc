@@ -162,7 +162,37 @@ void P2PMatcher::wait(Recv &r, const char *what) {
     if (r.peer == kAnySource) return std::string("no message from any rank yet");
     return format("still waiting for rank %d", r.peer);
   });
-  while (!test(r)) w.pause();
+  try {
+    while (!test(r)) w.pause();
+  } catch (...) {
+    // A timeout or an abort: the buffer may go away with the error, so the
+    // receive must not be matched (or go on receiving) afterwards.
+    cancel(r);
+    throw;
+  }
+}
+
+void P2PMatcher::cancel(Recv &r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r.done) return;
+  r.done = true;
+  if (r.error == SMD_SUCCESS) {
+    r.error = SMD_ERR_ABORTED;
+    r.message = "the receive was cancelled";
+  }
+  if (r.matched) {
+    try {
+      comm_.cancel(r.data);
+    } catch (...) {
+    }
+    return;
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (it->get() == &r) {
+      waiting_.erase(it);
+      break;
+    }
+  pending_.store(!waiting_.empty(), std::memory_order_relaxed);
 }
 
 void P2PMatcher::poke() {

@@ -60,7 +60,12 @@ class P2PMatcher {
   // True once finished; throws smd::Error (a truncated message, a failed
   // peer) once it is, as Comm::test does.
   bool test(Recv &r);
+  // Waits with the communicator's deadline and failure checks; a wait that
+  // fails cancels the receive.
   void wait(Recv &r, const char *what);
+  // Ends an unfinished receive without touching its buffer again (a
+  // message it was receiving is dropped).
+  void cancel(Recv &r);
   // Matches what it can without blocking, if receives are waiting (other
   // waits of the communicator call it, so that a posted receive's payload
   // moves while its owner waits for something else, as it did before
