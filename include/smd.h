@@ -710,6 +710,124 @@ SMD_API smd_result_t smd_group_start(void);
  * group is open on this thread; any error of a queued call. */
 SMD_API smd_result_t smd_group_end(void);
 
+/* ------------------------------------------------------------------------
+ * Collectives with per-rank counts (v-collectives), since 0.1
+ *
+ * counts[r] (size entries) is rank r's block, in elements; displs[r] is
+ * where that block starts, in elements, in the buffer that holds every
+ * block (recvbuf of allgatherv, sendbuf of reduce_scatterv). displs may be
+ * NULL: the blocks are then packed in rank order (displs[r] = sum of
+ * counts before r). Blocks must not overlap one another; gaps between
+ * them are allowed and never touched. Zero counts are allowed for any
+ * rank, all-zero too (the call still synchronises like the others).
+ *
+ * Every rank must pass the same counts (displs are each rank's own
+ * layout and may differ between ranks). Ranks whose counts differ all
+ * fail with SMD_ERR_MISMATCH, on every algorithm and transport: the arena
+ * compares a digest of the counts in its descriptors and the
+ * point-to-point and hierarchical paths always run the agreement check
+ * (SMD_CHECK) for these calls, whatever SMD_CHECK says. Datatype, op and
+ * stream rules, errors, ordering and the i-forms' requests are those of
+ * the collectives above.
+ * --------------------------------------------------------------------- */
+
+/* recvbuf block r (counts[r] elements at displs[r]) = rank r's sendbuf
+ * (counts[rank] elements). In place: sendbuf == recvbuf + displs[rank]
+ * elements (the rank's own block is then left as it is).
+ * Errors: SMD_ERR_INVALID_ARGUMENT (NULL counts, NULL buffers holding
+ * elements, overlapping blocks, sizes that overflow, other overlaps of
+ * sendbuf and recvbuf), SMD_ERR_MISMATCH, and those of smd_allgather. */
+SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf,
+                                    const size_t *counts, const size_t *displs,
+                                    smd_datatype_t datatype, smd_comm_t *comm,
+                                    smd_stream_t stream);
+SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf,
+                                     const size_t *counts,
+                                     const size_t *displs,
+                                     smd_datatype_t datatype, smd_comm_t *comm,
+                                     smd_stream_t stream,
+                                     smd_request_t **request);
+
+/* Reduce sendbuf's blocks over ranks; rank r receives block r of the
+ * result (counts[r] elements, from displs[r] of sendbuf) in recvbuf.
+ * In place: recvbuf == sendbuf + displs[rank] elements. Errors: as
+ * smd_allgatherv, plus an unknown op. */
+SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                         const size_t *counts,
+                                         const size_t *displs,
+                                         smd_datatype_t datatype, smd_op_t op,
+                                         smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                          const size_t *counts,
+                                          const size_t *displs,
+                                          smd_datatype_t datatype, smd_op_t op,
+                                          smd_comm_t *comm, smd_stream_t stream,
+                                          smd_request_t **request);
+
+/* ------------------------------------------------------------------------
+ * Receiving from any source, and the status of a receive, since 0.1
+ *
+ * smd_recv / smd_irecv / smd_recv_status accept SMD_ANY_SOURCE as the
+ * peer and SMD_ANY_TAG as the tag: the receive then takes the first
+ * message (in the order messages arrive) from any rank of the
+ * communicator, or with any tag, that no receive posted earlier took.
+ * Each message is received exactly once, whatever transports serve the
+ * ranks (shared memory inside a node, a network plugin between nodes),
+ * with any number of senders racing; messages from one sender with one
+ * tag still arrive in the order sent. Receives are matched in the order
+ * they were posted, as in MPI. Matching happens in smd's core, not in the
+ * transports: every message travels as a small envelope (its size and
+ * tag) followed by its payload (see docs/ARCHITECTURE.md).
+ *
+ * A posted receive progresses while this rank waits in any call on the
+ * same communicator; otherwise test or wait its request. A receive from
+ * SMD_ANY_SOURCE that has not been matched yet fails (SMD_ERR_PEER_FAILURE,
+ * naming the rank) as soon as any member of the communicator is known to
+ * have exited or died, since that member might have been its sender: keep
+ * ranks alive (a barrier before leaving) while others receive from any
+ * source.
+ * --------------------------------------------------------------------- */
+
+#define SMD_ANY_SOURCE (-2)
+#define SMD_ANY_TAG (-1)
+
+/* What a finished receive got. */
+typedef struct smd_status {
+  size_t struct_size; /* sizeof(smd_status_t), set by the caller */
+  uint32_t version;   /* SMD_STATUS_VERSION, set by the caller */
+  int32_t source;     /* the sender's rank in the communicator (-1: not a receive) */
+  int32_t tag;        /* the message's tag (-1: not a receive) */
+  size_t count;       /* elements received (for other operations: moved) */
+  size_t bytes;       /* bytes received (for other operations: moved) */
+} smd_status_t;
+
+#define SMD_STATUS_VERSION 1
+#define SMD_STATUS_INIT \
+  { sizeof(smd_status_t), SMD_STATUS_VERSION, -1, -1, 0, 0 }
+
+/* Fills *status with SMD_STATUS_INIT. Errors: SMD_ERR_INVALID_ARGUMENT
+ * (NULL). */
+SMD_API smd_result_t smd_status_init(smd_status_t *status);
+
+/* The status of a finished operation: for a receive, the sender, tag and
+ * size of the message it took (what SMD_ANY_SOURCE / SMD_ANY_TAG left
+ * open); for other operations source and tag are -1. Local; does not
+ * free the request. Errors: SMD_ERR_INVALID_ARGUMENT (NULL status,
+ * struct_size or version not set), SMD_ERR_INVALID_USAGE (not finished
+ * yet, or not a live request). A failed operation's status is that of the
+ * message as far as it was matched. */
+SMD_API smd_result_t smd_request_get_status(smd_request_t *request,
+                                            smd_status_t *status);
+
+/* smd_recv that also fills *status (NULL allowed: then it is smd_recv).
+ * On SMD_ERR_TRUNCATED the status still names the message's sender, tag
+ * and full size (the message is dropped). */
+SMD_API smd_result_t smd_recv_status(void *buf, size_t count,
+                                     smd_datatype_t datatype, int peer,
+                                     int tag, smd_comm_t *comm,
+                                     smd_stream_t stream,
+                                     smd_status_t *status);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -73,6 +73,10 @@ bool CompletionThread::advance(Active &a) {
 }
 
 void CompletionThread::complete(Active &a) {
+  try {
+    if (a.op->inspect) a.op->inspect(a.op->requests.data(), a.op->requests.size());
+  } catch (...) {
+  }
   for (smd_request_t *r : a.op->requests) smd_request_free(r);
   a.op->requests.clear();
   smd_result_t rc = a.rc;

@@ -32,6 +32,8 @@ struct PendingOp {
   // Called once, on the completion thread, when every request has ended:
   // SMD_SUCCESS, or the first failure with its message.
   std::function<void(smd_result_t rc, const std::string &message)> on_done;
+  // Optional: called once every request has ended, before they are freed.
+  std::function<void(smd_request_t *const *requests, size_t n)> inspect;
 };
 
 class CompletionThread {

@@ -378,6 +378,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recv(std::vector<at::Tensor> &te
   return launch_into(std::move(l), out);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recvAnysource(std::vector<at::Tensor> &tensors,
+                                                              int tag) {
+  const char *call = "recvAnysource";
+  require_one(tensors, call);
+  require_peer(rank_, tag, call, "source");  // the tag's range
+  Staged out = stage_output(tensors[0]);
+  Launch l = user_p2p(c10d::OpType::RECVANYSOURCE, "smd:recvAnySource", call);
+  l.outputs = tensors;
+  l.start = [this, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
+    start_p2p(false, whole(buf), SMD_ANY_SOURCE, tag, comm_, requests, what);
+  };
+  // The sender, as c10d reads it from Work::sourceRank().
+  l.inspect = [](WorkSmd &work, smd_request_t *const *requests, size_t n) {
+    smd_status_t st = SMD_STATUS_INIT;
+    if (n == 1 && smd_request_get_status(requests[0], &st) == SMD_SUCCESS && st.source >= 0)
+      work.set_source_rank(st.source);
+  };
+  return launch_into(std::move(l), out);
+}
+
 ProcessGroupSmd::Launch ProcessGroupSmd::user_p2p(c10d::OpType type, const char *title,
                                                   const char *name) {
   Launch l(type, title, name);

@@ -103,6 +103,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
   op->needs_polling = l.point_to_point;
   op->timeout_ms = l.timeout.count() > 0 ? l.timeout.count() : timeout_.count();
   op->deadline_ns = CompletionThread::now_ns() + op->timeout_ms * 1000000;
+  if (l.inspect)
+    op->inspect = [work, inspect = std::move(l.inspect)](smd_request_t *const *r, size_t n) {
+      inspect(*work, r, n);
+    };
   try {
     l.start(op->requests, what, seq);
   } catch (...) {

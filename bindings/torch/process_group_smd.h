@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "completion_thread.h"
+#include "work_smd.h"
 #include "store_adapter.h"
 #include "tensor_staging.h"
 #include "torch_compat.h"
@@ -79,6 +80,10 @@ class ProcessGroupSmd : public BackendBase {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
                                       int tag) override;
+  // A receive from any rank (SMD_ANY_SOURCE); the Work's sourceRank() is
+  // the sender once it completes.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors,
+                                               int tag) override;
 
   // Every rank's counter starts at 0 when the group forms and counts the
   // group's collectives, so the ranks agree without a store round trip.
@@ -112,6 +117,9 @@ class ProcessGroupSmd : public BackendBase {
     // On the completion thread after success: copy staged results out.
     std::function<void()> finish;
     int source_rank = -1;
+    // On the completion thread once the requests ended, before they are
+    // freed: reads what they say (a receive's sender).
+    std::function<void(WorkSmd &, smd_request_t *const *, size_t)> inspect;
   };
   c10::intrusive_ptr<c10d::Work> launch(Launch op);
   // The same for an operation whose result smd writes into `out.buffer`,

@@ -26,7 +26,7 @@ operation and shapes, and :mod:`smd.buffers` for what counts as a buffer.
 
 from ._ffi import header_version as HEADER_VERSION
 from .buffers import Buffer, DeviceView, as_buffer, register_exporter
-from .comm import TAG_MAX, UNDEFINED, Comm, RankInfo
+from .comm import ANY_SOURCE, ANY_TAG, TAG_MAX, UNDEFINED, Comm, RankInfo
 from .dtypes import Datatype, Op, bfloat16, from_bfloat16, to_bfloat16
 from .errors import (AbortedError, BootstrapError, Error, InternalError, InvalidArgumentError,
                      InvalidUsageError, MismatchError, NoMemoryError, NotSupportedError,
@@ -34,17 +34,17 @@ from .errors import (AbortedError, BootstrapError, Error, InternalError, Invalid
                      TransportError, TruncatedError)
 from .group_calls import group
 from .groups import GroupKind, Groups, layout as group_layout
-from .request import Request, waitall, waitany
+from .request import Request, Status, waitall, waitany
 from ._world import init, is_initialized, version, world
 
 #: The version of smd.h this binding was built from.
 __version__ = "{}.{}.{}".format(*HEADER_VERSION)
 
 __all__ = [
-    "AbortedError", "BootstrapError", "Buffer", "Comm", "Datatype", "DeviceView", "Error",
+    "ANY_SOURCE", "ANY_TAG", "AbortedError", "BootstrapError", "Buffer", "Comm", "Datatype", "DeviceView", "Error",
     "GroupKind", "Groups", "HEADER_VERSION", "InternalError", "InvalidArgumentError",
     "InvalidUsageError", "MismatchError", "NoMemoryError", "NotSupportedError", "Op",
-    "PeerFailureError", "PluginError", "RankInfo", "Request", "Result", "SystemCallError",
+    "PeerFailureError", "PluginError", "RankInfo", "Request", "Result", "Status", "SystemCallError",
     "TAG_MAX", "TimeoutError", "TransportError", "TruncatedError", "UNDEFINED", "as_buffer",
     "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "register_exporter",
     "to_bfloat16", "version", "waitall", "waitany", "world",

@@ -14,7 +14,7 @@ import builtins
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ._ffi import ffi, lib
 from .errors import (Error, InvalidArgumentError, InvalidUsageError, Result, error_for,
@@ -30,6 +30,16 @@ _IN_PROGRESS = int(Result.IN_PROGRESS)
 _SUCCESS = int(Result.SUCCESS)
 
 Outcome = Tuple[int, str]  # (result code, message)
+
+
+class Status(NamedTuple):
+    """What a finished receive got (smd_status_t): the sender's rank, the
+    message's tag and its size. For other operations source and tag are
+    -1."""
+    source: int
+    tag: int
+    count: int
+    nbytes: int
 
 
 class Completion:
@@ -101,6 +111,14 @@ class Completion:
         count = ffi.new("size_t *")
         return count[0] if lib.smd_request_get_count(self.handle, count) == _SUCCESS else None
 
+    def status(self) -> Optional[Status]:
+        """The finished operation's status (smd_request_get_status)."""
+        st = ffi.new("smd_status_t *")
+        lib.smd_status_init(st)
+        if lib.smd_request_get_status(self.handle, st) != _SUCCESS:
+            return None
+        return Status(st.source, st.tag, st.count, st.bytes)
+
     def free(self) -> None:
         lib.smd_request_free(self.handle)
 
@@ -158,7 +176,7 @@ class Request:
     """
 
     __slots__ = ("_completion", "_comm", "_result", "_returns_count", "_error", "_count",
-                 "_finalizer", "__weakref__")
+                 "_status", "_finalizer", "__weakref__")
 
     def __init__(self, handle: Any, comm: "Comm", keep: Tuple[Any, ...], result: Any = None, *,
                  p2p: bool = False, returns_count: bool = False) -> None:
@@ -169,6 +187,7 @@ class Request:
         self._returns_count = returns_count
         self._error: Optional[Outcome] = None
         self._count: Optional[int] = None
+        self._status: Optional[Status] = None
         # The finalizer holds the buffers, so they outlive the operation
         # even when this object goes first.
         self._finalizer = weakref.finalize(self, _release, completion, comm, keep)
@@ -182,6 +201,8 @@ class Request:
         """Record the operation's outcome and free the C request."""
         completion = self._completion
         assert completion is not None
+        if completion.p2p:  # a truncated receive still names its message
+            self._status = completion.status()
         if outcome[0] != _SUCCESS:
             self._error = outcome
         elif completion.p2p:
@@ -258,6 +279,18 @@ class Request:
         if self._count is None:
             raise InvalidUsageError("count is known for point-to-point requests only")
         return self._count
+
+    @property
+    def status(self) -> Status:
+        """The status of a finished point-to-point request: for a receive,
+        the sender (what ``source=ANY_SOURCE`` left open), tag and size of
+        the message it took. Known after a failure too (a TruncatedError
+        names the message that did not fit)."""
+        if self._completion is not None:
+            raise InvalidUsageError("the operation has not finished yet: wait() first")
+        if self._status is None:
+            raise InvalidUsageError("status is known for point-to-point requests only")
+        return self._status
 
 
 def call_interruptibly(fn: Callable[..., int], *args: Any,

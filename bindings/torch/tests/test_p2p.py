@@ -61,3 +61,24 @@ def test_irecv_source_rank(world, pair, rank):
         work.wait()
         assert work._source_rank() == 1
     dist.barrier()
+
+
+def test_recv_from_any_source(world, pair, rank, size):
+    """recv(src=None) goes through recvAnysource (SMD_ANY_SOURCE) and returns
+    the sender; every other rank's message arrives exactly once."""
+    if rank != 0:
+        dist.send(torch.full((3,), float(rank)), 0, tag=5)
+    else:
+        senders = []
+        for _ in range(size - 1):
+            out = torch.zeros(3)
+            src = dist.recv(out, tag=5)
+            assert torch.equal(out, torch.full((3,), float(src)))
+            senders.append(src)
+        assert sorted(senders) == list(range(1, size))
+        work = dist.irecv(torch.zeros(1)) if size > 1 else None
+        if work is not None:
+            dist.send(torch.ones(1), 0)  # to self
+            work.wait()
+            assert work.source_rank() == 0
+    dist.barrier()

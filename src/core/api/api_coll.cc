@@ -124,6 +124,43 @@ void do_alltoall(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_
   launch(c, a, count * c->size(), req);
 }
 
+// A v-collective's checked arguments. The blocks lie in recvbuf
+// (allgatherv) or sendbuf (reduce_scatterv); the other buffer holds this
+// rank's block alone, or is that block (in place).
+CollArgs v_args(CollKind kind, const Comm &c, const void *sendbuf, void *recvbuf,
+                const size_t *counts, const size_t *displs, smd_datatype_t dt, smd_op_t op) {
+  size_t es = check_datatype(dt);
+  bool blocks_in_send = kind == CollKind::kReduceScatterv;
+  auto blocks = check_blocks(counts, displs, c.size(), es, blocks_in_send ? "sendbuf" : "recvbuf");
+  size_t own = blocks->counts[size_t(c.rank())] * es, extent = blocks->extent * es;
+  size_t own_at = blocks->displs[size_t(c.rank())] * es;
+  check_buffer(sendbuf, blocks_in_send ? extent : own, "sendbuf");
+  check_buffer(recvbuf, blocks_in_send ? own : extent, "recvbuf");
+  if (blocks_in_send) check_overlap(recvbuf, own, sendbuf, extent, own_at);
+  else check_overlap(sendbuf, own, recvbuf, extent, own_at);
+  CollArgs a{kind, sendbuf, recvbuf, blocks->total, dt, op, static_cast<int>(blocks->digest)};
+  a.blocks = std::move(blocks);
+  return a;
+}
+
+void do_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts, const size_t *displs,
+                   smd_datatype_t dt, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  CollArgs a = v_args(CollKind::kAllgatherv, *c, sendbuf, recvbuf, counts, displs, dt, SMD_SUM);
+  launch(c, a, a.count, req);
+}
+
+void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                        const size_t *displs, smd_datatype_t dt, smd_op_t op, smd_comm_t *comm,
+                        smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  check_op(op);
+  CollArgs a = v_args(CollKind::kReduceScatterv, *c, sendbuf, recvbuf, counts, displs, dt, op);
+  launch(c, a, a.blocks->counts[size_t(c->rank())], req);
+}
+
 void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   auto c = comm_of(comm);
   check_stream(stream);
@@ -234,6 +271,40 @@ SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream, smd_req
   return guarded("smd_ibarrier", [&] {
     out_request(request);
     do_barrier(comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                    const size_t *displs, smd_datatype_t datatype, smd_comm_t *comm,
+                                    smd_stream_t stream) {
+  return guarded("smd_allgatherv", [&] {
+    do_allgatherv(sendbuf, recvbuf, counts, displs, datatype, comm, stream, nullptr);
+  });
+}
+SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                     const size_t *displs, smd_datatype_t datatype,
+                                     smd_comm_t *comm, smd_stream_t stream,
+                                     smd_request_t **request) {
+  return guarded("smd_iallgatherv", [&] {
+    out_request(request);
+    do_allgatherv(sendbuf, recvbuf, counts, displs, datatype, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                         const size_t *displs, smd_datatype_t datatype, smd_op_t op,
+                                         smd_comm_t *comm, smd_stream_t stream) {
+  return guarded("smd_reduce_scatterv", [&] {
+    do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, nullptr);
+  });
+}
+SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                          const size_t *counts, const size_t *displs,
+                                          smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                          smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ireduce_scatterv", [&] {
+    out_request(request);
+    do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, request);
   });
 }
 

@@ -13,7 +13,8 @@ namespace {
 enum class Dir { kSend, kRecv };
 
 void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer, int tag,
-            smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
+            smd_comm_t *comm, smd_stream_t stream, smd_request_t **req,
+            smd_status_t *status = nullptr) {
   if (req) {
     *req = nullptr;
   }
@@ -22,36 +23,57 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "count");
   check_buffer(buf, bytes, "buf");
-  if (peer < 0 || peer >= c->size())
-    fail(SMD_ERR_INVALID_ARGUMENT, "peer %d is not a rank of the communicator (size %d)", peer,
-         c->size());
-  if (tag < 0 || tag > SMD_TAG_MAX)
-    fail(SMD_ERR_INVALID_ARGUMENT, "tag %d is not in [0, SMD_TAG_MAX=%d]", tag, SMD_TAG_MAX);
+  bool any_source = dir == Dir::kRecv && peer == SMD_ANY_SOURCE;
+  bool any_tag = dir == Dir::kRecv && tag == SMD_ANY_TAG;
+  if (!any_source && (peer < 0 || peer >= c->size()))
+    fail(SMD_ERR_INVALID_ARGUMENT, "peer %d is not a rank of the communicator (size %d)%s", peer,
+         c->size(), dir == Dir::kRecv ? " nor SMD_ANY_SOURCE" : "");
+  if (!any_tag && (tag < 0 || tag > SMD_TAG_MAX))
+    fail(SMD_ERR_INVALID_ARGUMENT, "tag %d is not in [0, SMD_TAG_MAX=%d]%s", tag, SMD_TAG_MAX,
+         dir == Dir::kRecv ? " nor SMD_ANY_TAG" : "");
+  if (status) check_status(status);
   c->check_usable();
-  uint64_t t = make_tag(TagKind::kP2P, c->id(), static_cast<uint32_t>(tag));
   if (group_open())
-    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, t, req);
-  P2PReq p = dir == Dir::kSend ? c->isend(peer, buf, bytes, t)
-                               : c->irecv(peer, const_cast<void *>(buf), bytes, t);
+    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
+                           req);
   std::string what = p2p_description(dir == Dir::kSend, peer, tag);
   std::string buffer = dir == Dir::kRecv ? buffer_description(count, dt) : "";
+  P2PMatcher &m = c->user_p2p();
+  auto r = std::make_unique<smd_request>();
+  r->comm = c;
+  r->is_p2p = true;
+  r->elem_size = es;
+  r->op = what;
+  r->buffer = buffer;
+  if (dir == Dir::kSend) {
+    r->envelope = std::make_unique<P2PMatcher::Envelope>();
+    m.isend(peer, buf, bytes, tag, r->envelope.get(), &r->envelope_req, &r->p2p);
+  } else {
+    r->user_recv = m.irecv(peer, tag, const_cast<void *>(buf), bytes);
+  }
   if (!req) {
+    // The status is the message's as far as it was matched, failed or not.
+    struct Report {
+      const smd_request &r;
+      smd_status_t *status;
+      ~Report() {
+        if (status) request_status(r, status);
+      }
+    } report{*r, status};
     try {
-      c->wait(p, dir == Dir::kSend ? "send" : "receive");
+      if (r->user_recv) {
+        m.wait(*r->user_recv, "receive");
+      } else {
+        P2PReq *both[] = {&r->envelope_req, &r->p2p};
+        c->wait_ptrs(both, 2, "send");
+      }
     } catch (const Error &e) {
       throw Error(e.code(), operation_message(e, what, buffer));
     }
     return;
   }
-  auto *r = new smd_request();
-  r->comm = c;
-  r->p2p = p;
-  r->is_p2p = true;
-  r->elem_size = es;
-  r->op = what;
-  r->buffer = buffer;
-  request_registry().add(r);
-  *req = r;
+  request_registry().add(r.get());
+  *req = r.release();
 }
 
 }  // namespace
@@ -78,6 +100,14 @@ SMD_API smd_result_t smd_recv(void *buf, size_t count, smd_datatype_t datatype, 
                               smd_comm_t *comm, smd_stream_t stream) {
   return guarded("smd_recv", [&] {
     do_p2p(Dir::kRecv, buf, count, datatype, peer, tag, comm, stream, nullptr);
+  });
+}
+
+SMD_API smd_result_t smd_recv_status(void *buf, size_t count, smd_datatype_t datatype, int peer,
+                                     int tag, smd_comm_t *comm, smd_stream_t stream,
+                                     smd_status_t *status) {
+  return guarded("smd_recv_status", [&] {
+    do_p2p(Dir::kRecv, buf, count, datatype, peer, tag, comm, stream, nullptr, status);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
+#include "core/api/validate.h"
 
 using namespace smd;
 
@@ -36,8 +37,15 @@ bool poll(smd_request_t *r) {
     return true;
   }
   try {
-    if (!r->comm->test(r->p2p)) return false;
-    r->count = r->p2p.bytes / r->elem_size;
+    if (r->user_recv) {
+      if (!r->comm->user_p2p().test(*r->user_recv)) return false;
+      r->count = r->user_recv->bytes / r->elem_size;
+    } else {
+      // A user send: its envelope, then its payload.
+      if (!r->envelope_req.done && !r->comm->test(r->envelope_req)) return false;
+      if (!r->comm->test(r->p2p)) return false;
+      r->count = r->p2p.bytes / r->elem_size;
+    }
     finish(r, SMD_SUCCESS, "");
   } catch (const Error &e) {
     finish(r, e.code(), e.message());
@@ -55,8 +63,14 @@ bool block(smd_request_t *r, const Deadline &d) {
   if (d.at_ns() == INT64_MAX) {
     // Waits with the communicator's own deadline and failure checks.
     try {
-      r->comm->wait(r->p2p, "wait");
-      r->count = r->p2p.bytes / r->elem_size;
+      if (r->user_recv) {
+        r->comm->user_p2p().wait(*r->user_recv, "wait");
+        r->count = r->user_recv->bytes / r->elem_size;
+      } else {
+        P2PReq *both[] = {&r->envelope_req, &r->p2p};
+        r->comm->wait_ptrs(both, 2, "wait");
+        r->count = r->p2p.bytes / r->elem_size;
+      }
       finish(r, SMD_SUCCESS, "");
     } catch (const Error &e) {
       finish(r, e.code(), e.message());
@@ -84,6 +98,17 @@ void report(smd_request_t *r) {
 }
 
 }  // namespace
+
+namespace smd {
+void request_status(const smd_request &r, smd_status_t *out) {
+  const P2PMatcher::Recv *m = r.user_recv.get();
+  bool matched = m && m->matched;
+  out->source = matched ? m->source : -1;
+  out->tag = matched ? m->msg_tag : -1;
+  out->bytes = matched ? m->bytes : r.count * r.elem_size;
+  out->count = out->bytes / r.elem_size;
+}
+}  // namespace smd
 
 extern "C" {
 
@@ -124,6 +149,23 @@ SMD_API smd_result_t smd_request_get_count(smd_request_t *request, size_t *count
     std::lock_guard<std::mutex> lock(r->mu);
     if (!poll(r)) fail(SMD_ERR_INVALID_USAGE, "the operation has not finished yet");
     *count = r->count;
+  });
+}
+
+SMD_API smd_result_t smd_status_init(smd_status_t *status) {
+  return guarded("smd_status_init", [&] {
+    require_out(status, "status");
+    *status = smd_status_t SMD_STATUS_INIT;
+  });
+}
+
+SMD_API smd_result_t smd_request_get_status(smd_request_t *request, smd_status_t *status) {
+  return guarded("smd_request_get_status", [&] {
+    check_status(status);
+    smd_request_t *r = live(request);
+    std::lock_guard<std::mutex> lock(r->mu);
+    if (!poll(r)) fail(SMD_ERR_INVALID_USAGE, "the operation has not finished yet");
+    request_status(*r, status);
   });
 }
 

@@ -114,7 +114,7 @@ void group_queue_collective(const std::shared_ptr<Comm> &c, const CollArgs &a, s
 }
 
 void group_queue_p2p(const std::shared_ptr<Comm> &c, bool send, void *buf, size_t bytes,
-                     size_t elem_size, int peer, uint64_t tag, smd_request_t **request) {
+                     size_t elem_size, int peer, int tag, smd_request_t **request) {
   GroupCall &g = queue_call(c, request, bytes / elem_size, elem_size);
   g.kind = send ? GroupCall::Kind::kSend : GroupCall::Kind::kRecv;
   g.buf = buf;

@@ -30,7 +30,7 @@ void group_call_failed(const char *call, smd_result_t code, const std::string &m
 void group_queue_collective(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
                             smd_request_t **request);
 void group_queue_p2p(const std::shared_ptr<Comm> &c, bool send, void *buf, size_t bytes,
-                     size_t elem_size, int peer, uint64_t tag, smd_request_t **request);
+                     size_t elem_size, int peer, int tag, smd_request_t **request);
 
 // Fails with SMD_ERR_INVALID_USAGE if `r` belongs to this thread's open
 // group: waiting for it before smd_group_end would wait forever.

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/comm/communicator.h"
+#include "core/comm/p2p_matcher.h"
 #include "core/exec/executor.h"
 #include "core/groups/groups.h"
 
@@ -30,6 +31,10 @@ struct smd_request {
   std::shared_ptr<smd::Task> task;  // collectives: run by the executor
   smd::P2PReq p2p;                  // point-to-point: driven by test/wait
   bool is_p2p = false;
+  // A user send's envelope and its transfer; a user receive's match.
+  std::unique_ptr<smd::P2PMatcher::Envelope> envelope;
+  smd::P2PReq envelope_req;
+  std::shared_ptr<smd::P2PMatcher::Recv> user_recv;
   size_t elem_size = 1;
   size_t count = 0;  // elements moved, once finished
   bool finished = false;
@@ -88,6 +93,9 @@ smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm);
 // Frees a handle already taken out of the registry; the communicator's
 // queued operations finish first (requests still hold its insides).
 void release_comm_handle(smd_comm_t *handle);
+
+// The status of a finished (or failed) request, into a checked *out.
+void request_status(const smd_request &r, smd_status_t *out);
 
 // The groups behind a handle; throws SMD_ERR_INVALID_USAGE for a handle
 // that is not live.

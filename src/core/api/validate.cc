@@ -1,5 +1,8 @@
 #include "core/api/validate.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "core/util/dtype.h"
 #include "core/util/error.h"
 
@@ -55,6 +58,53 @@ void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t
   if (s < r + recv_bytes && r < s + send_bytes)
     fail(SMD_ERR_INVALID_ARGUMENT,
          "sendbuf and recvbuf overlap without being in place (see the in-place rules in smd.h)");
+}
+
+void check_status(const smd_status_t *status) {
+  require_out(status, "status");
+  if (status->struct_size < sizeof(smd_status_t))
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "smd_status_t.struct_size is %zu, expected %zu: set it to sizeof(smd_status_t) "
+         "(smd_status_init does)",
+         status->struct_size, sizeof(smd_status_t));
+  if (status->version != SMD_STATUS_VERSION)
+    fail(SMD_ERR_INVALID_ARGUMENT, "smd_status_t.version %u is not supported (this smd knows %d)",
+         status->version, SMD_STATUS_VERSION);
+}
+
+std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
+                                                size_t elem_size, const char *buffer) {
+  if (!counts) fail(SMD_ERR_INVALID_ARGUMENT, "counts is NULL (one count per rank is needed)");
+  auto l = std::make_shared<BlockLayout>();
+  l->counts.assign(counts, counts + size);
+  l->displs.resize(size_t(size));
+  size_t packed = 0;
+  for (int r = 0; r < size; ++r) {
+    size_t d = displs ? displs[r] : packed;
+    // Every block must end inside the address space, in bytes.
+    if (counts[r] > SIZE_MAX - d)
+      fail(SMD_ERR_INVALID_ARGUMENT, "block %d of %s (%zu elements at %zu) overflows", r, buffer,
+           counts[r], d);
+    checked_bytes(d + counts[r], elem_size, 1, buffer);
+    l->displs[size_t(r)] = d;
+    packed = d + counts[r];
+  }
+  finish_layout(*l);
+  checked_bytes(l->total, elem_size, 1, "the sum of counts");
+  // Blocks holding elements must not overlap: sort them by start.
+  std::vector<int> order;
+  for (int r = 0; r < size; ++r)
+    if (counts[r]) order.push_back(r);
+  std::sort(order.begin(), order.end(),
+            [&](int x, int y) { return l->displs[size_t(x)] < l->displs[size_t(y)]; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    int x = order[i - 1], y = order[i];
+    if (l->displs[size_t(x)] + counts[x] > l->displs[size_t(y)])
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "blocks of ranks %d (%zu elements at %zu) and %d (%zu at %zu) overlap in %s", x,
+           counts[x], l->displs[size_t(x)], y, counts[y], l->displs[size_t(y)], buffer);
+  }
+  return l;
 }
 
 }  // namespace smd

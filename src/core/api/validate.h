@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "core/coll/block_layout.h"
 
 namespace smd {
 
@@ -22,5 +25,15 @@ void check_buffer(const void *buf, size_t bytes, const char *name);
 // recvbuf + inplace_offset; any other overlap is an error.
 void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
                    size_t inplace_offset);
+
+// struct_size and version of a caller's smd_status_t.
+void check_status(const smd_status_t *status);
+
+// A v-collective's blocks: `size` counts (required) and displacements
+// (NULL: packed in rank order), in elements of elem_size bytes. Fails on
+// overflow and on blocks that overlap one another; `buffer` names the
+// buffer that holds them in messages.
+std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
+                                                size_t elem_size, const char *buffer);
 
 }  // namespace smd

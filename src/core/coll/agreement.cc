@@ -40,9 +40,10 @@ Fingerprint fingerprint_of(const CollArgs &a) {
     f.count = a.count;
   }
   bool reduces = a.kind == CollKind::kAllreduce || a.kind == CollKind::kReduceScatter ||
-                 a.kind == CollKind::kReduce;
+                 a.kind == CollKind::kReduce || a.kind == CollKind::kReduceScatterv;
   if (reduces) f.op = static_cast<int32_t>(a.op);
-  if (a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce) f.root = a.root;
+  if (a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce || per_rank_blocks(a.kind))
+    f.root = a.root;  // v-collectives: the counts' digest
   return f;
 }
 
@@ -52,9 +53,11 @@ std::string describe(const Fingerprint &f) {
   if (kind == CollKind::kBarrier) return s;
   s += format(" of %llu %s", static_cast<unsigned long long>(f.count),
               datatype_name(static_cast<smd_datatype_t>(f.datatype)));
-  if (kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter || kind == CollKind::kReduce)
+  if (kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter || kind == CollKind::kReduce ||
+      kind == CollKind::kReduceScatterv)
     s += format(" (op %d)", f.op);
   if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" from root %d", f.root);
+  if (per_rank_blocks(kind)) s += format(" with counts digest %08x", static_cast<uint32_t>(f.root));
   return s;
 }
 

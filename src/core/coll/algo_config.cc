@@ -8,7 +8,8 @@ namespace smd {
 namespace {
 constexpr int kKinds = static_cast<int>(CollKind::kCount);
 const char *const kCollNames[kKinds] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
-                                        "reduce",    "alltoall",  "barrier"};
+                                        "reduce",    "alltoall",  "barrier",   "allgatherv",
+                                        "reduce_scatterv"};
 const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical"};
 constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
 

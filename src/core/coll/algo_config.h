@@ -15,6 +15,8 @@ enum class CollKind : int {
   kReduce,
   kAlltoall,
   kBarrier,
+  kAllgatherv,
+  kReduceScatterv,
   kCount
 };
 

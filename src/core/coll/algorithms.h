@@ -3,6 +3,9 @@
 // than one rank, with arguments already validated.
 #pragma once
 
+#include <vector>
+
+#include "core/coll/coll_util.h"
 #include "core/coll/collective.h"
 
 namespace smd {
@@ -31,6 +34,21 @@ void reduce_tree(Comm &c, const CollArgs &a);
 
 void alltoall_direct(Comm &c, const CollArgs &a);
 void alltoall_pairwise(Comm &c, const CollArgs &a);
+
+void allgatherv_direct(Comm &c, const CollArgs &a);
+void allgatherv_ring(Comm &c, const CollArgs &a);
+void allgatherv_hierarchical(Comm &c, const CollArgs &a);
+
+void reduce_scatterv_direct(Comm &c, const CollArgs &a);
+void reduce_scatterv_ring(Comm &c, const CollArgs &a);
+void reduce_scatterv_hierarchical(Comm &c, const CollArgs &a);
+
+// For the v-collectives' algorithms: round k's slice of a block of `len`
+// elements that moves `per_round` elements a round (empty past its end),
+// and the arguments of a phase on a sub-communicator (agreed already).
+Range round_slice(size_t len, size_t per_round, uint64_t k);
+CollArgs blocks_args(const CollArgs &like, CollKind kind, const void *send, void *recv,
+                     std::vector<size_t> counts, std::vector<size_t> displs, smd_op_t op);
 
 void barrier_direct(Comm &c, const CollArgs &a);
 void barrier_rd(Comm &c, const CollArgs &a);

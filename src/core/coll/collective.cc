@@ -29,6 +29,12 @@ void run_single(const CollArgs &a) {
     case CollKind::kAlltoall:
       if (a.recvbuf) ops_of(a).copy(a.recvbuf, a.sendbuf, bytes);
       return;
+    case CollKind::kAllgatherv:
+      ops_of(a).copy(at(a.recvbuf, a.blocks->displs[0], datatype_size(a.datatype)), a.sendbuf, bytes);
+      return;
+    case CollKind::kReduceScatterv:
+      ops_of(a).copy(a.recvbuf, at(a.sendbuf, a.blocks->displs[0], datatype_size(a.datatype)), bytes);
+      return;
     default: return;
   }
 }
@@ -83,7 +89,10 @@ void run_collective(Comm &c, const CollArgs &a) {
   c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
     // The arena algorithms compare the members' descriptors themselves.
-    if (algo.algo != Algo::kDirect && !a.agreed && coll_state(c).check_agreement)
+    // Counts that differ between ranks would let a v-collective's messages
+    // still fit and deliver wrong blocks: those are always checked.
+    if (algo.algo != Algo::kDirect && !a.agreed &&
+        (coll_state(c).check_agreement || per_rank_blocks(a.kind)))
       agree_on_call(c, a);
     algo.run(c, a);
   } catch (const Error &e) {

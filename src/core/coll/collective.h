@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/coll/algo_config.h"
+#include "core/coll/block_layout.h"
 #include "core/coll/memory_ops.h"
 
 namespace smd {
@@ -19,18 +21,28 @@ struct CollArgs {
   const void *sendbuf = nullptr;
   void *recvbuf = nullptr;
   // allreduce/broadcast/reduce: elements of the vector; allgather: sent
-  // per rank; reduce_scatter: received per rank; alltoall: per peer block.
+  // per rank; reduce_scatter: received per rank; alltoall: per peer block;
+  // v-collectives: the sum of all blocks.
   size_t count = 0;
   smd_datatype_t datatype = SMD_FLOAT32;
   smd_op_t op = SMD_SUM;
+  // broadcast/reduce: the root; v-collectives: blocks->digest, so that the
+  // descriptors and fingerprints that compare roots compare the counts.
   int root = 0;
   MemoryKind memory = MemoryKind::kHost;  // of sendbuf and recvbuf
   // The members already agreed on this call (a phase of a hierarchical
   // collective, checked as a whole): no agreement check of its own.
   bool agreed = false;
+  // v-collectives: every rank's block.
+  std::shared_ptr<const BlockLayout> blocks = nullptr;
 };
 
 // The data movement of the call's memory kind.
+// allgatherv, reduce_scatterv: the calls with per-rank blocks.
+inline bool per_rank_blocks(CollKind k) {
+  return k == CollKind::kAllgatherv || k == CollKind::kReduceScatterv;
+}
+
 inline const MemoryOps &ops_of(const CollArgs &a) { return memory_ops(a.memory); }
 
 // Runs the collective on this thread (the executor decides which thread).

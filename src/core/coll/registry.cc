@@ -51,6 +51,31 @@ double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
   return 2 * m.arena.alpha_us + touched / (m.arena.gbps * 1e3);
 }
 
+// v-collectives: the flat formulas of allgather / reduce_scatter with the
+// largest block standing for every block (the ring's steps wait for it);
+// the arena touches every block twice; the hierarchy needs as many members
+// on every node (blocks go to ranks by their local index).
+CollKind uniform_kind(CollKind k) {
+  return k == CollKind::kAllgatherv ? CollKind::kAllgather : CollKind::kReduceScatter;
+}
+double v_largest_bytes(const CollArgs &a) {
+  return a.blocks ? double(a.blocks->largest) * double(datatype_size(a.datatype)) : 0;
+}
+double v_ring_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  return flat_cost(uniform_kind(a.kind), Algo::kRing, s.size, v_largest_bytes(a), p2p_link(s, m),
+                   m.reduce_gbps);
+}
+bool v_hierarchical_applies(const CollArgs &a, const CommShape &s, std::string *why) {
+  if (!hierarchical_applies(a, s, why)) return false;
+  if (s.min_local != s.max_local) *why = "nodes have different numbers of members";
+  return s.min_local == s.max_local;
+}
+double v_hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  double bytes = cost_bytes(a);
+  return s.nodes * m.arena.time_us(bytes / s.nodes) +
+         best_flat_cost(uniform_kind(a.kind), s.nodes, v_largest_bytes(a), m.net, m.reduce_gbps);
+}
+
 const AlgoEntry kTable[] = {
     {CollKind::kAllreduce, Algo::kDirect, on_arena, direct_cost, allreduce_direct},
     {CollKind::kAllreduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
@@ -83,14 +108,22 @@ const AlgoEntry kTable[] = {
     {CollKind::kBarrier, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
      barrier_hierarchical},
     {CollKind::kBarrier, Algo::kRd, anywhere, flat<Algo::kRd>, barrier_rd},
+    {CollKind::kAllgatherv, Algo::kDirect, on_arena, direct_cost, allgatherv_direct},
+    {CollKind::kAllgatherv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
+     allgatherv_hierarchical},
+    {CollKind::kAllgatherv, Algo::kRing, anywhere, v_ring_cost, allgatherv_ring},
+    {CollKind::kReduceScatterv, Algo::kDirect, on_arena, direct_cost, reduce_scatterv_direct},
+    {CollKind::kReduceScatterv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
+     reduce_scatterv_hierarchical},
+    {CollKind::kReduceScatterv, Algo::kRing, anywhere, v_ring_cost, reduce_scatterv_ring},
 };
 
 // Logs a forced algorithm's fallback once per (collective, algorithm).
 void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
   if (!c) return;
-  static std::atomic<uint64_t> logged{0};
-  uint64_t bit = uint64_t(1) << (int(e.kind) * 8 + int(e.algo));
-  if (logged.fetch_or(bit) & bit) return;
+  static std::atomic<uint64_t> logged[int(CollKind::kCount)];
+  uint64_t bit = uint64_t(1) << int(e.algo);
+  if (logged[int(e.kind)].fetch_or(bit) & bit) return;
   SMD_INFO("coll", "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
                    "automatically",
            algo_name(e.algo), coll_name(e.kind), c->where().c_str(), why.c_str());

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/comm/arena.h"
+#include "core/comm/p2p_matcher.h"
 #include "core/exec/futex.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -64,6 +65,9 @@ void Waiter::pause() {
     return;
   }
   if (deadline_ns_ < 0) arm();
+  // Receives the user posted on this communicator keep matching while
+  // this thread waits for something else.
+  if (P2PMatcher *m = comm_.user_p2p_started_.load(std::memory_order_relaxed)) m->poke();
   int64_t sleep_us = 0;
   Backoff::Action a = backoff_.next(&sleep_us);
   if (a != Backoff::Action::kSpin || (backoff_.polls() & 1023) == 0) check();
@@ -111,9 +115,20 @@ Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, 
 
 Comm::~Comm() {
   executor_.stop();
+  user_p2p_started_.store(nullptr);
+  user_p2p_.reset();
   coll_state_.reset();
   children_.clear();
   arena_.reset();
+}
+
+P2PMatcher &Comm::user_p2p() {
+  std::lock_guard<std::mutex> lock(user_p2p_mu_);
+  if (!user_p2p_) {
+    user_p2p_ = std::make_unique<P2PMatcher>(*this);
+    user_p2p_started_.store(user_p2p_.get());
+  }
+  return *user_p2p_;
 }
 
 void Comm::adopt_child(std::shared_ptr<Comm> child) {

@@ -29,6 +29,7 @@ class Comm;
 // What the collective layer keeps per communicator (src/core/coll defines
 // it; comm only holds it, so comm never depends on coll).
 struct CollState;
+class P2PMatcher;
 
 // Point-to-point payload one rank moved on a communicator, for
 // smd_comm_get_stats. Arena traffic inside a node is not counted.
@@ -162,6 +163,10 @@ class Comm : public std::enable_shared_from_this<Comm> {
   void sendrecv(int to, const void *sbuf, size_t ssize, int from, void *rbuf, size_t rsize,
                 uint64_t tag, const char *what);
 
+  // The user's point-to-point messages (smd_send/smd_recv), matched in
+  // the core (p2p_matcher.h); made at first use.
+  P2PMatcher &user_p2p();
+
   // Everything-to-everyone exchange of small blobs among the members,
   // on setup tags (used before the arena exists).
   std::vector<Bytes> exchange(const Bytes &mine, TagKind kind, uint32_t comm_field, uint32_t low);
@@ -188,6 +193,9 @@ class Comm : public std::enable_shared_from_this<Comm> {
   std::vector<int> health_members_;
   std::unique_ptr<Arena> arena_;
   std::shared_ptr<CollState> coll_state_;
+  std::mutex user_p2p_mu_;
+  std::unique_ptr<P2PMatcher> user_p2p_;
+  std::atomic<P2PMatcher *> user_p2p_started_{nullptr};
   mutable std::mutex children_mu_;
   std::vector<std::shared_ptr<Comm>> children_;
   TrafficCounters traffic_;

@@ -137,15 +137,22 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
 void run_group(std::vector<GroupCall> &calls) {
   // Point-to-point first, all posted before anything waits: sends and
   // receives that pair up inside a group cannot block each other.
-  std::vector<P2PReq> posted(calls.size());
+  // They go through the communicator's matcher like smd_send/smd_recv
+  // outside groups (an envelope, then the payload), so a grouped send
+  // meets an ungrouped receive and any-source receives work in groups.
   std::vector<bool> live(calls.size(), false);
   for (size_t i = 0; i < calls.size(); ++i) {
     GroupCall &g = calls[i];
     if (g.kind == GroupCall::Kind::kCollective) continue;
     try {
       g.comm->check_usable();
-      posted[i] = g.kind == GroupCall::Kind::kSend ? g.comm->isend(g.peer, g.buf, g.bytes, g.tag)
-                                                   : g.comm->irecv(g.peer, g.buf, g.bytes, g.tag);
+      P2PMatcher &m = g.comm->user_p2p();
+      if (g.kind == GroupCall::Kind::kSend) {
+        g.envelope = std::make_shared<P2PMatcher::Envelope>();
+        m.isend(g.peer, g.buf, g.bytes, g.tag, g.envelope.get(), &g.envelope_req, &g.data_req);
+      } else {
+        g.recv = m.irecv(g.peer, g.tag, g.buf, g.bytes);
+      }
       live[i] = true;
     } catch (const Error &e) {
       record(g, e.code(), name_of(g) + " failed: " + e.message());
@@ -199,8 +206,14 @@ void run_group(std::vector<GroupCall> &calls) {
     if (!live[i]) continue;
     GroupCall &g = calls[i];
     try {
-      g.comm->wait(posted[i], g.kind == GroupCall::Kind::kSend ? "group send" : "group receive");
-      g.moved_bytes = posted[i].bytes;
+      if (g.recv) {
+        g.comm->user_p2p().wait(*g.recv, "group receive");
+        g.moved_bytes = g.recv->bytes;
+      } else {
+        P2PReq *both[] = {&g.envelope_req, &g.data_req};
+        g.comm->wait_ptrs(both, 2, "group send");
+        g.moved_bytes = g.data_req.bytes;
+      }
     } catch (const Error &e) {
       record(g, e.code(), name_of(g) + " failed: " + e.message());
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/coll/collective.h"
+#include "core/comm/p2p_matcher.h"
 
 namespace smd {
 
@@ -24,10 +25,15 @@ struct GroupCall {
   int index = 0;           // 1-based position among the group's calls
   const char *call = "";   // the entry point that queued it
   CollArgs args;           // collectives
-  int peer = 0;            // point-to-point
+  int peer = 0;            // point-to-point (a receive's may be SMD_ANY_SOURCE)
   void *buf = nullptr;
   size_t bytes = 0;
-  uint64_t tag = 0;
+  int tag = 0;             // the user's tag (a receive's may be SMD_ANY_TAG)
+  // Posted by run_group through the communicator's matcher (p2p_matcher.h):
+  // a send's envelope and its two transfers, or a receive.
+  std::shared_ptr<P2PMatcher::Envelope> envelope;
+  P2PReq envelope_req, data_req;
+  std::shared_ptr<P2PMatcher::Recv> recv;
   // Filled by run_group: the call's outcome and, for receives, the bytes
   // that arrived.
   smd_result_t result = SMD_SUCCESS;

@@ -8,6 +8,9 @@ pub const SMD_STATS_MAX_TRANSPORTS: u32 = 4;
 pub const SMD_TAG_MAX: u32 = 4194303;
 pub const SMD_GROUPS_CONFIG_VERSION: u32 = 1;
 pub const SMD_RANK_INFO_VERSION: u32 = 1;
+pub const SMD_ANY_SOURCE: i32 = -2;
+pub const SMD_ANY_TAG: i32 = -1;
+pub const SMD_STATUS_VERSION: u32 = 1;
 impl smd_result {
     pub const SMD_SUCCESS: smd_result = smd_result(0);
 }
@@ -1605,4 +1608,207 @@ extern "C" {
 }
 extern "C" {
     pub fn smd_group_end() -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_allgatherv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_iallgatherv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_reduce_scatterv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ireduce_scatterv(
+        sendbuf: *const ::std::os::raw::c_void,
+        recvbuf: *mut ::std::os::raw::c_void,
+        counts: *const usize,
+        displs: *const usize,
+        datatype: smd_datatype_t,
+        op: smd_op_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+#[repr(C)]
+pub struct smd_status {
+    pub struct_size: usize,
+    pub version: u32,
+    pub source: i32,
+    pub tag: i32,
+    pub count: usize,
+    pub bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_smd_status() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_status>(),
+        40usize,
+        concat!("Size of: ", stringify!(smd_status))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_status>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_status))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_source() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).source) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(source)
+            )
+        );
+    }
+    test_field_source();
+    fn test_field_tag() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tag) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(tag)
+            )
+        );
+    }
+    test_field_tag();
+    fn test_field_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).count) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(count)
+            )
+        );
+    }
+    test_field_count();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_status>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_status),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+}
+impl Default for smd_status {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_status_t = smd_status;
+extern "C" {
+    pub fn smd_status_init(status: *mut smd_status_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_request_get_status(
+        request: *mut smd_request_t,
+        status: *mut smd_status_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_recv_status(
+        buf: *mut ::std::os::raw::c_void,
+        count: usize,
+        datatype: smd_datatype_t,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        status: *mut smd_status_t,
+    ) -> smd_result_t;
 }

@@ -82,6 +82,7 @@ mod pod;
 mod request;
 mod shared;
 mod topology;
+mod vcoll;
 
 pub use smd_sys as sys;
 
@@ -96,6 +97,7 @@ pub use pod::{Pod, pod_bytes, pod_bytes_mut};
 pub use request::{Request, Scope, scope};
 pub use shared::SharedSlice;
 pub use topology::{HEADER_VERSION, RankInfo, Version, version};
+pub use vcoll::{Source, Status};
 
 #[cfg(test)]
 mod tests {
