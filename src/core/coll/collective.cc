@@ -2,6 +2,7 @@
 
 #include "core/coll/agreement.h"
 #include "core/coll/algorithms.h"
+#include "core/coll/call_check.h"
 #include "core/coll/coll_state.h"
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
@@ -61,7 +62,7 @@ CollState &coll_state(Comm &c) {
     st->model = CostModel::load();
     st->shape = shape_of(c);
     st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
-    st->check_agreement = agreement_enabled();
+    st->check = check_mode();
     if (st->hier_chunk_bytes < 0)
       fail(SMD_ERR_INVALID_ARGUMENT, "SMD_HIER_CHUNK_BYTES must be 0 or more, not %lld",
            static_cast<long long>(st->hier_chunk_bytes));
@@ -82,14 +83,22 @@ void run_collective(Comm &c, const CollArgs &a) {
             datatype_name(a.datatype), c.where().c_str());
   c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
-    // The arena algorithms compare the members' descriptors themselves.
-    if (algo.algo != Algo::kDirect && !a.agreed && coll_state(c).check_agreement)
-      agree_on_call(c, a);
-    algo.run(c, a);
+    // The arena algorithms compare the members' descriptors themselves;
+    // a phase of a hierarchical collective was checked as a whole.
+    CheckMode mode = coll_state(c).check;
+    if (algo.algo == Algo::kDirect || a.agreed || mode == CheckMode::kOff) return algo.run(c, a);
+    if (mode == CheckMode::kFull) agree_on_call(c, a);
+    CallCheck check(c, a);
+    try {
+      algo.run(c, a);
+      check.finish();
+    } catch (const Error &e) {
+      throw check.failed(e);
+    }
   } catch (const Error &e) {
     // A collective that failed half-way leaves peers at unknown steps:
-    // nothing later on this communicator could be trusted.
-    c.poison(e.code(), e.message());
+    // nothing later on this communicator could be trusted, here or there.
+    if (c.poison(e.code(), e.message())) c.ctx().announce_failure(c.abort_key(), e.code(), e.message());
     throw;
   }
 }
