@@ -1,6 +1,7 @@
 #include "core/coll/call_check.h"
 
 #include <cstring>
+#include <optional>
 
 #include "core/coll/coll_state.h"
 #include "core/util/clock.h"
@@ -46,6 +47,10 @@ struct CheckChannel {
   }
   // Throws the failure a neighbour reported, if one arrived.
   void check_inbox() {
+    if (std::optional<Error> e = poison_received()) throw *e;
+  }
+  // The failure a neighbour reported, if one arrived.
+  std::optional<Error> poison_received() {
     for (int i = 0; i < count; ++i) {
       if (inbox_done[i]) continue;
       try {
@@ -60,8 +65,9 @@ struct CheckChannel {
       PoisonMsg &m = inbox[i];
       m.text[sizeof m.text - 1] = 0;
       smd_result_t code = m.code > 0 ? static_cast<smd_result_t>(m.code) : SMD_ERR_INTERNAL;
-      throw Error(code, format("%s: %s", c.where().c_str(), m.text));
+      return Error(code, format("%s: rank %d reported: %s", c.where().c_str(), m.from, m.text));
     }
+    return std::nullopt;
   }
   // Tells the neighbours, once: the first failure is the one that counts.
   void send_poison(smd_result_t code, const std::string &text) {
@@ -121,6 +127,12 @@ CallCheck::~CallCheck() {
 }
 
 void CallCheck::compare(int i, const CallFingerprint &theirs) const {
+  if (recv_[i]->bytes != sizeof theirs)
+    fail(SMD_ERR_PEER_FAILURE,
+         "%s on %s: rank %d (world rank %d) ended its call check message after %zu bytes: it "
+         "exited or its link failed",
+         coll_name(kind_), c_.where().c_str(), ch_.neighbours[i], c_.world_rank(ch_.neighbours[i]),
+         recv_[i]->bytes);
   if (theirs == mine_) return;
   fail(SMD_ERR_MISMATCH,
        "%s on %s: the ranks called different collectives or with different arguments: %s on "
@@ -151,6 +163,14 @@ Error CallCheck::failed(const Error &e) {
         if (recv_[i]->done || c_.test(*recv_[i])) compare(i, theirs_[i]);
     } catch (const Error &m) {
       if (m.code() == SMD_ERR_MISMATCH) out = m;
+    } catch (...) {
+    }
+  }
+  // A neighbour's earlier failure is what this one follows from (its data
+  // left, then it failed and went: a dead link here is its consequence).
+  if (out.code() != SMD_ERR_MISMATCH) {
+    try {
+      if (std::optional<Error> p = ch_.poison_received()) out = *p;
     } catch (...) {
     }
   }
