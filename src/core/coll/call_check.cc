@@ -80,6 +80,7 @@ struct CheckChannel {
       try {
         outbox_req[i] = c.isend(neighbours[i], &outbox, sizeof outbox, poison_tag(c));
       } catch (const Error &e) {
+        outbox_req[i].done = true;  // nothing to wait for or cancel
         SMD_TRACE("coll", "poison to rank %d: %s", neighbours[i], e.what());
       }
     }
@@ -142,12 +143,17 @@ void CallCheck::compare(int i, const CallFingerprint &theirs) const {
 }
 
 void CallCheck::poll() {
+  // A hierarchical collective waits on two threads at once (its rail phase
+  // runs on the rail's worker): one of them polls.
+  std::unique_lock<std::recursive_mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
   for (int i = 0; i < ch_.count; ++i)
     if (c_.test(*recv_[i])) compare(i, theirs_[i]);
   ch_.check_inbox();
 }
 
 void CallCheck::finish() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   c_.wait_ptrs(recv_, static_cast<size_t>(ch_.count), "agreement check");
   for (int i = 0; i < ch_.count; ++i) compare(i, theirs_[i]);
   ch_.check_inbox();
@@ -155,6 +161,7 @@ void CallCheck::finish() {
 }
 
 Error CallCheck::failed(const Error &e) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Error out = e;
   if (e.code() != SMD_ERR_MISMATCH) {
     // A neighbour that ran another call explains whatever went wrong.

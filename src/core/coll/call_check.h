@@ -13,6 +13,7 @@
 
 #include <smd.h>
 
+#include <mutex>
 #include <string>
 
 #include "core/coll/call_fingerprint.h"
@@ -54,6 +55,9 @@ class CallCheck final : public WaitHook {
   ReqSet reqs_;  // sends of mine, receives of theirs
   P2PReq *recv_[2] = {nullptr, nullptr};
   CallFingerprint theirs_[2];
+  // poll() may come from the rail worker of a hierarchical call, and
+  // from finish()'s own wait on this thread.
+  std::recursive_mutex mu_;
 };
 
 }  // namespace smd
