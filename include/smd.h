@@ -376,9 +376,14 @@ SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank,
  * (for allgather: sendbuf == recvbuf + rank * sendcount elements; for
  * reduce_scatter: recvbuf == sendbuf + rank * recvcount elements).
  * Every rank must pass the same count, datatype, op and root; disagreement
- * is detected where the algorithm can (SMD_ERR_MISMATCH) and otherwise
- * ends in SMD_ERR_TRUNCATED or SMD_ERR_TIMEOUT, never in corruption
- * beyond the buffers given.
+ * (or a different collective) ends with SMD_ERR_MISMATCH on every rank, on
+ * every algorithm and transport (SMD_CHECK=fast, the default; with
+ * SMD_CHECK=off it may end in SMD_ERR_TRUNCATED, SMD_ERR_TIMEOUT or
+ * different data), never in corruption beyond the buffers given. On one
+ * node a broadcast root returns before its receivers and may learn of a
+ * disagreement at its next call on the communicator. A collective that
+ * fails on one rank (abort, mismatch, timeout, dead peer) makes the
+ * communicator's other ranks fail with the same class of error.
  *
  * The i-forms start the operation and return a request at once; the
  * buffers must not be touched until the request completes. Operations on

@@ -5,7 +5,9 @@
 #include <smd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +19,17 @@ using mptest::size;
 using mptest::world;
 
 namespace {
+
+// Set by the runs over point-to-point algorithms, where the call check
+// reaches every rank: each one ends with SMD_ERR_MISMATCH, whatever it ran.
+bool every_rank_learns() {
+  const char *v = getenv("SMD_TEST_EVERY_RANK_MISMATCH");
+  return v && *v == '1';
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The call fails with `code` and a message containing `words`.
 #define EXPECT_FAILS(call, code, words)                                         \
@@ -253,8 +266,8 @@ TEST(Mismatch, DatatypeOpRootAndKind) {
     else
       r = odd ? smd_broadcast(in.data(), out.data(), 4, SMD_FLOAT32, 0, c, nullptr)
               : smd_allreduce(in.data(), out.data(), 4, SMD_FLOAT32, SMD_SUM, c, nullptr);
-    if (k.which == 2) {
-      // A broadcast root waits for no one: two ranks that each think they
+    if (k.which == 2 && !every_rank_learns()) {
+      // On the arena a broadcast root waits for no one: two ranks that each think they
       // are the root find out at their next collective on the
       // communicator. A rank that agreed with its root (rank 2 of 3) got
       // that root's data and may see no error at all.
@@ -267,6 +280,57 @@ TEST(Mismatch, DatatypeOpRootAndKind) {
     }
     SMD_OK(smd_comm_destroy(c));
   }
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+// Roots and counts both differ (10 elements from root 0 on rank 0, 100000
+// from root 1 on the others): rank 0 sees the mismatch at once, and the
+// others must learn it from rank 0 (the store, the poison message), not
+// wait for SMD_TIMEOUT (120 s under these tests).
+TEST(Mismatch, BroadcastRootsAndCountsEndEverywhere) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  smd_comm_t *c = nullptr;
+  SMD_OK(smd_comm_dup(world(), &c));
+  std::vector<float> buf(100000, 1.0f);
+  auto t0 = std::chrono::steady_clock::now();
+  smd_result_t r = rank() == 0 ? smd_broadcast(buf.data(), buf.data(), 10, SMD_FLOAT32, 0, c, nullptr)
+                               : smd_broadcast(buf.data(), buf.data(), 100000, SMD_FLOAT32, 1, c, nullptr);
+  // A root that returned before anyone could tell it finds out at its
+  // next call on the communicator.
+  if (r == SMD_SUCCESS) r = smd_barrier(c, nullptr);
+  EXPECT_EQ(r, SMD_ERR_MISMATCH) << smd_last_error();
+  EXPECT_LT(seconds_since(t0), 60.0) << "learnt only at the timeout: " << smd_last_error();
+  SMD_OK(smd_comm_destroy(c));
+  SMD_OK(smd_barrier(world(), nullptr));
+}
+
+// smd_comm_abort on rank 0 while its allreduce waits: rank 0 gets
+// SMD_ERR_ABORTED, and so does every other rank's matching allreduce (or
+// at the latest its next call), long before SMD_TIMEOUT, even where rank
+// 0's data had already left.
+TEST(Failure, AbortReachesEveryRank) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  smd_comm_t *c = nullptr;
+  SMD_OK(smd_comm_dup(world(), &c));
+  int x = 1, y = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  smd_result_t r;
+  if (rank() == 0) {
+    std::thread aborter([c] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      smd_comm_abort(c);
+    });
+    r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, c, nullptr);
+    aborter.join();
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, c, nullptr);
+    bool neighbour = rank() == 1 || rank() == size() - 1;
+    if (r == SMD_SUCCESS && !neighbour) r = smd_barrier(c, nullptr);
+  }
+  EXPECT_EQ(r, SMD_ERR_ABORTED) << smd_last_error();
+  EXPECT_LT(seconds_since(t0), 60.0) << smd_last_error();
+  SMD_OK(smd_comm_destroy(c));
   SMD_OK(smd_barrier(world(), nullptr));
 }
 

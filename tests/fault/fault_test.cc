@@ -265,6 +265,86 @@ TEST_F(Fault, TimeoutNamesTheMissingRank) {
       << first[0].output;
 }
 
+// The ranks named in a timeout message after `intro`, each once.
+std::vector<int> ranks_named(const std::string &out, const std::string &intro) {
+  std::vector<int> named;
+  size_t at = out.find(intro);
+  if (at == std::string::npos) return named;
+  std::string list = out.substr(at + intro.size(), out.find('\n', at) - at - intro.size());
+  for (size_t i = 0; i < list.size();) {
+    if (isdigit(static_cast<unsigned char>(list[i]))) {
+      named.push_back(atoi(list.c_str() + i));
+      while (i < list.size() && isdigit(static_cast<unsigned char>(list[i]))) ++i;
+    } else if (list.compare(i, 13, " (world rank ") == 0) {
+      i = list.find(')', i) + 1;  // the world number of a rank already named
+    } else {
+      ++i;
+    }
+  }
+  return named;
+}
+
+// Every rank its own node: SMD_NODE_ID as smdrun --nodes sets it.
+Env own_node(int r) { return {{"SMD_NODE_ID", "node" + std::to_string(r)}}; }
+
+// Timeout messages name each missing rank once (a run of 32 ranks once
+// repeated rank 0 31 times): on the arena and over tcp.
+TEST_F(Fault, TimeoutListsEachMissingRankOnce) {
+  for (bool tcp : {false, true}) {
+    Release release;
+    Env env{{"SMD_TIMEOUT", "2"}};
+    if (tcp) env["SMD_TRANSPORT"] = "tcp";
+    auto ranks = launch(4, 4, {"timeout"}, env, &release, tcp ? own_node : nullptr);
+    std::vector<Rank> first{ranks[0]}, absent(ranks.begin() + 1, ranks.end());
+    collect(first, 60);
+    release.now();
+    collect(absent, 60);
+    const std::string &out = first[0].output;
+    EXPECT_NE(out.find("SMD_ERR_TIMEOUT"), std::string::npos) << out;
+    std::vector<int> named =
+        ranks_named(out, tcp ? "still waiting for ranks" : "ranks that have not reached the last step:");
+    ASSERT_FALSE(named.empty()) << out;
+    std::set<int> unique(named.begin(), named.end());
+    EXPECT_EQ(unique.size(), named.size()) << "a rank named twice: " << out;
+    EXPECT_EQ(unique.count(0), 0u) << "the waiting rank named itself: " << out;
+    if (!tcp) EXPECT_EQ(named, (std::vector<int>{1, 2, 3})) << out;
+  }
+}
+
+// A network plugin the build made, on SMD_PLUGIN_PATH.
+bool plugin_built(const std::string &name) {
+  const char *path = getenv("SMD_PLUGIN_PATH");
+  std::string p = path ? path : "";
+  for (size_t i = 0; i <= p.size();) {
+    size_t end = p.find(':', i);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(i, end - i);
+    if (access((dir + "/libsmd-transport-" + name + ".so").c_str(), R_OK) == 0) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+// smd_comm_abort on rank 0 over each network plugin (every rank its own
+// node): the peer's matching allreduce ends with SMD_ERR_ABORTED too,
+// though rank 0's data had left before the abort (it once returned
+// SMD_SUCCESS over tcp).
+TEST_F(Fault, AbortReachesThePeerOverEachNetwork) {
+  for (std::string transport : {"tcp", "ucx", "efa"}) {
+    if (!plugin_built(transport)) continue;
+    SCOPED_TRACE(transport);
+    Env env{{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", transport}, {"UCX_TLS", "tcp"},
+            {"SMD_EFA_PROVIDER", "tcp;ofi_rxm"}};
+    auto ranks = launch(2, 2, {"abort"}, env, nullptr, own_node);
+    collect(ranks, 30);
+    for (auto &r : ranks) {
+      EXPECT_TRUE(exited_ok(r)) << r.output;
+      EXPECT_NE(r.output.find("SMD_ERR_ABORTED"), std::string::npos) << r.output;
+      EXPECT_LT(r.seconds, 10.0) << r.output;
+    }
+  }
+}
+
 TEST_F(Fault, AbortUnblocksPendingCallsOnEveryRank) {
   auto ranks = launch(2, 2, {"abort"}, {{"SMD_TIMEOUT", "30"}});
   collect(ranks, 30);

@@ -1,5 +1,5 @@
-// Agreement on a collective call before a point-to-point algorithm runs:
-// ranks that disagree on the collective, datatype, op, count or root
+// Agreement on a collective call before a point-to-point algorithm runs
+// (SMD_CHECK=full; the default check is call_check.h): ranks that disagree on the collective, datatype, op, count or root
 // would otherwise exchange messages that happen to fit and return
 // SMD_SUCCESS with different data, or wait until SMD_TIMEOUT. The arena
 // (direct) algorithms check their descriptors instead.
@@ -17,9 +17,11 @@ class Comm;
 // them throw SMD_ERR_MISMATCH, naming both calls, when any two differ.
 void agree_on_call(Comm &c, const CollArgs &a);
 
-// SMD_CHECK: whether agree_on_call runs ("fast") or not ("off", the
-// default while it costs a round trip per step before every call). Read
-// when a communicator runs its first collective.
-bool agreement_enabled();
+// SMD_CHECK: off (no check), fast (the default: the call check of
+// call_check.h, which rides beside the algorithm's own messages) or full
+// (fast plus agree_on_call before every call). Read when a communicator
+// runs its first collective.
+enum class CheckMode { kOff, kFast, kFull };
+CheckMode check_mode();
 
 }  // namespace smd

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/coll/agreement.h"
 #include "core/coll/algo_config.h"
 #include "core/coll/cost_model.h"
 #include "core/coll/registry.h"
@@ -16,13 +17,15 @@
 namespace smd {
 
 struct Hierarchy;
+struct CheckChannel;
 
 struct CollState {
   AlgoConfig forced;
   CostModel model;
   CommShape shape;
   int64_t hier_chunk_bytes = 0;  // SMD_HIER_CHUNK_BYTES
-  bool check_agreement = false;  // SMD_CHECK
+  CheckMode check = CheckMode::kFast;  // SMD_CHECK
+  std::shared_ptr<CheckChannel> check_channel;  // call_check.cc, made on first use
   struct CachedChoice {
     int kind = -1;
     size_t bytes = 0;

@@ -2,6 +2,7 @@
 
 #include "core/coll/agreement.h"
 #include "core/coll/algorithms.h"
+#include "core/coll/call_check.h"
 #include "core/coll/coll_state.h"
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
@@ -67,7 +68,7 @@ CollState &coll_state(Comm &c) {
     st->model = CostModel::load();
     st->shape = shape_of(c);
     st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
-    st->check_agreement = agreement_enabled();
+    st->check = check_mode();
     if (st->hier_chunk_bytes < 0)
       fail(SMD_ERR_INVALID_ARGUMENT, "SMD_HIER_CHUNK_BYTES must be 0 or more, not %lld",
            static_cast<long long>(st->hier_chunk_bytes));
@@ -88,17 +89,27 @@ void run_collective(Comm &c, const CollArgs &a) {
             datatype_name(a.datatype), c.where().c_str());
   c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
-    // The arena algorithms compare the members' descriptors themselves.
-    // Counts that differ between ranks would let a v-collective's messages
-    // still fit and deliver wrong blocks: those are always checked.
-    if (algo.algo != Algo::kDirect && !a.agreed &&
-        (coll_state(c).check_agreement || per_rank_blocks(a.kind)))
+    // The arena algorithms compare the members' descriptors themselves;
+    // a phase of a hierarchical collective was checked as a whole. Counts
+    // that differ between ranks would let a v-collective's messages still
+    // fit and deliver wrong blocks: with the check off those still get the
+    // full round (its fingerprint carries the counts' digest).
+    CheckMode mode = coll_state(c).check;
+    if (algo.algo == Algo::kDirect || a.agreed) return algo.run(c, a);
+    if (mode == CheckMode::kFull || (mode == CheckMode::kOff && per_rank_blocks(a.kind)))
       agree_on_call(c, a);
-    algo.run(c, a);
+    if (mode == CheckMode::kOff) return algo.run(c, a);
+    CallCheck check(c, a);
+    try {
+      algo.run(c, a);
+      check.finish();
+    } catch (const Error &e) {
+      throw check.failed(e);
+    }
   } catch (const Error &e) {
     // A collective that failed half-way leaves peers at unknown steps:
-    // nothing later on this communicator could be trusted.
-    c.poison(e.code(), e.message());
+    // nothing later on this communicator could be trusted, here or there.
+    if (c.poison(e.code(), e.message())) c.ctx().announce_failure(c.abort_key(), e.code(), e.message());
     throw;
   }
 }

@@ -44,6 +44,7 @@ void Waiter::check() {
     if (by >= 0)
       fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what_, comm_.where().c_str(), by);
   }
+  if (WaitHook *hook = comm_.wait_hook()) hook->poll();
   int64_t now = now_ns();
   if (now >= deadline_ns_) {
     std::string pending = pending_ ? pending_() : "";
@@ -133,6 +134,7 @@ P2PMatcher &Comm::user_p2p() {
 
 void Comm::adopt_child(std::shared_ptr<Comm> child) {
   child->abort_key_ = abort_key_;
+  child->parent_ = this;
   child->health_members_ = health_members_;
   if (aborted()) child->abort_local();
   std::lock_guard<std::mutex> lock(children_mu_);
@@ -341,15 +343,16 @@ void Comm::check_usable() const {
   }
 }
 
-void Comm::poison(smd_result_t code, const std::string &message) {
+bool Comm::poison(smd_result_t code, const std::string &message) {
   {
     std::lock_guard<std::mutex> lock(poison_mu_);
-    if (poisoned_.load()) return;
+    if (poisoned_.load()) return false;
     poison_code_ = code;
     poison_message_ = message;
     poisoned_.store(true, std::memory_order_release);
   }
   for (auto &child : children()) child->poison(code, message);
+  return true;
 }
 
 void Comm::abort_local() {

@@ -56,6 +56,18 @@ struct P2PReq {
   size_t capacity = 0;
 };
 
+// Something a long wait on a communicator also watches (the collective
+// layer's call check: a peer that runs another call, or reports a
+// failure, ends the wait at once instead of at SMD_TIMEOUT). poll() throws
+// smd::Error to end the wait.
+class WaitHook {
+ public:
+  virtual void poll() = 0;
+
+ protected:
+  ~WaitHook() = default;
+};
+
 // How a wait sleeps once spinning and yielding have not helped.
 enum class SleepOn { kTransport, kArena };
 
@@ -147,9 +159,18 @@ class Comm : public std::enable_shared_from_this<Comm> {
   const char *last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
   double last_predicted_us() const { return last_predicted_us_.load(std::memory_order_relaxed); }
 
-  // Collective sequence number, advanced once per collective run.
-  uint64_t next_seq() { return seq_++; }
+  // Collective sequence number, advanced once per collective run. Bits 4
+  // to 9 carry the running call's tag salt (its parent's on a
+  // sub-communicator): tags keep 10 bits of it, and calls that differ
+  // then rarely share a tag.
+  uint64_t next_seq() { return seq_++ ^ (uint64_t(parent_ ? parent_->tag_salt_ : tag_salt_) << 4); }
   uint64_t peek_seq() const { return seq_; }
+  void set_tag_salt(uint32_t salt) { tag_salt_ = salt; }
+
+  // The hook long waits on this communicator and its sub-communicators
+  // poll while a call runs (null: none).
+  void set_wait_hook(WaitHook *h) { wait_hook_ = h; }
+  WaitHook *wait_hook() const { return parent_ ? parent_->wait_hook_ : wait_hook_; }
 
   // Point-to-point on communicator ranks.
   P2PReq isend(int peer, const void *buf, size_t size, uint64_t tag);
@@ -173,7 +194,8 @@ class Comm : public std::enable_shared_from_this<Comm> {
 
   // Failure state: the first collective failure poisons the communicator.
   void check_usable() const;
-  void poison(smd_result_t code, const std::string &message);
+  // True when this call poisoned it (the first failure).
+  bool poison(smd_result_t code, const std::string &message);
   smd_result_t async_error() const { return poisoned_.load() ? poison_code_ : SMD_SUCCESS; }
   void abort_local();
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
@@ -202,6 +224,9 @@ class Comm : public std::enable_shared_from_this<Comm> {
   std::atomic<const char *> last_algorithm_{""};
   std::atomic<double> last_predicted_us_{0};
   uint64_t seq_ = 0;
+  uint32_t tag_salt_ = 0;
+  WaitHook *wait_hook_ = nullptr;
+  Comm *parent_ = nullptr;  // the communicator that adopted this one
   std::atomic<bool> aborted_{false};
   std::atomic<bool> poisoned_{false};
   smd_result_t poison_code_ = SMD_SUCCESS;

@@ -414,10 +414,12 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
   if (now - last_store_check_ns_ < 500 * 1000000LL) return;
   last_store_check_ns_ = now;
   std::vector<int> failed;
+  std::string announced;
   try {
     failed = store_->failed_ranks();
     if (!abort_key.empty() && store_->add(abort_key, 0) > 0)
       fail(SMD_ERR_ABORTED, "%s: a peer aborted the communicator", what);
+    announced = read_failure(abort_key);
   } catch (const Error &e) {
     if (e.code() == SMD_ERR_ABORTED) throw;
     if (tcp_ && rank_ != 0)
@@ -426,10 +428,26 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
     SMD_TRACE("store", "health check: %s", e.what());
     return;
   }
+  if (!announced.empty()) {
+    // "<code> <message>", from announce_failure.
+    int code = atoi(announced.c_str());
+    size_t space = announced.find(' ');
+    if (code <= 0 || space == std::string::npos) code = SMD_ERR_INTERNAL, space = 0;
+    throw Error(static_cast<smd_result_t>(code), format("%s: %s", what, announced.c_str() + space + 1));
+  }
   for (int r : failed)
     if (std::find(world_ranks.begin(), world_ranks.end(), r) != world_ranks.end())
       fail(SMD_ERR_PEER_FAILURE, "%s: %s died (its store connection closed without a goodbye)",
            what, describe_rank(r).c_str());
+}
+
+std::string Context::read_failure(const std::string &abort_key) {
+  if (abort_key.empty()) return {};
+  std::string key = abort_key + "/failed";
+  auto present = store_->check({key});
+  if (!present || present->empty() || !(*present)[0]) return {};
+  Bytes b = store_->get(key, Deadline::after_ms(timeout_ms_ > 0 ? timeout_ms_ : 1000));
+  return std::string(b.begin(), b.end());
 }
 
 void Context::announce_abort(const std::string &abort_key) {
@@ -438,6 +456,25 @@ void Context::announce_abort(const std::string &abort_key) {
     store_->add(abort_key, 1);
   } catch (const Error &e) {
     SMD_TRACE("store", "announcing abort: %s", e.what());
+  }
+}
+
+}  // namespace smd
+
+namespace smd {
+
+void Context::announce_failure(const std::string &abort_key, smd_result_t code,
+                               const std::string &message) {
+  if (!store_ || abort_key.empty()) return;
+  std::string key = abort_key + "/failed";
+  try {
+    // Rank records name the sender; the first announcement stands.
+    if (!read_failure(abort_key).empty()) return;
+    std::string text = format("%d %s reported: %s", static_cast<int>(code),
+                              describe_rank(rank_).c_str(), message.c_str());
+    store_->set(key, Bytes(text.begin(), text.end()));
+  } catch (const Error &e) {
+    SMD_TRACE("store", "announcing a failure: %s", e.what());
   }
 }
 

@@ -77,12 +77,19 @@ class Context {
                     const char *what);
   // Tell peers that the communicator with this key was aborted.
   void announce_abort(const std::string &abort_key);
+  // Tell peers that a collective on the communicator with this key failed
+  // here: their waits on it end with the same code and this message
+  // (check_health reads it) instead of at SMD_TIMEOUT. The first
+  // announcement stands.
+  void announce_failure(const std::string &abort_key, smd_result_t code, const std::string &message);
 
   std::string describe_rank(int world_rank) const;
 
  private:
   Context() = default;
   void rendezvous(const WorldConfig &config);
+  // The failure announced under abort_key ("<code> <message>"), or "".
+  std::string read_failure(const std::string &abort_key);
   void open_transports(const std::string &choice);
   std::vector<Bytes> store_allgather(const std::string &name, const Bytes &mine);
 

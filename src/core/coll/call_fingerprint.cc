@@ -1,0 +1,63 @@
+#include "core/coll/call_fingerprint.h"
+
+#include <cstring>
+
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+
+namespace smd {
+
+bool CallFingerprint::operator<(const CallFingerprint &o) const {
+  return memcmp(this, &o, sizeof o) < 0;
+}
+bool CallFingerprint::operator==(const CallFingerprint &o) const {
+  return memcmp(this, &o, sizeof o) == 0;
+}
+
+CallFingerprint fingerprint_of(const CollArgs &a, uint64_t seq) {
+  CallFingerprint f;
+  memset(static_cast<void *>(&f), 0, sizeof f);  // padding too: fingerprints compare as bytes
+  f.kind = static_cast<int32_t>(a.kind);
+  if (a.kind != CollKind::kBarrier) {
+    f.datatype = static_cast<int32_t>(a.datatype);
+    f.count = a.count;
+  }
+  bool reduces = a.kind == CollKind::kAllreduce || a.kind == CollKind::kReduceScatter ||
+                 a.kind == CollKind::kReduce || a.kind == CollKind::kReduceScatterv;
+  if (reduces) f.op = static_cast<int32_t>(a.op);
+  if (a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce || per_rank_blocks(a.kind))
+    f.root = a.root;  // v-collectives: the counts' digest
+  f.seq = seq;
+  return f;
+}
+
+std::string describe(const CallFingerprint &f, bool with_seq) {
+  CollKind kind = static_cast<CollKind>(f.kind);
+  std::string s = coll_name(kind);
+  if (kind != CollKind::kBarrier) {
+    s += format(" of %llu %s", static_cast<unsigned long long>(f.count),
+                datatype_name(static_cast<smd_datatype_t>(f.datatype)));
+    if (kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter || kind == CollKind::kReduce ||
+        kind == CollKind::kReduceScatterv)
+      s += format(" (op %s)", op_name(static_cast<smd_op_t>(f.op)));
+    if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" from root %d", f.root);
+    if (per_rank_blocks(kind)) s += format(" with counts digest %08x", static_cast<uint32_t>(f.root));
+  }
+  if (with_seq) s += format(" (call %llu)", static_cast<unsigned long long>(f.seq));
+  return s;
+}
+
+uint32_t tag_salt_of(const CallFingerprint &f) {
+  CallFingerprint g = f;
+  g.seq = 0;
+  // FNV-1a over the bytes, folded to the 6 bits the tag leaves free.
+  uint64_t h = 0xcbf29ce484222325ull;
+  const unsigned char *p = reinterpret_cast<const unsigned char *>(&g);
+  for (size_t i = 0; i < sizeof g; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  h ^= h >> 32;
+  h ^= h >> 16;
+  h ^= h >> 8;
+  return static_cast<uint32_t>(h & 0x3F);
+}
+
+}  // namespace smd
