@@ -1,9 +1,11 @@
 // smd-info: what smd knows about a job without running one (model-parallel
 // rank groups and the placement advisor, the configuration variables) and
-// where the ranks of a running job are (topology).
+// where the ranks of a running job are (topology); what a failed or traced
+// job left behind (flight, trace).
 #include <cstdio>
 
 #include "commands.h"
+#include "json_value.h"
 #include "options.h"
 
 using namespace smdinfo;
@@ -16,7 +18,12 @@ int main(int argc, char **argv) {
       case Command::kGroups: return o.nodes ? run_advisor(o) : run_groups_table(o);
       case Command::kTopology: return run_topology(o);
       case Command::kParams: return run_params(o);
+      case Command::kFlight: return run_flight(o);
+      case Command::kTrace: return run_trace(o);
     }
+  } catch (const JsonError &e) {
+    fprintf(stderr, "smd-info: %s\n", e.message.c_str());
+    return 1;
   } catch (const UsageError &e) {
     fprintf(stderr, "smd-info: %s\nrun 'smd-info --help' for usage\n", e.message.c_str());
     return 2;

@@ -6,6 +6,7 @@
 #include "core/api/handles.h"
 #include "core/api/validate.h"
 #include "core/coll/collective.h"
+#include "core/coll/flight_scope.h"
 
 using namespace smd;
 
@@ -22,6 +23,7 @@ void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
   r->comm = c;
   r->count = elems;
   Comm *raw = c.get();  // the executor lives inside the communicator
+  if (c->flight().on()) c->flight().queued(flight_call(a));
   r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
   request_registry().add(r);
   *request = r;

@@ -107,6 +107,8 @@ Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, 
   placement_ = place(ctx_->topology(), members_, rank_);
   abort_key_ = format("smd/abort/%u/%d", id_, members_[0]);
   health_members_ = members_;
+  FlightIdentity who{ctx_->rank(), ctx_->size(), id_, members_[0], rank_, size_};
+  flight_ = std::make_unique<FlightRecorder>(flight_recorder_capacity(), flight_dump_dir(), who);
 }
 
 Comm::~Comm() {
@@ -338,7 +340,7 @@ void Comm::poison(smd_result_t code, const std::string &message) {
 }
 
 void Comm::abort_local() {
-  aborted_.store(true);
+  if (!aborted_.exchange(true)) flight_->dump("abort");
   if (arena_) arena_->mark_aborted();
   for (auto &child : children()) child->abort_local();
   wake_local();

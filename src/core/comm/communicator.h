@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/comm/context.h"
+#include "core/comm/flight_recorder.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"
 #include "core/exec/executor.h"
@@ -142,9 +143,13 @@ class Comm : public std::enable_shared_from_this<Comm> {
                                std::memory_order_relaxed);
     last_algorithm_.store(algorithm, std::memory_order_relaxed);
     last_predicted_us_.store(predicted_us, std::memory_order_relaxed);
+    flight_->set_algorithm(algorithm);
   }
   const char *last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
   double last_predicted_us() const { return last_predicted_us_.load(std::memory_order_relaxed); }
+
+  // The ring of this communicator's last collective calls (never null).
+  FlightRecorder &flight() { return *flight_; }
 
   // Collective sequence number, advanced once per collective run.
   uint64_t next_seq() { return seq_++; }
@@ -194,6 +199,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
   std::atomic<const char *> last_algorithm_{""};
   std::atomic<double> last_predicted_us_{0};
   uint64_t seq_ = 0;
+  std::unique_ptr<FlightRecorder> flight_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> poisoned_{false};
   smd_result_t poison_code_ = SMD_SUCCESS;
