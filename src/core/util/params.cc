@@ -88,6 +88,11 @@ int64_t param_seconds_ms(const char *name) {
   if (errno || end == s.c_str() || *end || !std::isfinite(v) || v < 0)
     fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a number of seconds", name,
          s.c_str());
+  // Longer than anyone waits, and short enough that a deadline of now +
+  // this many nanoseconds cannot overflow (converting a larger double to
+  // an integer is undefined; the fuzzer's first find).
+  constexpr double kMaxSeconds = 1e9;
+  if (v > kMaxSeconds) v = kMaxSeconds;
   return static_cast<int64_t>(v * 1000.0 + 0.5);
 }
 
