@@ -159,11 +159,16 @@ void Comm::setup() {
 P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
   P2PReq r;
   r.peer = peer;
+  r.send = true;
+  r.tag = tag;
+  r.capacity = size;
+  if (ctx_->tracer()) r.posted_us = Tracer::now_us();
   int w = members_[peer];
   if (peer == rank_) {
     ctx_->self_channel().send(tag, buf, size);
     r.done = true;
     r.bytes = size;
+    if (r.posted_us) trace_done(r);
     return r;
   }
   r.transport = ctx_->transport_to(w);
@@ -172,6 +177,7 @@ P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
   if (!r.handle) {
     r.done = true;
     r.bytes = size;
+    if (r.posted_us) trace_done(r);
   }
   return r;
 }
@@ -179,10 +185,11 @@ P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
 P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
   P2PReq r;
   r.peer = peer;
+  r.tag = tag;
+  if (ctx_->tracer()) r.posted_us = Tracer::now_us();
   int w = members_[peer];
   if (peer == rank_) {
     r.self_recv = true;
-    r.tag = tag;
     r.buf = buf;
     r.capacity = size;
     return r;
@@ -193,6 +200,7 @@ P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
     r.done = true;
     r.bytes = size;
     count_traffic(peer, r.transport, size, false);
+    if (r.posted_us) trace_done(r);
   }
   return r;
 }
@@ -204,6 +212,7 @@ bool Comm::test(P2PReq &r) {
     if (!ctx_->self_channel().try_recv(r.tag, r.buf, r.capacity, &got)) return false;
     r.done = true;
     r.bytes = got;
+    if (r.posted_us) trace_done(r);
     return true;
   }
   size_t bytes = 0;
@@ -218,7 +227,13 @@ bool Comm::test(P2PReq &r) {
   r.done = true;
   r.bytes = bytes;
   count_traffic(r.peer, r.transport, bytes, false);
+  if (r.posted_us) trace_done(r);
   return true;
+}
+
+void Comm::trace_done(const P2PReq &r) {
+  ctx_->tracer()->transfer(id_, r.send, members_[r.peer], r.send ? r.capacity : r.bytes, r.tag,
+                           r.posted_us);
 }
 
 void Comm::wait(P2PReq &r, const char *what) { wait_all(&r, 1, what); }

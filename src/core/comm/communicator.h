@@ -53,7 +53,10 @@ struct P2PReq {
   bool self_recv = false;
   uint64_t tag = 0;
   void *buf = nullptr;
-  size_t capacity = 0;
+  size_t capacity = 0;  // of a receive's buffer; a send's size
+  // With SMD_TRACE: when it was posted, for its event; 0 when off.
+  int64_t posted_us = 0;
+  bool send = false;
 };
 
 // How a wait sleeps once spinning and yielding have not helped.
@@ -183,6 +186,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
 
  private:
   void count_traffic(int peer, const Transport *t, size_t bytes, bool sent);
+  void trace_done(const P2PReq &r);
   friend class Waiter;
   std::shared_ptr<Context> ctx_;
   uint32_t id_;

@@ -15,6 +15,7 @@
 #include "core/bootstrap/store.h"
 #include "core/comm/self_channel.h"
 #include "core/comm/topology.h"
+#include "core/comm/tracer.h"
 #include "core/exec/wait_policy.h"
 #include "core/plugin/transport.h"
 
@@ -53,6 +54,8 @@ class Context {
   // SMD_ALGO as read when the world formed (the collective layer parses it).
   const std::string &algo_spec() const { return algo_spec_; }
   Store *store() { return store_.get(); }
+  // The timeline writer (SMD_TRACE), or null: tracing is off.
+  Tracer *tracer() const { return tracer_.get(); }
   SelfChannel &self_channel() { return self_; }
 
   // The transport that reaches world rank `peer`, and its endpoint
@@ -87,6 +90,7 @@ class Context {
 
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 300000;
+  std::unique_ptr<Tracer> tracer_;
   std::unique_ptr<TcpStoreServer> server_;
   std::shared_ptr<Store> store_;
   bool tcp_store_ = false;
