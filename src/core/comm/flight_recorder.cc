@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "core/comm/fatal_signal_dump.h"
-#include "core/util/clock.h"
 #include "core/util/dtype.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
@@ -84,6 +84,18 @@ class JsonSink {
   size_t used_ = 0;
 };
 
+namespace {
+// The recorder's clock: the kernel's tick-granular monotonic time (a few
+// ns to read where a precise read costs 70-80 ns on some virtual
+// machines, twice per call). Millisecond resolution is enough to see
+// which call hung and since when; SMD_TRACE times calls precisely.
+int64_t coarse_now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+}  // namespace
+
 const char *flight_state_name(FlightState s) {
   switch (s) {
     case FlightState::kQueued: return "queued";
@@ -141,7 +153,7 @@ uint64_t FlightRecorder::claim(const FlightCall &call, FlightState state) {
   e->root.store(call.root, r);
   e->count.store(call.count, r);
   e->result.store(0, r);
-  int64_t t = now_ns();
+  int64_t t = coarse_now_ns();
   e->queued_ns.store(state == FlightState::kQueued ? t : 0, r);
   e->start_ns.store(state == FlightState::kQueued ? 0 : t, r);
   e->end_ns.store(0, r);
@@ -175,7 +187,7 @@ uint64_t FlightRecorder::begin(const FlightCall &call, const char *algorithm) {
     Entry *e = seq == kNone ? nullptr : slot(seq);
     if (e && e->seq.load(std::memory_order_relaxed) == seq && e->kind.load() == call.kind) {
       e->algorithm.store(algorithm, std::memory_order_relaxed);
-      e->start_ns.store(now_ns(), std::memory_order_relaxed);
+      e->start_ns.store(coarse_now_ns(), std::memory_order_relaxed);
       e->state.store(static_cast<uint8_t>(FlightState::kRunning), std::memory_order_relaxed);
       current_.store(seq, std::memory_order_relaxed);
       return seq;
@@ -192,7 +204,7 @@ void FlightRecorder::end(uint64_t seq, int result) {
   current_.store(kNone, std::memory_order_relaxed);
   Entry *e = slot(seq);
   if (e->seq.load(std::memory_order_relaxed) != seq) return;  // overwritten after a wrap
-  e->end_ns.store(now_ns(), std::memory_order_relaxed);
+  e->end_ns.store(coarse_now_ns(), std::memory_order_relaxed);
   e->result.store(result, std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(result == 0 ? FlightState::kDone : FlightState::kFailed),
                  std::memory_order_relaxed);
@@ -212,7 +224,7 @@ void FlightRecorder::write_json(JsonSink &out, const char *reason) const {
   out.text(",").key("comm_size").num(who_.comm_size);
   out.text(",").key("capacity").num(static_cast<int64_t>(capacity_));
   out.text(",").key("calls").num(static_cast<int64_t>(next));
-  out.text(",").key("now_ns").num(now_ns());
+  out.text(",").key("now_ns").num(coarse_now_ns());
   out.text(",\n").key("entries").text("[");
   uint64_t first = next > capacity_ ? next - capacity_ : 0;
   bool any = false;
