@@ -2,7 +2,8 @@
 # The flight recorder end to end (flight_worker.cc): one rank skips a
 # collective, the others time out and dump, smdrun's SIGTERM makes the
 # laggard dump too, and `smd-info flight` names it; then ranks disagree
-# on a count and `smd-info flight` names the call. Every dump must be
+# on a count and `smd-info flight` names the call; then a rank dies of
+# SIGSEGV and dumps from the signal handler. Every dump must be
 # valid JSON with the fields docs/RELIABILITY.md lists.
 # usage: flight_test.sh SMDRUN SMD_INFO FLIGHT_WORKER
 set -u
@@ -31,12 +32,12 @@ for path in sys.argv[1:]:
 PY
 }
 
-run_case() {  # MODE SMD_TIMEOUT GRACE: the job must exit 3; its dumps are checked
+run_case() {  # MODE SMD_TIMEOUT GRACE [EXIT]: the job must exit EXIT (3); its dumps are checked
   mkdir "$dir/$1"
   SMD_DUMP_DIR="$dir/$1" SMD_TIMEOUT=$2 "$smdrun" -n 3 --grace "$3" --timeout 90 "$worker" "$1" \
     > "$dir/$1.out" 2>&1
   local rc=$?
-  [[ $rc -eq 3 ]] || { cat "$dir/$1.out"; fail "$1 run: exit $rc, expected 3"; }
+  [[ $rc -eq ${4:-3} ]] || { cat "$dir/$1.out"; fail "$1 run: exit $rc, expected ${4:-3}"; }
   check_dumps "$dir/$1" 3
   "$info" flight "$dir/$1" > "$dir/$1.info" 2>&1 || { cat "$dir/$1.info"; fail "smd-info flight failed"; }
   cat "$dir/$1.info"
@@ -57,7 +58,15 @@ run_case mismatch 20 5
 grep -q "mismatch at call #5: world rank 0 allreduce(float32, sum, count 8, root 0) vs world rank 1 allreduce(float32, sum, count 16, root 0)" \
   "$dir/mismatch.info" || fail "smd-info flight did not name the mismatched call"
 
-# 3. Off: SMD_FLIGHT_RECORDER=0 writes nothing.
+# 3. A crash: rank 0 dies of SIGSEGV (smdrun exits 128 + 11) after
+#    dumping from the signal handler; the others fail in call #5.
+run_case crash 20 5 139
+grep -q '"reason":"signal 11"' "$dir/crash"/smd-flight.rank0.*.json ||
+  fail "rank 0 did not dump on SIGSEGV"
+grep -q "laggard: world rank 0 (comm rank 0)" "$dir/crash.info" ||
+  fail "smd-info flight did not name rank 0 as the laggard"
+
+# 4. Off: SMD_FLIGHT_RECORDER=0 writes nothing.
 mkdir "$dir/off"
 SMD_FLIGHT_RECORDER=0 SMD_DUMP_DIR="$dir/off" "$smdrun" -n 3 --grace 5 --timeout 90 "$worker" mismatch \
   > /dev/null 2>&1

@@ -2,8 +2,11 @@
 // every rank agrees on, then
 //   hang:     the last rank skips the fifth call (it sleeps until smdrun
 //             stops it with SIGTERM); the others time out in it;
-//   mismatch: rank 1 asks for twice the count of the others in the fifth.
+//   mismatch: rank 1 asks for twice the count of the others in the fifth;
+//   crash:    rank 0 dies of SIGSEGV before the fifth (its dump must come
+//             from the signal handler, and the signal must still kill it).
 // The ranks whose fifth call fails exit 3; any other outcome exits 1.
+#include <signal.h>
 #include <smd.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 
 int main(int argc, char **argv) {
   bool hang = argc > 1 && !strcmp(argv[1], "hang");
+  bool crash = argc > 1 && !strcmp(argv[1], "crash");
   smd_comm_t *w = nullptr;
   if (smd_comm_init(nullptr, &w) != SMD_SUCCESS) {
     fprintf(stderr, "init: %s\n", smd_last_error());
@@ -35,12 +39,14 @@ int main(int argc, char **argv) {
     sleep(120);  // smdrun stops us (SIGTERM) once the others failed
     return 1;
   }
-  size_t count = !hang && rank == 1 ? 16 : 8;
+  if (crash && rank == 0) raise(SIGSEGV);
+  size_t count = !hang && !crash && rank == 1 ? 16 : 8;
   smd_result_t r = smd_allreduce(a.data(), b.data(), count, SMD_FLOAT32, SMD_SUM, w, nullptr);
   printf("rank %d: fifth call: %s\n", rank, smd_result_string(r));
   fflush(stdout);
-  bool expected = hang ? r == SMD_ERR_TIMEOUT || r == SMD_ERR_PEER_FAILURE || r == SMD_ERR_ABORTED
-                       : r == SMD_ERR_MISMATCH || r == SMD_ERR_TRUNCATED;
+  bool expected = hang || crash
+                      ? r == SMD_ERR_TIMEOUT || r == SMD_ERR_PEER_FAILURE || r == SMD_ERR_ABORTED
+                      : r == SMD_ERR_MISMATCH || r == SMD_ERR_TRUNCATED;
   // No smd_comm_destroy: a failed world's teardown is not what this tests.
   _exit(expected ? 3 : 1);
 }
