@@ -45,7 +45,7 @@ class FlightScope {
     if (finished_) return false;
     finished_ = true;
     if (trace_start_us_)
-      comm_.ctx().tracer()->collective(comm_.id(), coll_name(args_.kind), comm_.last_algorithm(),
+      comm_.ctx().tracer()->collective(comm_.ctx().trace_track(comm_.id()), coll_name(args_.kind), comm_.last_algorithm(),
                                        seq_, args_.count, datatype_name(args_.datatype),
                                        args_.root, trace_start_us_, smd_result_string(code));
     if (seq_ == FlightRecorder::kNone) return false;

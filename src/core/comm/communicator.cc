@@ -232,7 +232,7 @@ bool Comm::test(P2PReq &r) {
 }
 
 void Comm::trace_done(const P2PReq &r) {
-  ctx_->tracer()->transfer(id_, r.send, members_[r.peer], r.send ? r.capacity : r.bytes, r.tag,
+  ctx_->tracer()->transfer(ctx_->trace_track(id_), r.send, members_[r.peer], r.send ? r.capacity : r.bytes, r.tag,
                            r.posted_us);
 }
 

@@ -108,7 +108,7 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   ctx->size_ = config.size;
   ctx->timeout_ms_ = config.timeout_ms;
   ctx->algo_spec_ = param_string("SMD_ALGO");
-  ctx->tracer_ = Tracer::open_for_rank(config.rank);
+  ctx->tracer_ = Tracer::for_world(config.rank, &ctx->trace_world_);
   log_set_rank(config.rank);
   SMD_INFO("init", "forming a world of %d ranks as rank %d: launcher %s (%s)", config.size,
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());

@@ -56,6 +56,8 @@ class Context {
   Store *store() { return store_.get(); }
   // The timeline writer (SMD_TRACE), or null: tracing is off.
   Tracer *tracer() const { return tracer_.get(); }
+  // This world's track for communicator `comm` in the trace.
+  uint32_t trace_track(uint32_t comm) const { return Tracer::track(trace_world_, comm); }
   SelfChannel &self_channel() { return self_; }
 
   // The transport that reaches world rank `peer`, and its endpoint
@@ -90,7 +92,8 @@ class Context {
 
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 300000;
-  std::unique_ptr<Tracer> tracer_;
+  std::shared_ptr<Tracer> tracer_;
+  uint32_t trace_world_ = 0;
   std::unique_ptr<TcpStoreServer> server_;
   std::shared_ptr<Store> store_;
   bool tcp_store_ = false;
