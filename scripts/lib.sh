@@ -27,11 +27,13 @@ SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-de
 # 180 packages, a minute to unpack on a 2-core machine after the download),
 # the bench smoke tests (suite bench: bench/compare.sh builds mpi_bench with
 # mpicc and gloo_bench against libgloo, and runs Open MPI's mpirun), and
-# bindgen for the Rust bindings' freshness check (test bindgen-parse).
+# bindgen for the Rust bindings' freshness check (test bindgen-parse),
+# clang with its libFuzzer runtime for the fuzzers (tests/fuzz/run.sh).
 SMD_OPTIONAL_PKGS=(libucx-dev ucx-utils libfabric-dev libfabric-bin
   libhwloc-dev python3-cffi python3-numpy python3-pytest
   python3-torch libtorch-dev pybind11-dev
-  openmpi-bin libopenmpi-dev libgloo-dev bindgen iproute2)
+  openmpi-bin libopenmpi-dev libgloo-dev bindgen iproute2
+  clang libclang-rt-14-dev)
 
 # Section headers carry the seconds since the script started, so a log
 # shows where the time went (CI has a budget).

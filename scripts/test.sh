@@ -5,8 +5,16 @@
 # (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every
 # suite but the slowest multi-process variants (suite 'slow').
 #
+# Then the hardening tools: the libFuzzer targets (tests/fuzz/run.sh:
+# the store protocol, rank records, plugin address blobs and configuration
+# parsers, built with clang++ from those sources alone into build-fuzz/,
+# SMD_FUZZ_SECONDS each, 30 by default), and a ThreadSanitizer build
+# (tests/tsan.sh, build-tsan/) of only the executor and thread-world tests.
+# Together about 4-5 minutes on a 2-core machine.
+#
 # Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
-# the sanitizer build), SMD_TEST_HEAVY=0 (skip the heavy variants, about
+# the sanitizer build), SMD_NO_FUZZ=1 (skip the fuzzers), SMD_NO_TSAN=1
+# (skip the ThreadSanitizer build), SMD_TEST_HEAVY=0 (skip the heavy variants, about
 # 2.5 minutes of the normal build's run on a 2-core machine), SMD_JOBS=N
 # (build jobs), SMD_TEST_ARGS (extra arguments for `meson test`, e.g.
 # "--suite coll").
@@ -86,6 +94,20 @@ if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   # shellcheck disable=SC2086
   meson test -C build-asan --print-errorlogs --no-suite slow ${SMD_TEST_ARGS:-}
+fi
+
+if [[ "${SMD_NO_FUZZ:-0}" != "1" ]]; then
+  smd_log_section "fuzzers (build-fuzz/: libFuzzer, ${SMD_FUZZ_SECONDS:-30} s each)"
+  if command -v clang++ >/dev/null; then
+    tests/fuzz/run.sh "${SMD_FUZZ_SECONDS:-30}"
+  else
+    smd_log "clang++ not found: fuzzers skipped (install clang and libclang-rt-14-dev)"
+  fi
+fi
+
+if [[ "${SMD_NO_TSAN:-0}" != "1" ]]; then
+  smd_log_section "ThreadSanitizer (build-tsan/: executor and thread-world tests)"
+  SMD_JOBS="${SMD_JOBS:-$(nproc)}" tests/tsan.sh
 fi
 
 shm_after="$(ls -A /dev/shm 2>/dev/null | sort || true)"

@@ -379,6 +379,12 @@ TEST(Params, ParsingAndErrorsNameTheVariable) {
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("SMD_TIMEOUT=soon"), std::string::npos);
   }
+  // Found by tests/fuzz (fuzz_params): a huge value overflowed the
+  // conversion to milliseconds; it now counts as 1e9 s, which a deadline
+  // can still add to the clock.
+  setenv("SMD_TIMEOUT", "7.7e71", 1);
+  EXPECT_EQ(param_seconds_ms("SMD_TIMEOUT"), 1000000000000ll);
+  EXPECT_FALSE(Deadline::after_ms(param_seconds_ms("SMD_TIMEOUT")).expired());
   unsetenv("SMD_TIMEOUT");
   EXPECT_EQ(param_seconds_ms("SMD_TIMEOUT"), 300000);
   setenv("SMD_STAGE_ADAPT", "maybe", 1);

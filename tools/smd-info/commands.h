@@ -12,5 +12,7 @@ int run_params(const Options &o);
 int run_version(const Options &o);
 int run_plugins(const Options &o);
 int run_doctor(const Options &o);
+int run_flight(const Options &o);
+int run_trace(const Options &o);
 
 }  // namespace smdinfo

@@ -1,10 +1,12 @@
 // smd-info: what smd knows about a job without running one (model-parallel
 // rank groups and the placement advisor, the configuration variables) and
-// where the ranks of a running job are (topology), and what is wrong with
-// an installation or a machine (doctor, plugins, version).
+// where the ranks of a running job are (topology), what is wrong with an
+// installation or a machine (doctor, plugins, version), and what a failed
+// or traced job left behind (flight, trace).
 #include <cstdio>
 
 #include "commands.h"
+#include "json_value.h"
 #include "options.h"
 
 using namespace smdinfo;
@@ -20,7 +22,12 @@ int main(int argc, char **argv) {
       case Command::kVersion: return run_version(o);
       case Command::kPlugins: return run_plugins(o);
       case Command::kDoctor: return run_doctor(o);
+      case Command::kFlight: return run_flight(o);
+      case Command::kTrace: return run_trace(o);
     }
+  } catch (const JsonError &e) {
+    fprintf(stderr, "smd-info: %s\n", e.message.c_str());
+    return 1;
   } catch (const UsageError &e) {
     fprintf(stderr, "smd-info: %s\nrun 'smd-info --help' for usage\n", e.message.c_str());
     return 2;

@@ -17,6 +17,8 @@ const char *const kUsage =
     "  doctor     checks this machine and installation: plugins, transports, /dev/shm, ...\n"
     "  plugins    every transport plugin found, where, and whether it loads\n"
     "  version    library version, ABI, git describe and build options (also --version)\n"
+    "  flight     the flight recorder dumps of a failed job: the laggard, mismatched calls\n"
+    "  trace      merges the ranks' SMD_TRACE files into one Chrome/Perfetto trace\n"
     "  help       this text (also -h, --help, after any command)\n"
     "\n"
     "smd-info groups --world W [--tp T] [--pp P] [--placement S] [--json]\n"
@@ -82,6 +84,20 @@ const char *const kUsage =
     "  SONAME and plugin ABI, git describe of the source tree, plugins built and\n"
     "  build options. smdrun --version prints the same build lines.\n"
     "\n"
+    "smd-info flight DIR\n"
+    "  Reads every smd-flight.*.json in DIR (what ranks write under SMD_DUMP_DIR when a\n"
+    "  collective fails, on smd_comm_abort or a fatal signal) and prints, for each\n"
+    "  communicator, each rank's last completed and last entered call (sequence\n"
+    "  numbers count the communicator's collective calls from 0), the laggard (the\n"
+    "  first rank, in communicator order, that entered fewer calls than the furthest\n"
+    "  rank, or on a tie completed fewer), the ranks that left no dump, and every call\n"
+    "  where two ranks' kind, datatype, op, count or root differ.\n"
+    "\n"
+    "smd-info trace OUT IN...\n"
+    "  Merges trace files written with SMD_TRACE (one per rank: file.rank<R>.json) into\n"
+    "  OUT, one process per rank, for chrome://tracing or ui.perfetto.dev. An IN that\n"
+    "  is a directory stands for every *.rank<R>.json file in it.\n"
+    "\n"
     "Exit status: 0 success, 1 a failure at run time, 2 bad usage.\n";
 
 namespace {
@@ -114,6 +130,8 @@ Command parse_command(const std::string &word) {
   if (word == "version" || word == "--version") return Command::kVersion;
   if (word == "plugins") return Command::kPlugins;
   if (word == "doctor") return Command::kDoctor;
+  if (word == "flight") return Command::kFlight;
+  if (word == "trace") return Command::kTrace;
   if (word == "help" || word == "-h" || word == "--help") return Command::kHelp;
   throw UsageError{"unknown command '" + word + "'"};
 }
@@ -162,10 +180,17 @@ Options parse_options(int argc, char **argv) {
     } else if (groups && arg == "--heaviest") {
       o.heaviest = parse_kind(next());
       have_heaviest = true;
+    } else if ((o.command == Command::kFlight || o.command == Command::kTrace) &&
+               arg.rfind("-", 0) != 0) {
+      o.paths.push_back(arg);
     } else {
       throw UsageError{"'" + std::string(argv[i]) + "' is not an option of smd-info " + argv[1]};
     }
   }
+  if (o.command == Command::kFlight && o.paths.size() != 1)
+    throw UsageError{"flight needs one directory"};
+  if (o.command == Command::kTrace && o.paths.size() < 2)
+    throw UsageError{"trace needs an output file and at least one input"};
   if (o.command != Command::kGroups) return o;
   if (!have_world) throw UsageError{"groups needs --world W"};
   if (have_nodes != have_rpn) throw UsageError{"--nodes and --ranks-per-node go together"};

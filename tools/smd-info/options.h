@@ -13,7 +13,7 @@ struct UsageError {
   std::string message;
 };
 
-enum class Command { kHelp, kGroups, kTopology, kParams, kVersion, kPlugins, kDoctor };
+enum class Command { kHelp, kGroups, kTopology, kParams, kVersion, kPlugins, kDoctor, kFlight, kTrace };
 
 struct Options {
   Command command = Command::kHelp;
@@ -26,6 +26,8 @@ struct Options {
   // the placement advisor (groups with --nodes)
   int nodes = 0, ranks_per_node = 0;
   smd_group_kind_t heaviest = SMD_GROUP_TP;
+  // flight: the dump directory; trace: the output, then inputs.
+  std::vector<std::string> paths;
 };
 
 // argv as main() gets it; throws UsageError.

@@ -1,6 +1,7 @@
 """Tests that start jobs of their own: the init methods, a killed rank, a
 timeout, the DDP example. They run once, in the one-rank suite."""
 
+import json
 import os
 import re
 import socket
@@ -73,6 +74,20 @@ def test_timeout_ends_pending_works(solo):
     late = re.findall(r"^\[1\] late: (\w+) after", out, re.M)
     assert late and late[0] != "no error", out
     assert status == 0, out
+
+
+def test_smd_trace_covers_torch_jobs(solo, tmp_path):
+    """SMD_TRACE works under torch.distributed: the backend calls the C
+    library, so each rank writes its Chrome trace with the job's
+    allreduces, closed as valid JSON even if the world outlives the script."""
+    trace = tmp_path / "t.json"
+    status, out = launch(2, "init_methods.py", "env", env={"SMD_TRACE": str(trace)})
+    assert status == 0, out
+    for r in range(2):
+        with open(tmp_path / f"t.rank{r}.json") as f:
+            events = json.load(f)["traceEvents"]
+        assert {e["pid"] for e in events} == {r}
+        assert sum(e["name"] == "allreduce" and e["ph"] == "X" for e in events) >= 2, events
 
 
 def test_example_train_ddp(solo):

@@ -8,6 +8,7 @@
 #include "core/api/validate.h"
 #include "core/coll/algo_config.h"
 #include "core/coll/collective.h"
+#include "core/coll/flight_scope.h"
 
 using namespace smd;
 
@@ -26,6 +27,7 @@ void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
   r->count = elems;
   r->op = coll_name(a.kind);
   Comm *raw = c.get();  // the executor lives inside the communicator
+  if (c->flight().on()) c->flight().queued(flight_call(a));
   r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
   request_registry().add(r);
   *request = r;

@@ -7,6 +7,7 @@
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
 #include "core/coll/coll_util.h"
+#include "core/coll/flight_scope.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
 #include "core/util/error.h"
@@ -79,6 +80,7 @@ CollState &coll_state(Comm &c) {
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
+  FlightScope flight(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);
     return run_single(a);
@@ -110,6 +112,7 @@ void run_collective(Comm &c, const CollArgs &a) {
     // A collective that failed half-way leaves peers at unknown steps:
     // nothing later on this communicator could be trusted, here or there.
     if (c.poison(e.code(), e.message())) c.ctx().announce_failure(c.abort_key(), e.code(), e.message());
+    flight.failed(e.code());
     throw;
   }
 }

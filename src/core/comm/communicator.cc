@@ -112,6 +112,8 @@ Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, 
   placement_ = place(ctx_->topology(), members_, rank_);
   abort_key_ = format("smd/abort/%u/%d", id_, members_[0]);
   health_members_ = members_;
+  FlightIdentity who{ctx_->rank(), ctx_->size(), id_, members_[0], rank_, size_};
+  flight_ = std::make_unique<FlightRecorder>(flight_recorder_capacity(), flight_dump_dir(), who);
 }
 
 Comm::~Comm() {
@@ -174,11 +176,16 @@ void Comm::setup() {
 P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
   P2PReq r;
   r.peer = peer;
+  r.send = true;
+  r.tag = tag;
+  r.capacity = size;
+  if (ctx_->tracer()) r.posted_us = Tracer::now_us();
   int w = members_[peer];
   if (peer == rank_) {
     ctx_->self_channel().send(tag, buf, size);
     r.done = true;
     r.bytes = size;
+    if (r.posted_us) trace_done(r);
     return r;
   }
   r.transport = ctx_->transport_to(w);
@@ -187,6 +194,7 @@ P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
   if (!r.handle) {
     r.done = true;
     r.bytes = size;
+    if (r.posted_us) trace_done(r);
   }
   return r;
 }
@@ -194,10 +202,11 @@ P2PReq Comm::isend(int peer, const void *buf, size_t size, uint64_t tag) {
 P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
   P2PReq r;
   r.peer = peer;
+  r.tag = tag;
+  if (ctx_->tracer()) r.posted_us = Tracer::now_us();
   int w = members_[peer];
   if (peer == rank_) {
     r.self_recv = true;
-    r.tag = tag;
     r.buf = buf;
     r.capacity = size;
     return r;
@@ -208,6 +217,7 @@ P2PReq Comm::irecv(int peer, void *buf, size_t size, uint64_t tag) {
     r.done = true;
     r.bytes = size;
     count_traffic(peer, r.transport, size, false);
+    if (r.posted_us) trace_done(r);
   }
   return r;
 }
@@ -219,6 +229,7 @@ bool Comm::test(P2PReq &r) {
     if (!ctx_->self_channel().try_recv(r.tag, r.buf, r.capacity, &got)) return false;
     r.done = true;
     r.bytes = got;
+    if (r.posted_us) trace_done(r);
     return true;
   }
   size_t bytes = 0;
@@ -233,7 +244,13 @@ bool Comm::test(P2PReq &r) {
   r.done = true;
   r.bytes = bytes;
   count_traffic(r.peer, r.transport, bytes, false);
+  if (r.posted_us) trace_done(r);
   return true;
+}
+
+void Comm::trace_done(const P2PReq &r) {
+  ctx_->tracer()->transfer(ctx_->trace_track(id_), r.send, members_[r.peer], r.send ? r.capacity : r.bytes, r.tag,
+                           r.posted_us);
 }
 
 void Comm::wait(P2PReq &r, const char *what) { wait_all(&r, 1, what); }
@@ -356,7 +373,7 @@ bool Comm::poison(smd_result_t code, const std::string &message) {
 }
 
 void Comm::abort_local() {
-  aborted_.store(true);
+  if (!aborted_.exchange(true)) flight_->dump("abort");
   if (arena_) arena_->mark_aborted();
   for (auto &child : children()) child->abort_local();
   wake_local();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/comm/context.h"
+#include "core/comm/flight_recorder.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"
 #include "core/exec/executor.h"
@@ -53,7 +54,10 @@ struct P2PReq {
   bool self_recv = false;
   uint64_t tag = 0;
   void *buf = nullptr;
-  size_t capacity = 0;
+  size_t capacity = 0;  // of a receive's buffer; a send's size
+  // With SMD_TRACE: when it was posted, for its event; 0 when off.
+  int64_t posted_us = 0;
+  bool send = false;
 };
 
 // Something a long wait on a communicator also watches (the collective
@@ -155,9 +159,13 @@ class Comm : public std::enable_shared_from_this<Comm> {
                                std::memory_order_relaxed);
     last_algorithm_.store(algorithm, std::memory_order_relaxed);
     last_predicted_us_.store(predicted_us, std::memory_order_relaxed);
+    flight_->set_algorithm(algorithm);
   }
   const char *last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
   double last_predicted_us() const { return last_predicted_us_.load(std::memory_order_relaxed); }
+
+  // The ring of this communicator's last collective calls (never null).
+  FlightRecorder &flight() { return *flight_; }
 
   // Collective sequence number, advanced once per collective run. Bits 4
   // to 9 carry the running call's tag salt (its parent's on a
@@ -205,6 +213,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
 
  private:
   void count_traffic(int peer, const Transport *t, size_t bytes, bool sent);
+  void trace_done(const P2PReq &r);
   friend class Waiter;
   std::shared_ptr<Context> ctx_;
   uint32_t id_;
@@ -227,6 +236,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
   uint32_t tag_salt_ = 0;
   WaitHook *wait_hook_ = nullptr;
   Comm *parent_ = nullptr;  // the communicator that adopted this one
+  std::unique_ptr<FlightRecorder> flight_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> poisoned_{false};
   smd_result_t poison_code_ = SMD_SUCCESS;

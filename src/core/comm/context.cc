@@ -109,6 +109,7 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   ctx->size_ = config.size;
   ctx->timeout_ms_ = config.timeout_ms;
   ctx->algo_spec_ = param_string("SMD_ALGO");
+  ctx->tracer_ = Tracer::for_world(config.rank, &ctx->trace_world_);
   log_set_rank(config.rank);
   // One rank speaks for the job: launchers give every rank the same variables.
   if (config.rank == 0) warn_about_environment_once(plugin_param_names);

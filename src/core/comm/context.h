@@ -15,6 +15,7 @@
 #include "core/bootstrap/store.h"
 #include "core/comm/self_channel.h"
 #include "core/comm/topology.h"
+#include "core/comm/tracer.h"
 #include "core/exec/wait_policy.h"
 #include "core/plugin/transport.h"
 
@@ -54,6 +55,10 @@ class Context {
   // SMD_ALGO as read when the world formed (the collective layer parses it).
   const std::string &algo_spec() const { return algo_spec_; }
   Store *store() { return store_.get(); }
+  // The timeline writer (SMD_TRACE), or null: tracing is off.
+  Tracer *tracer() const { return tracer_.get(); }
+  // This world's track for communicator `comm` in the trace.
+  uint32_t trace_track(uint32_t comm) const { return Tracer::track(trace_world_, comm); }
   SelfChannel &self_channel() { return self_; }
 
   // The transport that reaches world rank `peer`, and its endpoint
@@ -96,6 +101,8 @@ class Context {
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 300000;
   std::shared_ptr<TcpRendezvous> tcp_;  // null with an injected store
+  std::shared_ptr<Tracer> tracer_;
+  uint32_t trace_world_ = 0;
   std::shared_ptr<Store> store_;
   Topology topology_;
   WaitPolicy wait_policy_;

@@ -39,6 +39,10 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
       {"SMD_STAGE_ADAPT", "bool", "1", "Allgathers of at least SMD_STREAM_MIN_BYTES compare their staging copies with their own streaming copy out and stage with non-temporal stores for a while when staging runs over 3x slower (cache-line transfers between the ranks' CPUs became slow)."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
+      // Debugging
+      {"SMD_FLIGHT_RECORDER", "int", "128", "Collective calls each communicator remembers (kind, datatype, op, count, root, algorithm, times, state) for the flight recorder's dump on a failure, an abort or a fatal signal; 0 = off."},
+      {"SMD_DUMP_DIR", "string", "", "Directory the flight recorder writes smd-flight.rank<R>.comm<ID>-<M>.json into on a failed collective, smd_comm_abort or a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM; handlers installed only when this is set); unset = no dumps. Read them with smd-info flight DIR."},
+      {"SMD_TRACE", "string", "", "Write a Chrome/Perfetto trace of every collective call and point-to-point transfer: rank R writes FILE.rankR.json for SMD_TRACE=FILE.json (merge them with smd-info trace)."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
       {"SMD_DEBUG_FILE", "string", "", "Write logs to this file instead of stderr (%p = pid, %h = host)."},
@@ -125,6 +129,11 @@ int64_t param_seconds_ms(const char *name) {
   if (errno || end == s.c_str() || *end || !std::isfinite(v) || v < 0)
     fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a number of seconds", name,
          s.c_str());
+  // Longer than anyone waits, and short enough that a deadline of now +
+  // this many nanoseconds cannot overflow (converting a larger double to
+  // an integer is undefined; the fuzzer's first find).
+  constexpr double kMaxSeconds = 1e9;
+  if (v > kMaxSeconds) v = kMaxSeconds;
   return static_cast<int64_t>(v * 1000.0 + 0.5);
 }
 
