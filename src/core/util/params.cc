@@ -37,6 +37,10 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
       {"SMD_STAGE_ADAPT", "bool", "1", "Allgathers of at least SMD_STREAM_MIN_BYTES compare their staging copies with their own streaming copy out and stage with non-temporal stores for a while when staging runs over 3x slower (cache-line transfers between the ranks' CPUs became slow)."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
+      // GPUs
+      {"SMD_CUDA", "string", "auto", "Whether smd looks at CUDA: auto (once the process has loaded the CUDA driver, buffers are classified as host or device memory), on (load the CUDA runtime at the first call), off (every buffer is host memory; CUDA is never opened)."},
+      {"SMD_CUDA_LIBRARY", "string", "", "The CUDA runtime library to open (a path or soname); default: libcudart.so.13, .12, then libcudart.so."},
+      {"SMD_GPU_MODULE", "string", "", "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, gpu/), then the install directory."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
       {"SMD_DEBUG_FILE", "string", "", "Write logs to this file instead of stderr (%p = pid, %h = host)."},
