@@ -76,6 +76,11 @@ void resolve_driver(void *lib, CudaApi &a) {
   if (a.cuInit && a.cuInit(0) != 0) a.cuDeviceGet = nullptr;  // no usable driver
 }
 
+std::string error_text(const CudaApi *a, const char *call, cuda_error_t error) {
+  const char *text = a && a->GetErrorString ? a->GetErrorString(error) : nullptr;
+  return format("%s: %s (%d)", call, text ? text : "CUDA error", error);
+}
+
 Loaded load() {
   Loaded l;
   std::string tried;
@@ -103,7 +108,7 @@ Loaded load() {
   int count = 0;
   cuda_error_t err = l.api.GetDeviceCount(&count);
   if (err != 0) {
-    l.status.reason = "no CUDA device: " + cuda_error_text("cudaGetDeviceCount", err);
+    l.status.reason = "no CUDA device: " + error_text(&l.api, "cudaGetDeviceCount", err);
     l.api.GetLastError();  // clear the sticky-free error so later calls start clean
   } else if (count == 0) {
     l.status.reason = "no CUDA device: cudaGetDeviceCount found none";
@@ -179,9 +184,7 @@ bool cuda_active() {
 }
 
 std::string cuda_error_text(const char *call, cuda_error_t error) {
-  const CudaApi *a = cuda_api();
-  const char *text = a ? a->GetErrorString(error) : nullptr;
-  return format("%s: %s (%d)", call, text ? text : "CUDA error", error);
+  return error_text(cuda_api(), call, error);
 }
 
 void cuda_check(const char *call, cuda_error_t error) {

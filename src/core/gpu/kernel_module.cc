@@ -30,9 +30,9 @@ std::vector<std::string> candidates() {
 
 KernelModule load() {
   KernelModule m;
-  // The runtime first: the module needs libcudart, which may live where the
-  // dynamic linker would not look (SMD_CUDA_LIBRARY).
-  if (!cuda_api()) {
+  // The runtime and a device first: the module needs libcudart, which may
+  // live where the dynamic linker would not look (SMD_CUDA_LIBRARY).
+  if (!cuda_api() || cuda_status().devices == 0) {
     m.reason = cuda_status().reason;
     return m;
   }
