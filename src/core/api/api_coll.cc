@@ -14,6 +14,8 @@ namespace {
 void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
             smd_request_t **request) {
   c->check_usable();
+  check_host_memory(a.sendbuf, "sendbuf");
+  check_host_memory(a.recvbuf, "recvbuf");
   if (!request) {
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;

@@ -21,6 +21,7 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "count");
   check_buffer(buf, bytes, "buf");
+  check_host_memory(buf, "buf");
   if (peer < 0 || peer >= c->size())
     fail(SMD_ERR_INVALID_ARGUMENT, "peer %d is not a rank of the communicator (size %d)", peer,
          c->size());

@@ -1,7 +1,10 @@
 #include "core/api/validate.h"
 
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/pointer_kind.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "core/util/params.h"
 
 namespace smd {
 
@@ -10,10 +13,28 @@ void require_out(const void *p, const char *name) {
 }
 
 void check_stream(smd_stream_t stream) {
-  if (stream)
+  if (!stream) return;
+  if (!gpu::cuda_active())
     fail(SMD_ERR_NOT_SUPPORTED,
-         "a device stream was given, but this release runs collectives on host memory only "
-         "(pass NULL)");
+         "a device stream was given, but this process does not use CUDA (%s; SMD_CUDA=%s): pass "
+         "NULL with host memory",
+         gpu::cuda_status().devices > 0 ? "the CUDA driver is not loaded"
+                                        : gpu::cuda_status().reason.c_str(),
+         param_string("SMD_CUDA").c_str());
+  fail(SMD_ERR_NOT_SUPPORTED,
+       "a device stream was given, but stream-ordered collectives are not implemented yet (the "
+       "device data path and its stream proxy are missing; see docs/GPU.md): pass NULL with host "
+       "memory");
+}
+
+void check_host_memory(const void *buf, const char *name) {
+  const gpu::PointerInfo info = gpu::classify_pointer(buf);
+  if (gpu::on_device(info.kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s is %s memory of GPU %d, but collectives and point-to-point calls on device memory are "
+         "not implemented yet (missing: staging through pinned host memory, CUDA IPC inside a "
+         "node, device-memory plugins; see docs/GPU.md): pass host or pinned host memory",
+         name, gpu::pointer_kind_name(info.kind), info.device);
 }
 
 size_t check_datatype(smd_datatype_t datatype) {
