@@ -48,9 +48,12 @@
  * - libsmd does not link CUDA: it opens the CUDA runtime at run time, and
  *   only in processes that use CUDA (SMD_CUDA), so host-only callers pay
  *   nothing.
- * This release runs collectives on host memory only: a device or managed
- * buffer, and any non-NULL stream, are answered with SMD_ERR_NOT_SUPPORTED
- * and a message naming what is missing. Pinned host memory is host memory.
+ * In this release collectives on device (or managed) memory run host
+ * synchronous with a NULL stream, staged through pinned host memory; a
+ * non-NULL stream, and device memory in point-to-point calls, are answered
+ * with SMD_ERR_NOT_SUPPORTED and a message naming what is missing. Pinned
+ * host memory is host memory. Buffers of one call of different kinds:
+ * SMD_ERR_INVALID_ARGUMENT.
  */
 #ifndef SMD_H
 #define SMD_H

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/coll/device_staging.h"
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/gpu_topology.h"
 #include "core/gpu/kernel_module.h"
@@ -179,6 +180,67 @@ TEST(CudaLoader, DeviceOnly) {
   auto gpus = list_gpus(&why);
   ASSERT_EQ(int(gpus.size()), cuda_status().devices);
   EXPECT_FALSE(gpus[0].pci_bus_id.empty());
+}
+
+// What the staged route copies in and out, and how in-place calls share
+// one host block.
+TEST(DeviceStaging, Shapes) {
+  alignas(16) static char buf[4096];
+  smd::CollArgs a;
+  a.datatype = SMD_FLOAT32;
+  a.count = 10;
+  a.kind = smd::CollKind::kAllreduce;
+  a.sendbuf = buf;
+  a.recvbuf = buf + 1024;
+  smd::StagedShape s = smd::staged_shape(a, 0, 4);
+  EXPECT_EQ(s.send_bytes, 40u);
+  EXPECT_EQ(s.recv_bytes, 40u);
+  EXPECT_FALSE(s.overlap);
+
+  a.recvbuf = buf;  // in place
+  s = smd::staged_shape(a, 0, 4);
+  EXPECT_TRUE(s.overlap);
+  EXPECT_EQ(s.block, 40u);
+  EXPECT_EQ(s.send_at, 0u);
+  EXPECT_EQ(s.recv_at, 0u);
+
+  a.kind = smd::CollKind::kAllgather;  // rank 2's input is block 2 of the output
+  a.sendbuf = buf + 80;
+  s = smd::staged_shape(a, 2, 4);
+  EXPECT_EQ(s.send_bytes, 40u);
+  EXPECT_EQ(s.recv_bytes, 160u);
+  EXPECT_TRUE(s.overlap);
+  EXPECT_EQ(s.block, 160u);
+  EXPECT_EQ(s.send_at, 80u);
+  EXPECT_EQ(s.recv_at, 0u);
+
+  a.kind = smd::CollKind::kReduceScatter;  // the output is block 1 of the input
+  a.sendbuf = buf;
+  a.recvbuf = buf + 40;
+  s = smd::staged_shape(a, 1, 4);
+  EXPECT_EQ(s.send_bytes, 160u);
+  EXPECT_EQ(s.recv_bytes, 40u);
+  EXPECT_TRUE(s.overlap);
+  EXPECT_EQ(s.recv_at, 40u);
+  EXPECT_EQ(s.block, 160u);
+
+  a.kind = smd::CollKind::kBroadcast;
+  a.root = 0;
+  a.recvbuf = buf + 2048;
+  EXPECT_EQ(smd::staged_shape(a, 1, 4).send_bytes, 0u);  // only the root sends
+  EXPECT_EQ(smd::staged_shape(a, 0, 4).send_bytes, 40u);
+
+  a.kind = smd::CollKind::kReduce;
+  a.recvbuf = nullptr;  // not the root
+  s = smd::staged_shape(a, 1, 4);
+  EXPECT_EQ(s.recv_bytes, 0u);
+  EXPECT_FALSE(s.overlap);
+
+  a.kind = smd::CollKind::kAlltoall;
+  a.recvbuf = buf + 2048;
+  s = smd::staged_shape(a, 0, 4);
+  EXPECT_EQ(s.send_bytes, 160u);
+  EXPECT_EQ(s.recv_bytes, 160u);
 }
 
 // A one-rank world: host collectives behave as before whatever SMD_CUDA

@@ -11,11 +11,10 @@ using namespace smd;
 
 namespace {
 
-void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
+void launch(const std::shared_ptr<Comm> &c, CollArgs a, size_t elems,
             smd_request_t **request) {
   c->check_usable();
-  check_host_memory(a.sendbuf, "sendbuf");
-  check_host_memory(a.recvbuf, "recvbuf");
+  a.memory = collective_memory(a, c->rank());
   if (!request) {
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;

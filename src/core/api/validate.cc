@@ -31,10 +31,23 @@ void check_host_memory(const void *buf, const char *name) {
   const gpu::PointerInfo info = gpu::classify_pointer(buf);
   if (gpu::on_device(info.kind))
     fail(SMD_ERR_NOT_SUPPORTED,
-         "%s is %s memory of GPU %d, but collectives and point-to-point calls on device memory are "
-         "not implemented yet (missing: staging through pinned host memory, CUDA IPC inside a "
-         "node, device-memory plugins; see docs/GPU.md): pass host or pinned host memory",
+         "%s is %s memory of GPU %d, but point-to-point calls on device memory are not "
+         "implemented yet (missing: staging of nonblocking receives, CUDA IPC inside a node, "
+         "device-memory plugins; see docs/GPU.md): pass host or pinned host memory",
          name, gpu::pointer_kind_name(info.kind), info.device);
+}
+
+MemoryKind collective_memory(const CollArgs &a, int rank) {
+  const void *send = a.kind == CollKind::kBroadcast && rank != a.root ? nullptr : a.sendbuf;
+  const gpu::PointerInfo s = gpu::classify_pointer(send);
+  const gpu::PointerInfo r = gpu::classify_pointer(a.recvbuf);
+  const bool send_dev = gpu::on_device(s.kind), recv_dev = gpu::on_device(r.kind);
+  if (send && a.recvbuf && send_dev != recv_dev)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "sendbuf is %s memory and recvbuf %s memory: the buffers of one call must both be host "
+         "(or pinned host) memory or both device (or managed) memory",
+         gpu::pointer_kind_name(s.kind), gpu::pointer_kind_name(r.kind));
+  return send_dev || recv_dev ? MemoryKind::kDevice : MemoryKind::kHost;
 }
 
 size_t check_datatype(smd_datatype_t datatype) {

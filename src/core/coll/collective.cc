@@ -3,6 +3,7 @@
 #include "core/coll/agreement.h"
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/device_staging.h"
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
 #include "core/coll/coll_util.h"
@@ -72,6 +73,9 @@ CollState &coll_state(Comm &c) {
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
+  // No algorithm runs on device memory yet: device calls are staged
+  // through pinned host memory (docs/GPU.md).
+  if (a.memory == MemoryKind::kDevice) return run_collective_staged(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);
     return run_single(a);

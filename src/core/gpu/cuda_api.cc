@@ -1,10 +1,11 @@
 #include "core/gpu/cuda_api.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <strings.h>
-#include <time.h>
 
 #include <atomic>
+#include <cstddef>
 #include <mutex>
 
 #include "core/util/error.h"
@@ -140,10 +141,19 @@ Mode mode() {
   return m;
 }
 
-int64_t coarse_now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+// How many shared objects the process has loaded so far (glibc counts
+// every dlopen): asking costs one uncontended lock and one callback, so the
+// driver is looked for again only after something new was loaded.
+unsigned long long objects_loaded() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t size, void *out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+          *static_cast<unsigned long long *>(out) = info->dlpi_adds;
+        return 1;  // the counter is the same in every entry: one is enough
+      },
+      &adds);
+  return adds;
 }
 
 bool driver_in_process() {
@@ -164,7 +174,7 @@ const CudaStatus &cuda_status() { return loaded().status; }
 bool cuda_active() {
   // 1 = active, 2 = never (off, or loaded without a device); 0 = not yet.
   static std::atomic<int> state{0};
-  static std::atomic<int64_t> next_check_ms{0};
+  static std::atomic<unsigned long long> checked_at{~0ull};
   int s = state.load(std::memory_order_acquire);
   if (s) return s == 1;
   Mode m = mode();
@@ -173,9 +183,9 @@ bool cuda_active() {
     return false;
   }
   if (m == Mode::kAuto) {
-    int64_t now = coarse_now_ms();
-    if (now < next_check_ms.load(std::memory_order_relaxed)) return false;
-    next_check_ms.store(now + 1000, std::memory_order_relaxed);
+    const unsigned long long adds = objects_loaded();
+    if (adds != 0 && adds == checked_at.load(std::memory_order_relaxed)) return false;
+    checked_at.store(adds, std::memory_order_relaxed);
     if (!driver_in_process()) return false;
   }
   s = cuda_status().devices > 0 ? 1 : 2;

@@ -92,9 +92,10 @@ const CudaApi *cuda_api();
 const CudaStatus &cuda_status();
 
 // Whether this process uses CUDA, cheaply enough to ask on every call: with
-// SMD_CUDA=auto, once the CUDA driver library is in the process (checked at
-// most once a second until it is) and the runtime finds a device; on:
-// load at once; off: never. Host-only processes never load CUDA.
+// SMD_CUDA=auto, once the CUDA driver library is in the process (looked for
+// again whenever the process has loaded another shared object) and the
+// runtime finds a device; on: load at once; off: never. Host-only processes
+// never load CUDA.
 bool cuda_active();
 
 // "cudaMemcpyAsync: invalid argument (1)".
