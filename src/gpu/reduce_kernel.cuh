@@ -81,12 +81,30 @@ cudaError_t launch_reduce(void *dst, const void *const *srcs, int nsrc, size_t c
   if (reinterpret_cast<uintptr_t>(dst) % sizeof(T)) return cudaErrorInvalidValue;
   if (count == 0) return cudaSuccess;
 
+  // In place on an input past the first launch: that input is read in the
+  // first launch instead (the first launch overwrites dst), which changes
+  // the order floats are added in, not the result's meaning.
+  const void *order[256];
+  const void *const *src = srcs;
+  if (nsrc > SMD_GPU_MAX_INPUTS && nsrc <= 256) {
+    for (int k = 0; k < nsrc; ++k) order[k] = srcs[k];
+    for (int k = SMD_GPU_MAX_INPUTS; k < nsrc; ++k)
+      if (order[k] == dst) {
+        order[k] = order[SMD_GPU_MAX_INPUTS - 1];
+        order[SMD_GPU_MAX_INPUTS - 1] = dst;
+      }
+    src = order;
+  } else if (nsrc > 256) {
+    for (int k = SMD_GPU_MAX_INPUTS; k < nsrc; ++k)
+      if (srcs[k] == dst) return cudaErrorInvalidValue;  // too many inputs to reorder here
+  }
+
   int done = 0;
   while (done < nsrc) {
     Inputs in{};
     int n = 0;
     if (done > 0) in.p[n++] = dst;  // the running result
-    while (n < SMD_GPU_MAX_INPUTS && done < nsrc) in.p[n++] = srcs[done++];
+    while (n < SMD_GPU_MAX_INPUTS && done < nsrc) in.p[n++] = src[done++];
     const bool last = done == nsrc;
 
     // Vectors only when every pointer sits at the same offset modulo 16.

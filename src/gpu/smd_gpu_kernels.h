@@ -42,7 +42,9 @@ typedef struct smd_gpu_kernels_v1 {
    * smd_op_t values with smd.h's semantics (SMD_AVG is given as SMD_SUM
    * plus divisor; float16/bfloat16 accumulate in float32 and round once per
    * output element; integer arithmetic wraps). nsrc >= 1; dst may equal any
-   * input, otherwise buffers must not overlap. Returns cudaErrorInvalidValue
+   * input (one past the first SMD_GPU_MAX_INPUTS is then read in the first
+   * launch: a different order of addition), otherwise buffers must not
+   * overlap. Returns cudaErrorInvalidValue
    * (1) for an unknown datatype or op, an element-misaligned pointer, or
    * nsrc < 1. */
   int (*reduce)(void *dst, const void *const *srcs, int nsrc, size_t count, int datatype, int op,

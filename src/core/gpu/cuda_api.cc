@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <strings.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstddef>
@@ -141,6 +142,12 @@ Mode mode() {
   return m;
 }
 
+int64_t coarse_now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
 // How many shared objects the process has loaded so far (glibc counts
 // every dlopen): asking costs one uncontended lock and one callback, so the
 // driver is looked for again only after something new was loaded.
@@ -175,6 +182,7 @@ bool cuda_active() {
   // 1 = active, 2 = never (off, or loaded without a device); 0 = not yet.
   static std::atomic<int> state{0};
   static std::atomic<unsigned long long> checked_at{~0ull};
+  static std::atomic<int64_t> last_tick{-1};
   int s = state.load(std::memory_order_acquire);
   if (s) return s == 1;
   Mode m = mode();
@@ -183,6 +191,14 @@ bool cuda_active() {
     return false;
   }
   if (m == Mode::kAuto) {
+    // Asking the loader costs tens of nanoseconds, too much for every call
+    // of a host-only process: it is asked at most once per tick of the
+    // coarse clock (a few ms). Nothing is missed in between: a device
+    // pointer exists only after the driver, once loaded, was initialised
+    // (cuInit) and allocated, which takes far longer than a tick.
+    const int64_t now = coarse_now_ms();
+    if (now == last_tick.load(std::memory_order_relaxed)) return false;
+    last_tick.store(now, std::memory_order_relaxed);
     const unsigned long long adds = objects_loaded();
     if (adds != 0 && adds == checked_at.load(std::memory_order_relaxed)) return false;
     checked_at.store(adds, std::memory_order_relaxed);

@@ -93,8 +93,8 @@ const CudaStatus &cuda_status();
 
 // Whether this process uses CUDA, cheaply enough to ask on every call: with
 // SMD_CUDA=auto, once the CUDA driver library is in the process (looked for
-// again whenever the process has loaded another shared object) and the
-// runtime finds a device; on: load at once; off: never. Host-only processes
+// again, at most once per coarse-clock tick, whenever the process has loaded
+// another shared object) and the runtime finds a device; on: load at once; off: never. Host-only processes
 // never load CUDA.
 bool cuda_active();
 
