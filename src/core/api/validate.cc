@@ -1,5 +1,7 @@
 #include "core/api/validate.h"
 
+#include <strings.h>
+
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/pointer_kind.h"
 #include "core/util/dtype.h"
@@ -14,13 +16,18 @@ void require_out(const void *p, const char *name) {
 
 void check_stream(smd_stream_t stream) {
   if (!stream) return;
-  if (!gpu::cuda_active())
+  if (!gpu::cuda_active()) {
+    // With SMD_CUDA=off, CUDA is not opened even to explain.
+    const std::string mode = param_string("SMD_CUDA");
+    const bool off = !strcasecmp(mode.c_str(), "off") || mode == "0";
     fail(SMD_ERR_NOT_SUPPORTED,
          "a device stream was given, but this process does not use CUDA (%s; SMD_CUDA=%s): pass "
          "NULL with host memory",
-         gpu::cuda_status().devices > 0 ? "the CUDA driver is not loaded"
-                                        : gpu::cuda_status().reason.c_str(),
-         param_string("SMD_CUDA").c_str());
+         off                                ? "CUDA is off"
+         : gpu::cuda_status().devices > 0 ? "the CUDA driver is not loaded"
+                                          : gpu::cuda_status().reason.c_str(),
+         mode.c_str());
+  }
   fail(SMD_ERR_NOT_SUPPORTED,
        "a device stream was given, but stream-ordered collectives are not implemented yet (the "
        "device data path and its stream proxy are missing; see docs/GPU.md): pass NULL with host "
