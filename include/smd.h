@@ -32,13 +32,31 @@
  * several threads issue collectives on the same communicator, ordering them
  * is the caller's job. Different communicators are independent.
  *
- * Streams
- * -------
- * Every collective takes an smd_stream_t. NULL means host-synchronous
- * execution on host memory, the only mode of this release; a non-NULL
- * stream (a cudaStream_t cast to smd_stream_t) is reserved for device
- * buffers and answered with SMD_ERR_NOT_SUPPORTED until that lands, so GPU
- * support adds no new signatures.
+ * Streams and device memory (docs/GPU.md)
+ * ----------------------------------------
+ * Every collective and point-to-point call takes an smd_stream_t, a
+ * cudaStream_t cast to smd_stream_t, so GPU support adds no new signatures.
+ * The contract, as NCCL's:
+ * - Buffers may be host, pinned host, managed or device memory; smd tells
+ *   which with cudaPointerGetAttributes (cached per allocation). All buffers
+ *   of a call are of one kind, and every rank passes the same kind.
+ * - With device memory the call is stream-ordered: it enqueues the work on
+ *   `stream` and returns; the result is valid for work queued later on that
+ *   stream (or after an event recorded on it); buffers stay allocated and
+ *   unchanged until then. NULL with device memory means the legacy default
+ *   stream. NULL with host memory means host-synchronous: the call returns
+ *   when the data is in place.
+ * - Nonblocking forms return a request that completes when the stream work
+ *   is done; smd_request_wait waits for it on the host.
+ * - libsmd does not link CUDA: it opens the CUDA runtime at run time, and
+ *   only in processes that use CUDA (SMD_CUDA), so host-only callers pay
+ *   nothing.
+ * In this release collectives on device (or managed) memory run host
+ * synchronous with a NULL stream, staged through pinned host memory; a
+ * non-NULL stream, and device memory in point-to-point calls, are answered
+ * with SMD_ERR_NOT_SUPPORTED and a message naming what is missing. Pinned
+ * host memory is host memory. Buffers of one call of different kinds:
+ * SMD_ERR_INVALID_ARGUMENT.
  */
 #ifndef SMD_H
 #define SMD_H
@@ -181,7 +199,7 @@ SMD_API smd_result_t smd_datatype_size(smd_datatype_t datatype, size_t *size);
 typedef struct smd_comm smd_comm_t;
 /* A nonblocking operation in flight. */
 typedef struct smd_request smd_request_t;
-/* An execution stream. NULL = host-synchronous; see "Streams" above. */
+/* A cudaStream_t, or NULL; see "Streams and device memory" above. */
 typedef void *smd_stream_t;
 
 /* ------------------------------------------------------------------------

@@ -326,10 +326,17 @@ TEST_F(SmdInfo, TopologyOneNode) {
     pids.insert(x.at("pid").i);
   }
   EXPECT_EQ(pids.size(), 4u);
+  // GPUs of the machine, or why there are none (docs/GPU.md).
+  if (t.at("gpus").items.empty()) {
+    EXPECT_FALSE(t.at("gpus_absent_reason").s.empty());
+  }
+  for (const auto &g : t.at("gpus").items) EXPECT_FALSE(g.at("pci").s.empty());
   Output text = run("-n 2 --timeout 60 " + program("SMD_INFO") + " topology", "SMDRUN");
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "[0] world: 2 ranks on 1 node"));
   EXPECT_TRUE(contains(text.out, "cpuset"));
+  EXPECT_TRUE(contains(text.out, "no CUDA devices (") || contains(text.out, "GPUs of this machine: "))
+      << text.out;
 }
 
 TEST_F(SmdInfo, TopologyTwoNodes) {

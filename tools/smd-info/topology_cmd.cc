@@ -1,5 +1,6 @@
 // smd-info topology: forms a world from the launcher's environment and
-// prints, from rank 0, where every rank runs (smd_comm_rank_info).
+// prints, from rank 0, where every rank runs (smd_comm_rank_info), then the
+// GPUs of rank 0's machine (the core's run-time CUDA loader, compiled in).
 #include <smd.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "core/gpu/gpu_topology.h"
 #include "text_out.h"
 
 namespace smdinfo {
@@ -31,6 +33,38 @@ void print_text(const std::vector<smd_rank_info_t> &infos, int nodes) {
   for (const std::string &line : align_columns(rows)) puts(line.c_str());
 }
 
+void print_gpus_text(const std::vector<smd::gpu::GpuInfo> &gpus, const std::string &why) {
+  if (gpus.empty()) {
+    // The loader's reason starts with "no CUDA device: " when CUDA itself answered.
+    const std::string prefix = "no CUDA device: ";
+    const bool same = why.compare(0, prefix.size(), prefix) == 0;
+    printf("no CUDA devices (%s)\n", (same ? why.substr(prefix.size()) : why).c_str());
+    return;
+  }
+  printf("GPUs of this machine: %zu\n", gpus.size());
+  std::vector<std::vector<std::string>> rows = {{"gpu", "pci", "name", "memory_gib", "numa", "nearest_nic", "pci_hops"}};
+  for (const auto &g : gpus)
+    rows.push_back({std::to_string(g.index), g.pci_bus_id.empty() ? "?" : g.pci_bus_id,
+                    g.name.empty() ? "?" : g.name,
+                    g.memory_bytes ? std::to_string(g.memory_bytes >> 30) : "?", std::to_string(g.numa_node),
+                    g.nearest_nic.empty() ? "-" : g.nearest_nic, std::to_string(g.nic_hops)});
+  for (const std::string &line : align_columns(rows)) puts(line.c_str());
+}
+
+std::string gpus_json(const std::vector<smd::gpu::GpuInfo> &gpus, const std::string &why) {
+  std::string out = "\"gpus\":[";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const auto &g = gpus[i];
+    out += "{\"gpu\":" + std::to_string(g.index) + ",\"pci\":" + json_string(g.pci_bus_id) +
+           ",\"name\":" + json_string(g.name) + ",\"memory_bytes\":" + std::to_string(g.memory_bytes) +
+           ",\"numa_node\":" + std::to_string(g.numa_node) + ",\"nearest_nic\":" +
+           json_string(g.nearest_nic) + ",\"pci_hops\":" + std::to_string(g.nic_hops) + "}" +
+           (i + 1 < gpus.size() ? "," : "");
+  }
+  out += "],\"gpus_absent_reason\":" + json_string(gpus.empty() ? why : "");
+  return out;
+}
+
 void print_json(const std::vector<smd_rank_info_t> &infos, int nodes) {
   printf("{\"ranks\":%zu,\"nodes\":%d,\"by_rank\":[\n", infos.size(), nodes);
   for (size_t r = 0; r < infos.size(); ++r) {
@@ -40,7 +74,9 @@ void print_json(const std::vector<smd_rank_info_t> &infos, int nodes) {
            i.rank, json_string(i.host).c_str(), i.node_index, i.local_rank, i.local_size, i.pid,
            i.numa_node, i.cpus, json_string(i.cpuset).c_str(), r + 1 < infos.size() ? "," : "");
   }
-  printf("]}\n");
+  std::string why;
+  const auto gpus = smd::gpu::list_gpus(&why);
+  printf("],%s}\n", gpus_json(gpus, why).c_str());
 }
 
 }  // namespace
@@ -62,8 +98,12 @@ int run_topology(const Options &o) {
     if (good) {
       if (o.json)
         print_json(infos, nodes);
-      else
+      else {
         print_text(infos, nodes);
+        std::string why;
+        const auto gpus = smd::gpu::list_gpus(&why);
+        print_gpus_text(gpus, why);
+      }
       fflush(stdout);
     }
   }

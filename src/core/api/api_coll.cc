@@ -14,9 +14,10 @@ using namespace smd;
 
 namespace {
 
-void launch(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
+void launch(const std::shared_ptr<Comm> &c, CollArgs a, size_t elems,
             smd_request_t **request) {
   c->check_usable();
+  a.memory = collective_memory(a, c->rank());
   if (group_open()) return group_queue_collective(c, a, elems, request);
   if (!request) {
     c->executor().run_blocking([&] { run_collective(*c, a); });

@@ -23,6 +23,7 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "count");
   check_buffer(buf, bytes, "buf");
+  check_host_memory(buf, "buf");
   bool any_source = dir == Dir::kRecv && peer == SMD_ANY_SOURCE;
   bool any_tag = dir == Dir::kRecv && tag == SMD_ANY_TAG;
   if (!any_source && (peer < 0 || peer >= c->size()))

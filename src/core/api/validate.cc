@@ -1,10 +1,15 @@
 #include "core/api/validate.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <vector>
 
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/pointer_kind.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "core/util/params.h"
 
 namespace smd {
 
@@ -13,10 +18,47 @@ void require_out(const void *p, const char *name) {
 }
 
 void check_stream(smd_stream_t stream) {
-  if (stream)
+  if (!stream) return;
+  if (!gpu::cuda_active()) {
+    // With SMD_CUDA=off, CUDA is not opened even to explain.
+    const std::string mode = param_string("SMD_CUDA");
+    const bool off = !strcasecmp(mode.c_str(), "off") || mode == "0";
     fail(SMD_ERR_NOT_SUPPORTED,
-         "a device stream was given, but this release runs collectives on host memory only "
-         "(pass NULL)");
+         "a device stream was given, but this process does not use CUDA (%s; SMD_CUDA=%s): pass "
+         "NULL with host memory",
+         off                                ? "CUDA is off"
+         : gpu::cuda_status().devices > 0 ? "the CUDA driver is not loaded"
+                                          : gpu::cuda_status().reason.c_str(),
+         mode.c_str());
+  }
+  fail(SMD_ERR_NOT_SUPPORTED,
+       "a device stream was given, but stream-ordered collectives are not implemented yet (the "
+       "device data path and its stream proxy are missing; see docs/GPU.md): pass NULL with host "
+       "memory");
+}
+
+void check_host_memory(const void *buf, const char *name) {
+  const gpu::PointerInfo info = gpu::classify_pointer(buf);
+  if (gpu::on_device(info.kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s is %s memory of GPU %d, but point-to-point calls on device memory are not "
+         "implemented yet (missing: staging of nonblocking receives, CUDA IPC inside a node, "
+         "device-memory plugins; see docs/GPU.md): pass host or pinned host memory",
+         name, gpu::pointer_kind_name(info.kind), info.device);
+}
+
+MemoryKind collective_memory(const CollArgs &a, int rank) {
+  if (!gpu::cuda_active()) return MemoryKind::kHost;  // one cheap check per call
+  const void *send = a.kind == CollKind::kBroadcast && rank != a.root ? nullptr : a.sendbuf;
+  const gpu::PointerInfo s = gpu::classify_pointer(send);
+  const gpu::PointerInfo r = gpu::classify_pointer(a.recvbuf);
+  const bool send_dev = gpu::on_device(s.kind), recv_dev = gpu::on_device(r.kind);
+  if (send && a.recvbuf && send_dev != recv_dev)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "sendbuf is %s memory and recvbuf %s memory: the buffers of one call must both be host "
+         "(or pinned host) memory or both device (or managed) memory",
+         gpu::pointer_kind_name(s.kind), gpu::pointer_kind_name(r.kind));
+  return send_dev || recv_dev ? MemoryKind::kDevice : MemoryKind::kHost;
 }
 
 size_t check_datatype(smd_datatype_t datatype) {

@@ -4,6 +4,8 @@
 
 #include <smd.h>
 
+#include "core/coll/collective.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,7 +16,18 @@ namespace smd {
 
 // An output pointer the caller must pass.
 void require_out(const void *p, const char *name);
+// A non-NULL stream: SMD_ERR_NOT_SUPPORTED saying what is missing (no
+// CUDA in this process, or the device data path of docs/GPU.md).
 void check_stream(smd_stream_t stream);
+// A point-to-point buffer in device or managed memory:
+// SMD_ERR_NOT_SUPPORTED naming the buffer, its GPU and the missing data
+// path. Costs nothing in a process that does not use CUDA
+// (gpu::cuda_active()).
+void check_host_memory(const void *buf, const char *name);
+// The memory kind of a collective's buffers on this rank (those it uses:
+// not a non-root broadcast's sendbuf), SMD_ERR_INVALID_ARGUMENT when they
+// differ. kHost without a question to CUDA in a process that does not use it.
+MemoryKind collective_memory(const CollArgs &a, int rank);
 size_t check_datatype(smd_datatype_t datatype);  // returns its size
 void check_op(smd_op_t op);
 void check_root(int root, int size);

@@ -4,6 +4,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/call_check.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/device_staging.h"
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
 #include "core/coll/coll_util.h"
@@ -80,6 +81,9 @@ CollState &coll_state(Comm &c) {
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
+  // No algorithm runs on device memory yet: device calls are staged
+  // through pinned host memory (docs/GPU.md).
+  if (a.memory == MemoryKind::kDevice) return run_collective_staged(c, a);
   FlightScope flight(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/gpu/device_ops.h"
 #include "core/reduce/reduce.h"
 
 namespace smd {
@@ -23,8 +24,14 @@ void *host_alloc(size_t bytes) {
 const MemoryOps kHostOps = {"host",         host_copy,   reduce::reduce, reduce::reduce2,
                             reduce::divide, host_alloc, free};
 
+const MemoryOps kDeviceOps = {"device",           gpu::device_copy,   gpu::device_reduce,
+                              gpu::device_reduce2, gpu::device_divide, gpu::device_alloc,
+                              gpu::device_release};
+
 }  // namespace
 
-const MemoryOps &memory_ops(MemoryKind) { return kHostOps; }
+const MemoryOps &memory_ops(MemoryKind kind) {
+  return kind == MemoryKind::kDevice ? kDeviceOps : kHostOps;
+}
 
 }  // namespace smd

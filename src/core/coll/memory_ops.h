@@ -14,7 +14,9 @@
 
 namespace smd {
 
-enum class MemoryKind : int { kHost = 0 };
+// kDevice: CUDA device (or managed) memory; its ops run on the calling
+// thread's stream (gpu::StreamScope) and return when the work is done.
+enum class MemoryKind : int { kHost = 0, kDevice = 1 };
 
 struct MemoryOps {
   const char *name;

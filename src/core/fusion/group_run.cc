@@ -110,7 +110,9 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
   for (GroupCall *g : calls) {
     const CollArgs &a = g->args;
     size_t bytes = a.count * datatype_size(a.datatype);
-    if (a.kind != CollKind::kAllreduce || bytes >= limit) {
+    // Fusion packs on the host: device buffers run one by one (their staged
+    // route, docs/GPU.md) until a device fusion buffer exists.
+    if (a.kind != CollKind::kAllreduce || bytes >= limit || a.memory != MemoryKind::kHost) {
       try {
         run_collective(c, a);
       } catch (const Error &e) {

@@ -139,6 +139,8 @@ std::unordered_map<std::string, std::weak_ptr<LoadedPlugin>> g_cache;
 
 }  // namespace
 
+std::string libsmd_folder() { return self_dir(); }
+
 LoadedPlugin::~LoadedPlugin() {
   if (handle) dlclose(handle);
 }

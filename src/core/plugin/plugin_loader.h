@@ -19,6 +19,11 @@ struct LoadedPlugin {
   ~LoadedPlugin();
 };
 
+// The folder of the libsmd.so in this process (or of the executable that
+// links the core statically); other run-time modules (libsmd-gpu.so) are
+// looked for beside it.
+std::string libsmd_folder();
+
 // Directories searched, in order: SMD_PLUGIN_PATH entries, the folder of
 // libsmd itself (<dir>/smd and, in a build tree, <dir>/plugins/<name>),
 // then the install directory.

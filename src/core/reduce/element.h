@@ -11,6 +11,14 @@
 #include <cstdint>
 #include <type_traits>
 
+// combine() and Divide are also the device kernels' (src/gpu), so host
+// and device reductions share one definition of every operation.
+#if defined(__CUDACC__)
+#define SMD_HOST_DEVICE __host__ __device__
+#else
+#define SMD_HOST_DEVICE
+#endif
+
 namespace smd::reduce {
 
 // T: how an element is stored; C: what it is combined in.
@@ -51,7 +59,7 @@ template <> struct Element<SMD_BFLOAT16> {
 // signed int, so no overflow UB) and converted back, which C++20 defines
 // as modulo 2^N.
 template <smd_op_t Op, class C>
-inline C combine(C acc, C x) {
+SMD_HOST_DEVICE inline C combine(C acc, C x) {
   if constexpr (Op == SMD_MIN) {
     return acc < x ? acc : x;
   } else if constexpr (Op == SMD_MAX) {
@@ -71,9 +79,9 @@ inline C combine(C acc, C x) {
 // integers are divided, truncating toward zero.
 template <class C>
 struct Divide {
-  explicit Divide(int d)
+  SMD_HOST_DEVICE explicit Divide(int d)
       : divisor(d), inverse(std::is_floating_point_v<C> ? C(1) / C(d) : C(0)) {}
-  C operator()(C x) const {
+  SMD_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_floating_point_v<C>) {
       return x * inverse;
     } else if constexpr (std::is_signed_v<C>) {

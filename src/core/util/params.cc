@@ -43,6 +43,10 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_FLIGHT_RECORDER", "int", "128", "Collective calls each communicator remembers (kind, datatype, op, count, root, algorithm, times, state) for the flight recorder's dump on a failure, an abort or a fatal signal; 0 = off."},
       {"SMD_DUMP_DIR", "string", "", "Directory the flight recorder writes smd-flight.rank<R>.comm<ID>-<M>.json into on a failed collective, smd_comm_abort or a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM; handlers installed only when this is set); unset = no dumps. Read them with smd-info flight DIR."},
       {"SMD_TRACE", "string", "", "Write a Chrome/Perfetto trace of every collective call and point-to-point transfer: rank R writes FILE.rankR.json for SMD_TRACE=FILE.json (merge them with smd-info trace)."},
+      // GPUs
+      {"SMD_CUDA", "string", "auto", "Whether smd looks at CUDA: auto (once the process has loaded the CUDA driver, buffers are classified as host or device memory), on (load the CUDA runtime at the first call), off (every buffer is host memory; CUDA is never opened)."},
+      {"SMD_CUDA_LIBRARY", "string", "", "The CUDA runtime library to open (a path or soname); default: libcudart.so.13, .12, then libcudart.so."},
+      {"SMD_GPU_MODULE", "string", "", "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, gpu/), then the install directory."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
       {"SMD_DEBUG_FILE", "string", "", "Write logs to this file instead of stderr (%p = pid, %h = host)."},

@@ -1,0 +1,35 @@
+// The first route for collectives on device memory: copy the inputs into
+// pinned host memory, run the host algorithms on it, copy the results back,
+// all ordered on the legacy default stream (docs/GPU.md). Correct for every
+// collective and world shape, at the price of two copies over PCIe and a
+// host-synchronous call; the direct device paths (CUDA IPC inside a node,
+// device-memory plugins) replace it where they apply.
+#pragma once
+
+#include <cstddef>
+
+#include "core/coll/collective.h"
+
+namespace smd {
+
+// Where a call's buffers lie relative to each other, in bytes: what must be
+// staged in and out, and whether the output overlaps the input (in place:
+// sendbuf == recvbuf, an allgather's input inside its output, a
+// reduce_scatter's output inside its input).
+struct StagedShape {
+  size_t send_bytes = 0;  // 0: no input on this rank (broadcast non-root, barrier)
+  size_t recv_bytes = 0;  // 0: no output on this rank (reduce non-root, barrier)
+  // With overlap, one host block holds both: the input at send_at and the
+  // output at recv_at inside a block of `block` bytes.
+  bool overlap = false;
+  size_t send_at = 0, recv_at = 0, block = 0;
+};
+
+StagedShape staged_shape(const CollArgs &a, int rank, int size);
+
+// Runs `a` (device buffers) through pinned host staging; returns when the
+// results are in the device buffers. Throws like run_collective, and
+// SMD_ERR_SYSTEM naming the CUDA call that failed.
+void run_collective_staged(Comm &comm, const CollArgs &a);
+
+}  // namespace smd

@@ -1,0 +1,40 @@
+// Data movement on device memory, in the shape of the engine's MemoryOps
+// (src/core/coll/memory_ops.h): copies through the copy engines, reductions
+// through libsmd-gpu.so's kernels, scratch from cudaMalloc. Each call runs
+// on the calling thread's current stream (StreamScope) and returns when the
+// work is done, since the algorithm that called it goes on on the host.
+// Failures throw: SMD_ERR_NOT_SUPPORTED without CUDA or the kernel module,
+// SMD_ERR_SYSTEM with CUDA's explanation otherwise.
+#pragma once
+
+#include <smd.h>
+
+#include <cstddef>
+
+namespace smd::gpu {
+
+// Sets the stream device operations of this thread enqueue on, for the
+// life of the scope (NULL: the legacy default stream).
+class StreamScope {
+ public:
+  explicit StreamScope(void *stream);
+  ~StreamScope();
+  StreamScope(const StreamScope &) = delete;
+  StreamScope &operator=(const StreamScope &) = delete;
+
+ private:
+  void *saved_;
+};
+
+void *current_stream();
+
+void device_copy(void *dst, const void *src, size_t bytes);
+void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t dt,
+                   smd_op_t op, int divisor);
+void device_reduce2(void *dst, const void *a, const void *b, size_t count, smd_datatype_t dt,
+                    smd_op_t op);
+void device_divide(void *buf, size_t count, smd_datatype_t dt, int divisor);
+void *device_alloc(size_t bytes);
+void device_release(void *p);
+
+}  // namespace smd::gpu

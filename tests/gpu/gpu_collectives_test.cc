@@ -1,0 +1,179 @@
+// Collectives on device buffers through the public ABI, every rank of the
+// world (smdrun -n N, or alone) on GPU local_rank % devices: allreduce (out
+// of place, in place, nonblocking), allgather (in place too),
+// reduce_scatter, broadcast, reduce, alltoall, for float32, float64, int32
+// and bfloat16, against values computed on the host; and the answers to
+// bad input (mixed memory kinds, a stream, device memory in
+// point-to-point). A plain program (no GoogleTest on GPU machines); exit 77
+// without a device.
+#include <smd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/reduce/half.h"
+#include "core/util/dtype.h"
+#include "device_buffers.h"
+
+using namespace smd;
+using namespace smd::gpu;
+using namespace smd::gpu::testing;
+
+namespace {
+
+int g_failures = 0;
+int g_rank = 0, g_size = 1;
+
+void expect(bool ok, const std::string &what) {
+  if (!ok) {
+    ++g_failures;
+    fprintf(stderr, "[rank %d] FAIL %s: %s\n", g_rank, what.c_str(), smd_last_error());
+  }
+}
+
+// Small integers, exact in every datatype tested (sums stay below 256).
+double value(int rank, size_t i) { return double((rank + 1) * int(i % 7 + 1)); }
+
+void store(unsigned char *p, smd_datatype_t dt, double v) {
+  switch (dt) {
+    case SMD_FLOAT32: { float f = float(v); memcpy(p, &f, 4); break; }
+    case SMD_FLOAT64: memcpy(p, &v, 8); break;
+    case SMD_INT32: { int32_t x = int32_t(v); memcpy(p, &x, 4); break; }
+    default: { uint16_t b = reduce::float_to_bfloat16(float(v)); memcpy(p, &b, 2); break; }
+  }
+}
+
+std::vector<unsigned char> host_vector(smd_datatype_t dt, size_t count, int rank, size_t first = 0) {
+  std::vector<unsigned char> v(count * datatype_size(dt));
+  for (size_t i = 0; i < count; ++i) store(&v[i * datatype_size(dt)], dt, value(rank, first + i));
+  return v;
+}
+
+struct World {
+  smd_comm_t *comm;
+  const CudaApi &a;
+};
+
+bool same(const DeviceBuffer &d, const std::vector<unsigned char> &want) {
+  std::vector<unsigned char> got(want.size());
+  d.download(got.data(), 0, got.size());
+  return got == want;
+}
+
+void run_dtype(const World &w, smd_datatype_t dt) {
+  const size_t es = datatype_size(dt), n = 1003, bytes = n * es;
+  const std::string name = datatype_name(dt);
+  // allreduce sum: sum over ranks of value(r, i).
+  std::vector<unsigned char> sum(bytes), maxv(bytes);
+  for (size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int r = 0; r < g_size; ++r) s += value(r, i);
+    store(&sum[i * es], dt, s);
+    store(&maxv[i * es], dt, value(g_size - 1, i));
+  }
+  DeviceBuffer in(w.a, bytes * g_size), out(w.a, bytes * g_size);
+  in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
+  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS && same(out, sum),
+         "allreduce sum " + name);
+  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_MAX, w.comm, nullptr) == SMD_SUCCESS && same(out, maxv),
+         "allreduce max " + name);
+  smd_request_t *req = nullptr;
+  expect(smd_iallreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr, &req) == SMD_SUCCESS &&
+             smd_request_wait(req) == SMD_SUCCESS && same(out, sum),
+         "iallreduce sum " + name);
+  if (req) smd_request_free(req);
+  expect(smd_allreduce(in.data(), in.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS && same(in, sum),
+         "allreduce in place " + name);
+
+  // allgather: block r is rank r's vector; in place from block `rank`.
+  std::vector<unsigned char> gathered;
+  for (int r = 0; r < g_size; ++r) {
+    auto v = host_vector(dt, n, r);
+    gathered.insert(gathered.end(), v.begin(), v.end());
+  }
+  in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
+  expect(smd_allgather(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS && same(out, gathered),
+         "allgather " + name);
+  out.upload(g_rank * bytes, host_vector(dt, n, g_rank).data(), bytes);
+  expect(smd_allgather(out.data() + g_rank * bytes, out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS &&
+             same(out, gathered),
+         "allgather in place " + name);
+
+  // reduce_scatter: every rank sends the same pattern shifted by block.
+  std::vector<unsigned char> rs_in;
+  for (int b = 0; b < g_size; ++b) {
+    auto v = host_vector(dt, n, g_rank, size_t(b) * n);
+    rs_in.insert(rs_in.end(), v.begin(), v.end());
+  }
+  std::vector<unsigned char> rs_want(bytes);
+  for (size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int r = 0; r < g_size; ++r) s += value(r, size_t(g_rank) * n + i);
+    store(&rs_want[i * es], dt, s);
+  }
+  in.upload(0, rs_in.data(), rs_in.size());
+  DeviceBuffer rs_out(w.a, bytes);
+  expect(smd_reduce_scatter(in.data(), rs_out.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+             same(rs_out, rs_want),
+         "reduce_scatter " + name);
+
+  // broadcast from rank 0, reduce to the last rank.
+  DeviceBuffer b(w.a, bytes);
+  b.upload(0, host_vector(dt, n, g_rank).data(), bytes);
+  expect(smd_broadcast(b.data(), b.data(), n, dt, 0, w.comm, nullptr) == SMD_SUCCESS && same(b, host_vector(dt, n, 0)),
+         "broadcast " + name);
+  in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
+  const int root = g_size - 1;
+  expect(smd_reduce(in.data(), out.data(), n, dt, SMD_SUM, root, w.comm, nullptr) == SMD_SUCCESS &&
+             (g_rank != root || same(out, sum)),
+         "reduce " + name);
+
+  // alltoall: block p of rank r's input goes to rank p as block r.
+  std::vector<unsigned char> a2a_in, a2a_want;
+  for (int p = 0; p < g_size; ++p) {
+    auto v = host_vector(dt, n, g_rank, size_t(p) * n);
+    a2a_in.insert(a2a_in.end(), v.begin(), v.end());
+    auto wv = host_vector(dt, n, p, size_t(g_rank) * n);
+    a2a_want.insert(a2a_want.end(), wv.begin(), wv.end());
+  }
+  in.upload(0, a2a_in.data(), a2a_in.size());
+  expect(smd_alltoall(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS && same(out, a2a_want),
+         "alltoall " + name);
+}
+
+void bad_input(const World &w) {
+  DeviceBuffer d(w.a, 64);
+  std::vector<float> h(16);
+  expect(smd_allreduce(h.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_ERR_INVALID_ARGUMENT,
+         "host sendbuf with device recvbuf is refused");
+  int not_a_stream = 0;
+  expect(smd_allreduce(d.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, &not_a_stream) ==
+             SMD_ERR_NOT_SUPPORTED,
+         "a stream is refused for now");
+  if (g_size > 1)
+    expect(smd_send(d.data(), 16, SMD_FLOAT32, (g_rank + 1) % g_size, 0, w.comm, nullptr) == SMD_ERR_NOT_SUPPORTED,
+           "device memory in point-to-point is refused for now");
+}
+
+}  // namespace
+
+int main() {
+  const CudaApi &a = require_device("gpu-collectives");
+  smd_comm_t *comm = nullptr;
+  if (smd_comm_init(nullptr, &comm) != SMD_SUCCESS) {
+    fprintf(stderr, "smd_comm_init: %s\n", smd_last_error());
+    return 1;
+  }
+  int local = 0;
+  smd_comm_rank(comm, &g_rank);
+  smd_comm_size(comm, &g_size);
+  smd_comm_local_rank(comm, &local);
+  check("cudaSetDevice", a.SetDevice(local % cuda_status().devices));
+  World w{comm, a};
+  for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
+  bad_input(w);
+  smd_comm_destroy(comm);
+  if (g_rank == 0) printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
+  return g_failures ? 1 : 0;
+}
