@@ -13,8 +13,8 @@ namespace {
 
 // Setup traffic with bits 21 and 20 set: apart from the setup exchanges
 // (small values) and agree_on_call (bit 21, bits 0-14).
-uint64_t fingerprint_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), (3u << 20) | 0); }
-uint64_t poison_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), (3u << 20) | 1); }
+uint64_t fingerprint_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), kSetupCheckFingerprint); }
+uint64_t poison_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), kSetupCheckPoison); }
 
 // A failure one member reports to its neighbours.
 struct PoisonMsg {

@@ -6,10 +6,6 @@
 namespace smd {
 
 namespace {
-// Envelopes travel on setup tags with bits 20 and 21 set: the setup
-// exchanges use small values and the agreement check bit 21 alone.
-constexpr uint32_t kEnvelopeLow = (1u << 21) | (1u << 20);
-
 bool matches(const P2PMatcher::Recv &r, int peer, const P2PMatcher::Envelope &e) {
   return (r.peer == P2PMatcher::kAnySource || r.peer == peer) &&
          (r.tag == P2PMatcher::kAnyTag || r.tag == e.tag);
@@ -17,7 +13,7 @@ bool matches(const P2PMatcher::Recv &r, int peer, const P2PMatcher::Envelope &e)
 }  // namespace
 
 P2PMatcher::P2PMatcher(Comm &c)
-    : comm_(c), envelope_tag_(make_tag(TagKind::kSetup, c.id(), kEnvelopeLow)) {}
+    : comm_(c), envelope_tag_(make_tag(TagKind::kSetup, c.id(), kSetupUserEnvelope)) {}
 
 P2PMatcher::~P2PMatcher() {
   std::lock_guard<std::mutex> lock(mu_);

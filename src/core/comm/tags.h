@@ -21,6 +21,14 @@ constexpr uint64_t make_tag(TagKind kind, uint32_t comm, uint32_t low) {
          (low & kTagLowMask);
 }
 
+// Low values of setup traffic that stays posted or recurs during a
+// communicator's life, one per purpose (bits 20 and 21 set: the setup
+// exchanges use small values, the agreement round bit 21 alone). Two
+// purposes sharing a value would steal each other's messages.
+constexpr uint32_t kSetupCheckFingerprint = (3u << 20) | 0;  // coll/call_check.cc
+constexpr uint32_t kSetupCheckPoison = (3u << 20) | 1;       // coll/call_check.cc
+constexpr uint32_t kSetupUserEnvelope = (3u << 20) | 2;      // comm/p2p_matcher.cc
+
 constexpr uint64_t coll_tag(uint32_t comm, uint64_t seq, uint32_t step) {
   return make_tag(TagKind::kColl, comm,
                   static_cast<uint32_t>(((seq & 0x3FF) << 12) | (step & 0xFFF)));
