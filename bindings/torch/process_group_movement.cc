@@ -97,17 +97,41 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
     refuse(call, "the output must be one list of " + std::to_string(size_) +
                      " tensors (one per rank)");
   const at::Tensor in = contiguous_input(inputs[0]);
-  for (const auto &o : outputs[0]) require_like(o, in.scalar_type(), in.numel(), call, "every output");
-  at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
+  // Output r takes rank r's input, so outputs may differ in size (each
+  // rank's input has its own): smd_allgatherv with those counts.
+  std::vector<int64_t> offsets(1, 0);
+  bool even = true;
+  for (const auto &o : outputs[0]) {
+    require_like(o, in.scalar_type(), o.numel(), call, "every output");
+    offsets.push_back(offsets.back() + o.numel());
+    even &= o.numel() == in.numel();
+  }
+  require_like(outputs[0][rank_], in.scalar_type(), in.numel(), call,
+               "this rank's output (output " + std::to_string(rank_) + ")");
+  at::Tensor flat = at::empty({offsets.back()}, in.options());
 
   Launch l(c10d::OpType::ALLGATHER, "smd:all_gather", call, opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs[0];
   l.keep_alive = {in, flat};
-  l.start = gather_call(in, flat.data_ptr());
-  l.finish = [flat, targets = outputs[0], n = in.numel()]() mutable {
+  if (even) {
+    l.start = gather_call(in, flat.data_ptr());
+  } else {
+    // Elements in the datatype smd moves them as (bytes for some dtypes).
+    const size_t scale = payload_of(at::empty({1}, in.options())).count;
+    std::vector<size_t> counts;
+    for (size_t r = 0; r < outputs[0].size(); ++r)
+      counts.push_back(static_cast<size_t>(offsets[r + 1] - offsets[r]) * scale);
+    const smd_datatype_t datatype = payload_of(in).datatype;
+    l.start = one_call([this, mine = in.data_ptr(), all = flat.data_ptr(), datatype,
+                        counts = std::move(counts)](smd_request_t **r) {
+      return smd_iallgatherv(mine, all, counts.data(), nullptr, datatype, comm_, nullptr, r);
+    });
+  }
+  l.finish = [flat, targets = outputs[0], offsets]() mutable {
     for (size_t r = 0; r < targets.size(); ++r)
-      targets[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view(targets[r].sizes()));
+      targets[r].copy_(
+          flat.narrow(0, offsets[r], offsets[r + 1] - offsets[r]).view(targets[r].sizes()));
   };
   return launch(std::move(l));
 }
@@ -155,19 +179,36 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_coalesced(
       require_like(list[i], inputs[i].scalar_type(), inputs[i].numel(), call,
                    "output " + std::to_string(i) + " of a list");
   }
-  Packing packing = plan_packing(inputs);
-  auto bytes = static_cast<int64_t>(packing.bytes);
-  at::Tensor mine = at::empty({bytes}, at::kByte);
-  pack(inputs, packing, mine, 0);
-  at::Tensor all = at::empty({bytes * size_}, at::kByte);
-
+  // One allgather per input into a block of world size x input, all in
+  // one smd group on the group worker (smd runs them back to back without
+  // returning); the blocks are copied to the outputs afterwards.
   Launch l(c10d::OpType::ALLGATHER_COALESCED, "smd:all_gather_coalesced", call, opts.timeout);
+  l.grouped = true;
   l.inputs = inputs;
   for (const auto &list : output_lists) l.outputs.insert(l.outputs.end(), list.begin(), list.end());
-  l.keep_alive = {mine, all};
-  l.start = gather_call(mine, all.data_ptr());
-  l.finish = [all, packing, lists = output_lists]() mutable {
-    for (size_t r = 0; r < lists.size(); ++r) unpack(all, packing, r * packing.bytes, lists[r]);
+  std::vector<at::Tensor> sources, blocks;
+  for (const auto &in : inputs) {
+    sources.push_back(contiguous_input(in));
+    blocks.push_back(at::empty({size_ * in.numel()}, in.options()));
+  }
+  l.keep_alive = sources;
+  l.keep_alive.insert(l.keep_alive.end(), blocks.begin(), blocks.end());
+  l.start = [this, sources, blocks](auto &requests, const std::string &what, uint64_t) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      Payload payload = payload_of(sources[i]);
+      smd_request_t *r = nullptr;
+      smd_result_t rc = smd_iallgather(sources[i].data_ptr(), blocks[i].data_ptr(), payload.count,
+                                       payload.datatype, group_comm_, nullptr, &r);
+      if (r) requests.push_back(r);
+      check(rc, what);
+    }
+  };
+  l.finish = [blocks, lists = output_lists]() mutable {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const int64_t n = blocks[i].numel() / static_cast<int64_t>(lists.size());
+      for (size_t r = 0; r < lists.size(); ++r)
+        lists[r][i].copy_(blocks[i].narrow(0, static_cast<int64_t>(r) * n, n).view(lists[r][i].sizes()));
+    }
   };
   return launch(std::move(l));
 }

@@ -25,6 +25,28 @@ std::string generation_prefix(c10d::Store &store, int size) {
   return "smd/" + std::to_string((arrivals - 1) / size) + "/";
 }
 
+// An operation's on_done: the Work ends with smd's error, or once the
+// results are copied out; `buffers` stay alive until then.
+std::function<void(smd_result_t, const std::string &)> finishing(
+    c10::intrusive_ptr<WorkSmd> work, std::function<void()> finish,
+    std::vector<at::Tensor> buffers) {
+  return [work, finish = std::move(finish), buffers = std::move(buffers)](
+             smd_result_t rc, const std::string &message) {
+    if (rc != SMD_SUCCESS) {
+      work->complete(rc, message);
+      return;
+    }
+    try {
+      if (finish) finish();
+    } catch (const std::exception &e) {
+      work->complete(SMD_ERR_INTERNAL,
+                     work->what() + ": copying the result out failed: " + e.what());
+      return;
+    }
+    work->complete(SMD_SUCCESS, "");
+  };
+}
+
 }  // namespace
 
 ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
@@ -53,17 +75,27 @@ ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, i
   options.store_prefix = prefix.c_str();
   check(smd_comm_init(&options, &comm_), where);
   smd_result_t rc = smd_comm_dup(comm_, &side_);
-  if (rc != SMD_SUCCESS) {
+  if (rc == SMD_SUCCESS) {
+    rc = smd_comm_dup(comm_, &group_comm_);
+    if (rc != SMD_SUCCESS) {
+      std::string message = last_error(where);
+      smd_comm_destroy(side_);
+      smd_comm_destroy(comm_);
+      throw SmdError(rc, message);
+    }
+  } else {
     std::string message = last_error(where);
     smd_comm_destroy(comm_);
     throw SmdError(rc, message);
   }
-  // A deadline passed: abort both communicators, which ends every pending
+  // A deadline passed: abort the communicators, which ends every pending
   // request here and tells the peers, whose pending operations end too.
   completions_ = std::make_unique<CompletionThread>([this] {
     smd_comm_abort(comm_);
     smd_comm_abort(side_);
+    smd_comm_abort(group_comm_);
   });
+  group_worker_ = std::make_unique<GroupWorker>();
   init();
 }
 
@@ -75,7 +107,10 @@ ProcessGroupSmd::~ProcessGroupSmd() {
   // torch 1.13's own gloo group has.
   bool had_gil = Py_IsInitialized() && PyGILState_Check();
   PyThreadState *saved = had_gil ? PyEval_SaveThread() : nullptr;
+  // Groups first: their operations reach the completion thread there.
+  group_worker_->finish();
   completions_->finish();
+  smd_comm_destroy(group_comm_);
   smd_comm_destroy(side_);
   smd_comm_destroy(comm_);
   if (had_gil) PyEval_RestoreThread(saved);
@@ -107,6 +142,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
     op->inspect = [work, inspect = std::move(l.inspect)](smd_request_t *const *r, size_t n) {
       inspect(*work, r, n);
     };
+  if (l.grouped) {
+    // Refusals by smd now reach the Work, not the caller.
+    op->on_done = finishing(work, std::move(l.finish), std::move(l.keep_alive));
+    auto job = std::make_shared<std::unique_ptr<PendingOp>>(std::move(op));
+    group_worker_->add([this, job, start = std::move(l.start), seq] {
+      run_grouped(std::move(*job), start, seq);
+    });
+    return work;
+  }
   try {
     l.start(op->requests, what, seq);
   } catch (...) {
@@ -119,23 +163,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
     }
     throw;
   }
-  op->on_done = [work, finish = std::move(l.finish), buffers = std::move(l.keep_alive)](
-                    smd_result_t rc, const std::string &message) {
-    if (rc != SMD_SUCCESS) {
-      work->complete(rc, message);
-      return;
-    }
-    try {
-      if (finish) finish();
-    } catch (const std::exception &e) {
-      work->complete(SMD_ERR_INTERNAL,
-                     work->what() + ": copying the result out failed: " + e.what());
-      return;
-    }
-    work->complete(SMD_SUCCESS, "");
-  };
+  op->on_done = finishing(work, std::move(l.finish), std::move(l.keep_alive));
   completions_->add(std::move(op));
   return work;
+}
+
+void ProcessGroupSmd::run_grouped(std::unique_ptr<PendingOp> op, const Start &start,
+                                  uint64_t seq) {
+  smd_group_start();
+  try {
+    start(op->requests, op->what, seq);
+  } catch (...) {
+    // A refused call fails the whole group: smd_group_end names it, and
+    // every request already made completes with that error.
+  }
+  const std::string what = op->what;
+  auto on_done = op->on_done;
+  // Watched from now on (deadline included); the requests complete when
+  // the group has run.
+  const bool watched = !op->requests.empty();
+  if (watched) completions_->add(std::move(op));
+  smd_result_t rc = smd_group_end();
+  if (!watched) on_done(rc, rc == SMD_SUCCESS ? "" : last_error(what));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_into(Launch l, const Staged &out) {
@@ -191,6 +240,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_coalesced(
     outs.push_back(out);
   }
   Launch l(c10d::OpType::ALLREDUCE_COALESCED, "smd:all_reduce_coalesced", call, opts.timeout);
+  l.grouped = true;
   l.inputs = l.outputs = tensors;
   std::vector<std::pair<void *, size_t>> bufs;
   for (const Staged &out : outs) {
@@ -198,7 +248,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_coalesced(
     bufs.emplace_back(out.buffer.data_ptr(), static_cast<size_t>(out.buffer.numel()));
   }
   l.start = grouped_calls(bufs, [this, plan](void *buf, size_t count, smd_request_t **r) {
-    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, nullptr, r);
+    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, group_comm_, nullptr, r);
   });
   l.finish = [outs] {
     for (const Staged &out : outs)
@@ -212,16 +262,12 @@ ProcessGroupSmd::Start ProcessGroupSmd::grouped_calls(
     std::function<smd_result_t(void *, size_t, smd_request_t **)> call) {
   return [bufs = std::move(bufs), call = std::move(call)](std::vector<smd_request_t *> &requests,
                                                           const std::string &what, uint64_t) {
-    check(smd_group_start(), what);
-    bool refused = false;
     for (const auto &[buf, count] : bufs) {
       smd_request_t *r = nullptr;
-      refused |= call(buf, count, &r) != SMD_SUCCESS;
+      smd_result_t rc = call(buf, count, &r);
       if (r) requests.push_back(r);
-      if (refused) break;
+      check(rc, what);
     }
-    // Runs the group (or, after a refusal, runs nothing and names the call).
-    check(smd_group_end(), what);
   };
 }
 
@@ -282,15 +328,27 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
     throw SmdError(SMD_ERR_INVALID_ARGUMENT,
                    std::string(call) + ": the input must be one list of " + std::to_string(size_) +
                        " tensors (one per rank)");
+  // Input r is rank r's block; blocks may differ in size (rank r's output
+  // has input r's size), which smd_reduce_scatterv takes as counts.
   const at::Tensor &t = outputs[0];
-  for (const auto &in : inputs[0])
-    require_like(in, t.scalar_type(), t.numel(), call, "every input tensor");
+  std::vector<size_t> counts;
+  bool even = true;
+  for (const auto &in : inputs[0]) {
+    require_like(in, t.scalar_type(), in.numel(), call, "every input tensor");
+    counts.push_back(static_cast<size_t>(in.numel()));
+    even &= in.numel() == t.numel();
+  }
+  require_like(inputs[0][rank_], t.scalar_type(), t.numel(), call,
+               "this rank's input (input " + std::to_string(rank_) + ")");
+  if (even) counts.clear();  // smd_reduce_scatter: measured as fast, and simpler
+  // One send buffer: smd reduces it as one operation (a group of
+  // per-rank reduces would cost a collective per rank).
   std::vector<at::Tensor> flats;
   for (const auto &in : inputs[0]) flats.push_back(in.reshape({-1}));
   return start_reduce_scatter(at::cat(flats), outputs[0], opts,
                               Launch(c10d::OpType::REDUCE_SCATTER, "smd:reduce_scatter", call,
                                      opts.timeout),
-                              inputs[0]);
+                              inputs[0], std::move(counts));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
@@ -307,7 +365,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
     const at::Tensor &input, const at::Tensor &output, const c10d::ReduceScatterOptions &opts,
-    Launch l, const std::vector<at::Tensor> &inputs) {
+    Launch l, const std::vector<at::Tensor> &inputs, std::vector<size_t> counts) {
   ReducePlan plan = plan_reduction(output.scalar_type(), opts.reduceOp, l.name);
   at::Tensor in = contiguous_input(input);
   if (plan.premultiply) {
@@ -321,9 +379,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
   void *send = in.data_ptr();
   void *recv = out.buffer.data_ptr();
   const size_t count = out.buffer.numel();
-  l.start = one_call([this, plan, send, recv, count](smd_request_t **r) {
-    return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
-  });
+  if (counts.empty()) {
+    l.start = one_call([this, plan, send, recv, count](smd_request_t **r) {
+      return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
+    });
+  } else {
+    // smd reads the counts when the call is made; the lambda owns them.
+    l.start = one_call([this, plan, send, recv, counts = std::move(counts)](smd_request_t **r) {
+      return smd_ireduce_scatterv(send, recv, counts.data(), nullptr, plan.datatype, plan.op,
+                                  comm_, nullptr, r);
+    });
+  }
   return launch_into(std::move(l), out);
 }
 

@@ -8,6 +8,9 @@
 // start operations in the order torch issues them) and returns a Work at
 // once; smd runs collectives on its own worker thread, and this group's
 // completion thread finishes each Work when smd is done with it.
+// Coalesced operations are one smd group each (smd fuses the calls);
+// smd_group_end blocks, so the group worker ends them, on a communicator
+// of their own (group_comm_) whose order is the worker's queue order.
 #pragma once
 
 #include <smd.h>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "completion_thread.h"
+#include "group_worker.h"
 #include "work_smd.h"
 #include "store_adapter.h"
 #include "tensor_staging.h"
@@ -110,6 +114,9 @@ class ProcessGroupSmd : public BackendBase {
     std::chrono::milliseconds timeout;      // < 0: the group's
     bool collective = true;                 // counts in the sequence number
     bool point_to_point = false;            // its requests need polling
+    // `start` makes i-calls on group_comm_ that the group worker runs as
+    // one smd group (see run_grouped).
+    bool grouped = false;
     std::vector<at::Tensor> inputs;         // for the profiler
     std::vector<at::Tensor> outputs;        // result() and the Future's value
     std::vector<at::Tensor> keep_alive;     // buffers smd uses until done
@@ -127,10 +134,13 @@ class ProcessGroupSmd : public BackendBase {
   c10::intrusive_ptr<c10d::Work> launch_into(Launch op, const Staged &out);
   // A Start that makes one smd call: `call(&request)`.
   static Start one_call(std::function<smd_result_t(smd_request_t **)> call);
-  // A Start that makes `call(buf, count, &request)` for every buffer inside
-  // one smd group (smd_group_start/end), so smd fuses them.
+  // A Start for a grouped Launch that makes `call(buf, count, &request)`
+  // for every buffer, so smd fuses them.
   static Start grouped_calls(std::vector<std::pair<void *, size_t>> bufs,
                              std::function<smd_result_t(void *, size_t, smd_request_t **)> call);
+  // On the group worker: opens an smd group, starts the operation's calls,
+  // hands its requests to the completion thread and ends the group.
+  void run_grouped(std::unique_ptr<PendingOp> op, const Start &start, uint64_t seq);
 
   // Tag of point-to-point messages that make up the collective `seq` on
   // the side communicator.
@@ -140,12 +150,15 @@ class ProcessGroupSmd : public BackendBase {
   Launch side_launch(c10d::OpType type, const char *title, const char *name,
                      std::chrono::milliseconds timeout);
 
-  // reduce_scatter and its flat form, once the input is one flat tensor.
+  // reduce_scatter and its flat form, once the input is one flat tensor
+  // holding rank r's block of counts[r] elements at displs[r] (counts
+  // empty: equal blocks of the output's size, packed).
   c10::intrusive_ptr<c10d::Work> start_reduce_scatter(const at::Tensor &input,
                                                       const at::Tensor &output,
                                                       const c10d::ReduceScatterOptions &opts,
                                                       Launch l,
-                                                      const std::vector<at::Tensor> &inputs);
+                                                      const std::vector<at::Tensor> &inputs,
+                                                      std::vector<size_t> counts = {});
   // A Start that allgathers `in` into `all` (world size x in) on comm_.
   Start gather_call(const at::Tensor &in, void *all);
   // The user's send or recv (not a collective: no sequence number).
@@ -160,10 +173,13 @@ class ProcessGroupSmd : public BackendBase {
   // Collectives made of point-to-point messages, whose tags must not meet
   // the user's.
   smd_comm_t *side_ = nullptr;
+  // The groups of coalesced operations, issued by group_worker_ only.
+  smd_comm_t *group_comm_ = nullptr;
   // Starting order is sequence order on every thread.
   std::mutex issue_mu_;
   uint64_t seq_ = 0;
   std::unique_ptr<CompletionThread> completions_;
+  std::unique_ptr<GroupWorker> group_worker_;
 };
 
 }  // namespace smd_torch

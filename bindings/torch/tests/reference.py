@@ -69,3 +69,21 @@ def broadcast(t, root, group):
     work = t.to(carrier(t.dtype), copy=True)  # never `t` itself
     dist.broadcast(work, root, group=group)
     return work.to(t.dtype)
+
+
+def reduce_scatter_uneven(inputs, op, group):
+    """gloo's result of reduce_scatter when input r (rank r's block) has its
+    own size: the allreduce of all blocks side by side, this rank's part."""
+    whole = all_reduce(torch.cat([t.reshape(-1) for t in inputs]), op, group)
+    rank = dist.get_rank(group)
+    start = sum(t.numel() for t in inputs[:rank])
+    return whole.narrow(0, start, inputs[rank].numel()).reshape(inputs[rank].shape)
+
+
+def all_gather_uneven(t, sizes, group):
+    """Every rank's `t` (rank r's has sizes[r] elements), as gloo gathers
+    them padded to the largest and trimmed back."""
+    longest = max(sizes)
+    padded = torch.zeros(longest, dtype=carrier(t.dtype))
+    padded[:t.numel()] = t.reshape(-1).to(padded.dtype)
+    return [p[:n].to(t.dtype) for p, n in zip(all_gather(padded, group), sizes)]
