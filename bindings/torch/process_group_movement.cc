@@ -179,36 +179,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_coalesced(
       require_like(list[i], inputs[i].scalar_type(), inputs[i].numel(), call,
                    "output " + std::to_string(i) + " of a list");
   }
-  // One allgather per input into a block of world size x input, all in
-  // one smd group on the group worker (smd runs them back to back without
-  // returning); the blocks are copied to the outputs afterwards.
+  // Packed into one allgather: measured 4-8x faster for 100 tensors of
+  // 1 KiB than one allgather per tensor in an smd group (groups fuse only
+  // allreduces; bindings/torch/README.md), and as fast for large ones.
+  Packing packing = plan_packing(inputs);
+  auto bytes = static_cast<int64_t>(packing.bytes);
+  at::Tensor mine = at::empty({bytes}, at::kByte);
+  pack(inputs, packing, mine, 0);
+  at::Tensor all = at::empty({bytes * size_}, at::kByte);
+
   Launch l(c10d::OpType::ALLGATHER_COALESCED, "smd:all_gather_coalesced", call, opts.timeout);
-  l.grouped = true;
   l.inputs = inputs;
   for (const auto &list : output_lists) l.outputs.insert(l.outputs.end(), list.begin(), list.end());
-  std::vector<at::Tensor> sources, blocks;
-  for (const auto &in : inputs) {
-    sources.push_back(contiguous_input(in));
-    blocks.push_back(at::empty({size_ * in.numel()}, in.options()));
-  }
-  l.keep_alive = sources;
-  l.keep_alive.insert(l.keep_alive.end(), blocks.begin(), blocks.end());
-  l.start = [this, sources, blocks](auto &requests, const std::string &what, uint64_t) {
-    for (size_t i = 0; i < sources.size(); ++i) {
-      Payload payload = payload_of(sources[i]);
-      smd_request_t *r = nullptr;
-      smd_result_t rc = smd_iallgather(sources[i].data_ptr(), blocks[i].data_ptr(), payload.count,
-                                       payload.datatype, group_comm_, nullptr, &r);
-      if (r) requests.push_back(r);
-      check(rc, what);
-    }
-  };
-  l.finish = [blocks, lists = output_lists]() mutable {
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      const int64_t n = blocks[i].numel() / static_cast<int64_t>(lists.size());
-      for (size_t r = 0; r < lists.size(); ++r)
-        lists[r][i].copy_(blocks[i].narrow(0, static_cast<int64_t>(r) * n, n).view(lists[r][i].sizes()));
-    }
+  l.keep_alive = {mine, all};
+  l.start = gather_call(mine, all.data_ptr());
+  l.finish = [all, packing, lists = output_lists]() mutable {
+    for (size_t r = 0; r < lists.size(); ++r) unpack(all, packing, r * packing.bytes, lists[r]);
   };
   return launch(std::move(l));
 }
