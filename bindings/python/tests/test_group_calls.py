@@ -12,7 +12,7 @@ def test_grouped_equals_ungrouped(world):
     p, r = world.size, world.rank
     sizes = [1, 7, 100, 4096, 3, 65536]
     tensors = [np.arange(n, dtype=np.float32) + r for n in sizes]
-    want = [world.allreduce(t) for t in tensors]
+    want = [world.allreduce(t.copy()) for t in tensors]  # in place: on copies
     gathered_want = world.allgather(np.full(5, r, np.int32))
     with smd.group():
         got = [world.allreduce(t) for t in tensors]
@@ -28,10 +28,11 @@ def test_grouped_equals_ungrouped(world):
 
 def test_comm_group_and_nesting(world):
     a = np.ones(300, np.float32)
+    b = np.ones(300, np.float32)  # its own buffer: allreduce works in place
     with world.group():
         with world.group():
             out = world.allreduce(a)
-        req = world.iallreduce(a)
+        req = world.iallreduce(b)
         assert not req.test()  # nothing runs before the outermost exit
     np.testing.assert_array_equal(out, np.full(300, world.size, np.float32))
     np.testing.assert_array_equal(req.wait(), np.full(300, world.size, np.float32))
