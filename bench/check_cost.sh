@@ -11,14 +11,15 @@ reps=${2:-5}
 export SMD_PLUGIN_PATH="$build/src/plugins/shm:$build/src/plugins/tcp"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# name, ranks, nodes, SMD_ALGO
-configs=("ring-np2-node1 2 1 ring" "ring-np4-node1 4 1 ring" "tcp-np2-nodes2 2 2 auto"
-         "shm+tcp-np4-nodes2 4 2 auto")
+# name, ranks, nodes, SMD_ALGO, SMD_TRANSPORT (fake nodes on one machine
+# would otherwise still talk through shared memory)
+configs=("ring-np2-node1 2 1 ring auto" "ring-np4-node1 4 1 ring auto"
+         "tcp-np2-nodes2 2 2 auto tcp" "shm+tcp-np4-nodes2 4 2 auto shm+tcp")
 for ((rep = 0; rep < reps; ++rep)); do
   for c in "${configs[@]}"; do
-    read -r name n nodes algo <<<"$c"
+    read -r name n nodes algo transport <<<"$c"
     for mode in off fast; do
-      SMD_CHECK=$mode SMD_ALGO=$algo "$build/tools/smdrun" -n "$n" --nodes "$nodes" --timeout 300 \
+      SMD_CHECK=$mode SMD_ALGO=$algo SMD_TRANSPORT=$transport "$build/tools/smdrun" -n "$n" --nodes "$nodes" --timeout 300 \
         "$build/tools/smd-bench" allreduce -b 8 -e 1M -f 16 -n 200 -w 20 --json |
         grep -o '{.*}' | sed "s/^/$name $mode /" >>"$out/runs"
     done
