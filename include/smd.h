@@ -744,7 +744,8 @@ SMD_API smd_result_t smd_group_end(void);
  * them are allowed and never touched. Zero counts are allowed for any
  * rank, all-zero too (the call still synchronises like the others).
  *
- * Every rank must pass the same counts (displs are each rank's own
+ * allgatherv and reduce_scatterv: every rank must pass the same counts
+ * (smd_alltoallv below has its own rule; displs are each rank's own
  * layout and may differ between ranks). Ranks whose counts differ all
  * fail with SMD_ERR_MISMATCH, on every algorithm and transport: the arena
  * compares a digest of the counts in its descriptors and the
@@ -786,6 +787,35 @@ SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
                                           smd_datatype_t datatype, smd_op_t op,
                                           smd_comm_t *comm, smd_stream_t stream,
                                           smd_request_t **request);
+
+/* Every rank sends a block to every rank (MPI_Alltoallv): sendcounts[j]
+ * elements at sdispls[j] of sendbuf go to rank j, which receives them into
+ * recvcounts[i] elements at rdispls[i] of its recvbuf (i: the sender).
+ * Counts and displacements are in elements; NULL displs: packed in rank
+ * order. Unlike the other v-collectives the counts differ between ranks
+ * by design; what must agree is each pair: sendcounts[j] on rank i ==
+ * recvcounts[i] on rank j. A pair that disagrees fails with
+ * SMD_ERR_TRUNCATED on the receiving rank (whether the message was longer
+ * or shorter than its receive; its message names both ranks). The
+ * other ranks return success if their own exchanges were complete, or an
+ * error (never wrong data, never a hang); as after any failed collective,
+ * the communicator is failed: later calls on it fail. Send blocks may overlap (they
+ * are only read); receive blocks may not. Not supported in place:
+ * sendbuf == recvbuf, or any overlap of the two, is SMD_ERR_INVALID_ARGUMENT.
+ * Host memory only for now (device buffers: SMD_ERR_NOT_SUPPORTED).
+ * Errors: SMD_ERR_INVALID_ARGUMENT (NULL counts, NULL buffers holding
+ * elements, overlapping receive blocks, sizes that overflow, sendbuf and
+ * recvbuf overlapping), SMD_ERR_TRUNCATED, and those of smd_alltoall. */
+SMD_API smd_result_t smd_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                   const size_t *sdispls, void *recvbuf,
+                                   const size_t *recvcounts, const size_t *rdispls,
+                                   smd_datatype_t datatype, smd_comm_t *comm,
+                                   smd_stream_t stream);
+SMD_API smd_result_t smd_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                    const size_t *sdispls, void *recvbuf,
+                                    const size_t *recvcounts, const size_t *rdispls,
+                                    smd_datatype_t datatype, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request);
 
 /* ------------------------------------------------------------------------
  * Receiving from any source, and the status of a receive, since 0.1

@@ -10,8 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "block_displs.h"
 #include "mp_env.h"
 
+using mptest::extent_of;
+using mptest::gapped_displs;
+using mptest::packed_displs;
 using mptest::rank;
 using mptest::size;
 using mptest::world;
@@ -40,30 +44,6 @@ std::vector<size_t> counts_of(Shape s, int p) {
     }
   }
   return c;
-}
-
-// Displacements: packed (NULL), or the blocks in reverse rank order with
-// gaps between them.
-std::vector<size_t> gapped_displs(const std::vector<size_t> &counts) {
-  std::vector<size_t> d(counts.size());
-  size_t at = 3;
-  for (size_t i = counts.size(); i-- > 0;) {
-    d[i] = at;
-    at += counts[i] + 5;
-  }
-  return d;
-}
-
-size_t extent_of(const std::vector<size_t> &counts, const std::vector<size_t> &displs) {
-  size_t e = 0;
-  for (size_t i = 0; i < counts.size(); ++i) e = std::max(e, displs[i] + counts[i]);
-  return e;
-}
-
-std::vector<size_t> packed_displs(const std::vector<size_t> &counts) {
-  std::vector<size_t> d(counts.size());
-  std::exclusive_scan(counts.begin(), counts.end(), d.begin(), size_t(0));
-  return d;
 }
 
 // Element i of rank r's block as rank `from` contributes it: exact in

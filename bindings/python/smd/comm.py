@@ -10,13 +10,15 @@ Conventions of every collective:
   into instead, leaving ``buf`` untouched. A read-only ``buf`` (bytes, a
   tensor that requires grad) needs ``out=``.
 - **A new array where the result has another shape**: allgather,
-  reduce_scatter, alltoall, gather and scatter write into ``out=`` or,
+  reduce_scatter, alltoall, gather, scatter and the v-forms (allgatherv,
+  reduce_scatterv, alltoallv) write into ``out=`` or,
   without it, into a new array of the input's kind (a torch tensor for a
   torch tensor, else numpy). In place is still possible with no extra
   memory: ``comm.alltoall(buf, out=buf)``,
   ``comm.allgather(out[comm.rank], out=out)``,
   ``comm.reduce_scatter(buf, out=buf[comm.rank])`` (buf shaped
-  ``(size, ...)``). Other overlaps of input and output are refused.
+  ``(size, ...)``). alltoallv has no in-place form. Other overlaps of
+  input and output are refused.
 - **Every call returns the object holding its result** (``buf``, ``out``
   or the new array; None where a rank gets no result: reduce and gather
   off the root).
@@ -728,16 +730,17 @@ class Comm:
     # rank order. Every rank passes the same counts (else MismatchError on
     # every rank); displs are each rank's own layout.
 
-    def _v_layout(self, counts: Iterable[int], displs: Optional[Iterable[int]]
-                  ) -> Tuple[Any, Any, int, int]:
+    def _v_layout(self, counts: Iterable[int], displs: Optional[Iterable[int]],
+                  names: Tuple[str, str] = ("counts", "displs")) -> Tuple[Any, Any, int, int]:
         """C arrays of counts and displs (or NULL), this rank's count and the
-        extent in elements of the buffer holding every block."""
+        extent in elements of the buffer holding every block. `names`: the
+        arguments' names, for messages."""
         c = [int(n) for n in counts]
         if len(c) != self._size:
-            raise InvalidArgumentError(f"counts has {len(c)} entries for {self._size} ranks")
+            raise InvalidArgumentError(f"{names[0]} has {len(c)} entries for {self._size} ranks")
         d = [int(x) for x in displs] if displs is not None else None
         if d is not None and len(d) != self._size:
-            raise InvalidArgumentError(f"displs has {len(d)} entries for {self._size} ranks")
+            raise InvalidArgumentError(f"{names[1]} has {len(d)} entries for {self._size} ranks")
         starts = d if d is not None else [sum(c[:r]) for r in range(len(c))]
         extent = max((s + n for s, n in zip(starts, c) if n), default=0)
         return (ffi.new("size_t[]", c), ffi.new("size_t[]", d) if d is not None else ffi.NULL,
@@ -772,6 +775,22 @@ class Comm:
                      (send.ptr, recv.ptr, carr, darr, send.datatype, resolve_op(op), handle,
                       _stream(stream)), (send, recv, carr, darr), recv.obj)
 
+    def _alltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int],
+                   sdispls: Optional[Iterable[int]], rdispls: Optional[Iterable[int]],
+                   out: Optional[ArrayLike], dtype: DatatypeLike, stream: Any) -> "_Call":
+        handle = self._live()
+        send = self._input(buf, dtype)
+        scarr, sdarr, _, sextent = self._v_layout(sendcounts, sdispls, ("sendcounts", "sdispls"))
+        if send.count < sextent:
+            raise InvalidArgumentError(f"buf holds {send.count} elements; its blocks end at {sextent}")
+        rcarr, rdarr, _, rextent = self._v_layout(recvcounts, rdispls, ("recvcounts", "rdispls"))
+        if out is not None:
+            rextent = max(rextent, as_buffer(out, dtype=dtype, name="out").count)
+        recv = self._output(out, send, rextent, (rextent,), dtype)
+        return _Call(lib.smd_ialltoallv, lib.smd_alltoallv,
+                     (send.ptr, scarr, sdarr, recv.ptr, rcarr, rdarr, send.datatype, handle,
+                      _stream(stream)), (send, recv, scarr, sdarr, rcarr, rdarr), recv.obj)
+
     def allgatherv(self, buf: ArrayLike, counts: Iterable[int], *,
                    displs: Optional[Iterable[int]] = None, out: Optional[ArrayLike] = None,
                    dtype: DatatypeLike = None, stream: Any = None) -> Any:
@@ -803,6 +822,28 @@ class Comm:
                          stream: Any = None) -> Request:
         """Start reduce_scatterv()."""
         return self._start(self._reduce_scatterv(buf, counts, op, displs, out, dtype, stream))
+
+    def alltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int], *,
+                  sdispls: Optional[Iterable[int]] = None, rdispls: Optional[Iterable[int]] = None,
+                  out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+                  stream: Any = None) -> Any:
+        """Every rank sends sendcounts[j] elements (at sdispls[j] of ``buf``)
+        to rank j and receives recvcounts[i] elements from rank i into
+        rdispls[i] of the result, a flat array that ends with the last
+        block (gaps are left as they are). displs default to packed. Each
+        pair must agree: rank i's sendcounts[j] == rank j's recvcounts[i],
+        else the receiving rank raises TruncatedError. Not in place:
+        ``out`` must not overlap ``buf``."""
+        return self._run(self._alltoallv(buf, sendcounts, recvcounts, sdispls, rdispls, out, dtype,
+                                         stream))
+
+    def ialltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int], *,
+                   sdispls: Optional[Iterable[int]] = None, rdispls: Optional[Iterable[int]] = None,
+                   out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
+                   stream: Any = None) -> Request:
+        """Start alltoallv()."""
+        return self._start(self._alltoallv(buf, sendcounts, recvcounts, sdispls, rdispls, out,
+                                           dtype, stream))
 
     def recv_status(self, buf: ArrayLike, source: int = ANY_SOURCE, tag: int = ANY_TAG, *,
                     dtype: DatatypeLike = None, stream: Any = None) -> Status:

@@ -1,5 +1,5 @@
-"""Collectives with per-rank counts (allgatherv, reduce_scatterv) and
-receives from any source with their status."""
+"""Collectives with per-rank counts (allgatherv, reduce_scatterv,
+alltoallv) and receives from any source with their status."""
 
 import numpy as np
 import pytest
@@ -53,6 +53,65 @@ def test_mismatched_counts(pair):
 def test_counts_of_the_wrong_length(world):
     with pytest.raises(smd.InvalidArgumentError):
         world.allgatherv(np.zeros(1, np.float32), [1] * (world.size + 1))
+
+
+def pair_count(src, dst):
+    return 0 if (src + 2 * dst) % 4 == 1 else 1 + (src * 31 + dst * 7) % 13
+
+
+def test_alltoallv_uneven_gaps_and_nonblocking(world):
+    p, r = world.size, world.rank
+    scounts = [pair_count(r, q) for q in range(p)]
+    rcounts = [pair_count(q, r) for q in range(p)]
+    buf = np.concatenate([np.full(n, r * 100 + q, np.int32) for q, n in enumerate(scounts)] +
+                         [np.zeros(0, np.int32)])
+    got = world.alltoallv(buf, scounts, rcounts)
+    want = np.concatenate([np.full(n, q * 100 + r, np.int32) for q, n in enumerate(rcounts)] +
+                          [np.zeros(0, np.int32)])
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int32
+    # Received blocks in reverse order, three apart, into out=; gaps untouched.
+    rdispls, at = [0] * p, 1
+    for q in reversed(range(p)):
+        rdispls[q], at = at, at + rcounts[q] + 3
+    out = np.full(at, -1, np.int32)
+    assert world.ialltoallv(buf, scounts, rcounts, rdispls=rdispls, out=out).wait() is out
+    inside = np.zeros(at, bool)
+    for q in range(p):
+        np.testing.assert_array_equal(out[rdispls[q]:rdispls[q] + rcounts[q]], q * 100 + r)
+        inside[rdispls[q]:rdispls[q] + rcounts[q]] = True
+    assert (out[~inside] == -1).all()
+
+
+def test_alltoallv_disagreeing_pair(pair):
+    world = pair
+    with world.dup() as comm:
+        rcounts = [4] * world.size
+        if world.rank == 1:
+            rcounts[0] = 6
+        send = np.zeros(4 * world.size, np.float32)
+        if world.rank == 1:
+            with pytest.raises(smd.TruncatedError, match="recvcounts"):
+                comm.alltoallv(send, [4] * world.size, rcounts)
+        else:
+            try:
+                comm.alltoallv(send, [4] * world.size, rcounts)
+            except smd.Error:
+                pass   # the failed communicator may reach this rank too
+
+
+def test_alltoallv_bad_arguments(world):
+    p = world.size
+    buf = np.zeros(2 * p, np.float32)
+    with pytest.raises(smd.InvalidArgumentError, match="sendcounts"):
+        world.alltoallv(buf, [2] * (p + 1), [2] * p)
+    with pytest.raises(smd.InvalidArgumentError, match="rdispls"):
+        world.alltoallv(buf, [2] * p, [2] * p, rdispls=[0])
+    with pytest.raises(smd.InvalidArgumentError):
+        world.alltoallv(buf, [3] * p, [2] * p)          # buf too short
+    with pytest.raises(smd.InvalidArgumentError, match="in place"):
+        world.alltoallv(buf, [2] * p, [2] * p, out=buf)  # no in-place form
+    world.barrier()
 
 
 def test_recv_from_any_source(world):

@@ -164,6 +164,29 @@ void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts
   launch(c, a, a.blocks->counts[size_t(c->rank())], req);
 }
 
+// alltoallv: sendbuf's blocks go to the ranks, recvbuf's come from them.
+// Pairs' counts are checked as the blocks travel (alltoallv.cc).
+void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                  const size_t *recvcounts, const size_t *rdispls, smd_datatype_t dt, smd_comm_t *comm,
+                  smd_stream_t stream, smd_request_t **req) {
+  auto c = comm_of(comm);
+  check_stream(stream);
+  size_t es = check_datatype(dt);
+  // Send blocks are only read: they may overlap (as in MPI).
+  auto in = check_blocks(sendcounts, sdispls, c->size(), es, "sendbuf", "sendcounts", true);
+  auto out = check_blocks(recvcounts, rdispls, c->size(), es, "recvbuf", "recvcounts");
+  size_t in_bytes = in->extent * es, out_bytes = out->extent * es;
+  check_buffer(sendbuf, in_bytes, "sendbuf");
+  check_buffer(recvbuf, out_bytes, "recvbuf");
+  if (sendbuf && sendbuf == recvbuf && (in_bytes || out_bytes))
+    fail(SMD_ERR_INVALID_ARGUMENT, "alltoallv is not supported in place (sendbuf == recvbuf)");
+  check_overlap(sendbuf, in_bytes, recvbuf, out_bytes, 0);
+  CollArgs a{CollKind::kAlltoallv, sendbuf, recvbuf, out->total, dt, SMD_SUM, 0};
+  a.blocks = std::move(out);
+  a.send_blocks = std::move(in);
+  launch(c, a, a.count, req);
+}
+
 void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   auto c = comm_of(comm);
   check_stream(stream);
@@ -308,6 +331,26 @@ SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
   return guarded("smd_ireduce_scatterv", [&] {
     out_request(request);
     do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, request);
+  });
+}
+
+SMD_API smd_result_t smd_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                   const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                   const size_t *rdispls, smd_datatype_t datatype, smd_comm_t *comm,
+                                   smd_stream_t stream) {
+  return guarded("smd_alltoallv", [&] {
+    do_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm, stream,
+                 nullptr);
+  });
+}
+SMD_API smd_result_t smd_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                    const size_t *rdispls, smd_datatype_t datatype, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request) {
+  return guarded("smd_ialltoallv", [&] {
+    out_request(request);
+    do_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm, stream,
+                 request);
   });
 }
 

@@ -20,7 +20,7 @@ bool communicates(const char *call) {
       "smd_reduce",         "smd_ireduce",         "smd_alltoall",   "smd_ialltoall",
       "smd_barrier",        "smd_ibarrier",        "smd_send",       "smd_isend",
       "smd_recv",           "smd_irecv",           "smd_allgatherv", "smd_iallgatherv",
-      "smd_reduce_scatterv", "smd_ireduce_scatterv"};
+      "smd_reduce_scatterv", "smd_ireduce_scatterv", "smd_alltoallv", "smd_ialltoallv"};
   for (const char *n : names)
     if (!strcmp(n, call)) return true;
   return false;

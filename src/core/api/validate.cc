@@ -115,8 +115,10 @@ void check_status(const smd_status_t *status) {
 }
 
 std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
-                                                size_t elem_size, const char *buffer) {
-  if (!counts) fail(SMD_ERR_INVALID_ARGUMENT, "counts is NULL (one count per rank is needed)");
+                                                size_t elem_size, const char *buffer,
+                                                const char *counts_name, bool may_overlap) {
+  if (!counts)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL (one count per rank is needed)", counts_name);
   auto l = std::make_shared<BlockLayout>();
   l->counts.assign(counts, counts + size);
   l->displs.resize(size_t(size));
@@ -133,6 +135,7 @@ std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size
   }
   finish_layout(*l);
   checked_bytes(l->total, elem_size, 1, "the sum of counts");
+  if (may_overlap) return l;
   // Blocks holding elements must not overlap: sort them by start.
   std::vector<int> order;
   for (int r = 0; r < size; ++r)

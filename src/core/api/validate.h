@@ -45,8 +45,11 @@ void check_status(const smd_status_t *status);
 // A v-collective's blocks: `size` counts (required) and displacements
 // (NULL: packed in rank order), in elements of elem_size bytes. Fails on
 // overflow and on blocks that overlap one another; `buffer` names the
-// buffer that holds them in messages.
+// buffer that holds them in messages; `counts_name` the counts array.
+// With `may_overlap` (blocks that are only read) overlaps are allowed.
 std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
-                                                size_t elem_size, const char *buffer);
+                                                size_t elem_size, const char *buffer,
+                                                const char *counts_name = "counts",
+                                                bool may_overlap = false);
 
 }  // namespace smd

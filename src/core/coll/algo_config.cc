@@ -9,7 +9,7 @@ namespace {
 constexpr int kKinds = static_cast<int>(CollKind::kCount);
 const char *const kCollNames[kKinds] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
                                         "reduce",    "alltoall",  "barrier",   "allgatherv",
-                                        "reduce_scatterv"};
+                                        "reduce_scatterv", "alltoallv"};
 const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical"};
 constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
 

@@ -17,6 +17,7 @@ enum class CollKind : int {
   kBarrier,
   kAllgatherv,
   kReduceScatterv,
+  kAlltoallv,
   kCount
 };
 
@@ -26,7 +27,7 @@ enum class Algo : int {
   kRing,      // ring / pipelined chain over point-to-point messages
   kRd,        // recursive doubling / halving / dissemination
   kTree,      // binomial tree
-  kPairwise,  // pairwise exchange (alltoall)
+  kPairwise,  // pairwise exchange (alltoall, alltoallv)
   kHierarchical,  // node phases on the arena, rail phases across nodes
 };
 

@@ -43,6 +43,8 @@ void reduce_scatterv_direct(Comm &c, const CollArgs &a);
 void reduce_scatterv_ring(Comm &c, const CollArgs &a);
 void reduce_scatterv_hierarchical(Comm &c, const CollArgs &a);
 
+void alltoallv_pairwise(Comm &c, const CollArgs &a);
+
 // For the v-collectives' algorithms: round k's slice of a block of `len`
 // elements that moves `per_round` elements a round (empty past its end),
 // and the arguments of a phase on a sub-communicator (agreed already).

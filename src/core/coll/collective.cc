@@ -20,7 +20,7 @@ namespace smd {
 namespace {
 
 // One rank: every collective is a copy (and AVG divides by one).
-void run_single(const CollArgs &a) {
+void run_single(Comm &comm, const CollArgs &a) {
   size_t bytes = a.count * datatype_size(a.datatype);
   switch (a.kind) {
     case CollKind::kBarrier: return;
@@ -38,6 +38,7 @@ void run_single(const CollArgs &a) {
     case CollKind::kReduceScatterv:
       ops_of(a).copy(a.recvbuf, at(a.sendbuf, a.blocks->displs[0], datatype_size(a.datatype)), bytes);
       return;
+    case CollKind::kAlltoallv: return alltoallv_pairwise(comm, a);  // checks and copies its block
     default: return;
   }
 }
@@ -87,7 +88,7 @@ void run_collective(Comm &c, const CollArgs &a) {
   FlightScope flight(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);
-    return run_single(a);
+    return run_single(c, a);
   }
   const AlgoChoice &choice = cached_choice(c, a);
   const AlgoEntry &algo = *choice.entry;

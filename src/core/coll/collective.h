@@ -22,7 +22,7 @@ struct CollArgs {
   void *recvbuf = nullptr;
   // allreduce/broadcast/reduce: elements of the vector; allgather: sent
   // per rank; reduce_scatter: received per rank; alltoall: per peer block;
-  // v-collectives: the sum of all blocks.
+  // v-collectives: the sum of all blocks (alltoallv: of the received ones).
   size_t count = 0;
   smd_datatype_t datatype = SMD_FLOAT32;
   smd_op_t op = SMD_SUM;
@@ -33,12 +33,16 @@ struct CollArgs {
   // The members already agreed on this call (a phase of a hierarchical
   // collective, checked as a whole): no agreement check of its own.
   bool agreed = false;
-  // v-collectives: every rank's block.
+  // v-collectives: every rank's block (alltoallv: in recvbuf).
   std::shared_ptr<const BlockLayout> blocks = nullptr;
+  // alltoallv: the blocks of sendbuf, send_blocks->counts[r] going to rank r.
+  std::shared_ptr<const BlockLayout> send_blocks = nullptr;
 };
 
 // The data movement of the call's memory kind.
-// allgatherv, reduce_scatterv: the calls with per-rank blocks.
+// allgatherv, reduce_scatterv: the calls with per-rank blocks that every
+// rank must agree on. (alltoallv's counts differ between ranks by design:
+// its pairs check their sizes as they exchange, see alltoallv.cc.)
 inline bool per_rank_blocks(CollKind k) {
   return k == CollKind::kAllgatherv || k == CollKind::kReduceScatterv;
 }

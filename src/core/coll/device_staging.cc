@@ -75,6 +75,8 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
 }
 
 void run_collective_staged(Comm &comm, const CollArgs &a) {
+  if (a.kind == CollKind::kAlltoallv)
+    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
   const gpu::CudaApi *api = gpu::cuda_api();
   if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
   const StagedShape s = staged_shape(a, comm.rank(), comm.size());

@@ -76,6 +76,13 @@ double v_hierarchical_cost(const CollArgs &a, const CommShape &s, const CostMode
          best_flat_cost(uniform_kind(a.kind), s.nodes, v_largest_bytes(a), m.net, m.reduce_gbps);
 }
 
+// alltoallv: alltoall's pairwise formula with the largest received block
+// standing for every block.
+double v_pairwise_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  return flat_cost(CollKind::kAlltoall, Algo::kPairwise, s.size, v_largest_bytes(a), p2p_link(s, m),
+                   m.reduce_gbps);
+}
+
 const AlgoEntry kTable[] = {
     {CollKind::kAllreduce, Algo::kDirect, on_arena, direct_cost, allreduce_direct},
     {CollKind::kAllreduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
@@ -116,6 +123,7 @@ const AlgoEntry kTable[] = {
     {CollKind::kReduceScatterv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
      reduce_scatterv_hierarchical},
     {CollKind::kReduceScatterv, Algo::kRing, anywhere, v_ring_cost, reduce_scatterv_ring},
+    {CollKind::kAlltoallv, Algo::kPairwise, anywhere, v_pairwise_cost, alltoallv_pairwise},
 };
 
 // Logs a forced algorithm's fallback once per (collective, algorithm).

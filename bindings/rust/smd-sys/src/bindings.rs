@@ -1657,6 +1657,33 @@ extern "C" {
         request: *mut *mut smd_request_t,
     ) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_alltoallv(
+        sendbuf: *const ::std::os::raw::c_void,
+        sendcounts: *const usize,
+        sdispls: *const usize,
+        recvbuf: *mut ::std::os::raw::c_void,
+        recvcounts: *const usize,
+        rdispls: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_ialltoallv(
+        sendbuf: *const ::std::os::raw::c_void,
+        sendcounts: *const usize,
+        sdispls: *const usize,
+        recvbuf: *mut ::std::os::raw::c_void,
+        recvcounts: *const usize,
+        rdispls: *const usize,
+        datatype: smd_datatype_t,
+        comm: *mut smd_comm_t,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
 #[repr(C)]
 pub struct smd_status {
     pub struct_size: usize,

@@ -1,11 +1,12 @@
-//! Collectives with per-rank counts (all-gather-v, reduce-scatter-v) and
-//! receives from any source with their status.
+//! Collectives with per-rank counts (all-gather-v, reduce-scatter-v,
+//! all-to-all-v) and receives from any source with their status.
 //!
 //! `counts[r]` is rank `r`'s block in elements; `displs[r]` where it starts
 //! in the slice that holds every block (`None`: packed in rank order).
 //! Every rank passes the same counts (ranks that differ all get
 //! [`ErrorCode::Mismatch`](crate::ErrorCode::Mismatch)); displacements are
-//! each rank's own layout.
+//! each rank's own layout. All-to-all-v's counts differ between ranks by
+//! design: there each pair must agree (see [`Communicator::all_to_all_v`]).
 
 use std::os::raw::c_int;
 use std::ptr;
@@ -124,6 +125,34 @@ impl Communicator {
             sys::smd_reduce_scatterv(send.as_ptr().cast(), recv.as_mut_ptr().cast(),
                                      counts.as_ptr(), d, T::DATATYPE, op.raw(), self.as_raw(),
                                      ptr::null_mut())
+        })
+    }
+
+    /// Sends `send_counts[j]` elements (at `send_displs[j]` of `send`) to
+    /// rank `j` and receives `recv_counts[i]` elements from rank `i` into
+    /// `recv` at `recv_displs[i]` (packed when `None`). Rank `i`'s
+    /// `send_counts[j]` must equal rank `j`'s `recv_counts[i]`: a pair that
+    /// disagrees fails with [`ErrorCode::Truncated`](crate::ErrorCode::Truncated)
+    /// on the receiving rank. `send` and `recv` are separate slices: there
+    /// is no in-place form.
+    pub fn all_to_all_v<T: Datatype>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        send_displs: Option<&[usize]>,
+        recv: &mut [T],
+        recv_counts: &[usize],
+        recv_displs: Option<&[usize]>,
+    ) -> Result<()> {
+        let sd = layout(self, "all_to_all_v (send)", send_counts, send_displs, send.len())?;
+        let rd = layout(self, "all_to_all_v (recv)", recv_counts, recv_displs, recv.len())?;
+        // SAFETY: every block lies inside its slice and the count and
+        // displacement slices have size() entries (checked above); the
+        // borrows keep send and recv apart.
+        check(unsafe {
+            sys::smd_alltoallv(send.as_ptr().cast(), send_counts.as_ptr(), sd,
+                               recv.as_mut_ptr().cast(), recv_counts.as_ptr(), rd, T::DATATYPE,
+                               self.as_raw(), ptr::null_mut())
         })
     }
 

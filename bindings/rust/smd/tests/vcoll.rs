@@ -1,4 +1,5 @@
-//! All-gather-v and reduce-scatter-v with uneven and zero counts, and
+//! All-gather-v, reduce-scatter-v and all-to-all-v with uneven and zero
+//! counts, and
 //! receives from any source, on 2 and 3 ranks.
 
 #[macro_use]
@@ -41,6 +42,46 @@ fn all_gather_v_and_reduce_scatter_v() {
         // A slice too short for the blocks is refused before any call.
         assert!(world.all_gather_v(&mine, &mut all[..total.saturating_sub(1)], &c, None).is_err()
             || total == 0);
+    });
+}
+
+// Elements rank `from` sends rank `to`: uneven, some zero.
+fn pair_count(from: usize, to: usize) -> usize {
+    (from * 3 + to * 5) % 4
+}
+
+#[test]
+fn all_to_all_v_uneven_and_disagreeing() {
+    on_ranks("all_to_all_v_uneven_and_disagreeing", &SIZES, |world| {
+        let (me, p) = (world.rank(), world.size());
+        let sc: Vec<usize> = (0..p).map(|j| pair_count(me, j)).collect();
+        let rc: Vec<usize> = (0..p).map(|i| pair_count(i, me)).collect();
+        let send: Vec<i32> =
+            (0..p).flat_map(|j| vec![(me * 10 + j) as i32; sc[j]]).collect();
+        // Received blocks in reverse order with a gap of 2 before each.
+        let mut rd = vec![0usize; p];
+        let mut at = 0;
+        for i in (0..p).rev() {
+            rd[i] = at + 2;
+            at = rd[i] + rc[i];
+        }
+        let mut recv = vec![-1i32; at];
+        world.all_to_all_v(&send, &sc, None, &mut recv, &rc, Some(&rd)).unwrap();
+        for i in 0..p {
+            assert!(recv[rd[i]..rd[i] + rc[i]].iter().all(|&v| v == (i * 10 + me) as i32));
+            assert_eq!(recv[rd[i] - 2..rd[i]], [-1, -1]);
+        }
+        // Rank 1 expects one more element from rank 0 than rank 0 sends.
+        let dup = world.dup().unwrap();
+        let mut rc2 = vec![3usize; p];
+        if me == 1 {
+            rc2[0] = 4;
+        }
+        let mut recv2 = vec![0i32; rc2.iter().sum()];
+        let r = dup.all_to_all_v(&vec![7i32; 3 * p], &vec![3; p], None, &mut recv2, &rc2, None);
+        if me == 1 {
+            assert_eq!(r.unwrap_err().code(), smd::ErrorCode::Truncated);
+        }
     });
 }
 
