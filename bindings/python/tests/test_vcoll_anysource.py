@@ -106,7 +106,7 @@ def test_alltoallv_bad_arguments(world):
     with pytest.raises(smd.InvalidArgumentError, match="sendcounts"):
         world.alltoallv(buf, [2] * (p + 1), [2] * p)
     with pytest.raises(smd.InvalidArgumentError, match="rdispls"):
-        world.alltoallv(buf, [2] * p, [2] * p, rdispls=[0])
+        world.alltoallv(buf, [2] * p, [2] * p, rdispls=[0] * (p + 1))
     with pytest.raises(smd.InvalidArgumentError):
         world.alltoallv(buf, [3] * p, [2] * p)          # buf too short
     with pytest.raises(smd.InvalidArgumentError, match="in place"):
