@@ -46,6 +46,15 @@ void Waiter::check() {
   }
   if (WaitHook *hook = comm_.wait_hook()) hook->poll();
   int64_t now = now_ns();
+  if (now >= deadline_ns_ && !grace_used_ && in_node_phase()) {
+    // A wait on node peers inside a call that spans nodes usually waits
+    // for a leader that waits across the network: both reach SMD_TIMEOUT
+    // at about the same moment. A quarter more time lets the leader's
+    // report, which names the rank across the cut, arrive first and end
+    // this wait with the cause instead of a symptom.
+    grace_used_ = true;
+    deadline_ns_ = now + comm_.ctx().timeout_ms() * 1000000 / 4;
+  }
   if (now >= deadline_ns_) {
     std::string pending = pending_ ? pending_() : "";
     fail(SMD_ERR_TIMEOUT, "%s on %s timed out after %.1f s (SMD_TIMEOUT)%s%s", what_,
@@ -57,6 +66,11 @@ void Waiter::check() {
     next_health_ns_ = now + 200 * 1000000LL;
     comm_.ctx().check_health(comm_.health_members(), comm_.abort_key(), what_);
   }
+}
+
+bool Waiter::in_node_phase() const {
+  return sleep_on_ == SleepOn::kArena && comm_.parent_ != nullptr &&
+         comm_.parent_->size() > comm_.size();
 }
 
 void Waiter::pause() {

@@ -95,6 +95,9 @@ class Waiter {
   // Sets the deadline: at the first wait, so that an operation that never
   // waits never reads the clock.
   void arm();
+  // A wait in a node's sub-communicator during a call of its parent that
+  // spans more ranks (a hierarchical collective's node phase).
+  bool in_node_phase() const;
   Comm &comm_;
   const char *what_;
   SleepOn sleep_on_;
@@ -105,6 +108,7 @@ class Waiter {
   uint32_t quick_polls_ = 0;
   uint32_t quick_limit_;
   int64_t next_health_ns_ = 0;
+  bool grace_used_ = false;
   std::function<std::string()> pending_;
 };
 
