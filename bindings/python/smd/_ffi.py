@@ -1,4 +1,11 @@
-"""Loading: the cffi declarations (from smd.h) and libsmd (ABI mode).
+"""Loading: the declarations (from smd.h), the backend that reads them, and
+libsmd (ABI mode).
+
+The backend is cffi when it can be imported, else ctypes
+(:mod:`smd._ctypes_ffi`, which builds its types from the same
+declarations); ``SMD_PY_BACKEND=cffi`` or ``=ctypes`` forces one. Both give
+the rest of the package the same ``ffi``/``lib`` surface (cffi's), so no
+other module knows which one runs; :data:`backend` says.
 
 Declarations, first found wins:
 
@@ -27,9 +34,9 @@ import threading
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-import cffi
-
 from . import _cdefgen
+
+BACKENDS = ("cffi", "ctypes")
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 GENERATED_CDEF = PACKAGE_DIR / "_cdef.h"
@@ -62,12 +69,43 @@ try:
 except _cdefgen.CdefError as e:
     raise ImportError(f"smd: cannot read smd.h: {e}") from e
 
-ffi = cffi.FFI()
-ffi.cdef(_cdef_text)
+def _choose_backend() -> str:
+    wanted = os.environ.get("SMD_PY_BACKEND", "").strip().lower()
+    if wanted not in ("", "auto") + BACKENDS:
+        raise ImportError(f"smd: SMD_PY_BACKEND={wanted!r} is not one of auto, cffi, ctypes")
+    if wanted == "ctypes":
+        return "ctypes"
+    try:
+        import cffi  # noqa: F401  (only whether it imports)
+    except ImportError as e:
+        if wanted == "cffi":
+            raise ImportError(f"smd: SMD_PY_BACKEND=cffi but cffi cannot be imported: {e}") from e
+        return "ctypes"
+    return "cffi"
+
+
+#: The backend in use: "cffi" or "ctypes".
+backend: str = _choose_backend()
+if backend == "cffi":
+    import cffi
+
+    ffi = cffi.FFI()
+else:
+    from . import _ctypes_ffi
+
+    ffi = _ctypes_ffi.FFI()
+try:
+    ffi.cdef(_cdef_text)
+except ValueError as e:  # the ctypes reader's CdeclError
+    raise ImportError(f"smd: cannot read the declarations of {cdef_origin}: {e}") from e
 #: The header's integer #define constants (SMD_TAG_MAX, SMD_UNDEFINED, ...).
 constants: Dict[str, int] = _cdefgen.constants_of(_cdef_text)
 header_version: Tuple[int, int, int] = _cdefgen.split_version(constants)
-del _cdef_text
+
+
+def declarations_text() -> str:
+    """The declarations both backends read (smd.h after the preprocessor)."""
+    return _cdef_text
 
 
 def enum_values(ctype: str, prefix: str, skip: Tuple[str, ...] = ()) -> Dict[str, int]:
