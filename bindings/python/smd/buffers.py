@@ -12,18 +12,20 @@ order:
 - torch CPU tensors (:mod:`smd.tensors`: bfloat16 included; read-only
   when they require grad);
 - ``__cuda_array_interface__`` (CuPy, Numba, PyTorch CUDA tensors):
-  recognised as device memory;
-- DLPack (``__dlpack__``/``__dlpack_device__``): host tensors are viewed
-  through ``numpy.from_dlpack`` without a copy; device tensors are refused
-  with NotSupportedError;
+  device memory;
+- DLPack (``__dlpack__``/``__dlpack_device__``, read by :mod:`smd.dlpack`
+  for host and device tensors alike: JAX arrays, CuPy, torch): host tensors
+  are viewed read-only without a copy, device tensors are device memory,
+  exported for the call's stream;
 - ``__array_interface__`` (viewed through numpy, no copy);
 - the buffer protocol (bytes, bytearray, memoryview, array.array, ...).
 
-This release runs collectives on host memory only: a device buffer gets as
-far as :func:`require_host` (one place), which raises NotSupportedError.
-When device support lands, that check and :func:`new_array` change; the
-collectives' signatures (which already take ``stream=``) do not.
-:func:`register_exporter` adds exporters for other array types.
+A device buffer carries the stream its call runs on (``stream=``, else the
+framework's current stream: :func:`smd.devices.caller_stream`); results
+the binding allocates for it are of the caller's array type
+(:func:`smd.devices.empty_like`). What the library does with device memory
+is the library's (docs/GPU.md). :func:`register_exporter` adds exporters
+for other array types.
 """
 
 from __future__ import annotations
@@ -33,15 +35,13 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, U
 
 import numpy as np
 
-from . import tensors
+from . import devices, dlpack, tensors
 from ._ffi import ffi, lib
 from .dtypes import _FROM_NUMPY, NUMPY_DTYPES, Datatype, DatatypeLike, datatype_of, resolve_datatype
 from .errors import InvalidArgumentError, NotSupportedError, check
 
-# DLPack's device type codes (dlpack.h, DLDeviceType).
-_DLPACK_CPU = 1
-_DLPACK_DEVICES = {2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
-                   10: "rocm", 11: "rocm_host", 13: "cuda_managed", 14: "oneapi"}
+# DLPack devices whose memory smd's CUDA path may reach.
+_DLPACK_CUDA = (dlpack.CUDA, dlpack.CUDA_HOST, dlpack.CUDA_MANAGED)
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class DeviceView:
     device: str  # "cuda"
     readonly: bool
     contiguous: bool
+    # The datatype when numpy's dtype cannot say (bfloat16 bits as uint16).
+    datatype: Optional[Datatype] = None
 
 
 View = Union[np.ndarray, DeviceView]
@@ -77,6 +79,9 @@ class Buffer(NamedTuple):
     result_dtype: Optional[np.dtype]
     device: str                   # "cpu", or e.g. "cuda"
     readonly: bool
+    # Device memory: the CUDA stream the call runs on (0: the legacy default
+    # stream, which the library passes as NULL). None for host memory.
+    stream: Optional[int] = None
 
 
 def datatype_size(datatype: Datatype) -> int:
@@ -109,17 +114,25 @@ def _cuda_array_interface(obj: Any) -> Optional[View]:
                       contiguous=contiguous)
 
 
-def _dlpack(obj: Any) -> Optional[View]:
+def _dlpack(obj: Any, stream: Optional[int] = None) -> Optional[View]:
+    """`stream`: the one the call runs on (None: the caller's default)."""
     if not (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")):
         return None
     kind, index = obj.__dlpack_device__()
-    if kind == _DLPACK_CPU:
-        if hasattr(obj, "__array_interface__") or not hasattr(np, "from_dlpack"):
+    if int(kind) == dlpack.CPU:
+        if hasattr(obj, "__array_interface__"):
             return None  # the array interface views it writable
-        return np.from_dlpack(obj)
-    name = _DLPACK_DEVICES.get(int(kind), f"device type {int(kind)}")
-    raise NotSupportedError(f"{type(obj).__name__} on {name}:{index} (DLPack): this release "
-                            "of smd runs collectives on host memory only")
+        return dlpack.read(obj).host_array()
+    if int(kind) not in _DLPACK_CUDA:
+        name = dlpack.DEVICE_NAMES.get(int(kind), f"device type {int(kind)}")
+        raise NotSupportedError(f"{type(obj).__name__} on {name}:{index} (DLPack): smd reaches "
+                                "host and CUDA memory only")
+    if stream is None:
+        stream = devices.caller_stream(obj)
+    t = dlpack.read(obj, stream or devices.DLPACK_LEGACY_STREAM)
+    return DeviceView(ptr=t.ptr, nbytes=t.nbytes, dtype=t.dtype, shape=t.shape, device="cuda",
+                      readonly=devices.is_immutable(obj), contiguous=t.contiguous,
+                      datatype=Datatype.BFLOAT16 if t.bfloat16 else None)
 
 
 def _array_interface(obj: Any) -> Optional[View]:
@@ -160,9 +173,9 @@ def _c_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
 
 # ---- resolving -------------------------------------------------------------
 
-def _export(obj: Any, name: str) -> View:
+def _export(obj: Any, name: str, stream: Optional[int]) -> View:
     for exporter in _exporters:
-        view = exporter(obj)
+        view = _dlpack(obj, stream) if exporter is _dlpack else exporter(obj)
         if view is not None:
             return view
     raise InvalidArgumentError(
@@ -180,13 +193,15 @@ def _count(nbytes: int, datatype: Datatype, name: str) -> int:
 
 
 def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
-              name: str = "buffer") -> Buffer:
+              name: str = "buffer", stream: Any = None) -> Buffer:
     """Resolve `obj` into a Buffer.
 
     dtype: None takes the datatype from the array's own dtype; an explicit
     datatype reinterprets the bytes (a uint16 array with dtype="bfloat16").
     writable: the library will write into it (outputs, receive buffers).
     name: how errors call it ("out", "buf").
+    stream: for device memory, the stream the call runs on (an int handle,
+    or a torch/CuPy stream object); None: the framework's current stream.
     Raises InvalidArgumentError for memory that is not C-contiguous, read-only
     when it must be written, or of no smd datatype.
     """
@@ -201,19 +216,23 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
         view, carried = tensor
         dtype = carried if dtype is None else dtype
     else:
-        view = _export(obj, name)
+        explicit = None if stream is None else devices.stream_handle(stream)
+        view = _export(obj, name, explicit)
     if isinstance(view, DeviceView):
         if not view.contiguous:
             raise InvalidArgumentError(f"{name} is not C-contiguous")
         if writable and view.readonly:
             raise InvalidArgumentError(f"{name} is read-only")
+        if dtype is None:
+            dtype = view.datatype
         datatype = datatype_of(view.dtype) if dtype is None else resolve_datatype(dtype)
         count = _count(view.nbytes, datatype, name)
         same = view.dtype.itemsize == datatype_size(datatype)
         return Buffer(obj=obj, array=None, ptr=ffi.cast("void *", view.ptr), datatype=datatype,
                       count=count, nbytes=view.nbytes, shape=view.shape if same else (count,),
                       result_dtype=view.dtype if same else NUMPY_DTYPES.get(datatype),
-                      device=view.device, readonly=view.readonly)
+                      device=view.device, readonly=view.readonly,
+                      stream=devices.caller_stream(obj) if explicit is None else explicit)
 
     array = view
     if not array.flags.c_contiguous:
@@ -236,20 +255,24 @@ def as_buffer(obj: Any, *, dtype: DatatypeLike = None, writable: bool = False,
                   device="cpu", readonly=not array.flags.writeable)
 
 
-def require_host(*buffers: Optional[Buffer]) -> None:
-    """Device memory is not supported by this release."""
+def require_host(*buffers: Optional[Buffer], what: str = "this call") -> None:
+    """For the calls the binding carries out on host views (gather, scatter)."""
     for b in buffers:
         if b is not None and b.device != "cpu":
-            raise NotSupportedError(f"a {b.device} buffer was given: this release of smd runs "
-                                    "collectives on host memory only")
+            raise NotSupportedError(f"a {b.device} buffer was given: {what} works on host "
+                                    "memory only")
 
 
 def new_output(like: Buffer, shape: Tuple[int, ...]) -> Buffer:
     """A new uninitialised host array for results of `like`'s datatype, with
     `like`'s numpy dtype (so bfloat16 bits stay uint16) and the given shape
     (in elements of the datatype), as a Buffer. A torch tensor input gets a
-    tensor of its dtype (results come back as the input's array type)."""
-    require_host(like)
+    tensor of its dtype, a device array one of its type on its device
+    (results come back as the input's array type)."""
+    if like.device != "cpu":
+        result = devices.empty_like(like.obj, shape, like.result_dtype)
+        return as_buffer(result, dtype=like.datatype, writable=True, name="out",
+                         stream=like.stream)
     tensor = tensors.empty_like_kind(like.obj, shape)
     if tensor is not None and tensor.element_size() == datatype_size(like.datatype):
         return as_buffer(tensor, dtype=like.datatype, writable=True, name="out")

@@ -35,8 +35,15 @@ Conventions of every collective:
   half-way leaves the ranks out of step and its buffers in use, so the
   communicator is aborted first (its peers' operations on it fail with
   AbortedError) and the communicator must then be destroyed.
-- ``stream=`` is reserved for device buffers (None: host memory, the only
-  mode of this release; anything else is answered with NotSupportedError).
+- **Device arrays** (CuPy, torch CUDA tensors, JAX arrays, anything with
+  ``__cuda_array_interface__`` or DLPack) are passed to the library as
+  device memory, with a stream: ``stream=`` (an int handle, a torch or
+  CuPy stream), else the framework's current stream (torch's for the
+  tensor's device, CuPy's), else the stream the array interface names,
+  else CUDA's legacy default stream (NULL). New results are arrays of the
+  caller's type on its device. Host memory takes ``stream=None``. What the
+  library supports on device memory and streams is in docs/GPU.md; what it
+  refuses comes back as NotSupportedError.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Set, Tupl
 
 import numpy as np
 
-from . import group_calls
+from . import devices, group_calls
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output, require_host
 from .dtypes import DatatypeLike, OpLike, resolve_op
@@ -114,16 +121,17 @@ def _destroy_handle(handle: Any) -> None:
     lib.smd_comm_destroy(handle)
 
 
-def _stream(stream: Any) -> Any:
-    """NULL for None; a CUDA stream handle otherwise (an int, or an object
-    with .cuda_stream (PyTorch) or .ptr (CuPy))."""
-    if stream is None:
-        return ffi.NULL
-    for attr in ("cuda_stream", "ptr"):
-        if hasattr(stream, attr):
-            stream = getattr(stream, attr)
-            break
-    return ffi.cast("smd_stream_t", int(stream))
+def _stream(stream: Any, *buffers: Optional[Buffer]) -> Any:
+    """The smd_stream_t of a call: `stream` when given, else the stream of
+    its device buffers (see Buffer.stream), else NULL."""
+    if stream is not None:
+        return ffi.cast("smd_stream_t", devices.stream_handle(stream))
+    for b in buffers:
+        if b is not None and b.device != "cpu":
+            if not b.stream:
+                devices.require_cuda_loaded(f"a {type(b.obj).__name__}")
+            return ffi.cast("smd_stream_t", b.stream or 0)
+    return ffi.NULL
 
 
 class Comm:
@@ -386,13 +394,12 @@ class Comm:
         the call produces, or a new array of `shape`."""
         if out is None:
             return new_output(like, shape)
-        buf = as_buffer(out, dtype=dtype, writable=True, name="out")
+        buf = as_buffer(out, dtype=dtype, writable=True, name="out", stream=like.stream)
         if buf.datatype != like.datatype:
             raise InvalidArgumentError(f"out holds {buf.datatype.name.lower()} elements but buf "
                                        f"holds {like.datatype.name.lower()}")
         if buf.count != count:
             raise InvalidArgumentError(f"out holds {buf.count} elements; the result has {count}")
-        require_host(buf)
         return buf
 
     def _result_in(self, send: Buffer, out: Any, dtype: DatatypeLike) -> Buffer:
@@ -406,11 +413,8 @@ class Comm:
                 "pass out= (a writable array) to receive it elsewhere")
         return send
 
-    def _input(self, buf: Any, dtype: DatatypeLike) -> Buffer:
-        b = as_buffer(buf, dtype=dtype, name="buf")
-        if b.device != "cpu":
-            require_host(b)
-        return b
+    def _input(self, buf: Any, dtype: DatatypeLike, stream: Any = None) -> Buffer:
+        return as_buffer(buf, dtype=dtype, name="buf", stream=stream)
 
     def _blocks(self, b: Buffer) -> int:
         """Elements per rank of a buffer split into `size` blocks."""
@@ -424,46 +428,48 @@ class Comm:
     def _allreduce(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         recv = self._result_in(send, out, dtype)
         return _Call(lib.smd_iallreduce, lib.smd_allreduce,
                      (send.ptr, recv.ptr, send.count, send.datatype, resolve_op(op), handle,
-                      _stream(stream)), (send, recv), recv.obj)
+                      _stream(stream, send, recv)), (send, recv), recv.obj)
 
     def _allgather(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
                    stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
         return _Call(lib.smd_iallgather, lib.smd_allgather,
-                     (send.ptr, recv.ptr, send.count, send.datatype, handle, _stream(stream)),
+                     (send.ptr, recv.ptr, send.count, send.datatype, handle,
+                      _stream(stream, send, recv)),
                      (send, recv), recv.obj)
 
     def _reduce_scatter(self, buf: ArrayLike, op: OpLike, out: Optional[ArrayLike],
                         dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         n = self._blocks(send)
         shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
         recv = self._output(out, send, n, shape, dtype)
         return _Call(lib.smd_ireduce_scatter, lib.smd_reduce_scatter,
                      (send.ptr, recv.ptr, n, send.datatype, resolve_op(op), handle,
-                      _stream(stream)), (send, recv), recv.obj)
+                      _stream(stream, send, recv)), (send, recv), recv.obj)
 
     def _broadcast(self, buf: ArrayLike, root: int, out: Optional[ArrayLike],
                    dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         recv = self._result_in(send, out, dtype)
         sendptr = send.ptr if self._rank == root else ffi.NULL
         return _Call(lib.smd_ibroadcast, lib.smd_broadcast,
-                     (sendptr, recv.ptr, send.count, send.datatype, root, handle, _stream(stream)),
+                     (sendptr, recv.ptr, send.count, send.datatype, root, handle,
+                      _stream(stream, send, recv)),
                      (send, recv), recv.obj)
 
     def _reduce(self, buf: ArrayLike, op: OpLike, root: int, out: Optional[ArrayLike],
                 dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         if self._rank == root:
             recv: Optional[Buffer] = self._result_in(send, out, dtype)
             recvptr, result = recv.ptr, recv.obj
@@ -471,16 +477,17 @@ class Comm:
             recv, recvptr, result = None, ffi.NULL, None
         return _Call(lib.smd_ireduce, lib.smd_reduce,
                      (send.ptr, recvptr, send.count, send.datatype, resolve_op(op), root, handle,
-                      _stream(stream)), (send, recv), result)
+                      _stream(stream, send, recv)), (send, recv), result)
 
     def _alltoall(self, buf: ArrayLike, out: Optional[ArrayLike], dtype: DatatypeLike,
                   stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         n = self._blocks(send)
         recv = self._output(out, send, send.count, send.shape, dtype)
         return _Call(lib.smd_ialltoall, lib.smd_alltoall,
-                     (send.ptr, recv.ptr, n, send.datatype, handle, _stream(stream)),
+                     (send.ptr, recv.ptr, n, send.datatype, handle,
+                      _stream(stream, send, recv)),
                      (send, recv), recv.obj)
 
     def _barrier(self, stream: Any) -> "_Call":
@@ -489,18 +496,17 @@ class Comm:
     def _send(self, buf: ArrayLike, dest: int, tag: int, dtype: DatatypeLike,
               stream: Any) -> "_Call":
         handle = self._live()
-        b = self._input(buf, dtype)
+        b = self._input(buf, dtype, stream)
         return _Call(lib.smd_isend, lib.smd_send,
-                     (b.ptr, b.count, b.datatype, dest, tag, handle, _stream(stream)), (b,),
+                     (b.ptr, b.count, b.datatype, dest, tag, handle, _stream(stream, b)), (b,),
                      p2p=True)
 
     def _recv(self, buf: ArrayLike, source: int, tag: int, dtype: DatatypeLike,
               stream: Any) -> "_Call":
         handle = self._live()
-        b = as_buffer(buf, dtype=dtype, writable=True, name="buf")
-        require_host(b)
+        b = as_buffer(buf, dtype=dtype, writable=True, name="buf", stream=stream)
         return _Call(lib.smd_irecv, lib.smd_recv,
-                     (b.ptr, b.count, b.datatype, source, tag, handle, _stream(stream)), (b,),
+                     (b.ptr, b.count, b.datatype, source, tag, handle, _stream(stream, b)), (b,),
                      p2p=True, returns_count=True)
 
     # -- collectives: nonblocking forms ---------------------------------------
@@ -654,12 +660,14 @@ class Comm:
         elsewhere. Blocking only; the blocks travel as point-to-point
         messages (size - 1 of them into the root)."""
         send = self._input(buf, dtype)
+        require_host(send, what="gather")
         self._check_root(root)
         side, tag = self._side_tag()
         if self._rank != root:
             self._finish_side(side, [side.isend(_bytes(send), root, tag)])
             return None
         recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
+        require_host(recv, what="gather")
         rows = _bytes(recv, self._size)
         rows[root] = _bytes(send)
         self._finish_side(side, [side.irecv(rows[r], r, tag) for r in range(self._size)
@@ -679,13 +687,14 @@ class Comm:
                                        "so that this rank knows what it receives")
         if buf is None:
             recv = as_buffer(out, dtype=dtype, writable=True, name="out")
-            require_host(recv)
             send = None
         else:
             send = self._input(buf, dtype)
+            require_host(send, what="scatter")
             n = self._blocks(send)
             shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
             recv = self._output(out, send, n, shape, dtype)
+        require_host(recv, what="scatter")
         side, tag = self._side_tag()
         if self._rank != root:
             self._finish_side(side, [side.irecv(_bytes(recv), root, tag)])
@@ -749,7 +758,7 @@ class Comm:
     def _allgatherv(self, buf: ArrayLike, counts: Iterable[int], displs: Optional[Iterable[int]],
                     out: Optional[ArrayLike], dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         carr, darr, mine, extent = self._v_layout(counts, displs)
         if send.count != mine:
             raise InvalidArgumentError(f"buf holds {send.count} elements; counts[{self._rank}] "
@@ -759,27 +768,28 @@ class Comm:
             extent = max(extent, as_buffer(out, dtype=dtype, name="out").count)
         recv = self._output(out, send, extent, (extent,), dtype)
         return _Call(lib.smd_iallgatherv, lib.smd_allgatherv,
-                     (send.ptr, recv.ptr, carr, darr, send.datatype, handle, _stream(stream)),
+                     (send.ptr, recv.ptr, carr, darr, send.datatype, handle,
+                      _stream(stream, send, recv)),
                      (send, recv, carr, darr), recv.obj)
 
     def _reduce_scatterv(self, buf: ArrayLike, counts: Iterable[int], op: OpLike,
                          displs: Optional[Iterable[int]], out: Optional[ArrayLike],
                          dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         carr, darr, mine, extent = self._v_layout(counts, displs)
         if send.count < extent:
             raise InvalidArgumentError(f"buf holds {send.count} elements; the blocks end at {extent}")
         recv = self._output(out, send, mine, (mine,), dtype)
         return _Call(lib.smd_ireduce_scatterv, lib.smd_reduce_scatterv,
                      (send.ptr, recv.ptr, carr, darr, send.datatype, resolve_op(op), handle,
-                      _stream(stream)), (send, recv, carr, darr), recv.obj)
+                      _stream(stream, send, recv)), (send, recv, carr, darr), recv.obj)
 
     def _alltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int],
                    sdispls: Optional[Iterable[int]], rdispls: Optional[Iterable[int]],
                    out: Optional[ArrayLike], dtype: DatatypeLike, stream: Any) -> "_Call":
         handle = self._live()
-        send = self._input(buf, dtype)
+        send = self._input(buf, dtype, stream)
         scarr, sdarr, _, sextent = self._v_layout(sendcounts, sdispls, ("sendcounts", "sdispls"))
         if send.count < sextent:
             raise InvalidArgumentError(f"buf holds {send.count} elements; its blocks end at {sextent}")
@@ -789,7 +799,8 @@ class Comm:
         recv = self._output(out, send, rextent, (rextent,), dtype)
         return _Call(lib.smd_ialltoallv, lib.smd_alltoallv,
                      (send.ptr, scarr, sdarr, recv.ptr, rcarr, rdarr, send.datatype, handle,
-                      _stream(stream)), (send, recv, scarr, sdarr, rcarr, rdarr), recv.obj)
+                      _stream(stream, send, recv)),
+                     (send, recv, scarr, sdarr, rcarr, rdarr), recv.obj)
 
     def allgatherv(self, buf: ArrayLike, counts: Iterable[int], *,
                    displs: Optional[Iterable[int]] = None, out: Optional[ArrayLike] = None,

@@ -90,29 +90,6 @@ def test_dlpack_host(world):
         world.allreduce(np.ones(3), out=DLPackOnly(np.ones(3)))
 
 
-class FakeDeviceDLPack:
-    def __dlpack__(self, stream=None):
-        raise AssertionError("not to be called")
-
-    def __dlpack_device__(self):
-        return (2, 0)  # kDLCUDA
-
-
-class FakeCudaArray:
-    """Looks like a CuPy array; its pointer is never dereferenced."""
-    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0x1000, False),
-                                "version": 3, "strides": None}
-
-
-def test_device_buffers_are_not_supported_yet(world):
-    b = smd.as_buffer(FakeCudaArray())
-    assert b.device == "cuda" and b.count == 4 and b.datatype is smd.Datatype.FLOAT32
-    with pytest.raises(smd.NotSupportedError, match="host memory only"):
-        world.allreduce(FakeCudaArray())
-    with pytest.raises(smd.NotSupportedError, match="cuda:0"):
-        world.allreduce(FakeDeviceDLPack())
-
-
 def test_stream_argument_is_passed_through(world):
     with pytest.raises(smd.NotSupportedError, match="stream"):
         world.allreduce(np.ones(1), stream=0x1234)
