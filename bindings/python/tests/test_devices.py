@@ -12,6 +12,7 @@ import pytest
 import smd
 from smd import devices
 from smd._ffi import ffi
+from test_buffers import DLPackOnly
 
 
 def _cuda_loaded():
@@ -123,17 +124,6 @@ def test_dlpack_device_tensor(world):
     assert t.streams[-1] == devices.DLPACK_LEGACY_STREAM  # no stream named: the legacy one
     with pytest.raises(smd.NotSupportedError, match="stream"):
         world.allreduce(CudaDLPack(host.copy()), stream=0x1234)
-
-
-class DLPackOnly:
-    def __init__(self, a):
-        self._a = a
-
-    def __dlpack__(self, stream=None):
-        return self._a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._a.__dlpack_device__()
 
 
 def test_dlpack_host_arrays_take_the_same_reader(world):
