@@ -36,14 +36,14 @@ smd_log_section "training: $ranks ranks, data-parallel MLP ($build/tools/smdrun 
 # part of the build needs; without it the demo says so and goes on.
 py=/usr/bin/python3
 smd_log_section "training from Python: $ranks ranks ($build/tools/smdrun -n $ranks $py examples/python/train_dp.py)"
-if "$py" -c 'import cffi, numpy' 2>/dev/null; then
+if "$py" -c 'import numpy' 2>/dev/null; then  # cffi is optional: ctypes serves without it
   PYTHONPATH="$SMD_ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
     SMD_LIBRARY="$SMD_ROOT/$build/src/libsmd.so.0" \
     "$build/tools/smdrun" -n "$ranks" --timeout 120 "$py" examples/python/train_dp.py
   python_demo="; the Python twin did too"
 else
-  smd_log "skipped: $py cannot import cffi and numpy (Debian: python3-cffi python3-numpy)"
-  python_demo="; the Python twin was skipped (no cffi/numpy)"
+  smd_log "skipped: $py cannot import numpy (Debian: python3-numpy)"
+  python_demo="; the Python twin was skipped (no numpy)"
 fi
 
 # The same kind of job through the Rust binding (bindings/rust), when cargo
@@ -67,7 +67,7 @@ fi
 # and final parameters agree. Needs the backend built (python3-torch,
 # libtorch-dev, pybind11-dev; meson's summary line 'torch' says).
 torch_ext="$(find "$build/bindings/torch" -maxdepth 1 -name '_smd_c10d*.so' 2>/dev/null | head -n 1)"
-if [[ -n "$torch_ext" ]] && "$py" -c 'import torch, cffi' 2>/dev/null; then
+if [[ -n "$torch_ext" ]] && "$py" -c 'import torch' 2>/dev/null; then
   smd_log_section "PyTorch DDP, backend smd vs gloo: $ranks ranks ($py examples/torch/train_ddp.py)"
   PYTHONPATH="$SMD_ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
     SMD_LIBRARY="$SMD_ROOT/$build/src/libsmd.so.0" SMD_TORCH_BACKEND="$SMD_ROOT/$torch_ext" \
