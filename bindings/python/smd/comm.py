@@ -124,14 +124,14 @@ def _destroy_handle(handle: Any) -> None:
 def _stream(stream: Any, *buffers: Optional[Buffer]) -> Any:
     """The smd_stream_t of a call: `stream` when given, else the stream of
     its device buffers (see Buffer.stream), else NULL."""
+    device = next((b for b in buffers if b is not None and b.device != "cpu"), None)
     if stream is not None:
-        return ffi.cast("smd_stream_t", devices.stream_handle(stream))
-    for b in buffers:
-        if b is not None and b.device != "cpu":
-            if not b.stream:
-                devices.require_cuda_loaded(f"a {type(b.obj).__name__}")
-            return ffi.cast("smd_stream_t", b.stream or 0)
-    return ffi.NULL
+        handle = devices.stream_handle(stream)
+    else:
+        handle = device.stream or 0 if device is not None else 0
+    if device is not None and not handle:
+        devices.require_cuda_loaded(f"a {type(device.obj).__name__}")
+    return ffi.cast("smd_stream_t", handle) if handle else ffi.NULL
 
 
 class Comm:

@@ -108,6 +108,8 @@ def test_null_stream_without_cuda_is_refused_before_the_library(world):
     # The library would take the address for host memory in this process.
     with pytest.raises(smd.NotSupportedError, match="not loaded CUDA"):
         world.allreduce(FakeCudaArray())
+    with pytest.raises(smd.NotSupportedError, match="not loaded CUDA"):
+        world.allreduce(FakeCudaArray(stream=0x77), stream=0)  # NULL named explicitly
 
 
 def test_results_are_the_callers_array_type(world):
