@@ -66,6 +66,7 @@ const std::vector<ForeignParam> &foreign_params() {
       {"SMD_LIBRARY", "python binding: the libsmd.so to load"},
       {"SMD_TORCH_BACKEND", "python binding: the torch backend extension to load"},
       {"SMD_HEADER", "python binding: the smd.h to read declarations from"},
+      {"SMD_PY_BACKEND", "python binding: cffi or ctypes"},
       {"SMD_SMDRUN", "bindings' tests and smd.run: the smdrun to launch"},
       {"SMD_LIB_DIR", "rust binding's build script: where libsmd.so is"},
       {"SMD_ROOT", "scripts: the source tree"},
