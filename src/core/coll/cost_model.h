@@ -28,8 +28,12 @@ struct CostModel {
   LinkCost local{5.0, 2.0};   // point-to-point inside a node (two copies)
   LinkCost net{20.0, 1.25};   // point-to-point between nodes
   // One cross-memory read of a peer's buffer (the cma algorithms): a
-  // system call that pins the peer's pages, then one copy.
-  LinkCost cma{1.5, 8.0};
+  // system call that pins the peer's pages, then one copy, while the peer
+  // waits for its readers. Whether that beats staging through the arena
+  // depends on the machine (docs/PERFORMANCE.md): the default ties with
+  // the arena's per-byte cost at two ranks and loses at more, so only
+  // measured parameters (cma_alpha_us, cma_gbps) make auto pick cma.
+  LinkCost cma{5.0, 2.5};
   // Output of a two-input reduction of point-to-point algorithms, GB/s
   // (arena algorithms count their reductions in the bytes they touch).
   double reduce_gbps = 3.0;
