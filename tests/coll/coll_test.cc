@@ -338,6 +338,12 @@ TEST(Collectives, ExpectedAlgorithmRuns) {
       << smd_last_error();
   EXPECT_EQ(last(), want) << "broadcast";
   EXPECT_EQ(out[n - 1], 0.0f);
+  std::vector<float> blocks(n * size(), 1.0f);
+  ASSERT_EQ(smd_reduce_scatter(blocks.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+            SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(last(), want) << "reduce_scatter";
+  EXPECT_EQ(out[n - 1], float(size()));
 }
 
 TEST(Collectives, BroadcastRotatingRootsBackToBack) {

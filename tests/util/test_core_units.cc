@@ -49,11 +49,12 @@ TEST(AlgoConfig, OneNameAppliesWhereTheCollectiveHasIt) {
     EXPECT_EQ(d.get(kind), kind == CollKind::kAlltoallv ? Algo::kAuto : Algo::kDirect)
         << coll_name(kind);
   }
-  // cma: allgather and broadcast only.
+  // cma: allgather, reduce_scatter and broadcast only.
   AlgoConfig cma = AlgoConfig::parse("cma");
   for (int k = 0; k < static_cast<int>(CollKind::kCount); ++k) {
     auto kind = static_cast<CollKind>(k);
-    bool has = kind == CollKind::kAllgather || kind == CollKind::kBroadcast;
+    bool has = kind == CollKind::kAllgather || kind == CollKind::kBroadcast ||
+               kind == CollKind::kReduceScatter;
     EXPECT_EQ(cma.get(kind), has ? Algo::kCma : Algo::kAuto) << coll_name(kind);
   }
   EXPECT_STREQ(algo_name(Algo::kCma), "cma");

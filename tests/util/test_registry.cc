@@ -141,6 +141,9 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
       for (size_t b : kSizes) EXPECT_EQ(pick(k, b, with), Algo::kDirect) << coll_name(k) << " " << b;
       EXPECT_EQ(pick(k, 8, with, {}, Algo::kCma), Algo::kCma) << coll_name(k);
     }
+    // reduce_scatter adds its reductions at reduce_gbps.
+    EXPECT_EQ(pick(CollKind::kReduceScatter, 8, with, {}, Algo::kCma), Algo::kCma);
+    for (size_t b : kSizes) EXPECT_EQ(pick(CollKind::kReduceScatter, b, with), Algo::kDirect) << b;
     // Other nodes' ranks cannot be read.
     CommShape spread = nodes(2, p, p);
     spread.cma = true;

@@ -24,6 +24,7 @@ void allgather_cma(Comm &c, const CollArgs &a);
 void reduce_scatter_direct(Comm &c, const CollArgs &a);
 void reduce_scatter_ring(Comm &c, const CollArgs &a);
 void reduce_scatter_rd(Comm &c, const CollArgs &a);
+void reduce_scatter_cma(Comm &c, const CollArgs &a);
 
 void broadcast_direct(Comm &c, const CollArgs &a);
 void broadcast_ring(Comm &c, const CollArgs &a);

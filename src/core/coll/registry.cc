@@ -53,7 +53,9 @@ double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
 
 // The cma algorithms: the arena's round protocol (two synchronised steps:
 // post, then wait for every reader) around cross-memory reads, of every
-// peer's block (allgather) or of the root's vector (broadcast).
+// peer's block (allgather), of every peer's part of this member's block,
+// which it then reduces (reduce_scatter), or of the root's vector
+// (broadcast).
 bool cma_applies(const CollArgs &a, const CommShape &s, std::string *why) {
   if (!on_arena(a, s, why)) return false;
   if (!s.cma)
@@ -62,8 +64,10 @@ bool cma_applies(const CollArgs &a, const CommShape &s, std::string *why) {
   return s.cma;
 }
 double cma_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
-  double reads = a.kind == CollKind::kAllgather ? s.size - 1 : 1;
-  return 2 * m.arena.alpha_us + reads * m.cma.time_us(cost_bytes(a));
+  double bytes = cost_bytes(a);
+  if (a.kind == CollKind::kBroadcast) return 2 * m.arena.alpha_us + m.cma.time_us(bytes);
+  double reduced = a.kind == CollKind::kReduceScatter ? bytes / (m.reduce_gbps * 1e3) : 0;
+  return 2 * m.arena.alpha_us + (s.size - 1) * (m.cma.time_us(bytes) + reduced);
 }
 
 // v-collectives: the flat formulas of allgather / reduce_scatter with the
@@ -115,6 +119,7 @@ const AlgoEntry kTable[] = {
      reduce_scatter_hierarchical},
     {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
     {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
+    {CollKind::kReduceScatter, Algo::kCma, cma_applies, cma_cost, reduce_scatter_cma},
     {CollKind::kBroadcast, Algo::kDirect, on_arena, direct_cost, broadcast_direct},
     {CollKind::kBroadcast, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
      broadcast_hierarchical},
