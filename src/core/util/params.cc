@@ -38,7 +38,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "4096", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never."},
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "65536", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
       {"SMD_STAGE_ADAPT", "bool", "1", "Allgathers of at least SMD_STREAM_MIN_BYTES compare their staging copies with their own streaming copy out and stage with non-temporal stores for a while when staging runs over 3x slower (cache-line transfers between the ranks' CPUs became slow)."},
-      {"SMD_CMA", "bool", "1", "Whether the cma algorithms (allgather and broadcast of a node's ranks reading each other's buffers with process_vm_readv, one copy) may run; they also need the kernel to allow the reads, which each communicator checks when it is created (0: never)."},
+      {"SMD_CMA", "bool", "1", "Whether the cma algorithms (allgather, broadcast and reduce_scatter of a node's ranks reading each other's buffers with process_vm_readv, one copy) may run; they also need the kernel to allow the reads, which each communicator checks when it is created (0: never)."},
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
       // Debugging
       {"SMD_FLIGHT_RECORDER", "int", "128", "Collective calls each communicator remembers (kind, datatype, op, count, root, algorithm, times, state) for the flight recorder's dump on a failure, an abort or a fatal signal; 0 = off."},
