@@ -313,6 +313,39 @@ TEST(Collectives, BarrierOrdersEverything) {
 // later, while readers may already be reusing the slot. Many rotating roots
 // with empty and tiny counts and other collectives between them (what
 // bindings' test loops do) must never report a false mismatch.
+// The suite's registrations that force an algorithm say which one must
+// run (SMD_TEST_EXPECT_ALGO): a forced algorithm that silently fell back
+// would leave it untested; one that is unavailable must not run.
+TEST(Collectives, ExpectedAlgorithmRuns) {
+  const char *want = getenv("SMD_TEST_EXPECT_ALGO");
+  if (!want || size() < 2) GTEST_SKIP() << "no SMD_TEST_EXPECT_ALGO, or one rank";
+  const size_t n = 1 << 20;
+  std::vector<float> in(n, float(rank())), out(n * size());
+  smd_comm_stats_t s;
+  auto last = [&] {
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    EXPECT_EQ(smd_comm_get_stats(world(), &s), SMD_SUCCESS) << smd_last_error();
+    return std::string(s.last_algorithm);
+  };
+  ASSERT_EQ(smd_allgather(in.data(), out.data(), n, SMD_FLOAT32, world(), nullptr), SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(last(), want) << "allgather";
+  EXPECT_EQ(out[(size() - 1) * n], float(size() - 1));
+  ASSERT_EQ(smd_broadcast(rank() == 0 ? in.data() : nullptr, out.data(), n, SMD_FLOAT32, 0, world(),
+                          nullptr),
+            SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(last(), want) << "broadcast";
+  EXPECT_EQ(out[n - 1], 0.0f);
+  std::vector<float> blocks(n * size(), 1.0f);
+  ASSERT_EQ(smd_reduce_scatter(blocks.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+            SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(last(), want) << "reduce_scatter";
+  EXPECT_EQ(out[n - 1], float(size()));
+}
+
 TEST(Collectives, BroadcastRotatingRootsBackToBack) {
   int p = size();
   std::vector<uint64_t> buf(8);

@@ -30,6 +30,15 @@ int env_int(const char *name) {
   return v ? atoi(v) : -1;
 }
 
+// "ALGO <the algorithm of the last collective>".
+void print_algorithm(smd_comm_t *w) {
+  smd_comm_stats_t s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  smd_comm_get_stats(w, &s);
+  printf("ALGO %s\n", s.last_algorithm);
+}
+
 // Allreduce of `count` floats in a loop until something fails; the victim
 // kills itself on iteration `at`, inside the loop, without warning anyone.
 // After the first call: "ALGO <the algorithm smd chose>". A survivor waits
@@ -43,16 +52,37 @@ int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 <
     if (rank == victim && i == at) kill(getpid(), SIGKILL);
     t0 = now();
     smd_result_t r = smd_allreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, w, nullptr);
-    if (r == SMD_SUCCESS && i == 0) {
-      smd_comm_stats_t s;
-      memset(&s, 0, sizeof s);
-      s.struct_size = sizeof s;
-      smd_comm_get_stats(w, &s);
-      printf("ALGO %s\n", s.last_algorithm);
-    }
+    if (r == SMD_SUCCESS && i == 0) print_algorithm(w);
     if (r != SMD_SUCCESS) {
       report(r, t0);
       sleep(linger_s);
+      return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
+    }
+  }
+}
+
+// Large allgathers and broadcasts from the victim with the cma algorithms
+// forced (SMD_ALGO), in a loop until something fails: the survivors spend
+// most of their time in cross-memory reads of the victim's buffers, where
+// a thread of the victim kills it `after_ms` into the loop.
+int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int after_ms) {
+  const size_t n = 2 << 20;  // floats: 8 MiB blocks, a 24 MiB broadcast
+  std::vector<float> block(n, float(rank)), all(n * size_t(size)), vec(3 * n, 1.0f);
+  if (rank == victim) {
+    std::thread([after_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+      kill(getpid(), SIGKILL);
+    }).detach();
+  }
+  for (int i = 0;; ++i) {
+    double t0 = now();
+    smd_result_t r = smd_allgather(block.data(), all.data(), n, SMD_FLOAT32, w, nullptr);
+    if (r == SMD_SUCCESS)
+      r = smd_broadcast(rank == victim ? vec.data() : nullptr, vec.data(), vec.size(), SMD_FLOAT32,
+                        victim, w, nullptr);
+    if (r == SMD_SUCCESS && i == 0) print_algorithm(w);
+    if (r != SMD_SUCCESS) {
+      report(r, t0);
       return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
     }
   }
@@ -92,6 +122,8 @@ int main(int argc, char **argv) {
   // killed_large VICTIM LINGER_S
   if (scenario == "killed_large") return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
                                                              argc > 3 ? atoi(argv[3]) : 0);
+  // killed_cma VICTIM AFTER_MS
+  if (scenario == "killed_cma") return killed_during_cma(w, rank, size, atoi(argv[2]), atoi(argv[3]));
   if (scenario == "timeout") {
     // Only rank 0 enters the collective.
     int x = 1, y = 0;

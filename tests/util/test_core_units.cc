@@ -49,6 +49,15 @@ TEST(AlgoConfig, OneNameAppliesWhereTheCollectiveHasIt) {
     EXPECT_EQ(d.get(kind), kind == CollKind::kAlltoallv ? Algo::kAuto : Algo::kDirect)
         << coll_name(kind);
   }
+  // cma: allgather, reduce_scatter and broadcast only.
+  AlgoConfig cma = AlgoConfig::parse("cma");
+  for (int k = 0; k < static_cast<int>(CollKind::kCount); ++k) {
+    auto kind = static_cast<CollKind>(k);
+    bool has = kind == CollKind::kAllgather || kind == CollKind::kBroadcast ||
+               kind == CollKind::kReduceScatter;
+    EXPECT_EQ(cma.get(kind), has ? Algo::kCma : Algo::kAuto) << coll_name(kind);
+  }
+  EXPECT_STREQ(algo_name(Algo::kCma), "cma");
   EXPECT_EQ(AlgoConfig::parse("").get(CollKind::kReduce), Algo::kAuto);
   EXPECT_EQ(AlgoConfig::parse("auto").get(CollKind::kReduce), Algo::kAuto);
 }
@@ -63,6 +72,8 @@ TEST(AlgoConfig, PerCollectiveListsAndErrors) {
   EXPECT_EQ(code_of([] { AlgoConfig::parse("allreduce=tree"); }), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(code_of([] { AlgoConfig::parse("gather=ring"); }), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(code_of([] { AlgoConfig::parse("allreduce"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([] { AlgoConfig::parse("alltoall=cma"); }), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(AlgoConfig::parse("allgather=cma,broadcast=cma").get(CollKind::kBroadcast), Algo::kCma);
   EXPECT_NE(c.describe().find("broadcast=tree"), std::string::npos);
 }
 

@@ -119,11 +119,56 @@ TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
   EXPECT_FALSE(algo_supported(CollKind::kAllreduce, Algo::kTree));
 }
 
+TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
+  for (int p : {2, 4}) {
+    CommShape without = single_node(p), with = single_node(p);
+    with.cma = true;
+    for (CollKind k : kAll)
+      for (size_t b : kSizes) {
+        // Unavailable (the arena's probe failed, or SMD_CMA=0): never
+        // chosen, and forcing it falls back to the automatic choice.
+        EXPECT_NE(pick(k, b, without), Algo::kCma) << coll_name(k) << " " << b;
+        EXPECT_NE(pick(k, b, without, {}, Algo::kCma), Algo::kCma) << coll_name(k) << " " << b;
+      }
+    // Where cross-memory reads measure fast, one copy instead of two wins
+    // once the system call is paid for; the defaults leave the arena's
+    // staging in place until measured parameters say otherwise.
+    CostModel fast_cma;
+    fast_cma.cma = {2.0, 10.0};
+    for (CollKind k : {CollKind::kAllgather, CollKind::kBroadcast}) {
+      EXPECT_EQ(pick(k, 8, with, fast_cma), Algo::kDirect) << coll_name(k);
+      EXPECT_EQ(pick(k, size_t(16) << 20, with, fast_cma), Algo::kCma) << coll_name(k);
+      for (size_t b : kSizes) EXPECT_EQ(pick(k, b, with), Algo::kDirect) << coll_name(k) << " " << b;
+      EXPECT_EQ(pick(k, 8, with, {}, Algo::kCma), Algo::kCma) << coll_name(k);
+    }
+    // reduce_scatter adds its reductions at reduce_gbps.
+    EXPECT_EQ(pick(CollKind::kReduceScatter, 8, with, {}, Algo::kCma), Algo::kCma);
+    for (size_t b : kSizes) EXPECT_EQ(pick(CollKind::kReduceScatter, b, with), Algo::kDirect) << b;
+    // Other nodes' ranks cannot be read.
+    CommShape spread = nodes(2, p, p);
+    spread.cma = true;
+    EXPECT_NE(pick(CollKind::kAllgather, size_t(16) << 20, spread, {}, Algo::kCma), Algo::kCma);
+  }
+  // Its costs come from the tuning file's cma_ keys.
+  CommShape s = single_node(2);
+  s.cma = true;
+  CostModel slow_cma;
+  slow_cma.cma = {1e6, 1.0};
+  EXPECT_EQ(pick(CollKind::kAllgather, size_t(16) << 20, s, slow_cma), Algo::kDirect);
+  CostModel m;
+  m.cma = {4.0, 8.0};
+  AlgoChoice c = choose(args(CollKind::kBroadcast, 8000), Algo::kCma, s, m);
+  EXPECT_NEAR(c.cost_us, 2 * m.arena.alpha_us + 4.0 + 8000 / 8e3, 1e-9);
+}
+
 TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {
   CostModel m;
   m.net = {12.5, 3.0};
   m.arena = {0.25, 20.0};
+  m.cma = {1.5, 7.0};
   CostModel back = CostModel::parse(m.to_text(), "test");
+  EXPECT_DOUBLE_EQ(back.cma.alpha_us, 1.5);
+  EXPECT_DOUBLE_EQ(back.cma.gbps, 7.0);
   EXPECT_DOUBLE_EQ(back.net.alpha_us, 12.5);
   EXPECT_DOUBLE_EQ(back.arena.gbps, 20.0);
   EXPECT_DOUBLE_EQ(back.local.gbps, CostModel{}.local.gbps);
@@ -131,7 +176,7 @@ TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {
   EXPECT_DOUBLE_EQ(partial.net.gbps, 2.5);
   EXPECT_DOUBLE_EQ(partial.net.alpha_us, CostModel{}.net.alpha_us);
   for (const char *bad : {"net_gbps 2", "warp = 1", "net_gbps = 0", "net_gbps = -1", "net_alpha_us = x",
-                          "net_alpha_us = 1e400"}) {
+                          "net_alpha_us = 1e400", "cma_gbps = 0"}) {
     try {
       CostModel::parse(std::string("arena_gbps = 9\n") + bad + "\n", "file.txt");
       ADD_FAILURE() << "accepted: " << bad;

@@ -144,12 +144,13 @@ CheckResult check_cross_memory_attach() {
   waitpid(holder, nullptr, 0);
   r.detail = "yama ptrace_scope " + scope + "; process_vm_readv between sibling processes: ";
   if (err == 0) {
-    r.detail += "works";
+    r.detail += "works (the shm transport's large messages and the cma collectives use it)";
     return r;
   }
   r.verdict = Verdict::kWarn;
   r.detail += std::string("denied (") + strerror(err) +
-              "): the shm transport copies large messages through shared memory instead (slower)";
+              "): the shm transport copies large messages through shared memory instead, and the "
+                               "single-copy cma collectives (SMD_ALGO=cma) are unavailable";
   r.fix = scope != "none" && scope != "0"
               ? "echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope, or run with CAP_SYS_PTRACE"
               : "containers: --cap-add SYS_PTRACE (or a seccomp profile allowing process_vm_readv)";

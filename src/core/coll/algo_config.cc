@@ -10,7 +10,8 @@ constexpr int kKinds = static_cast<int>(CollKind::kCount);
 const char *const kCollNames[kKinds] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
                                         "reduce",    "alltoall",  "barrier",   "allgatherv",
                                         "reduce_scatterv", "alltoallv"};
-const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical"};
+const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical",
+                                   "cma"};
 constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
 
 Algo algo_from(const std::string &s) {
@@ -18,7 +19,7 @@ Algo algo_from(const std::string &s) {
     if (s == kAlgoNames[i]) return static_cast<Algo>(i);
   fail(SMD_ERR_INVALID_ARGUMENT,
        "SMD_ALGO: unknown algorithm '%s' (known: auto, direct, ring, rd, tree, pairwise, "
-       "hierarchical)",
+       "hierarchical, cma)",
        s.c_str());
 }
 

@@ -29,6 +29,7 @@ enum class Algo : int {
   kTree,      // binomial tree
   kPairwise,  // pairwise exchange (alltoall, alltoallv)
   kHierarchical,  // node phases on the arena, rail phases across nodes
+  kCma,       // cross-memory reads of peers' buffers on one node (one copy)
 };
 
 const char *coll_name(CollKind k);

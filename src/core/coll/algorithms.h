@@ -19,14 +19,17 @@ void allreduce_rd(Comm &c, const CollArgs &a);
 void allgather_direct(Comm &c, const CollArgs &a);
 void allgather_ring(Comm &c, const CollArgs &a);
 void allgather_rd(Comm &c, const CollArgs &a);
+void allgather_cma(Comm &c, const CollArgs &a);
 
 void reduce_scatter_direct(Comm &c, const CollArgs &a);
 void reduce_scatter_ring(Comm &c, const CollArgs &a);
 void reduce_scatter_rd(Comm &c, const CollArgs &a);
+void reduce_scatter_cma(Comm &c, const CollArgs &a);
 
 void broadcast_direct(Comm &c, const CollArgs &a);
 void broadcast_ring(Comm &c, const CollArgs &a);
 void broadcast_tree(Comm &c, const CollArgs &a);
+void broadcast_cma(Comm &c, const CollArgs &a);
 
 void reduce_direct(Comm &c, const CollArgs &a);
 void reduce_ring(Comm &c, const CollArgs &a);

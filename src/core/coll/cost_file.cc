@@ -17,7 +17,8 @@ namespace {
 
 // The tuning file's keys, in the order to_text() writes them.
 const char *const kKeys[] = {"arena_alpha_us", "arena_gbps", "local_alpha_us", "local_gbps",
-                             "net_alpha_us",   "net_gbps",   "reduce_gbps"};
+                             "net_alpha_us",   "net_gbps",   "reduce_gbps",
+                             "cma_alpha_us",   "cma_gbps"};
 
 double *field(CostModel &m, const std::string &key) {
   if (key == "arena_alpha_us") return &m.arena.alpha_us;
@@ -27,6 +28,8 @@ double *field(CostModel &m, const std::string &key) {
   if (key == "net_alpha_us") return &m.net.alpha_us;
   if (key == "net_gbps") return &m.net.gbps;
   if (key == "reduce_gbps") return &m.reduce_gbps;
+  if (key == "cma_alpha_us") return &m.cma.alpha_us;
+  if (key == "cma_gbps") return &m.cma.gbps;
   return nullptr;
 }
 

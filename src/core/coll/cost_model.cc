@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/comm/arena.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
@@ -24,6 +25,7 @@ CommShape shape_of(Comm &c) {
   s.size = c.size();
   s.nodes = c.placement().node_count;
   s.arena = c.arena() != nullptr;
+  s.cma = s.arena && c.arena()->cross_memory();
   const Topology &topo = c.ctx().topology();
   std::vector<int> per_node(size_t(topo.node_count), 0);
   int prev_node = -1;

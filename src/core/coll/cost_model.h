@@ -27,6 +27,13 @@ struct CostModel {
   LinkCost arena{0.5, 10.0};  // one arena step (every member reads its peers)
   LinkCost local{5.0, 2.0};   // point-to-point inside a node (two copies)
   LinkCost net{20.0, 1.25};   // point-to-point between nodes
+  // One cross-memory read of a peer's buffer (the cma algorithms): a
+  // system call that pins the peer's pages, then one copy, while the peer
+  // waits for its readers. Whether that beats staging through the arena
+  // depends on the machine (docs/PERFORMANCE.md): the default ties with
+  // the arena's per-byte cost at two ranks and loses at more, so only
+  // measured parameters (cma_alpha_us, cma_gbps) make auto pick cma.
+  LinkCost cma{5.0, 2.5};
   // Output of a two-input reduction of point-to-point algorithms, GB/s
   // (arena algorithms count their reductions in the bytes they touch).
   double reduce_gbps = 3.0;
@@ -51,6 +58,7 @@ struct CommShape {
   int min_local = 1;  // fewest members on one node
   bool node_major = true;  // each node's members are consecutive ranks
   bool arena = false; // all members on one node with a shared-memory arena
+  bool cma = false;   // and every member can read every other's memory (cross_memory.h)
 };
 CommShape shape_of(Comm &c);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/coll/stream_copy.h"
+#include "core/comm/cross_memory.h"
 #include "core/comm/shared_memory.h"
 #include "core/reduce/reduce.h"
 #include "core/util/dtype.h"
@@ -48,10 +49,12 @@ bool read_desc_of_round(const OpDesc &slot, uint64_t round, OpDesc *out) {
 }
 
 // What a descriptor of an operation that is not inline carries in its
-// payload: where the member's input lies, when peers read it in place.
+// payload: where the member's input lies, when peers read it in place
+// (memory from smd_mem_alloc) or by cross-memory reads (any memory).
 struct InPlaceRef {
   uint64_t id;  // shared block (0: staged)
   uint64_t offset;
+  uint64_t address;  // in the member's own address space (0: not offered)
 };
 static_assert(sizeof(InPlaceRef) <= OpDesc::kInlineBytes);
 
@@ -120,7 +123,7 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
     if (inline_) {
       arena_.post_ready(r);
     } else if (in_place_) {
-      InPlaceRef ref{offered_ ? offered_id_ : 0, offered_offset_};
+      InPlaceRef ref{offered_ ? offered_id_ : 0, offered_offset_, offered_address_};
       memcpy(arena_.desc(me, r).payload, &ref, sizeof ref);
     }
   }
@@ -162,14 +165,49 @@ bool DirectOp::use_in_place(const void *mine, size_t bytes) {
   return true;
 }
 
+bool DirectOp::use_cross_memory(const void *mine, size_t bytes) {
+  // Posted in the descriptor whatever the size: never inline.
+  inline_ = false;
+  in_place_ = true;
+  if (!mine || bytes == 0) return false;
+  offered_ = true;
+  offered_address_ = reinterpret_cast<uintptr_t>(mine);
+  // Memory from smd_mem_alloc is mapped by peers instead (a plain copy).
+  SharedRef ref;
+  if (shared_find(comm_.ctx(), mine, bytes, &ref) && arena_.publish_shared(ref.id, *ref.handle)) {
+    offered_id_ = ref.id;
+    offered_offset_ = ref.offset;
+  }
+  return true;
+}
+
+void DirectOp::read_input(int j, void *to, size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  size_t i = static_cast<size_t>(j);
+  if (const uint8_t *where = arena_.in_place()[i]) {
+    copy_out(to, where + offset, bytes, bytes);
+    return;
+  }
+  uint64_t remote = arena_.remote()[i];
+  if (!remote)
+    fail(SMD_ERR_INTERNAL, "%s on %s: rank %d offered no input to read", coll_name(args_.kind),
+         comm_.where().c_str(), j);
+  std::string peer = "rank " + std::to_string(j);
+  if (comm_.world_rank(j) != j) peer += " (world rank " + std::to_string(comm_.world_rank(j)) + ")";
+  cross_memory_copy(arena_.pid(j), remote + offset, to, bytes, coll_name(args_.kind), peer);
+}
+
 void DirectOp::resolve_in_place(int only) {
   std::vector<const uint8_t *> &where = arena_.in_place();
+  std::vector<uint64_t> &remote = arena_.remote();
   for (int j = 0; j < arena_.size(); ++j) {
     where[static_cast<size_t>(j)] = nullptr;
+    remote[static_cast<size_t>(j)] = 0;
     if (j == arena_.rank() || (only >= 0 && j != only)) continue;
     InPlaceRef ref;
     memcpy(&ref, arena_.desc(j, round(0)).payload, sizeof ref);
     if (ref.id) where[static_cast<size_t>(j)] = arena_.peer_shared(comm_, j, ref.id) + ref.offset;
+    remote[static_cast<size_t>(j)] = ref.address;
   }
   resolved_ = true;
 }

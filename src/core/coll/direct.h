@@ -64,6 +64,17 @@ class DirectOp {
     const uint8_t *where = resolved_ ? arena_.in_place()[static_cast<size_t>(j)] : nullptr;
     return where ? where + in_place_offset : buf(j, k) + staged_offset;
   }
+  // Cross-memory reads (the cma algorithms). Before round 0, on every
+  // member: the operation posts where this member's `mine` lies (may be
+  // null) for peers to copy from with cross_memory_copy(), or to map when
+  // it is memory from smd_mem_alloc; the descriptor carries it whatever
+  // the size. Returns whether `mine` is offered: then the caller must not
+  // return before every peer read it (end_in_place()).
+  bool use_cross_memory(const void *mine, size_t bytes);
+  // From round 0's post_and_wait on: copies `bytes` of member j's offered
+  // input, from `offset` on, into `to`. Throws SMD_ERR_PEER_FAILURE
+  // naming j if it exits or unmaps the input meanwhile.
+  void read_input(int j, void *to, size_t offset, size_t bytes);
   // Waits until every member consumed the last round (read the input).
   void end_in_place();
 
@@ -93,7 +104,7 @@ class DirectOp {
   bool in_place_ = false;  // use_in_place() was called: offers are exchanged
   bool offered_ = false;
   bool resolved_ = false;  // arena_.in_place() holds this operation's offers
-  uint64_t offered_id_ = 0, offered_offset_ = 0;
+  uint64_t offered_id_ = 0, offered_offset_ = 0, offered_address_ = 0;
   bool inline_;  // one round staging at most OpDesc::kInlineBytes
 };
 

@@ -51,6 +51,25 @@ double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
   return 2 * m.arena.alpha_us + touched / (m.arena.gbps * 1e3);
 }
 
+// The cma algorithms: the arena's round protocol (two synchronised steps:
+// post, then wait for every reader) around cross-memory reads, of every
+// peer's block (allgather), of every peer's part of this member's block,
+// which it then reduces (reduce_scatter), or of the root's vector
+// (broadcast).
+bool cma_applies(const CollArgs &a, const CommShape &s, std::string *why) {
+  if (!on_arena(a, s, why)) return false;
+  if (!s.cma)
+    *why = "cross-memory attach is unavailable between the members; the communicator's "
+           "creation logged why at info level";
+  return s.cma;
+}
+double cma_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  double bytes = cost_bytes(a);
+  if (a.kind == CollKind::kBroadcast) return 2 * m.arena.alpha_us + m.cma.time_us(bytes);
+  double reduced = a.kind == CollKind::kReduceScatter ? bytes / (m.reduce_gbps * 1e3) : 0;
+  return 2 * m.arena.alpha_us + (s.size - 1) * (m.cma.time_us(bytes) + reduced);
+}
+
 // v-collectives: the flat formulas of allgather / reduce_scatter with the
 // largest block standing for every block (the ring's steps wait for it);
 // the arena touches every block twice; the hierarchy needs as many members
@@ -94,16 +113,19 @@ const AlgoEntry kTable[] = {
      allgather_hierarchical},
     {CollKind::kAllgather, Algo::kRing, anywhere, flat<Algo::kRing>, allgather_ring},
     {CollKind::kAllgather, Algo::kRd, anywhere, flat<Algo::kRd>, allgather_rd},
+    {CollKind::kAllgather, Algo::kCma, cma_applies, cma_cost, allgather_cma},
     {CollKind::kReduceScatter, Algo::kDirect, on_arena, direct_cost, reduce_scatter_direct},
     {CollKind::kReduceScatter, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
      reduce_scatter_hierarchical},
     {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
     {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
+    {CollKind::kReduceScatter, Algo::kCma, cma_applies, cma_cost, reduce_scatter_cma},
     {CollKind::kBroadcast, Algo::kDirect, on_arena, direct_cost, broadcast_direct},
     {CollKind::kBroadcast, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
      broadcast_hierarchical},
     {CollKind::kBroadcast, Algo::kRing, anywhere, flat<Algo::kRing>, broadcast_ring},
     {CollKind::kBroadcast, Algo::kTree, anywhere, flat<Algo::kTree>, broadcast_tree},
+    {CollKind::kBroadcast, Algo::kCma, cma_applies, cma_cost, broadcast_cma},
     {CollKind::kReduce, Algo::kDirect, on_arena, direct_cost, reduce_direct},
     {CollKind::kReduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
      reduce_hierarchical},

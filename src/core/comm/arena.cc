@@ -1,11 +1,16 @@
 #include "core/comm/arena.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
 
 #include "core/comm/communicator.h"
+#include "core/comm/cross_memory.h"
 #include "core/exec/futex.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
+#include "core/util/params.h"
 
 namespace smd {
 
@@ -18,6 +23,36 @@ struct alignas(64) Counter {
   std::atomic<uint64_t> value{0};
 };
 enum Which { kPosted = 0, kReduced = 1, kConsumed = 2 };
+
+// What a member tells the others at setup, after its segment's handle, so
+// that they can try a cross-memory read of it: its pid and where a word
+// of known value lies in its own address space.
+struct CrossMemoryProbe {
+  uint64_t pid, address, value;
+};
+// What each member found: 0, or the errno of its read from `peer` (-1:
+// switched off by SMD_CMA; EIO: another process answered at that pid).
+struct CrossMemoryVerdict {
+  int32_t err, peer;
+};
+
+// Reads every peer's probe word (the first failure is reported).
+CrossMemoryVerdict probe_peers(const std::vector<CrossMemoryProbe> &probes, int me) {
+  if (!param_bool("SMD_CMA")) return {-1, me};
+  for (size_t r = 0; r < probes.size(); ++r) {
+    if (int(r) == me) continue;
+    uint64_t got = 0;
+    int err = cross_memory_read(static_cast<pid_t>(probes[r].pid), probes[r].address, &got, sizeof got);
+    if (err == 0 && got != probes[r].value) err = EIO;
+    if (err != 0) return {err, int32_t(r)};
+  }
+  return {0, -1};
+}
+
+Bytes as_bytes(const void *p, size_t n) {
+  const uint8_t *b = static_cast<const uint8_t *>(p);
+  return Bytes(b, b + n);
+}
 }  // namespace
 
 struct Arena::Header {
@@ -51,6 +86,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->sources_.assign(a->size_, nullptr);
   a->seen_.assign(static_cast<size_t>(a->size_) * 3, 0);
   a->in_place_.assign(a->size_, nullptr);
+  a->remote_.assign(a->size_, 0);
   a->peer_blocks_.resize(a->size_);
 
   size_t bytes = kHeaderBytes + kRounds * kSmallBytes + kSlots * a->chunk_;
@@ -60,7 +96,23 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   a->bases_[a->rank_] = static_cast<uint8_t *>(mine);
   new (mine) Header();
 
-  std::vector<Bytes> handles = comm.exchange(handle, TagKind::kSetup, comm.id(), 1);
+  // Lives until every member has tried to read it (the second exchange).
+  volatile uint64_t probe_word =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (uint64_t(getpid()) << 32) ^ 0x736d64636d61ull;
+  CrossMemoryProbe probe{uint64_t(getpid()), reinterpret_cast<uintptr_t>(&probe_word), probe_word};
+  Bytes blob = handle, probe_bytes = as_bytes(&probe, sizeof probe);
+  blob.insert(blob.end(), probe_bytes.begin(), probe_bytes.end());
+  std::vector<Bytes> handles = comm.exchange(blob, TagKind::kSetup, comm.id(), 1);
+  std::vector<CrossMemoryProbe> probes(a->size_);
+  for (int r = 0; r < a->size_; ++r) {
+    Bytes &h = handles[r];
+    if (h.size() < sizeof(CrossMemoryProbe))
+      fail(SMD_ERR_TRANSPORT, "arena setup: rank %d sent %zu bytes", r, h.size());
+    memcpy(&probes[r], h.data() + h.size() - sizeof(CrossMemoryProbe), sizeof(CrossMemoryProbe));
+    h.resize(h.size() - sizeof(CrossMemoryProbe));
+    a->pids_.push_back(static_cast<pid_t>(probes[r].pid));
+  }
   for (int r = 0; r < a->size_; ++r) {
     if (r == a->rank_) continue;
     void *ptr = nullptr;
@@ -71,8 +123,29 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
       fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
     a->bases_[r] = static_cast<uint8_t *>(ptr);
   }
-  // Nobody may release its segment before every member has mapped it.
-  comm.exchange(Bytes(), TagKind::kSetup, comm.id(), 2);
+  // Nobody may release its segment before every member has mapped it, nor
+  // leave this function (probe_word) before every member has read it.
+  CrossMemoryVerdict mine_verdict = probe_peers(probes, a->rank_);
+  std::vector<Bytes> verdicts =
+      comm.exchange(as_bytes(&mine_verdict, sizeof mine_verdict), TagKind::kSetup, comm.id(), 2);
+  a->cross_memory_ = true;
+  for (int r = 0; r < a->size_ && a->cross_memory_; ++r) {
+    CrossMemoryVerdict v{0, -1};
+    if (verdicts[r].size() == sizeof v) memcpy(&v, verdicts[r].data(), sizeof v);
+    else v.err = EIO;
+    if (v.err == 0) continue;
+    a->cross_memory_ = false;
+    a->cross_memory_why_ =
+        v.err < 0 ? format("SMD_CMA=0 on rank %d", r)
+                  : format("rank %d cannot read rank %d's memory: %s", r, v.peer,
+                           v.err == EIO ? "another process answered at its pid (a different pid "
+                                          "namespace)"
+                                        : cross_memory_denied(v.err).c_str());
+  }
+  SMD_INFO("comm", "%s: cross-memory attach %s%s", comm.where().c_str(),
+           a->cross_memory_ ? "works between all members (the cma algorithms apply)"
+                            : "unavailable, so no cma algorithm runs: ",
+           a->cross_memory_why_.c_str());
   SMD_TRACE("comm", "%s: shared-memory arena of %d members, %zu KiB staging per round",
             comm.where().c_str(), a->size_, a->chunk_ / 1024);
   return a;

@@ -26,7 +26,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/util/ring_queue.h"
 
@@ -128,6 +131,15 @@ class Arena {
   // Scratch: where each member's input lies when read in place.
   std::vector<const uint8_t *> &in_place() { return in_place_; }
 
+  // Cross-memory attach (cross_memory.h), probed at setup: whether every
+  // member can read every other's memory, or why not; members' pids.
+  bool cross_memory() const { return cross_memory_; }
+  const std::string &cross_memory_why() const { return cross_memory_why_; }
+  pid_t pid(int r) const { return pids_[static_cast<size_t>(r)]; }
+  // Scratch: where each member's input lies in its own address space, for
+  // cross-memory reads (0: not offered that way).
+  std::vector<uint64_t> &remote() { return remote_; }
+
   // Which members have not yet posted / reduced `round` (for messages).
   std::vector<int> not_posted(uint64_t round) const;
 
@@ -158,6 +170,10 @@ class Arena {
   RingQueue<OpDesc> unverified_{kRounds};
   std::vector<const void *> sources_;
   std::vector<const uint8_t *> in_place_;
+  std::vector<uint64_t> remote_;
+  std::vector<pid_t> pids_;
+  bool cross_memory_ = false;
+  std::string cross_memory_why_;
   struct PeerBlock {
     uint64_t id;
     const uint8_t *base;
