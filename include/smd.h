@@ -881,6 +881,176 @@ SMD_API smd_result_t smd_recv_status(void *buf, size_t count,
                                      smd_stream_t stream,
                                      smd_status_t *status);
 
+/* ------------------------------------------------------------------------
+ * Sharded parameters (SageMaker model parallelism's sharded data
+ * parallelism, ZeRO stage 3), since 0.1
+ *
+ * A sharded set holds a model's parameters over the ranks of one
+ * communicator, the shard group (SMD_GROUP_SDP of smd_groups_create, or
+ * any communicator). Each parameter is registered once (element count,
+ * datatype, initial values that every rank passes alike) and split into
+ * `size` equal pieces, the last ones padded with zeros: rank r owns piece r
+ * (its "shard": what an optimizer updates) and keeps only that. A
+ * parameter with fewer elements than param_persistence_threshold stays
+ * whole on every rank ("persistent": never fetched nor sharded; its
+ * gradient is allreduced).
+ *
+ * smd_sharded_fetch() gathers the shards of the given parameters into full
+ * buffers owned by the set (smd_sharded_full() gives their address); the
+ * caller uses them (a layer's forward or backward) and hands them back with
+ * smd_sharded_release(). At most max_live_parameters elements are gathered
+ * at once: released buffers stay gathered (a later fetch of them costs
+ * nothing) until room is needed, then the least recently released go
+ * first; a fetch that would pass the bound with only held (unreleased)
+ * buffers fails with SMD_ERR_NO_MEMORY, nothing changed. The first round
+ * of fetches (up to the first smd_sharded_reduce_grads) is recorded as the
+ * order of use; afterwards every fetch also starts gathering the next
+ * prefetch_depth parameters of that order in the background, room
+ * permitting, so the fetch that asks for them finds them ready.
+ *
+ * smd_sharded_reduce_grads() takes full gradients (one buffer per
+ * parameter, as a backward pass produces them) and reduce-scatters them,
+ * in buckets of up to reduce_bucket_size elements, into each owner's
+ * gradient shard (smd_sharded_grad()), averaged over the group when
+ * average_gradients is set; persistent parameters' gradients are
+ * allreduced whole. smd_sharded_clip_grads() computes the global L2 norm of
+ * all gradients (one allreduce of partial sums of squares over the shards)
+ * and scales them down to max_norm when larger.
+ *
+ * Fetch, release order, reduce_grads and clip_grads are collective over the
+ * shard group: every rank makes the same calls with the same ids in the
+ * same order (checked like every collective: SMD_ERR_MISMATCH). Errors:
+ * SMD_ERR_INVALID_ARGUMENT (an unknown id, NULL buffers, a bad datatype,
+ * a config field out of range), SMD_ERR_INVALID_USAGE (registering after
+ * the first fetch, releasing what is not held, using a full buffer's
+ * address after release), SMD_ERR_NO_MEMORY (above), and those of the
+ * collectives. Host memory for now.
+ * --------------------------------------------------------------------- */
+
+typedef struct smd_sharded smd_sharded_t;
+
+typedef struct smd_sharded_config {
+  size_t struct_size; /* sizeof(smd_sharded_config_t) */
+  uint32_t version;   /* SMD_SHARDED_CONFIG_VERSION */
+  /* SMP's sdp_max_live_parameters: elements gathered at once, at most
+   * (default 1e9). */
+  uint64_t max_live_parameters;
+  /* sdp_param_persistence_threshold: parameters with fewer elements stay
+   * whole on every rank (default 1e6; 0: shard everything). */
+  uint64_t param_persistence_threshold;
+  /* sdp_reduce_bucket_size: elements per gradient reduce-scatter bucket
+   * (default 5e8). */
+  uint64_t reduce_bucket_size;
+  /* sdp_hierarchical_allgather: 1 = gather inside each node first, then
+   * across nodes, when the group spans nodes (default 1); 0 = flat. */
+  int32_t hierarchical_allgather;
+  /* Parameters gathered ahead along the recorded order (default 2; 0 =
+   * no prefetch). */
+  int32_t prefetch_depth;
+  /* 1 = gradients are averaged over the group (and the replicas), 0 =
+   * summed (default 1). */
+  int32_t average_gradients;
+  /* Gradients of float32 parameters travel as this type: SMD_FLOAT16 or
+   * SMD_BFLOAT16 halve the bytes, -1 (default) = the parameter's type. */
+  int32_t gradient_wire_dtype;
+  /* Data-parallel replicas of the shard group (dp = sdp x replicas):
+   * gradient shards are also allreduced over this communicator, whose
+   * ranks hold the same shard; NULL (default) = no replicas. */
+  smd_comm_t *replica_comm;
+} smd_sharded_config_t;
+
+#define SMD_SHARDED_CONFIG_VERSION 1
+#define SMD_SHARDED_CONFIG_INIT                                                        \
+  { sizeof(smd_sharded_config_t), SMD_SHARDED_CONFIG_VERSION, 1000000000u, 1000000u, \
+    500000000u, 1, 2, 1, -1, NULL }
+
+/* Fill `config` with the defaults of SMD_SHARDED_CONFIG_INIT. */
+SMD_API smd_result_t smd_sharded_config_init(smd_sharded_config_t *config);
+
+/* Collective over `comm` (the shard group): every rank passes the same
+ * configuration (checked: SMD_ERR_MISMATCH). NULL config = the defaults. */
+SMD_API smd_result_t smd_sharded_create(smd_comm_t *comm, const smd_sharded_config_t *config,
+                                        smd_sharded_t **set);
+
+/* Frees the set and every buffer it holds (local). Pointers from
+ * smd_sharded_shard/full/grad become invalid. */
+SMD_API smd_result_t smd_sharded_destroy(smd_sharded_t *set);
+
+/* Registers a parameter of `count` elements of `datatype` (a floating
+ * type) with initial values `init` (count elements, the same on every
+ * rank; NULL = zeros); *id receives its id (0, 1, 2, ... in registration
+ * order). Local: ranks must register the same parameters in the same order
+ * (checked at the first fetch). Only before the first fetch. */
+SMD_API smd_result_t smd_sharded_register(smd_sharded_t *set, size_t count,
+                                          smd_datatype_t datatype, const void *init,
+                                          int32_t *id);
+
+/* This rank's shard of parameter `id`: its address in the set's memory
+ * (for an optimizer to update in place), its element count and the offset
+ * of its first element in the full parameter (the whole parameter, offset
+ * 0, for a persistent one). *persistent (may be NULL) is set to 1 for a
+ * persistent parameter. The address stays valid until destroy. */
+SMD_API smd_result_t smd_sharded_shard(smd_sharded_t *set, int32_t id, void **data,
+                                       size_t *count, size_t *offset, int *persistent);
+
+/* The gradient shard of parameter `id` (same layout as its shard),
+ * written by smd_sharded_reduce_grads. */
+SMD_API smd_result_t smd_sharded_grad(smd_sharded_t *set, int32_t id, void **data,
+                                      size_t *count);
+
+/* Gathers parameters `ids[0..n)` into full buffers (collective). Blocking
+ * when `request` is NULL; otherwise returns at once with a request that
+ * completes when all are gathered. */
+SMD_API smd_result_t smd_sharded_fetch(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                       smd_stream_t stream, smd_request_t **request);
+
+/* The full buffer of fetched parameter `id` (count elements), valid until
+ * its release; the caller may read it (and write it: writes are lost at
+ * release). SMD_ERR_INVALID_USAGE when not fetched. */
+SMD_API smd_result_t smd_sharded_full(smd_sharded_t *set, int32_t id, void **data);
+
+/* Hands the full buffers of `ids` back (local). */
+SMD_API smd_result_t smd_sharded_release(smd_sharded_t *set, const int32_t *ids, size_t n);
+
+/* Reduce-scatters the full gradients grads[i] of parameters ids[i] into
+ * the gradient shards (collective; see above). Blocking when `request` is
+ * NULL. The gradient buffers must stay untouched until it completes. */
+SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                              const void *const *grads, smd_stream_t stream,
+                                              smd_request_t **request);
+
+/* Global L2 norm of every gradient shard (persistent gradients counted
+ * once), into *total_norm (may be NULL); when max_norm > 0 and the norm
+ * exceeds it, every gradient shard is scaled by max_norm / norm
+ * (collective). */
+SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm,
+                                            double *total_norm);
+
+typedef struct smd_sharded_stats {
+  size_t struct_size; /* sizeof(smd_sharded_stats_t), set by the caller */
+  uint32_t version;   /* SMD_SHARDED_STATS_VERSION, set by the caller */
+  uint64_t parameters;          /* registered */
+  uint64_t persistent_elements; /* kept whole on every rank */
+  uint64_t owned_elements;      /* this rank's shards (padding included) */
+  uint64_t live_elements;       /* gathered now (held and cached) */
+  uint64_t peak_live_elements;
+  uint64_t live_bytes;
+  uint64_t peak_live_bytes;
+  uint64_t bytes_fetched;       /* received by gathers */
+  uint64_t fetches;             /* parameters fetched on request */
+  uint64_t prefetches;          /* parameters gathered ahead */
+  uint64_t fetch_stalls;        /* fetches that waited for a gather */
+  uint64_t cache_hits;          /* fetches of a still-gathered buffer */
+  uint64_t evictions;
+  double last_grad_norm;        /* from smd_sharded_clip_grads, -1 before */
+} smd_sharded_stats_t;
+
+#define SMD_SHARDED_STATS_VERSION 1
+
+/* Local. Errors: SMD_ERR_INVALID_ARGUMENT (NULL, struct_size or version
+ * not set). */
+SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded_stats_t *stats);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
