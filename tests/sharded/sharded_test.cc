@@ -403,6 +403,10 @@ TEST(Sharded, ClearErrors) {
   EXPECT_EQ(smd_sharded_get_stats(s.set, &st), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_sharded_shard(s.set, 3, &p, nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_sharded_full(nullptr, 0, &p), SMD_ERR_INVALID_ARGUMENT);
+  SMD_OK(smd_group_start());
+  EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_ERR_INVALID_USAGE);
+  EXPECT_NE(std::string(smd_last_error()).find("smd_group_start"), std::string::npos) << smd_last_error();
+  smd_group_end();
 }
 
 TEST(Sharded, RegistrationErrors) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
@@ -71,6 +72,12 @@ sharded::Config read_config(const smd_sharded_config_t *c, std::string *why) {
   return cfg;
 }
 
+// Sharded calls communicate at once: they cannot be queued in a group.
+void not_in_group(const char *what) {
+  if (group_open())
+    fail(SMD_ERR_INVALID_USAGE, "%s cannot be called between smd_group_start and smd_group_end", what);
+}
+
 std::vector<int32_t> id_vector(const int32_t *ids, size_t n) {
   if (n > 0 && !ids) fail(SMD_ERR_INVALID_ARGUMENT, "ids is NULL but n is %zu", n);
   return std::vector<int32_t>(ids, ids + n);
@@ -102,6 +109,7 @@ SMD_API smd_result_t smd_sharded_create(smd_comm_t *comm, const smd_sharded_conf
   return guarded("smd_sharded_create", [&] {
     require_out(set, "set");
     *set = nullptr;
+    not_in_group("smd_sharded_create");
     auto c = comm_of(comm);
     std::string why;
     sharded::Config cfg = read_config(config, &why);
@@ -171,6 +179,7 @@ SMD_API smd_result_t smd_sharded_fetch(smd_sharded_t *set, const int32_t *ids, s
                                        smd_stream_t stream, smd_request_t **request) {
   return guarded("smd_sharded_fetch", [&] {
     if (request) *request = nullptr;
+    not_in_group("smd_sharded_fetch");
     auto &s = set_of(set);
     check_stream(stream);
     auto task = s.fetch(id_vector(ids, n), request == nullptr);
@@ -195,6 +204,7 @@ SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t 
                                               smd_request_t **request) {
   return guarded("smd_sharded_reduce_grads", [&] {
     if (request) *request = nullptr;
+    not_in_group("smd_sharded_reduce_grads");
     auto &s = set_of(set);
     check_stream(stream);
     auto idv = id_vector(ids, n);
@@ -209,6 +219,7 @@ SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t 
 
 SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm, double *total_norm) {
   return guarded("smd_sharded_clip_grads", [&] {
+    not_in_group("smd_sharded_clip_grads");
     double norm = set_of(set).clip_grads(max_norm);
     if (total_norm) *total_norm = norm;
   });
