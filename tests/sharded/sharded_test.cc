@@ -392,6 +392,10 @@ TEST(Sharded, ClearErrors) {
   EXPECT_EQ(smd_sharded_fetch(s.set, &one, 1, nullptr, nullptr), SMD_ERR_NO_MEMORY);
   EXPECT_NE(std::string(smd_last_error()).find("max_live_parameters"), std::string::npos);
   SMD_OK(smd_sharded_release(s.set, two, 2));
+  int32_t all[] = {0, 1, 2};  // 1200 elements at once: never
+  EXPECT_EQ(smd_sharded_fetch(s.set, all, 3, nullptr, nullptr), SMD_ERR_NO_MEMORY);
+  EXPECT_NE(std::string(smd_last_error()).find("more than max_live_parameters (1000)"), std::string::npos)
+      << smd_last_error();
   SMD_OK(smd_sharded_fetch(s.set, &one, 1, nullptr, nullptr));  // evicts
   SMD_OK(smd_sharded_release(s.set, &one, 1));
   EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);

@@ -217,6 +217,12 @@ std::shared_ptr<Task> ShardedSet::fetch(const std::vector<int32_t> &ids, bool bl
     const Param &p = params_[size_t(id)];
     if (!p.persistent && !p.full) need += p.count;
   }
+  if (need > cfg_.max_live)
+    fail(SMD_ERR_NO_MEMORY,
+         "fetching parameters %s needs %llu gathered elements at once, more than "
+         "max_live_parameters (%llu)",
+         id_list(ids).c_str(), static_cast<unsigned long long>(need),
+         static_cast<unsigned long long>(cfg_.max_live));
   if (!make_room(need, ids)) {
     uint64_t held = 0;
     for (const Param &p : params_)
