@@ -212,16 +212,18 @@ std::shared_ptr<Task> ShardedSet::fetch(const std::vector<int32_t> &ids, bool bl
            "parameter %d is still held from before reduce_grads (its shard may have changed since): "
            "release it before fetching it again", id);
   check_registration();
-  uint64_t need = 0;
+  uint64_t need = 0, together = 0;
   for (int32_t id : ids) {
     const Param &p = params_[size_t(id)];
-    if (!p.persistent && !p.full) need += p.count;
+    if (p.persistent) continue;
+    together += p.count;
+    if (!p.full) need += p.count;
   }
-  if (need > cfg_.max_live)
+  if (together > cfg_.max_live)
     fail(SMD_ERR_NO_MEMORY,
          "fetching parameters %s needs %llu gathered elements at once, more than "
          "max_live_parameters (%llu)",
-         id_list(ids).c_str(), static_cast<unsigned long long>(need),
+         id_list(ids).c_str(), static_cast<unsigned long long>(together),
          static_cast<unsigned long long>(cfg_.max_live));
   if (!make_room(need, ids)) {
     uint64_t held = 0;
