@@ -201,3 +201,15 @@ def test_sharded_rejects_bad_input(world):
         ShardedDataParallel(nn.Linear(2, 2).half())
     with pytest.raises(smd.InvalidArgumentError, match="gradient_clipping"):
         ShardedDataParallel(nn.Linear(2, 2), gradient_clipping=-1.0)
+
+
+def test_sharded_starts_from_rank0(world, rank, size):
+    """Like DDP, wrapping takes rank 0's values, whatever each rank built."""
+    torch.manual_seed(rank)
+    sdp = ShardedDataParallel(nn.Sequential(nn.Linear(20, 30), nn.Linear(30, 2)),
+                              param_persistence_threshold=40)
+    state = sdp.state_dict()
+    for name, value in state.items():
+        everyone = [torch.zeros_like(value) for _ in range(size)]
+        torch.distributed.all_gather(everyone, value)
+        assert all(torch.equal(v, everyone[0]) for v in everyone), name

@@ -15,8 +15,8 @@ torch modules, over smd's sharded parameter sets (smd.ShardedParameters).
         opt.zero_grad()
     full = model.state_dict()    # gathered: the unwrapped module's keys
 
-At wrap time every parameter of the module is registered with a set over
-the process group's ranks: a parameter of at least
+At wrap time every parameter of the module is registered, with rank 0's
+values (as DDP does), with a set over the process group's ranks: a parameter of at least
 param_persistence_threshold elements keeps only this rank's shard (its
 ``.data`` becomes an empty tensor, and the shard, a flat view of the set's
 memory, is an nn.Parameter of this wrapper); a smaller one stays whole
@@ -267,7 +267,10 @@ class ShardedDataParallel(nn.Module):
                 raise InvalidArgumentError(
                     f"parameter {name} is a {param.device.type} {param.dtype} tensor: "
                     "ShardedDataParallel takes CPU float32/float64 parameters in this release")
-            pid = self._set.register(param.detach().contiguous().numpy())
+            values = param.detach().contiguous().numpy()
+            # As DDP does: every rank starts from rank 0's values.
+            self._set.comm.broadcast(values, root=0)
+            pid = self._set.register(values)
             entry = _Entry(name, param, pid)
             self._entries.append(entry)
             self._by_param[id(param)] = entry
