@@ -90,7 +90,12 @@ void run_collective(Comm &c, const CollArgs &a) {
     c.note_collective("single", 0);
     return run_single(c, a);
   }
-  const AlgoChoice &choice = cached_choice(c, a);
+  AlgoChoice asked;
+  if (a.algo != Algo::kAuto) {
+    CollState &st = coll_state(c);
+    asked = choose(a, a.algo, st.shape, st.model, &c);
+  }
+  const AlgoChoice &choice = a.algo != Algo::kAuto ? asked : cached_choice(c, a);
   const AlgoEntry &algo = *choice.entry;
   SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo_name(algo.algo), a.count,
             datatype_name(a.datatype), c.where().c_str());

@@ -33,6 +33,9 @@ struct CollArgs {
   // The members already agreed on this call (a phase of a hierarchical
   // collective, checked as a whole): no agreement check of its own.
   bool agreed = false;
+  // An algorithm this call asks for (kAuto: the communicator's choice,
+  // SMD_ALGO included); used where it applies, like SMD_ALGO's.
+  Algo algo = Algo::kAuto;
   // v-collectives: every rank's block (alltoallv: in recvbuf).
   std::shared_ptr<const BlockLayout> blocks = nullptr;
   // alltoallv: the blocks of sendbuf, send_blocks->counts[r] going to rank r.

@@ -1,0 +1,387 @@
+#include "core/sharded/sharded_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/coll/coll_state.h"
+#include "core/coll/collective.h"
+#include "core/comm/communicator.h"
+#include "core/sharded/float_elements.h"
+#include "core/sharded/grad_reduce.h"
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+
+namespace smd::sharded {
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+constexpr uint64_t kDigestStart = 14695981039346656037ull;
+
+void throw_if_failed(const std::shared_ptr<Task> &t) {
+  if (!t) return;
+  t->wait_until(Deadline::never());
+  if (t->result() != SMD_SUCCESS) throw Error(t->result(), t->error());
+}
+
+std::string id_list(const std::vector<int32_t> &ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size() && i < 8; ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > 8) s += ", ...";
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+void agree(Comm &c, uint64_t value, const char *what) {
+  std::vector<uint64_t> all(static_cast<size_t>(c.size()));
+  c.executor().run_blocking([&] {
+    CollArgs a{CollKind::kAllgather, &value, all.data(), 1, SMD_UINT64, SMD_SUM, 0};
+    run_collective(c, a);
+  });
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r] != all[0])
+      fail(SMD_ERR_MISMATCH, "%s differ between the ranks of the shard group (rank 0 and rank %zu)",
+           what, r);
+}
+
+ShardedSet::ShardedSet(std::shared_ptr<Comm> comm, Config config)
+    : comm_(std::move(comm)), cfg_(std::move(config)) {
+  stats_.last_grad_norm = -1;
+  uint64_t h = kDigestStart;
+  for (uint64_t v : {cfg_.max_live, cfg_.persistence_threshold, cfg_.bucket,
+                     uint64_t(cfg_.hierarchical), uint64_t(cfg_.prefetch_depth), uint64_t(cfg_.average),
+                     uint64_t(int64_t(cfg_.wire)), uint64_t(cfg_.replicas ? cfg_.replicas->size() : 0)})
+    h = mix(h, v);
+  agree(*comm_, h, "sharded set configurations");
+}
+
+ShardedSet::~ShardedSet() {
+  for (auto &t : queued_) t->wait_until(Deadline::never());
+}
+
+int32_t ShardedSet::add(size_t count, smd_datatype_t datatype, const void *init) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (registration_checked_)
+    fail(SMD_ERR_INVALID_USAGE, "parameters are registered before the first fetch or reduce_grads");
+  if (!is_float_type(datatype))
+    fail(SMD_ERR_INVALID_ARGUMENT, "datatype %s is not a floating type (float16, bfloat16, float32, float64)",
+         datatype_name(datatype));
+  if (count == 0) fail(SMD_ERR_INVALID_ARGUMENT, "count is 0");
+  if (params_.size() >= size_t(INT32_MAX)) fail(SMD_ERR_INVALID_ARGUMENT, "too many parameters");
+  Param p;
+  p.count = count;
+  p.datatype = datatype;
+  p.elem = datatype_size(datatype);
+  p.persistent = count < cfg_.persistence_threshold;
+  size_t ranks = static_cast<size_t>(comm_->size());
+  p.chunk = p.persistent ? count : (count + ranks - 1) / ranks;
+  if (p.chunk > SIZE_MAX / p.elem / (p.persistent ? 1 : ranks))
+    fail(SMD_ERR_INVALID_ARGUMENT, "count %zu is too large", count);
+  p.shard = std::make_unique<char[]>(p.chunk * p.elem);
+  p.grad = std::make_unique<char[]>(p.chunk * p.elem);
+  if (init) {
+    size_t first = p.persistent ? 0 : static_cast<size_t>(comm_->rank()) * p.chunk;
+    size_t n = first < count ? std::min(p.chunk, count - first) : 0;
+    if (n) std::memcpy(p.shard.get(), static_cast<const char *>(init) + first * p.elem, n * p.elem);
+  }
+  if (p.persistent) stats_.persistent_elements += count;
+  else stats_.owned_elements += p.chunk;
+  stats_.parameters++;
+  params_.push_back(std::move(p));
+  return static_cast<int32_t>(params_.size() - 1);
+}
+
+const Param &ShardedSet::param(int32_t id) const {
+  if (id < 0 || static_cast<size_t>(id) >= params_.size())
+    fail(SMD_ERR_INVALID_ARGUMENT, "unknown parameter id %d (%zu registered)", id, params_.size());
+  return params_[static_cast<size_t>(id)];
+}
+
+size_t ShardedSet::shard_offset(int32_t id) const {
+  const Param &p = param(id);
+  return p.persistent ? 0 : static_cast<size_t>(comm_->rank()) * p.chunk;
+}
+
+void ShardedSet::check_ids(const std::vector<int32_t> &ids, const char *what) const {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    param(ids[i]);
+    for (size_t j = 0; j < i; ++j)
+      if (ids[j] == ids[i])
+        fail(SMD_ERR_INVALID_ARGUMENT, "parameter %d appears twice in one %s", ids[i], what);
+  }
+}
+
+void ShardedSet::check_registration() {
+  if (registration_checked_) return;
+  uint64_t h = mix(kDigestStart, params_.size());
+  for (const Param &p : params_) h = mix(mix(h, p.count), static_cast<uint64_t>(p.datatype));
+  agree(*comm_, h, "registered parameters (counts or datatypes)");
+  registration_checked_ = true;
+}
+
+void ShardedSet::drop_full(Param &p) {
+  if (!p.full) return;
+  p.full.reset();
+  p.gather.reset();
+  p.stale = false;
+  live_elements_ -= p.count;
+  live_bytes_ -= p.chunk * p.elem * static_cast<size_t>(comm_->size());
+}
+
+std::shared_ptr<char[]> ShardedSet::start_full(Param &p) {
+  size_t bytes = p.chunk * p.elem * static_cast<size_t>(comm_->size());
+  p.full = std::shared_ptr<char[]>(new char[bytes]);
+  p.stale = false;
+  live_elements_ += p.count;
+  live_bytes_ += bytes;
+  stats_.peak_live_elements = std::max(stats_.peak_live_elements, live_elements_);
+  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, live_bytes_);
+  stats_.bytes_fetched += bytes - p.chunk * p.elem;
+  return p.full;
+}
+
+bool ShardedSet::make_room(uint64_t need, const std::vector<int32_t> &keep) {
+  if (live_elements_ + need <= cfg_.max_live) return true;
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Param &p = params_[i];
+    if (p.full && p.holds == 0 && std::find(keep.begin(), keep.end(), int32_t(i)) == keep.end())
+      candidates.push_back(i);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](size_t a, size_t b) { return params_[a].released_at < params_[b].released_at; });
+  uint64_t freeable = 0;
+  size_t used = 0;
+  while (used < candidates.size() && live_elements_ - freeable + need > cfg_.max_live)
+    freeable += params_[candidates[used++]].count;
+  if (live_elements_ - freeable + need > cfg_.max_live) return false;
+  for (size_t k = 0; k < used; ++k) {
+    drop_full(params_[candidates[k]]);
+    stats_.evictions++;
+  }
+  return true;
+}
+
+void ShardedSet::run(std::function<void()> work, bool blocking, std::shared_ptr<Task> *task) {
+  if (blocking) {
+    comm_->executor().run_blocking(work);
+    return;
+  }
+  *task = comm_->executor().submit(std::move(work));
+  queued_.erase(std::remove_if(queued_.begin(), queued_.end(),
+                               [](const std::shared_ptr<Task> &t) { return t->done(); }),
+                queued_.end());
+  queued_.push_back(*task);
+}
+
+namespace {
+
+struct Gather {
+  const void *shard;
+  std::shared_ptr<char[]> full;
+  size_t chunk;
+  smd_datatype_t datatype;
+};
+
+void run_gathers(Comm &c, const std::vector<Gather> &gathers, bool flat) {
+  for (const Gather &g : gathers) {
+    CollArgs a{CollKind::kAllgather, g.shard, g.full.get(), g.chunk, g.datatype, SMD_SUM, 0};
+    if (flat) a.algo = Algo::kRing;
+    run_collective(c, a);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Task> ShardedSet::fetch(const std::vector<int32_t> &ids, bool blocking) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_ids(ids, "fetch");
+  comm_->check_usable();
+  for (int32_t id : ids)
+    if (params_[size_t(id)].stale)
+      fail(SMD_ERR_INVALID_USAGE,
+           "parameter %d is still held from before reduce_grads (its shard may have changed since): "
+           "release it before fetching it again", id);
+  check_registration();
+  uint64_t need = 0;
+  for (int32_t id : ids) {
+    const Param &p = params_[size_t(id)];
+    if (!p.persistent && !p.full) need += p.count;
+  }
+  if (!make_room(need, ids)) {
+    uint64_t held = 0;
+    for (const Param &p : params_)
+      if (p.full && p.holds > 0) held += p.count;
+    fail(SMD_ERR_NO_MEMORY,
+         "fetching parameters %s needs %llu more gathered elements, but %llu of the %llu allowed "
+         "(max_live_parameters) are held: release some first",
+         id_list(ids).c_str(), static_cast<unsigned long long>(need),
+         static_cast<unsigned long long>(held), static_cast<unsigned long long>(cfg_.max_live));
+  }
+  bool flat = !cfg_.hierarchical && coll_state(*comm_).shape.nodes > 1;
+  std::vector<Gather> gathers;
+  std::vector<std::shared_ptr<Task>> waits;
+  std::vector<int32_t> started;
+  bool stalled = false;
+  for (int32_t id : ids) {
+    Param &p = params_[size_t(id)];
+    p.holds++;
+    if (p.persistent) continue;
+    stats_.fetches++;
+    if (p.full) {
+      stats_.cache_hits++;
+      if (p.gather && !p.gather->done()) stalled = true;
+      if (p.gather) waits.push_back(p.gather);
+      continue;
+    }
+    stalled = true;
+    started.push_back(id);
+    gathers.push_back(Gather{p.shard.get(), start_full(p), p.chunk, p.datatype});
+  }
+  if (stalled) stats_.fetch_stalls++;
+  Comm *c = comm_.get();
+  auto work = [c, gathers, waits, flat] {
+    for (const auto &w : waits) throw_if_failed(w);
+    run_gathers(*c, gathers, flat);
+  };
+  std::shared_ptr<Task> task;
+  try {
+    run(work, blocking, &task);
+  } catch (...) {
+    for (int32_t id : ids) params_[size_t(id)].holds--;
+    for (int32_t id : started) drop_full(params_[size_t(id)]);
+    throw;
+  }
+  for (int32_t id : ids) {
+    Param &p = params_[size_t(id)];
+    if (!p.persistent) p.gather = task;
+  }
+  prefetch(ids);
+  return task;
+}
+
+void ShardedSet::prefetch(const std::vector<int32_t> &ids) {
+  std::vector<int32_t> ahead = order_.on_fetch(ids, cfg_.prefetch_depth);
+  bool flat = !cfg_.hierarchical && coll_state(*comm_).shape.nodes > 1;
+  std::vector<int32_t> keep = ahead;
+  keep.insert(keep.end(), ids.begin(), ids.end());
+  for (int32_t id : ahead) {
+    Param &p = params_[size_t(id)];
+    if (p.persistent || p.full) continue;
+    if (!make_room(p.count, keep)) break;
+    std::vector<Gather> one{Gather{p.shard.get(), start_full(p), p.chunk, p.datatype}};
+    p.released_at = ++release_clock_;  // prefetched and unused: evictable like a released one
+    Comm *c = comm_.get();
+    std::shared_ptr<Task> task;
+    run([c, one, flat] { run_gathers(*c, one, flat); }, false, &task);
+    p.gather = task;
+    stats_.prefetches++;
+  }
+}
+
+void *ShardedSet::full(int32_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Param &p = param(id);
+  if (p.holds == 0)
+    fail(SMD_ERR_INVALID_USAGE, "parameter %d is not fetched (fetch it before asking for its full buffer)", id);
+  return p.persistent ? p.shard.get() : p.full.get();
+}
+
+void ShardedSet::release(const std::vector<int32_t> &ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Param &p = param(ids[i]);
+    int times = static_cast<int>(std::count(ids.begin(), ids.begin() + long(i) + 1, ids[i]));
+    if (p.holds < times)
+      fail(SMD_ERR_INVALID_USAGE, "parameter %d is released more often than it was fetched", ids[i]);
+  }
+  for (int32_t id : ids) {
+    Param &p = params_[size_t(id)];
+    if (--p.holds > 0 || p.persistent) continue;
+    p.released_at = ++release_clock_;
+    if (p.stale) drop_full(p);
+  }
+}
+
+std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
+                                               const std::vector<const void *> &grads, bool blocking) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_ids(ids, "reduce_grads");
+  check_registration();
+  auto targets = std::make_shared<std::vector<GradTarget>>();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Param &p = params_[size_t(ids[i])];
+    targets->push_back(GradTarget{grads[i], p.grad.get(), p.count, p.chunk, p.datatype, p.persistent});
+  }
+  auto buckets = std::make_shared<std::vector<GradBucket>>(plan_buckets(*targets, cfg_));
+  Comm *c = comm_.get();
+  Config cfg = cfg_;
+  std::shared_ptr<Task> task;
+  run([c, targets, buckets, cfg] {
+        for (const GradBucket &b : *buckets) reduce_bucket(*c, *targets, b, cfg);
+      },
+      blocking, &task);
+  // The round ends: an optimizer step is expected to change the shards, so
+  // what was gathered from them goes (held buffers at their release).
+  order_.on_round_end();
+  for (Param &p : params_) {
+    if (!p.full) continue;
+    if (p.holds == 0) drop_full(p);
+    else p.stale = true;
+  }
+  return task;
+}
+
+double ShardedSet::clip_grads(double max_norm) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!(max_norm >= 0) || std::isinf(max_norm))
+    fail(SMD_ERR_INVALID_ARGUMENT, "max_norm %g is not a finite number >= 0", max_norm);
+  check_registration();
+  // Behind the queued reductions: the gradients they write are summed here.
+  double norm = 0;
+  comm_->executor().run_blocking([&] {
+    double partial = 0;
+    int me = comm_->rank();
+    for (const Param &p : params_) {
+      if (p.persistent) {
+        if (me == 0) partial += sum_of_squares(p.grad.get(), p.datatype, p.count);
+        continue;
+      }
+      size_t first = static_cast<size_t>(me) * p.chunk;
+      size_t n = first < p.count ? std::min(p.chunk, p.count - first) : 0;
+      partial += sum_of_squares(p.grad.get(), p.datatype, n);
+    }
+    double total = 0;
+    CollArgs a{CollKind::kAllreduce, &partial, &total, 1, SMD_FLOAT64, SMD_SUM, 0};
+    run_collective(*comm_, a);
+    norm = std::sqrt(total);
+  });
+  // torch.nn.utils.clip_grad_norm_'s rule, its small guard included.
+  if (max_norm > 0 && norm > max_norm) {
+    double scale = max_norm / (norm + 1e-6);
+    for (Param &p : params_) convert_scaled(p.grad.get(), p.datatype, p.grad.get(), p.datatype, p.chunk, scale);
+  }
+  stats_.last_grad_norm = norm;
+  return norm;
+}
+
+void ShardedSet::stats(smd_sharded_stats_t *out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  smd_sharded_stats_t s = stats_;
+  s.live_elements = live_elements_;
+  s.live_bytes = live_bytes_;
+  s.struct_size = out->struct_size;
+  s.version = out->version;
+  *out = s;
+}
+
+}  // namespace smd::sharded

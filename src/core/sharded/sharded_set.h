@@ -1,0 +1,114 @@
+// A sharded parameter set (smd_sharded_t): parameters split into equal
+// shards over a communicator, gathered into full buffers on request (with
+// a bound on what is gathered at once and prefetch along the recorded
+// order of use), and gradients reduce-scattered back into the shards.
+// Every decision (what to gather, evict, prefetch) is taken on the
+// caller's thread from the calls alone, so all ranks take the same ones
+// and the gathers they queue stay collective. Not thread-safe beyond its
+// own lock: the calls on one set come in one order on each rank.
+#pragma once
+
+#include <smd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "core/exec/executor.h"
+#include "core/sharded/fetch_order.h"
+
+namespace smd {
+
+class Comm;
+
+namespace sharded {
+
+struct Config {
+  uint64_t max_live = 1000000000;  // elements gathered at once
+  uint64_t persistence_threshold = 1000000;
+  uint64_t bucket = 500000000;  // elements per gradient reduce-scatter
+  bool hierarchical = true;
+  size_t prefetch_depth = 2;
+  bool average = true;
+  int wire = -1;                    // gradient wire type of float32 parameters; -1 = their own
+  std::shared_ptr<Comm> replicas;  // may be null
+};
+
+// A parameter's storage on this rank.
+struct Param {
+  size_t count = 0;  // elements of the full parameter
+  smd_datatype_t datatype = SMD_FLOAT32;
+  size_t elem = 4;  // bytes per element
+  bool persistent = false;
+  size_t chunk = 0;  // elements of each rank's shard (persistent: count)
+  std::unique_ptr<char[]> shard, grad;  // chunk elements each, zero padding
+  // The gathered parameter (chunk x size elements), or null; a queued
+  // gather shares it, so an eviction never frees memory a gather writes.
+  std::shared_ptr<char[]> full;
+  std::shared_ptr<Task> gather;  // the queued gather filling `full`, if any
+  int holds = 0;                 // fetches not yet released
+  uint64_t released_at = 0;      // for least-recently-released eviction
+  bool stale = false;            // gathered before the shards changed: dropped at release
+};
+
+// Every member's `value` compared on every member (one allgather), so a
+// difference fails everywhere alike: SMD_ERR_MISMATCH naming `what`.
+void agree(Comm &c, uint64_t value, const char *what);
+
+class ShardedSet {
+ public:
+  // Collective over comm: the members' configurations must agree
+  // (SMD_ERR_MISMATCH otherwise).
+  ShardedSet(std::shared_ptr<Comm> comm, Config config);
+  // Waits for the gathers it queued (their buffers and shards go with it).
+  ~ShardedSet();
+  ShardedSet(const ShardedSet &) = delete;
+  ShardedSet &operator=(const ShardedSet &) = delete;
+
+  int32_t add(size_t count, smd_datatype_t datatype, const void *init);
+  const Param &param(int32_t id) const;  // SMD_ERR_INVALID_ARGUMENT for an unknown id
+  // This rank's first element of a parameter's shard in the full one.
+  size_t shard_offset(int32_t id) const;
+
+  // Gathers ids (collective). Blocking: returns null once gathered;
+  // otherwise the task that completes when they are.
+  std::shared_ptr<Task> fetch(const std::vector<int32_t> &ids, bool blocking);
+  void *full(int32_t id) const;
+  void release(const std::vector<int32_t> &ids);
+  std::shared_ptr<Task> reduce_grads(const std::vector<int32_t> &ids,
+                                     const std::vector<const void *> &grads, bool blocking);
+  double clip_grads(double max_norm);
+  void stats(smd_sharded_stats_t *out) const;
+
+  Comm &comm() const { return *comm_; }
+  const std::shared_ptr<Comm> &comm_ptr() const { return comm_; }
+
+ private:
+  void check_ids(const std::vector<int32_t> &ids, const char *what) const;
+  void check_registration();
+  // Room for `need` more gathered elements, evicting the least recently
+  // released buffers not in `keep`; false (nothing evicted) if even all of
+  // them would not make room.
+  bool make_room(uint64_t need, const std::vector<int32_t> &keep);
+  void drop_full(Param &p);
+  std::shared_ptr<char[]> start_full(Param &p);
+  void prefetch(const std::vector<int32_t> &ids);
+  void run(std::function<void()> work, bool blocking, std::shared_ptr<Task> *task);
+
+  std::shared_ptr<Comm> comm_;
+  Config cfg_;
+  std::vector<Param> params_;
+  FetchOrder order_;
+  bool registration_checked_ = false;
+  uint64_t release_clock_ = 0;
+  uint64_t live_elements_ = 0, live_bytes_ = 0;
+  smd_sharded_stats_t stats_{};
+  std::vector<std::shared_ptr<Task>> queued_;  // unfinished work of this set
+  mutable std::mutex mu_;
+};
+
+}  // namespace sharded
+}  // namespace smd

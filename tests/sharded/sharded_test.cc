@@ -1,0 +1,406 @@
+// Sharded parameter sets (smd_sharded_*) on the world smdrun gives (1-4
+// ranks on a node, or fake nodes): gathered parameters equal what was
+// registered, gradients equal a full allreduce sliced, clipping equals the
+// unsharded norm, the max-live bound holds under random access orders, the
+// recorded order prefetches, and bad calls get clear errors.
+#include <gtest/gtest.h>
+#include <smd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../coll/mp_env.h"
+
+using mptest::rank;
+using mptest::size;
+using mptest::world;
+
+namespace {
+
+// Parameter p's element i: the same on every rank, exact in float32.
+float init_value(size_t p, size_t i) { return float((p + 1) * 100 + i % 1013) * 0.25f; }
+// Rank r's gradient of parameter p, element i.
+float grad_value(int r, size_t p, size_t i) { return float(int(i % 97) - 40 + r * 7 + int(p)) * 0.5f; }
+
+struct Set {
+  smd_sharded_t *set = nullptr;
+  std::vector<size_t> counts;
+  std::vector<int32_t> ids;
+  ~Set() {
+    if (set) {
+      EXPECT_EQ(smd_sharded_destroy(set), SMD_SUCCESS) << smd_last_error();
+    }
+  }
+};
+
+smd_sharded_config_t config(uint64_t max_live = 1000000000, uint64_t threshold = 0) {
+  smd_sharded_config_t c;
+  EXPECT_EQ(smd_sharded_config_init(&c), SMD_SUCCESS);
+  c.max_live_parameters = max_live;
+  c.param_persistence_threshold = threshold;
+  return c;
+}
+
+void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts) {
+  ASSERT_EQ(smd_sharded_create(world(), &c, &s.set), SMD_SUCCESS) << smd_last_error();
+  s.counts = counts;
+  for (size_t p = 0; p < counts.size(); ++p) {
+    std::vector<float> init(counts[p]);
+    for (size_t i = 0; i < counts[p]; ++i) init[i] = init_value(p, i);
+    int32_t id = -1;
+    ASSERT_EQ(smd_sharded_register(s.set, counts[p], SMD_FLOAT32, init.data(), &id), SMD_SUCCESS)
+        << smd_last_error();
+    ASSERT_EQ(id, int32_t(p));
+    s.ids.push_back(id);
+  }
+}
+
+// The full buffer of a fetched parameter equals its registered values
+// plus `shift` (what the test added to every shard element).
+void expect_full(Set &s, int32_t id, float shift = 0) {
+  void *full = nullptr;
+  ASSERT_EQ(smd_sharded_full(s.set, id, &full), SMD_SUCCESS) << smd_last_error();
+  const float *f = static_cast<const float *>(full);
+  for (size_t i = 0; i < s.counts[size_t(id)]; ++i)
+    ASSERT_EQ(f[i], init_value(size_t(id), i) + shift) << "parameter " << id << " element " << i;
+}
+
+smd_sharded_stats_t stats_of(Set &s) {
+  smd_sharded_stats_t st;
+  st.struct_size = sizeof st;
+  st.version = SMD_SHARDED_STATS_VERSION;
+  EXPECT_EQ(smd_sharded_get_stats(s.set, &st), SMD_SUCCESS) << smd_last_error();
+  return st;
+}
+
+const std::vector<size_t> kCounts = {1, 7, 1000, 10007, 3, 4096};
+
+TEST(Sharded, ShardsArePiecesOfTheParameterPaddedWithZeros) {
+  Set s;
+  make(s, config(), kCounts);
+  size_t owned = 0;
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    void *data = nullptr;
+    size_t count = 0, offset = 0;
+    int persistent = -1;
+    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent), SMD_SUCCESS);
+    size_t chunk = (kCounts[p] + size_t(size()) - 1) / size_t(size());
+    EXPECT_EQ(count, chunk);
+    EXPECT_EQ(offset, chunk * size_t(rank()));
+    EXPECT_EQ(persistent, 0);
+    const float *f = static_cast<const float *>(data);
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(f[i], offset + i < kCounts[p] ? init_value(p, offset + i) : 0.0f) << p << " " << i;
+    owned += count;
+  }
+  smd_sharded_stats_t st = stats_of(s);
+  EXPECT_EQ(st.parameters, kCounts.size());
+  EXPECT_EQ(st.owned_elements, owned);
+  EXPECT_EQ(st.persistent_elements, 0u);
+  EXPECT_EQ(st.last_grad_norm, -1.0);
+}
+
+TEST(Sharded, FetchGathersFullParameters) {
+  Set s;
+  make(s, config(), kCounts);
+  SMD_OK(smd_sharded_fetch(s.set, s.ids.data(), s.ids.size(), nullptr, nullptr));
+  for (int32_t id : s.ids) expect_full(s, id);
+  SMD_OK(smd_sharded_release(s.set, s.ids.data(), s.ids.size()));
+  // Nonblocking, one at a time.
+  for (int32_t id : s.ids) {
+    smd_request_t *req = nullptr;
+    SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, &req));
+    SMD_OK(smd_request_wait(req));
+    SMD_OK(smd_request_free(req));
+    expect_full(s, id);
+    SMD_OK(smd_sharded_release(s.set, &id, 1));
+  }
+  smd_sharded_stats_t st = stats_of(s);
+  EXPECT_EQ(st.fetches, 2 * kCounts.size());
+  EXPECT_EQ(st.cache_hits, kCounts.size());  // the second round found them gathered
+}
+
+TEST(Sharded, PersistentParametersStayWhole) {
+  Set s;
+  make(s, config(1000000000, 1000), kCounts);  // 1, 7, 3 stay whole
+  smd_sharded_stats_t st = stats_of(s);
+  EXPECT_EQ(st.persistent_elements, 1u + 7u + 3u);
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    void *data = nullptr;
+    size_t count = 0, offset = 9;
+    int persistent = -1;
+    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent), SMD_SUCCESS);
+    EXPECT_EQ(persistent, kCounts[p] < 1000 ? 1 : 0);
+    if (persistent) {
+      EXPECT_EQ(count, kCounts[p]);
+      EXPECT_EQ(offset, 0u);
+    }
+  }
+  SMD_OK(smd_sharded_fetch(s.set, s.ids.data(), s.ids.size(), nullptr, nullptr));
+  for (int32_t id : s.ids) expect_full(s, id);
+  SMD_OK(smd_sharded_release(s.set, s.ids.data(), s.ids.size()));
+  st = stats_of(s);
+  EXPECT_EQ(st.peak_live_elements, 1000u + 10007u + 4096u);  // persistent ones are never gathered
+}
+
+// This rank's full gradients of kCounts-like parameters, and the pointer
+// array reduce_grads takes.
+struct RankGrads {
+  std::vector<std::vector<float>> full;
+  std::vector<const void *> ptrs;
+  explicit RankGrads(const std::vector<size_t> &counts) : full(counts.size()) {
+    for (size_t p = 0; p < counts.size(); ++p) {
+      full[p].resize(counts[p]);
+      for (size_t i = 0; i < counts[p]; ++i) full[p][i] = grad_value(rank(), p, i);
+      ptrs.push_back(full[p].data());
+    }
+  }
+  std::vector<float> &operator[](size_t p) { return full[p]; }
+};
+
+struct GradCase {
+  bool average;
+  int wire;  // -1 or a 16-bit type
+  uint64_t bucket;
+  uint64_t threshold;
+};
+
+// Every rank's gradients reduced by the set equal a full allreduce of them,
+// sliced to the rank's shard.
+void check_reduce_grads(const GradCase &g) {
+  smd_sharded_config_t c = config(1000000000, g.threshold);
+  c.average_gradients = g.average;
+  c.gradient_wire_dtype = g.wire;
+  c.reduce_bucket_size = g.bucket;
+  Set s;
+  make(s, c, kCounts);
+  RankGrads grads(kCounts);
+  const auto &ptrs = grads.ptrs;
+  SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+  double tol = g.wire == SMD_FLOAT16 ? 2e-3 : g.wire == SMD_BFLOAT16 ? 1.6e-2 : 0;
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    std::vector<float> want(kCounts[p]);
+    SMD_OK(smd_allreduce(grads[p].data(), want.data(), want.size(), SMD_FLOAT32,
+                         g.average ? SMD_AVG : SMD_SUM, world(), nullptr));
+    void *data = nullptr, *shard = nullptr;
+    size_t count = 0, offset = 0;
+    int persistent = 0;
+    SMD_OK(smd_sharded_grad(s.set, int32_t(p), &data, &count));
+    SMD_OK(smd_sharded_shard(s.set, int32_t(p), &shard, nullptr, &offset, &persistent));
+    const float *got = static_cast<const float *>(data);
+    for (size_t i = 0; i < count; ++i) {
+      float w = offset + i < kCounts[p] ? want[offset + i] : 0.0f;
+      ASSERT_NEAR(got[i], w, tol * (1 + std::fabs(w))) << "parameter " << p << " element " << i;
+    }
+  }
+}
+
+TEST(Sharded, ReduceGradsSumEqualsAllreduceSliced) { check_reduce_grads({false, -1, 500000000, 0}); }
+TEST(Sharded, ReduceGradsAverageInSmallBuckets) { check_reduce_grads({true, -1, 333, 0}); }
+TEST(Sharded, ReduceGradsPersistentAreAllreduced) { check_reduce_grads({true, -1, 100, 1000}); }
+TEST(Sharded, ReduceGradsFloat16Wire) { check_reduce_grads({true, SMD_FLOAT16, 2000, 5}); }
+TEST(Sharded, ReduceGradsBfloat16Wire) { check_reduce_grads({false, SMD_BFLOAT16, 500000000, 0}); }
+
+TEST(Sharded, ClipEqualsTheUnshardedNorm) {
+  Set s;
+  make(s, config(1000000000, 10), kCounts);  // 1, 7, 3 persistent
+  RankGrads grads(kCounts);
+  const auto &ptrs = grads.ptrs;
+  smd_request_t *req = nullptr;
+  SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, &req));
+  SMD_OK(smd_request_wait(req));
+    SMD_OK(smd_request_free(req));
+  double want = 0;
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    std::vector<float> full(kCounts[p]);
+    SMD_OK(smd_allreduce(grads[p].data(), full.data(), full.size(), SMD_FLOAT32, SMD_AVG, world(),
+                         nullptr));
+    for (float v : full) want += double(v) * v;
+  }
+  want = std::sqrt(want);
+  double norm = 0;
+  SMD_OK(smd_sharded_clip_grads(s.set, 0, &norm));  // 0: measure only
+  EXPECT_NEAR(norm, want, 1e-6 * want);
+  SMD_OK(smd_sharded_clip_grads(s.set, want / 4, &norm));
+  EXPECT_NEAR(norm, want, 1e-6 * want);
+  SMD_OK(smd_sharded_clip_grads(s.set, 0, &norm));
+  EXPECT_NEAR(norm, want / 4, 1e-5 * want);
+  EXPECT_NEAR(stats_of(s).last_grad_norm, want / 4, 1e-5 * want);
+}
+
+// Random fetch/release sequences, the same on every rank: the gathered
+// elements never pass the bound, values are right at every fetch, and a
+// fetch that only held buffers would push past it fails cleanly.
+TEST(Sharded, MaxLiveBoundHoldsUnderRandomOrders) {
+  const std::vector<size_t> counts = {500, 1200, 64, 3000, 999, 2048, 10, 1500};
+  const uint64_t bound = 4000;
+  Set s;
+  make(s, config(bound), counts);
+  std::mt19937 rng(1234);
+  std::vector<int32_t> held;
+  size_t no_memory = 0;
+  for (int step = 0; step < 300; ++step) {
+    if (!held.empty() && (rng() % 2 || held.size() > 3)) {
+      size_t k = rng() % held.size();
+      SMD_OK(smd_sharded_release(s.set, &held[k], 1));
+      held.erase(held.begin() + long(k));
+      continue;
+    }
+    int32_t id = int32_t(rng() % counts.size());
+    if (std::find(held.begin(), held.end(), id) != held.end()) continue;
+    uint64_t held_elems = counts[size_t(id)];
+    for (int32_t h : held) held_elems += counts[size_t(h)];
+    smd_sharded_stats_t before = stats_of(s);
+    smd_result_t r = smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr);
+    if (held_elems > bound) {
+      ASSERT_EQ(r, SMD_ERR_NO_MEMORY) << smd_last_error();
+      smd_sharded_stats_t after = stats_of(s);
+      EXPECT_EQ(after.live_elements, before.live_elements);
+      EXPECT_EQ(after.evictions, before.evictions);
+      ++no_memory;
+      continue;
+    }
+    ASSERT_EQ(r, SMD_SUCCESS) << smd_last_error();
+    expect_full(s, id);
+    held.push_back(id);
+    ASSERT_LE(stats_of(s).live_elements, bound);
+  }
+  smd_sharded_stats_t st = stats_of(s);
+  EXPECT_LE(st.peak_live_elements, bound);
+  EXPECT_GT(st.evictions, 0u);
+  EXPECT_GT(st.cache_hits, 0u);
+  EXPECT_GT(no_memory, 0u);
+  if (!held.empty()) SMD_OK(smd_sharded_release(s.set, held.data(), held.size()));
+}
+
+// A model's rounds: forward fetches layer by layer, backward in reverse,
+// then reduce_grads and a step that changes the shards. From the second
+// round on, the recorded order prefetches, and nothing stale is served.
+TEST(Sharded, PrefetchFollowsTheRecordedOrder) {
+  const std::vector<size_t> counts = {800, 1000, 1200, 900, 700, 1100};
+  for (uint64_t bound : {uint64_t(1000000), uint64_t(3000)}) {
+    SCOPED_TRACE("max_live_parameters " + std::to_string(bound));
+    Set s;
+    make(s, config(bound), counts);
+    std::vector<std::vector<float>> grads(counts.size());
+    std::vector<const void *> ptrs;
+    for (size_t p = 0; p < counts.size(); ++p) {
+      grads[p].assign(counts[p], 1.0f);
+      ptrs.push_back(grads[p].data());
+    }
+    for (int round = 0; round < 4; ++round) {
+      std::vector<int32_t> order(s.ids);
+      std::vector<int32_t> back(s.ids.rbegin(), s.ids.rend());
+      order.insert(order.end(), back.begin(), back.end());
+      for (int32_t id : order) {
+        SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr));
+        expect_full(s, id, float(round));
+        SMD_OK(smd_sharded_release(s.set, &id, 1));
+        ASSERT_LE(stats_of(s).live_elements, bound);
+      }
+      SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+      // The "optimizer step": every element of every shard goes up by one.
+      for (int32_t id : s.ids) {
+        void *data = nullptr;
+        size_t count = 0, offset = 0;
+        SMD_OK(smd_sharded_shard(s.set, id, &data, &count, &offset, nullptr));
+        float *f = static_cast<float *>(data);
+        for (size_t i = 0; i < count && offset + i < counts[size_t(id)]; ++i) f[i] += 1.0f;
+      }
+    }
+    smd_sharded_stats_t st = stats_of(s);
+    EXPECT_GT(st.prefetches, 0u);
+    EXPECT_LE(st.peak_live_elements, bound);
+  }
+}
+
+TEST(Sharded, ClearErrors) {
+  Set s;
+  make(s, config(1000), {100, 200, 900});
+  int32_t bad = 7, id = 0;
+  void *p = nullptr;
+  EXPECT_EQ(smd_sharded_fetch(s.set, &bad, 1, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(smd_last_error()).find("unknown parameter id 7"), std::string::npos)
+      << smd_last_error();
+  EXPECT_EQ(smd_sharded_fetch(s.set, nullptr, 2, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  int32_t twice[] = {1, 1};
+  EXPECT_EQ(smd_sharded_fetch(s.set, twice, 2, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_full(s.set, 0, &p), SMD_ERR_INVALID_USAGE);
+  EXPECT_EQ(smd_sharded_release(s.set, &id, 1), SMD_ERR_INVALID_USAGE);
+  SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr));
+  SMD_OK(smd_sharded_release(s.set, &id, 1));
+  EXPECT_EQ(smd_sharded_release(s.set, &id, 1), SMD_ERR_INVALID_USAGE);
+  EXPECT_NE(std::string(smd_last_error()).find("released more often"), std::string::npos)
+      << smd_last_error();
+  int32_t late = -1;
+  EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, &late), SMD_ERR_INVALID_USAGE);
+  EXPECT_EQ(late, -1);
+  // Held alone past the bound: 100 + 900 fit, 200 more do not.
+  int32_t two[] = {0, 2}, one = 1;
+  SMD_OK(smd_sharded_fetch(s.set, two, 2, nullptr, nullptr));
+  EXPECT_EQ(smd_sharded_fetch(s.set, &one, 1, nullptr, nullptr), SMD_ERR_NO_MEMORY);
+  EXPECT_NE(std::string(smd_last_error()).find("max_live_parameters"), std::string::npos);
+  SMD_OK(smd_sharded_release(s.set, two, 2));
+  SMD_OK(smd_sharded_fetch(s.set, &one, 1, nullptr, nullptr));  // evicts
+  SMD_OK(smd_sharded_release(s.set, &one, 1));
+  EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  const void *null_grad = nullptr;
+  EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, &null_grad, nullptr, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_clip_grads(s.set, -1, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  smd_sharded_stats_t st{};
+  EXPECT_EQ(smd_sharded_get_stats(s.set, &st), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_shard(s.set, 3, &p, nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_full(nullptr, 0, &p), SMD_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Sharded, RegistrationErrors) {
+  Set s;
+  make(s, config(), {});
+  int32_t id = -1;
+  EXPECT_EQ(smd_sharded_register(s.set, 0, SMD_FLOAT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_INT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  SMD_OK(smd_sharded_register(s.set, 10, SMD_BFLOAT16, nullptr, &id));
+  EXPECT_EQ(id, 0);
+}
+
+TEST(Sharded, BadConfigurationsFailOnEveryRank) {
+  smd_sharded_config_t c = config();
+  c.prefetch_depth = -1;
+  smd_sharded_t *set = nullptr;
+  EXPECT_EQ(smd_sharded_create(world(), &c, &set), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(set, nullptr);
+  c = config();
+  c.struct_size = 8;
+  EXPECT_EQ(smd_sharded_create(world(), &c, &set), SMD_ERR_INVALID_ARGUMENT);
+  if (size() > 1) {
+    // One rank's bound differs: every rank hears of it.
+    c = config(rank() == size() - 1 ? 5 : 1000000);
+    EXPECT_EQ(smd_sharded_create(world(), &c, &set), SMD_ERR_MISMATCH);
+    EXPECT_EQ(set, nullptr);
+  }
+  SMD_OK(smd_sharded_create(world(), nullptr, &set));  // defaults
+  SMD_OK(smd_sharded_destroy(set));
+}
+
+TEST(Sharded, DifferentRegistrationsMismatchOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  Set s;
+  make(s, config(), {100, rank() == 0 ? size_t(200) : size_t(201)});
+  int32_t id = 0;
+  EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_ERR_MISMATCH);
+  EXPECT_NE(std::string(smd_last_error()).find("registered parameters"), std::string::npos)
+      << smd_last_error();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  mptest::install(&argc, argv);
+  return RUN_ALL_TESTS();
+}
