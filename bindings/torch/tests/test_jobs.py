@@ -102,9 +102,6 @@ def test_example_train_ddp(solo):
 def test_example_train_sharded(solo):
     """examples/torch/train_sharded.py: a model 3x the per-rank budget
     (parameters + Adam state) trains on 4 ranks within the budget."""
-    from smd._ffi import lib
-    if not hasattr(lib, "smd_sharded_create"):
-        pytest.skip("libsmd has no smd_sharded_* yet")
     steps = 20 if HEAVY else 6
     status, out = launch(4, REPO / "examples" / "torch" / "train_sharded.py", "--steps", steps,
                          timeout=200)

@@ -15,12 +15,6 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import smd.torch
 from smd.torch import ShardedDataParallel
 
-from smd._ffi import lib as _lib
-
-# Until the core's sharded set is in libsmd (branch sdp-core), skip.
-pytestmark = pytest.mark.skipif(not hasattr(_lib, "smd_sharded_create"),
-                                reason="libsmd has no smd_sharded_* yet")
-
 HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
 VOCAB, DIM, HEADS, SEQ, BATCH = 64, 32, 4, 8, 4
 # Biases and LayerNorm parameters (DIM or 4*DIM elements) stay whole on
@@ -132,7 +126,7 @@ def test_sharded_equals_ddp(world, rank, size):
 
     stats = sdp.stats()
     owned = sum(p.numel() for p in sdp.parameters())
-    assert owned == stats["owned_elements"]
+    assert owned == stats["owned_elements"] + stats["persistent_elements"]
     assert stats["persistent_elements"] == persistent
     # Shards are equal pieces (the last padded): at most one element of
     # padding per sharded parameter and rank.
