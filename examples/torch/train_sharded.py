@@ -133,9 +133,11 @@ def main(argv=None):
     losses, times, opt = train(sdp, args, rank, size)
     stats = sdp.stats()
     resident = stats["owned_bytes"] + state_bytes(opt) + stats["peak_live_bytes"]
-    ok = losses[-1] < losses[0] and resident <= budget
-    verdict = torch.tensor([0 if ok else 1])
-    dist.all_reduce(verdict)
+    # Per rank: [bound broken, loss did not fall] (SUM over ranks).
+    failed = torch.tensor([int(resident > budget or stats["peak_live_elements"] > max_live),
+                           int(not losses[-1] < losses[0])])
+    dist.all_reduce(failed)
+    verdict = int(failed.sum() > 0)
     step = statistics.median(times[1:] if len(times) > 1 else times)
 
     if rank == 0:
@@ -150,8 +152,10 @@ def main(argv=None):
         print(f"  step time (median)    {step * 1e3:.1f} ms; fetches {stats['fetches']}, "
               f"prefetches {stats['prefetches']}, fetch stalls {stats['fetch_stalls']}, "
               f"cache hits {stats['cache_hits']}, evictions {stats['evictions']}")
-        holds = "holds" if int(verdict) == 0 else "FAILED on some rank"
+        holds = "holds" if int(failed[0]) == 0 else f"FAILED on {int(failed[0])} ranks"
         print(f"  bound {holds}: resident <= budget and peak gathered <= max_live_parameters")
+        if int(failed[1]):
+            print(f"  the loss did not fall on {int(failed[1])} ranks")
 
     if args.compare_ddp:
         ddp = DDP(make_model(args))
@@ -164,7 +168,7 @@ def main(argv=None):
             print("  torch FSDP            not compared: torch 1.13's FullyShardedDataParallel "
                   "needs CUDA")
     dist.destroy_process_group()
-    return int(verdict)
+    return verdict
 
 
 if __name__ == "__main__":
