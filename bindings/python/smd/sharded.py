@@ -124,7 +124,7 @@ class ShardedParameters:
       shards are also averaged.
     """
 
-    def __init__(self, comm: Optional[Comm] = None, *, max_live_parameters: int = int(1e9),
+    def __init__(self, comm: Optional[Comm] = None, max_live_parameters: int = int(1e9),
                  param_persistence_threshold: int = int(1e6),
                  reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
                  prefetch_depth: int = 2, average_gradients: bool = True,

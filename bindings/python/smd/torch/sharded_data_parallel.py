@@ -240,7 +240,7 @@ class ShardedDataParallel(nn.Module):
     gathers the whole module's, under the module's own keys.
     """
 
-    def __init__(self, module: nn.Module, process_group: Any = None, *,
+    def __init__(self, module: nn.Module, process_group: Any = None,
                  max_live_parameters: int = int(1e9),
                  param_persistence_threshold: int = int(1e6),
                  reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
