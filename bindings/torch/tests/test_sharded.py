@@ -207,3 +207,26 @@ def test_sharded_starts_from_rank0(world, rank, size):
         everyone = [torch.zeros_like(value) for _ in range(size)]
         torch.distributed.all_gather(everyone, value)
         assert all(torch.equal(v, everyone[0]) for v in everyone), name
+
+
+def test_sharded_over_a_process_group(world, rank, size):
+    """A torch process group (not the default one) is served by an smd
+    communicator of its ranks."""
+    group = torch.distributed.new_group(list(range(size)))
+    sdp = ShardedDataParallel(model(1), group, param_persistence_threshold=PERSISTENCE)
+    assert sdp.sharded_parameters.comm.size == size
+    losses = train(sdp, sdp.parameters(), rank, 5)
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, 5, layers=1))
+
+
+def test_smp_config_with_replicas(world, rank, size):
+    """sharded_data_parallel_degree below the world size: shard groups of
+    that many ranks, replicated; SMP's default clipping (1.0) applies."""
+    if size < 4:
+        pytest.skip("needs 2 shard groups of 2 ranks")
+    kwargs = smd.torch.smp_config({"sharded_data_parallel_degree": 2,
+                                   "sdp_param_persistence_threshold": PERSISTENCE})
+    assert kwargs["process_group"].size == 2 and kwargs["replica_group"].size == size // 2
+    sdp = ShardedDataParallel(model(1), **kwargs)
+    losses = train(sdp, sdp.parameters(), rank, 5)
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, 5, layers=1, clip=1.0))
