@@ -195,6 +195,8 @@ def test_sharded_rejects_bad_input(world):
         ShardedDataParallel(nn.Linear(2, 2).half())
     with pytest.raises(smd.InvalidArgumentError, match="gradient_clipping"):
         ShardedDataParallel(nn.Linear(2, 2), gradient_clipping=-1.0)
+    with pytest.raises(smd.InvalidArgumentError, match="in_proj_weight"):
+        ShardedDataParallel(nn.MultiheadAttention(8, 2), param_persistence_threshold=0)
 
 
 def test_sharded_starts_from_rank0(world, rank, size):

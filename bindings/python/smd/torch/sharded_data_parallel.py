@@ -37,9 +37,8 @@ Limits of this release: CPU tensors of float32 or float64; one backward
 per optimizer step (the gradient shards are overwritten by each); an
 operation must not keep a view of a sharded parameter for its backward
 (nn.Linear's is replaced by one that keeps the parameter itself, as
-DeepSpeed's ZeRO-3 does; nn.MultiheadAttention's packed in_proj slices
-are not supported: give it param_persistence_threshold above their size or
-use separate Linear projections).
+DeepSpeed's ZeRO-3 does; nn.MultiheadAttention, whose packed in_proj
+weight is sliced, is refused unless that weight is persistent).
 """
 
 from __future__ import annotations
@@ -294,6 +293,11 @@ class ShardedDataParallel(nn.Module):
                     if not self._by_param[id(p)].persistent]
             if not mine:
                 continue
+            if isinstance(sub, nn.MultiheadAttention):
+                raise InvalidArgumentError(
+                    "nn.MultiheadAttention keeps views of its packed in_proj_weight for its "
+                    "backward, which cannot be sharded: set param_persistence_threshold above "
+                    f"{max(e.param.numel() for e in mine)} or use separate Linear projections")
             if isinstance(sub, nn.Linear) and "forward" not in vars(sub):
                 sub.forward = _linear_forward.__get__(sub)
             self._hooks.append(sub.register_forward_pre_hook(self._pre_forward_hook(mine)))
