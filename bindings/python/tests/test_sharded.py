@@ -165,3 +165,49 @@ def test_errors(world):
         sp.fetch([w])
     with pytest.raises(smd.InvalidArgumentError, match="non-negative"):
         smd.ShardedParameters(world, max_live_parameters=-1)
+
+
+def expected_shard(sp, pid, whole):
+    """This rank's piece of `whole` as the set lays it out (zero-padded)."""
+    lay = sp.layout(pid)
+    if lay.persistent:
+        return whole
+    piece = np.zeros(lay.count, whole.dtype)
+    real = whole.ravel()[lay.offset:lay.offset + lay.count]
+    piece[:real.size] = real
+    return piece
+
+
+def rank_grads(rank, dtype):
+    rng = np.random.default_rng(77 + rank)
+    return [rng.standard_normal(s).astype(dtype) for s in SIZES]
+
+
+def test_gradient_wire_dtype(world):
+    """bfloat16 on the wire: the averaged gradients within bfloat16's
+    precision of the exact average."""
+    with smd.ShardedParameters(world, param_persistence_threshold=0,
+                               gradient_wire_dtype="bfloat16") as sp:
+        ids = [sp.register(p) for p in initial(np.float32)]
+        sp.reduce_grads(ids, rank_grads(world.rank, np.float32))
+        exact = [sum(g[i] for g in (rank_grads(r, np.float64) for r in range(world.size)))
+                 / world.size for i in range(len(SIZES))]
+        for pid in ids:
+            np.testing.assert_allclose(sp.grad(pid), expected_shard(sp, pid, exact[pid]),
+                                       rtol=2e-2, atol=2e-2)
+
+
+def test_replicas(world):
+    """Shard groups of 2 ranks, replicated: gradient shards are the average
+    over every rank."""
+    if world.size != 4:
+        pytest.skip("needs 4 ranks")
+    with world.split(world.rank // 2, world.rank) as shards, \
+            world.split(world.rank % 2, world.rank) as replicas, \
+            smd.ShardedParameters(shards, param_persistence_threshold=25,
+                                  replica_comm=replicas) as sp:
+        ids = [sp.register(p) for p in initial(np.float64)]
+        sp.reduce_grads(ids, rank_grads(world.rank, np.float64))
+        for pid in ids:
+            exact = sum(rank_grads(r, np.float64)[pid] for r in range(4)) / 4
+            np.testing.assert_allclose(sp.grad(pid), expected_shard(sp, pid, exact), rtol=1e-12)
