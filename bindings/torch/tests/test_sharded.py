@@ -232,3 +232,24 @@ def test_smp_config_with_replicas(world, rank, size):
     sdp = ShardedDataParallel(model(1), **kwargs)
     losses = train(sdp, sdp.parameters(), rank, 5)
     assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, 5, layers=1, clip=1.0))
+
+
+def test_sharded_load_state_dict(world, rank):
+    """A state saved from one wrapper loads into another (after it ran a
+    step: gathered copies of its old values must not be served)."""
+    first = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    train(first, first.parameters(), rank, 2)
+    saved = first.state_dict()
+    second = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    train(second, second.parameters(), rank + 100, 1)
+    x, _ = next(batches(rank, 1))
+    with torch.no_grad():
+        second(x)  # its parameters stay gathered (released, cached)
+    second.load_state_dict(saved)
+    with torch.no_grad():
+        torch.testing.assert_close(second(x), first(x), rtol=0, atol=0)
+    loaded = second.state_dict()
+    for name in saved:
+        torch.testing.assert_close(loaded[name], saved[name], rtol=0, atol=0)
+    with pytest.raises(smd.InvalidArgumentError, match="missing keys"):
+        second.load_state_dict({})

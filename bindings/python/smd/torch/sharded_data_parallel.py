@@ -422,6 +422,40 @@ class ShardedDataParallel(nn.Module):
                 self._set.release([e.pid])
         return out
 
+    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> Any:
+        """Load a whole module's state (the module's own keys, as state_dict()
+        gives them): every rank copies its shards' pieces from it. Collective
+        (every rank passes the same state) once parameters were fetched."""
+        own = self.module.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise InvalidArgumentError(f"load_state_dict: missing keys {missing}, "
+                                       f"unexpected keys {unexpected}")
+        with torch.no_grad():
+            for name, value in own.items():
+                if name not in state_dict:
+                    continue
+                given = state_dict[name].detach()
+                e = self._by_param.get(id(value))
+                if e is None or e.persistent:
+                    value.copy_(given)
+                    continue
+                if given.numel() != int(np.prod(self._set.shape(e.pid))):
+                    raise InvalidArgumentError(f"load_state_dict: {name} has {given.numel()} "
+                                               f"elements, the parameter "
+                                               f"{int(np.prod(self._set.shape(e.pid)))}")
+                lay = self._set.layout(e.pid)
+                piece = given.reshape(-1)[lay.offset:lay.offset + lay.count]
+                e.shard.zero_()
+                e.shard[:piece.numel()].copy_(piece)
+        if self._set.stats()["fetches"]:
+            # Ends the set's round, as an optimizer step does: gathered
+            # copies of the old values are dropped. (Before any fetch there
+            # are none, and the order of use is still to be recorded.)
+            self._set.reduce_grads([], [])
+        return nn.modules.module._IncompatibleKeys(missing, unexpected)
+
     def stats(self) -> Dict[str, Any]:
         """The set's statistics on this rank (smd.ShardedParameters.stats)
         and the bytes of parameters resident here now: the shards and the
