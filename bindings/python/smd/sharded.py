@@ -246,7 +246,9 @@ class ShardedParameters:
     def shard(self, pid: int) -> np.ndarray:
         """This rank's shard of parameter `pid`, a writable view of the
         set's memory (what an optimizer updates): flat, or the whole
-        parameter in its shape when it is persistent."""
+        parameter in its shape when it is persistent. Fetches see writes
+        to it after the next reduce_grads (which ends the round: gathered
+        copies are dropped); ``reduce_grads([], [])`` ends one by itself."""
         ptr, lay = self._shard_of(pid)
         return self._view(ptr, lay.count, self._params[int(pid)], lay.persistent)
 
