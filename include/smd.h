@@ -547,6 +547,17 @@ SMD_API smd_result_t smd_request_free(smd_request_t *request);
  * PP = same rdp_rank and tp_rank; RDP = same pp_rank and tp_rank; DP = same
  * pp_rank (size tp * rdp); MP = same rdp_rank (size tp * pp: one whole model
  * replica); WORLD = every rank of the communicator the groups came from.
+ *
+ * Sharded data parallelism (SMP's sharded_data_parallel_degree, sdp; since
+ * SMD_GROUPS_CONFIG_VERSION 2): sdp must divide rdp, since only ranks with
+ * the same pp_rank and tp_rank hold the same parameters. SDP = the rank's
+ * RDP group cut into rdp / sdp consecutive chunks of sdp members (in
+ * ascending rank order): the shard group of a sharded parameter set
+ * (smd_sharded_create); the chunks of one RDP group are the replicas of
+ * the shards (dp = sdp x replicas; the ranks at the same position of each
+ * chunk, smd_comm_split(rdp_comm, rdp_rank % sdp, rdp_rank), are a set's
+ * replica_comm). With sdp = 1 (the default) each SDP group is its rank
+ * alone; with sdp = rdp it is the RDP group.
  * --------------------------------------------------------------------- */
 
 typedef enum smd_group_kind {
@@ -556,7 +567,8 @@ typedef enum smd_group_kind {
   SMD_GROUP_DP = 3,
   SMD_GROUP_RDP = 4,
   SMD_GROUP_MP = 5,
-  SMD_GROUP_KIND_COUNT = 6,
+  SMD_GROUP_SDP = 6, /* since SMD_GROUPS_CONFIG_VERSION 2 */
+  SMD_GROUP_KIND_COUNT = 7,
   /* Not a value: these make every int a valid smd_group_kind_t value, so a bad value
    * from any language reaches smd's argument checks. */
   SMD_GROUP_KIND_RANGE_MIN_ = -2147483647 - 1,
@@ -573,11 +585,15 @@ typedef struct smd_groups_config {
   /* "cluster", "spread", or a permutation of "DPT" (upper case, each
    * letter once); NULL = "cluster". */
   const char *placement;
+  /* Version 2: sharded data-parallel degree (SMP's
+   * sharded_data_parallel_degree), >= 1 and dividing rdp; version-1
+   * structs (without it) mean 1. */
+  int32_t sdp;
 } smd_groups_config_t;
 
-#define SMD_GROUPS_CONFIG_VERSION 1
+#define SMD_GROUPS_CONFIG_VERSION 2
 #define SMD_GROUPS_CONFIG_INIT \
-  { sizeof(smd_groups_config_t), SMD_GROUPS_CONFIG_VERSION, 1, 1, NULL }
+  { sizeof(smd_groups_config_t), SMD_GROUPS_CONFIG_VERSION, 1, 1, NULL, 1 }
 
 /* Fill `config` with the defaults of SMD_GROUPS_CONFIG_INIT. */
 SMD_API smd_result_t smd_groups_config_init(smd_groups_config_t *config);
@@ -598,8 +614,9 @@ SMD_API smd_result_t smd_groups_create(smd_comm_t *comm, const smd_groups_config
 SMD_API smd_result_t smd_groups_destroy(smd_groups_t *groups);
 
 /* This rank's rank in its group of `kind` (tp_rank, pp_rank, dp_rank,
- * rdp_rank, mp_rank; the communicator rank for SMD_GROUP_WORLD), and the
- * group's size (tp, pp, tp*rdp, rdp, tp*pp, W). */
+ * rdp_rank, mp_rank, sdp_rank = rdp_rank % sdp; the communicator rank for
+ * SMD_GROUP_WORLD), and the group's size (tp, pp, tp*rdp, rdp, tp*pp, sdp,
+ * W). */
 SMD_API smd_result_t smd_groups_rank(const smd_groups_t *groups, smd_group_kind_t kind,
                                      int *rank);
 SMD_API smd_result_t smd_groups_size(const smd_groups_t *groups, smd_group_kind_t kind,
@@ -898,15 +915,25 @@ SMD_API smd_result_t smd_recv_status(void *buf, size_t count,
  * smd_sharded_fetch() gathers the shards of the given parameters into full
  * buffers owned by the set (smd_sharded_full() gives their address); the
  * caller uses them (a layer's forward or backward) and hands them back with
- * smd_sharded_release(). At most max_live_parameters elements are gathered
- * at once: released buffers stay gathered (a later fetch of them costs
- * nothing) until room is needed, then the least recently released go
- * first; a fetch that would pass the bound with only held (unreleased)
- * buffers fails with SMD_ERR_NO_MEMORY, nothing changed. The first round
- * of fetches (up to the first smd_sharded_reduce_grads) is recorded as the
- * order of use; afterwards every fetch also starts gathering the next
- * prefetch_depth parameters of that order in the background, room
- * permitting, so the fetch that asks for them finds them ready.
+ * smd_sharded_release() (a parameter fetched twice needs two releases). At
+ * most max_live_parameters elements (the parameters' counts, padding not
+ * counted; persistent parameters never count) are gathered at once:
+ * released buffers stay gathered (a later fetch of them costs nothing)
+ * until room is needed, then the least recently released go first; a
+ * fetch that would pass the bound with only held (unreleased) buffers
+ * fails with SMD_ERR_NO_MEMORY, nothing changed. The fetch calls of the
+ * first round (up to the first smd_sharded_reduce_grads) are recorded as
+ * the order of use; afterwards every fetch found in that record also
+ * starts gathering the next prefetch_depth parameters of the calls that
+ * follow it in the background (never past the round's end), room
+ * permitting, so the fetch that asks for them finds them ready. Every
+ * such decision follows from the calls alone, so all ranks agree.
+ *
+ * smd_sharded_reduce_grads() ends a round: the optimizer step expected
+ * next changes the shards, so every gathered buffer is dropped (a held one
+ * at its release; fetching a parameter still held from before the
+ * reduction is SMD_ERR_INVALID_USAGE). Call it once per step, after the
+ * backward pass.
  *
  * smd_sharded_reduce_grads() takes full gradients (one buffer per
  * parameter, as a backward pass produces them) and reduce-scatters them,
@@ -921,10 +948,13 @@ SMD_API smd_result_t smd_recv_status(void *buf, size_t count,
  * shard group: every rank makes the same calls with the same ids in the
  * same order (checked like every collective: SMD_ERR_MISMATCH). Errors:
  * SMD_ERR_INVALID_ARGUMENT (an unknown id, NULL buffers, a bad datatype,
- * a config field out of range), SMD_ERR_INVALID_USAGE (registering after
- * the first fetch, releasing what is not held, using a full buffer's
- * address after release), SMD_ERR_NO_MEMORY (above), and those of the
- * collectives. Host memory for now.
+ * an id twice in one call, a config field out of range),
+ * SMD_ERR_INVALID_USAGE (registering after the first fetch or
+ * reduce_grads, releasing what is not held, asking for the full buffer of
+ * a parameter not fetched; a full buffer's address must not be used after
+ * its release, which cannot be detected), SMD_ERR_NO_MEMORY (above), and
+ * those of the collectives. Host memory for now; calls on one set come
+ * from one thread at a time. See docs/SHARDING.md.
  * --------------------------------------------------------------------- */
 
 typedef struct smd_sharded smd_sharded_t;
@@ -941,8 +971,10 @@ typedef struct smd_sharded_config {
   /* sdp_reduce_bucket_size: elements per gradient reduce-scatter bucket
    * (default 5e8). */
   uint64_t reduce_bucket_size;
-  /* sdp_hierarchical_allgather: 1 = gather inside each node first, then
-   * across nodes, when the group spans nodes (default 1); 0 = flat. */
+  /* sdp_hierarchical_allgather: 1 = the engine's choice, which gathers
+   * inside each node first, then across nodes, when the group spans nodes
+   * (default 1); 0 = the flat ring when the group spans nodes (inside one
+   * node both are the same). */
   int32_t hierarchical_allgather;
   /* Parameters gathered ahead along the recorded order (default 2; 0 =
    * no prefetch). */
@@ -972,8 +1004,9 @@ SMD_API smd_result_t smd_sharded_config_init(smd_sharded_config_t *config);
 SMD_API smd_result_t smd_sharded_create(smd_comm_t *comm, const smd_sharded_config_t *config,
                                         smd_sharded_t **set);
 
-/* Frees the set and every buffer it holds (local). Pointers from
- * smd_sharded_shard/full/grad become invalid. */
+/* Frees the set and every buffer it holds (local), after the gathers and
+ * reductions it queued. Pointers from smd_sharded_shard/full/grad become
+ * invalid. */
 SMD_API smd_result_t smd_sharded_destroy(smd_sharded_t *set);
 
 /* Registers a parameter of `count` elements of `datatype` (a floating
@@ -1019,10 +1052,12 @@ SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t 
                                               const void *const *grads, smd_stream_t stream,
                                               smd_request_t **request);
 
-/* Global L2 norm of every gradient shard (persistent gradients counted
- * once), into *total_norm (may be NULL); when max_norm > 0 and the norm
- * exceeds it, every gradient shard is scaled by max_norm / norm
- * (collective). */
+/* Global L2 norm of every gradient shard (padding excluded, persistent
+ * gradients counted once), into *total_norm (may be NULL); when max_norm >
+ * 0 and the norm exceeds it, every gradient shard is scaled by max_norm /
+ * (norm + 1e-6), torch's clip_grad_norm_ rule; max_norm = 0 only measures
+ * (collective; runs after the reductions still queued). Errors:
+ * SMD_ERR_INVALID_ARGUMENT for a negative or non-finite max_norm. */
 SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm,
                                             double *total_norm);
 
@@ -1032,14 +1067,15 @@ typedef struct smd_sharded_stats {
   uint64_t parameters;          /* registered */
   uint64_t persistent_elements; /* kept whole on every rank */
   uint64_t owned_elements;      /* this rank's shards (padding included) */
-  uint64_t live_elements;       /* gathered now (held and cached) */
+  uint64_t live_elements;       /* gathered now (held and cached; counts, not padding) */
   uint64_t peak_live_elements;
-  uint64_t live_bytes;
+  uint64_t live_bytes;          /* their buffers' bytes (padding included) */
   uint64_t peak_live_bytes;
   uint64_t bytes_fetched;       /* received by gathers */
   uint64_t fetches;             /* parameters fetched on request */
   uint64_t prefetches;          /* parameters gathered ahead */
-  uint64_t fetch_stalls;        /* fetches that waited for a gather */
+  uint64_t fetch_stalls;        /* fetch calls that waited for a gather (not started,
+                                 * or a prefetch unfinished at the call) */
   uint64_t cache_hits;          /* fetches of a still-gathered buffer */
   uint64_t evictions;
   double last_grad_norm;        /* from smd_sharded_clip_grads, -1 before */

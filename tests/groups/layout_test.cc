@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <smd.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,7 @@ TEST(Generated, EveryWorldUpTo64MatchesTheReference) {
       for (const std::string &name : groupsref::all_placements()) {
         groupsref::Layout ref = groupsref::make(world, tp, pp, name);
         auto c = config(tp, pp, name.c_str());
-        const int sizes[SMD_GROUP_KIND_COUNT] = {world, tp, pp, tp * ref.rdp, ref.rdp, tp * pp};
+        const int sizes[SMD_GROUP_KIND_COUNT] = {world, tp, pp, tp * ref.rdp, ref.rdp, tp * pp, 1};
         std::vector<int> members(static_cast<size_t>(world));
         for (int r = 0; r < world; ++r)
           for (int k = 0; k < SMD_GROUP_KIND_COUNT; ++k) {
@@ -123,6 +124,50 @@ TEST(Generated, EveryWorldUpTo64MatchesTheReference) {
         ++configs;
       }
   EXPECT_GT(configs, 4000);
+}
+
+// SDP groups: chunks of sdp consecutive members of each RDP group.
+TEST(Sdp, ChunksOfTheReducedDataParallelGroup) {
+  auto c = config(1, 1, "cluster");
+  c.sdp = 2;
+  EXPECT_EQ(groups_of(c, 8, SMD_GROUP_SDP), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  c = config(2, 1, "cluster");  // rdp groups {0,2,4,6}, {1,3,5,7}
+  c.sdp = 2;
+  EXPECT_EQ(groups_of(c, 8, SMD_GROUP_SDP), (Groups{{0, 2}, {1, 3}, {4, 6}, {5, 7}}));
+  EXPECT_EQ(layout(c, 8, 6, SMD_GROUP_SDP).rank, 1);
+  c = config(2, 1, "spread");  // TPD: rdp groups {0,1,2,3}, {4,5,6,7}
+  c.sdp = 4;
+  EXPECT_EQ(groups_of(c, 8, SMD_GROUP_SDP), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  c.sdp = 1;
+  EXPECT_EQ(groups_of(c, 8, SMD_GROUP_SDP), (Groups{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}}));
+  // A version-1 struct (without sdp) still reads, as sdp = 1.
+  c = config(1, 1, "cluster");
+  c.version = 1;
+  c.struct_size = offsetof(smd_groups_config_t, sdp);
+  c.sdp = 4;  // beyond the version-1 struct: ignored
+  EXPECT_EQ(layout(c, 8, 3, SMD_GROUP_SDP).members, (std::vector<int>{3}));
+}
+
+TEST(Sdp, EveryWorldUpTo32MatchesTheReference) {
+  int configs = 0;
+  for (int world = 1; world <= 32; ++world)
+    for (auto [tp, pp] : groupsref::valid_degrees(world))
+      for (const std::string &name : groupsref::all_placements())
+        for (int sdp = 2; sdp <= world / (tp * pp); ++sdp) {
+          if (world / (tp * pp) % sdp) continue;
+          groupsref::Layout ref = groupsref::make(world, tp, pp, name, sdp);
+          auto c = config(tp, pp, name.c_str());
+          c.sdp = sdp;
+          for (int r = 0; r < world; ++r) {
+            Group g = layout(c, world, r, SMD_GROUP_SDP);
+            ASSERT_EQ(g.members, ref.members[SMD_GROUP_SDP][r])
+                << "world " << world << " tp " << tp << " pp " << pp << " " << name << " sdp " << sdp
+                << " rank " << r;
+            ASSERT_EQ(g.rank, ref.group_rank[SMD_GROUP_SDP][r]);
+          }
+          ++configs;
+        }
+  EXPECT_GT(configs, 500);
 }
 
 TEST(Members, CapacityBoundsTheCopyNotTheCount) {
@@ -162,6 +207,11 @@ TEST(BadInput, DegreesAndPlacements) {
   EXPECT_REJECTED(try_layout(&c, 8), bad, "does not divide the world size 8");
   c = config(4, 4, "cluster");
   EXPECT_REJECTED(try_layout(&c, 8), bad, "does not divide");
+  c = config(2, 1, "cluster");
+  c.sdp = 3;
+  EXPECT_REJECTED(try_layout(&c, 8), bad, "sdp=3 does not divide rdp");
+  c.sdp = 0;
+  EXPECT_REJECTED(try_layout(&c, 8), bad, "sdp=0");
   c = config(2, 2, "dpt");
   EXPECT_REJECTED(try_layout(&c, 8), bad, "lower case");
   c = config(2, 2, "DDT");
@@ -177,7 +227,7 @@ TEST(BadInput, DegreesAndPlacements) {
   EXPECT_REJECTED(try_layout(&c, 8, 8), bad, "rank 8");
   EXPECT_REJECTED(try_layout(&c, 8, -1), bad, "rank -1");
   EXPECT_REJECTED(try_layout(&c, 8, 0, static_cast<smd_group_kind_t>(SMD_GROUP_KIND_COUNT)), bad,
-                  "unknown group kind 6");
+                  "unknown group kind 7");
 }
 
 TEST(BadInput, StructsAndPointers) {

@@ -18,7 +18,7 @@ std::vector<std::array<int, 2>> valid_degrees(int world) {
   return out;
 }
 
-Layout make(int world, int tp, int pp, const std::string &placement) {
+Layout make(int world, int tp, int pp, const std::string &placement, int sdp) {
   std::string letters = placement == "cluster" ? "DPT" : placement == "spread" ? "TPD" : placement;
   Layout l;
   l.world = world;
@@ -46,7 +46,7 @@ Layout make(int world, int tp, int pp, const std::string &placement) {
         co[inner] = c;
       }
   // Which coordinates members of a group share: {rdp, pp, tp}.
-  const std::array<std::array<bool, 3>, SMD_GROUP_KIND_COUNT> same = {{
+  const std::array<std::array<bool, 3>, SMD_GROUP_SDP> same = {{
       {false, false, false},  // WORLD
       {true, true, false},    // TP
       {true, false, true},    // PP
@@ -54,7 +54,7 @@ Layout make(int world, int tp, int pp, const std::string &placement) {
       {false, true, true},    // RDP
       {true, false, false},   // MP
   }};
-  for (int k = 0; k < SMD_GROUP_KIND_COUNT; ++k) {
+  for (int k = 0; k < SMD_GROUP_SDP; ++k) {
     l.members[k].resize(static_cast<size_t>(world));
     l.group_rank[k].resize(static_cast<size_t>(world));
     for (int r = 0; r < world; ++r) {
@@ -68,6 +68,15 @@ Layout make(int world, int tp, int pp, const std::string &placement) {
         }
       }
     }
+  }
+  // SDP: the RDP group's members in chunks of sdp, taken in order.
+  l.members[SMD_GROUP_SDP].resize(static_cast<size_t>(world));
+  l.group_rank[SMD_GROUP_SDP].resize(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    const std::vector<int> &rdp = l.members[SMD_GROUP_RDP][r];
+    int at = l.group_rank[SMD_GROUP_RDP][r], first = at / sdp * sdp;
+    l.members[SMD_GROUP_SDP][r].assign(rdp.begin() + first, rdp.begin() + first + sdp);
+    l.group_rank[SMD_GROUP_SDP][r] = at - first;
   }
   return l;
 }

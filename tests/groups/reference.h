@@ -23,8 +23,9 @@ struct Layout {
   std::array<std::vector<int>, SMD_GROUP_KIND_COUNT> group_rank;
 };
 
-// letters: "cluster", "spread" or a permutation of "DPT"; tp * pp | world.
-Layout make(int world, int tp, int pp, const std::string &placement);
+// letters: "cluster", "spread" or a permutation of "DPT"; tp * pp | world;
+// sdp | rdp.
+Layout make(int world, int tp, int pp, const std::string &placement, int sdp = 1);
 
 // Every placement name: the six permutations and the two aliases.
 const std::vector<std::string> &all_placements();

@@ -318,6 +318,53 @@ TEST(Sharded, PrefetchFollowsTheRecordedOrder) {
   }
 }
 
+// dp = sdp x replicas: the shard group is an SDP group of smd_groups_create,
+// the replicas the ranks at the same place of the other chunks; gradients
+// averaged over both equal the world's average, sliced to the shard.
+TEST(Sharded, SdpGroupWithReplicas) {
+  if (size() % 2) GTEST_SKIP() << "needs an even number of ranks";
+  smd_groups_config_t gc = SMD_GROUPS_CONFIG_INIT;
+  gc.sdp = 2;
+  smd_groups_t *groups = nullptr;
+  SMD_OK(smd_groups_create(world(), &gc, &groups));
+  smd_comm_t *sdp = nullptr, *rdp = nullptr, *replicas = nullptr;
+  int rdp_rank = -1, sdp_size = 0;
+  SMD_OK(smd_groups_comm(groups, SMD_GROUP_SDP, &sdp));
+  SMD_OK(smd_groups_comm(groups, SMD_GROUP_RDP, &rdp));
+  SMD_OK(smd_groups_rank(groups, SMD_GROUP_RDP, &rdp_rank));
+  SMD_OK(smd_groups_size(groups, SMD_GROUP_SDP, &sdp_size));
+  ASSERT_EQ(sdp_size, 2);
+  SMD_OK(smd_comm_split(rdp, rdp_rank % 2, rdp_rank, &replicas));
+  smd_sharded_config_t c = config(1000000000, 0);
+  c.replica_comm = replicas;
+  c.reduce_bucket_size = 1000;
+  smd_sharded_t *set = nullptr;
+  SMD_OK(smd_sharded_create(sdp, &c, &set));
+  std::vector<int32_t> ids;
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    int32_t id = -1;
+    SMD_OK(smd_sharded_register(set, kCounts[p], SMD_FLOAT32, nullptr, &id));
+    ids.push_back(id);
+  }
+  RankGrads grads(kCounts);
+  SMD_OK(smd_sharded_reduce_grads(set, ids.data(), ids.size(), grads.ptrs.data(), nullptr, nullptr));
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    std::vector<float> want(kCounts[p]);
+    SMD_OK(smd_allreduce(grads[p].data(), want.data(), want.size(), SMD_FLOAT32, SMD_AVG, world(),
+                         nullptr));
+    void *data = nullptr, *shard = nullptr;
+    size_t count = 0, offset = 0;
+    SMD_OK(smd_sharded_grad(set, int32_t(p), &data, &count));
+    SMD_OK(smd_sharded_shard(set, int32_t(p), &shard, nullptr, &offset, nullptr));
+    for (size_t i = 0; i < count && offset + i < kCounts[p]; ++i)
+      ASSERT_NEAR(static_cast<const float *>(data)[i], want[offset + i], 1e-5 * (1 + std::fabs(want[offset + i])))
+          << "parameter " << p << " element " << i;
+  }
+  SMD_OK(smd_sharded_destroy(set));
+  SMD_OK(smd_comm_destroy(replicas));
+  SMD_OK(smd_groups_destroy(groups));
+}
+
 TEST(Sharded, ClearErrors) {
   Set s;
   make(s, config(1000), {100, 200, 900});

@@ -11,6 +11,7 @@ const char *kind_name(smd_group_kind_t kind) {
     case SMD_GROUP_DP: return "dp";
     case SMD_GROUP_RDP: return "rdp";
     case SMD_GROUP_MP: return "mp";
+    case SMD_GROUP_SDP: return "sdp";
     default: return "world";
   }
 }

@@ -887,10 +887,12 @@ class Comm:
         assert comm is not None
         return comm
 
-    def groups(self, tp: int = 1, pp: int = 1, placement: Optional[str] = "cluster") -> "Groups":
-        """Collective: model-parallel rank groups (tp, pp, dp, rdp, mp, world)
-        with a communicator each; see smd.Groups."""
+    def groups(self, tp: int = 1, pp: int = 1, placement: Optional[str] = "cluster",
+               sdp: int = 1) -> "Groups":
+        """Collective: model-parallel rank groups (tp, pp, dp, rdp, mp, sdp,
+        world) with a communicator each; sdp is the sharded data-parallel
+        degree (dividing rdp); see smd.Groups."""
         from .groups import Groups
 
-        return Groups._create(self, tp, pp, placement)
+        return Groups._create(self, tp, pp, placement, sdp)
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 #: smd_group_kind_t, named without the SMD_GROUP_ prefix.
 GroupKind = enum.IntEnum("GroupKind", enum_values("smd_group_kind_t", "SMD_GROUP_",
                                                   skip=("SMD_GROUP_KIND_COUNT",)), module=__name__)
-GroupKind.__doc__ = "smd_group_kind_t: WORLD, TP, PP, DP, RDP, MP."
+GroupKind.__doc__ = "smd_group_kind_t: WORLD, TP, PP, DP, RDP, MP, SDP."
 
 KindLike = Union[GroupKind, str]
 
@@ -48,12 +48,13 @@ def _kind(kind: KindLike) -> GroupKind:
                                    + ", ".join(k.name.lower() for k in GroupKind)) from None
 
 
-def _config(tp: int, pp: int, placement: Optional[str]) -> Tuple[Any, Any]:
+def _config(tp: int, pp: int, placement: Optional[str], sdp: int = 1) -> Tuple[Any, Any]:
     """A filled smd_groups_config_t, and the placement string it points to."""
     config = ffi.new("smd_groups_config_t *")
     check(lib.smd_groups_config_init(config))
     config.tp = tp
     config.pp = pp
+    config.sdp = sdp
     text = ffi.NULL if placement is None else ffi.new("char[]", placement.encode())
     config.placement = text
     return config, text
@@ -85,8 +86,9 @@ class Groups:
         self._finalizer = weakref.finalize(self, _destroy_handle, handle)
 
     @classmethod
-    def _create(cls, parent: "Comm", tp: int, pp: int, placement: Optional[str]) -> "Groups":
-        config, _text = _config(tp, pp, placement)
+    def _create(cls, parent: "Comm", tp: int, pp: int, placement: Optional[str],
+                sdp: int = 1) -> "Groups":
+        config, _text = _config(tp, pp, placement, sdp)
         out = ffi.new("smd_groups_t **")
         call_interruptibly(lib.smd_groups_create, parent._live(), config, out,
                            on_interrupt=parent.abort,
@@ -173,6 +175,12 @@ class Groups:
         return self.comm(GroupKind.MP)
 
     @property
+    def sdp(self) -> "Comm":
+        """The sharded data-parallel group: a chunk of sdp consecutive
+        members of the rdp group (the shard group of sharded parameters)."""
+        return self.comm(GroupKind.SDP)
+
+    @property
     def world(self) -> "Comm":
         """Every rank of the communicator the groups came from."""
         return self.comm(GroupKind.WORLD)
@@ -208,11 +216,11 @@ class Groups:
 
 
 def layout(world_size: int, rank: int, kind: KindLike, *, tp: int = 1, pp: int = 1,
-           placement: Optional[str] = "cluster") -> Tuple[int, Tuple[int, ...]]:
+           placement: Optional[str] = "cluster", sdp: int = 1) -> Tuple[int, Tuple[int, ...]]:
     """The groups computed without a job (smd_groups_layout): for rank
     `rank` of a world of `world_size`, its rank within its group of `kind`
     and the group's members."""
-    config, _text = _config(tp, pp, placement)
+    config, _text = _config(tp, pp, placement, sdp)
     group_rank = ffi.new("int *")
     members = _members(lambda *a: lib.smd_groups_layout(config, world_size, rank, _kind(kind),
                                                         group_rank, *a),

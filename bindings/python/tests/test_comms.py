@@ -85,7 +85,7 @@ def test_groups(world):
     tp = 2 if p % 2 == 0 else 1
     with world.groups(tp=tp, pp=1, placement="cluster") as g:
         sizes = g.sizes
-        assert sizes == {"world": p, "tp": tp, "pp": 1, "dp": p, "rdp": p // tp, "mp": tp}
+        assert sizes == {"world": p, "tp": tp, "pp": 1, "dp": p, "rdp": p // tp, "mp": tp, "sdp": 1}
         assert g.ranks["world"] == world.rank
         members = g.members("tp")
         assert len(members) == tp and world.rank in members
@@ -98,6 +98,12 @@ def test_groups(world):
         tp_comm = g.tp
     # The groups' communicators went with them.
     assert tp_comm.destroyed
+    # Sharded data parallelism: chunks of sdp members of the rdp group.
+    rdp = p // tp
+    with world.groups(tp=tp, sdp=rdp) as g:
+        assert g.sizes["sdp"] == rdp
+        assert g.members("sdp") == g.members("rdp")
+        assert g.sdp.size == rdp
     with pytest.raises(smd.InvalidUsageError):
         tp_comm.barrier()
     with pytest.raises(smd.InvalidUsageError):

@@ -15,6 +15,12 @@ using namespace smd;
 
 namespace {
 
+// The bytes of an smd_groups_config_t of each version (version 1 ended
+// with placement).
+size_t config_size(uint32_t version) {
+  return version >= 2 ? sizeof(smd_groups_config_t) : offsetof(smd_groups_config_t, sdp);
+}
+
 // The caller's struct as a request; problems reading it are reported in
 // the request rather than thrown, so the rank still takes part in the
 // collective check and its peers fail too instead of waiting for it.
@@ -23,17 +29,18 @@ GroupsRequest read_config(const smd_groups_config_t *c) {
   r.readable = false;
   if (!c) {
     r.why = "config is NULL (use SMD_GROUPS_CONFIG_INIT or smd_groups_config_init())";
-  } else if (c->struct_size < sizeof(smd_groups_config_t)) {
-    r.why = format("smd_groups_config_t.struct_size is %zu, expected %zu: fill the struct with "
-                   "SMD_GROUPS_CONFIG_INIT or smd_groups_config_init()",
-                   c->struct_size, sizeof(smd_groups_config_t));
   } else if (c->version < 1 || c->version > SMD_GROUPS_CONFIG_VERSION) {
     r.why = format("smd_groups_config_t.version %u is not supported (this smd knows 1..%d)",
                    c->version, SMD_GROUPS_CONFIG_VERSION);
+  } else if (c->struct_size < config_size(c->version)) {
+    r.why = format("smd_groups_config_t.struct_size is %zu, expected %zu for version %u: fill the "
+                   "struct with SMD_GROUPS_CONFIG_INIT or smd_groups_config_init()",
+                   c->struct_size, config_size(c->version), c->version);
   } else {
     r.readable = true;
     r.tp = c->tp;
     r.pp = c->pp;
+    r.sdp = c->version >= 2 ? c->sdp : 1;
     r.placement = c->placement ? c->placement : "cluster";
   }
   return r;
@@ -42,7 +49,7 @@ GroupsRequest read_config(const smd_groups_config_t *c) {
 GroupLayout layout_of(const smd_groups_config_t *config, int world_size) {
   GroupsRequest r = read_config(config);
   if (!r.readable) fail(SMD_ERR_INVALID_ARGUMENT, "%s", r.why.c_str());
-  return GroupLayout(world_size, r.tp, r.pp, r.placement.c_str());
+  return GroupLayout(world_size, r.tp, r.pp, r.placement.c_str(), r.sdp);
 }
 
 void copy_members(const std::vector<int> &members, int *ranks, int capacity, int *count) {

@@ -15,7 +15,8 @@ namespace {
 
 // One rank's request as the others see it: fixed size, for an allgather.
 struct WireRequest {
-  int32_t tp, pp;
+  int32_t tp, pp, sdp;
+  uint32_t unused;
   uint32_t readable;
   uint32_t placement_len;
   uint64_t agreed;     // hash of the placement ranks must agree on
@@ -41,6 +42,7 @@ WireRequest to_wire(const GroupsRequest &r) {
   if (!r.readable) return w;
   w.tp = r.tp;
   w.pp = r.pp;
+  w.sdp = r.sdp;
   w.placement_len = static_cast<uint32_t>(r.placement.size());
   std::string agreed;
   try {
@@ -55,12 +57,12 @@ WireRequest to_wire(const GroupsRequest &r) {
 
 bool same_request(const WireRequest &a, const WireRequest &b) {
   if (!a.readable || !b.readable) return a.readable == b.readable;
-  return a.tp == b.tp && a.pp == b.pp && a.agreed == b.agreed;
+  return a.tp == b.tp && a.pp == b.pp && a.sdp == b.sdp && a.agreed == b.agreed;
 }
 
 std::string describe(const WireRequest &w) {
   if (!w.readable) return "an unusable smd_groups_config_t";
-  return format("tp=%d pp=%d placement=\"%s%s\"", w.tp, w.pp, w.placement,
+  return format("tp=%d pp=%d sdp=%d placement=\"%s%s\"", w.tp, w.pp, w.sdp, w.placement,
                 w.placement_len >= sizeof w.placement ? "..." : "");
 }
 
@@ -84,7 +86,7 @@ void check_agreement(const std::vector<WireRequest> &all) {
   if (differ.empty()) return;
   fail(SMD_ERR_MISMATCH,
        "ranks disagree on the groups configuration: rank 0 asked for %s, rank %d for %s%s "
-       "(every rank must pass the same tp, pp and placement)",
+       "(every rank must pass the same tp, pp, sdp and placement)",
        describe(all[0]).c_str(), differ[0], describe(all[differ[0]]).c_str(),
        differ.size() > 1 ? format(" (and %zu more ranks differ from rank 0)", differ.size() - 1).c_str()
                          : "");
@@ -97,7 +99,7 @@ std::unique_ptr<RankGroups> create_groups(Comm &parent, const GroupsRequest &min
   if (!mine.readable) fail(SMD_ERR_INVALID_ARGUMENT, "%s", mine.why.c_str());
   check_agreement(all);
   auto groups = std::make_unique<RankGroups>(
-      GroupLayout(parent.size(), mine.tp, mine.pp, mine.placement.c_str()), parent.rank());
+      GroupLayout(parent.size(), mine.tp, mine.pp, mine.placement.c_str(), mine.sdp), parent.rank());
   const GroupLayout &l = groups->layout;
   for (int k = 0; k < SMD_GROUP_KIND_COUNT; ++k) {
     auto kind = static_cast<smd_group_kind_t>(k);
@@ -108,8 +110,9 @@ std::unique_ptr<RankGroups> create_groups(Comm &parent, const GroupsRequest &min
            l.group_size(kind));
     groups->comms[k] = std::move(comm);
   }
-  SMD_INFO("comm", "groups over %s: tp %d, pp %d, rdp %d, placement %s", parent.where().c_str(),
-           l.degree(Axis::kTensor), l.degree(Axis::kPipeline), l.degree(Axis::kData),
+  SMD_INFO("comm", "groups over %s: tp %d, pp %d, rdp %d, sdp %d, placement %s",
+           parent.where().c_str(), l.degree(Axis::kTensor), l.degree(Axis::kPipeline),
+           l.degree(Axis::kData), l.sdp(),
            l.placement().c_str());
   return groups;
 }

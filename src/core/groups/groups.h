@@ -19,7 +19,7 @@ class Comm;
 struct GroupsRequest {
   bool readable = true;  // false: the caller's struct could not be read...
   std::string why;       // ... for this reason
-  int tp = 1, pp = 1;
+  int tp = 1, pp = 1, sdp = 1;
   std::string placement = "cluster";
 };
 

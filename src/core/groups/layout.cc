@@ -22,6 +22,7 @@ unsigned varying_axes(smd_group_kind_t kind) {
     case SMD_GROUP_DP: return bit(Axis::kData) | bit(Axis::kTensor);
     case SMD_GROUP_RDP: return bit(Axis::kData);
     case SMD_GROUP_MP: return bit(Axis::kPipeline) | bit(Axis::kTensor);
+    case SMD_GROUP_SDP: return bit(Axis::kData);  // then cut into chunks of sdp
     default: break;
   }
   fail(SMD_ERR_INVALID_ARGUMENT, "unknown group kind %d", static_cast<int>(kind));
@@ -55,7 +56,7 @@ std::string canonical_placement(const char *placement) {
   return placement;
 }
 
-GroupLayout::GroupLayout(int world_size, int tp, int pp, const char *placement) {
+GroupLayout::GroupLayout(int world_size, int tp, int pp, const char *placement, int sdp) {
   if (world_size < 1) fail(SMD_ERR_INVALID_ARGUMENT, "world size %d is not positive", world_size);
   if (tp < 1) fail(SMD_ERR_INVALID_ARGUMENT, "tensor-parallel degree tp=%d is not at least 1", tp);
   if (pp < 1) fail(SMD_ERR_INVALID_ARGUMENT, "pipeline-parallel degree pp=%d is not at least 1", pp);
@@ -64,6 +65,11 @@ GroupLayout::GroupLayout(int world_size, int tp, int pp, const char *placement) 
     fail(SMD_ERR_INVALID_ARGUMENT,
          "tp*pp = %lld (tp=%d, pp=%d) does not divide the world size %d",
          static_cast<long long>(model), tp, pp, world_size);
+  int rdp = static_cast<int>(world_size / model);
+  if (sdp < 1 || rdp % sdp != 0)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "sharded data-parallel degree sdp=%d does not divide rdp = world size / (tp*pp) = %d", sdp, rdp);
+  sdp_ = sdp;
   letters_ = canonical_placement(placement);
   world_ = world_size;
   degree_[static_cast<int>(Axis::kData)] = static_cast<int>(world_size / model);
@@ -105,26 +111,51 @@ int GroupLayout::product(unsigned axes) const {
 }
 
 int GroupLayout::group_count(smd_group_kind_t kind) const {
-  return product(kAllAxes & ~varying_axes(kind));
+  int chunks = kind == SMD_GROUP_SDP ? degree(Axis::kData) / sdp_ : 1;
+  return product(kAllAxes & ~varying_axes(kind)) * chunks;
 }
 
-int GroupLayout::group_size(smd_group_kind_t kind) const { return product(varying_axes(kind)); }
+int GroupLayout::group_size(smd_group_kind_t kind) const {
+  return kind == SMD_GROUP_SDP ? sdp_ : product(varying_axes(kind));
+}
 
 // Members of a group differ only in its varying coordinates, and ranks
 // order like the coordinates read in placement order: the position among
 // the members is the varying coordinates as a mixed-radix number, and the
 // group's order among groups is that of the fixed ones.
 int GroupLayout::group_index(int rank, smd_group_kind_t kind) const {
+  if (kind == SMD_GROUP_SDP) {
+    // A chunk's lowest member is the rank with the chunk's first rdp_rank
+    // (rdp_rank % sdp == 0): count those below it.
+    int d = static_cast<int>(Axis::kData);
+    Coords first = coords(rank);
+    first[d] -= first[d] % sdp_;
+    int lowest = rank_at(first), index = 0;
+    for (int r = 0; r < lowest; ++r)
+      if (coords(r)[d] % sdp_ == 0) ++index;
+    return index;
+  }
   return mixed_radix(coords(rank), kAllAxes & ~varying_axes(kind));
 }
 
 int GroupLayout::group_rank(int rank, smd_group_kind_t kind) const {
+  if (kind == SMD_GROUP_SDP) return coords(rank)[static_cast<int>(Axis::kData)] % sdp_;
   return mixed_radix(coords(rank), varying_axes(kind));
 }
 
 std::vector<int> GroupLayout::members(int rank, smd_group_kind_t kind) const {
   unsigned varying = varying_axes(kind);
   Coords c = coords(rank);
+  if (kind == SMD_GROUP_SDP) {
+    int d = static_cast<int>(Axis::kData);
+    std::vector<int> out(static_cast<size_t>(sdp_));
+    int first = c[d] - c[d] % sdp_;
+    for (int i = 0; i < sdp_; ++i) {
+      c[d] = first + i;
+      out[static_cast<size_t>(i)] = rank_at(c);
+    }
+    return out;
+  }
   std::vector<int> out(static_cast<size_t>(product(varying)));
   for (size_t i = 0; i < out.size(); ++i) {
     int rest = static_cast<int>(i);
@@ -142,7 +173,8 @@ std::vector<int> GroupLayout::members(int rank, smd_group_kind_t kind) const {
 void check_group_kind(smd_group_kind_t kind) { varying_axes(kind); }
 
 const char *group_kind_name(smd_group_kind_t kind) {
-  static const char *const names[SMD_GROUP_KIND_COUNT] = {"world", "tp", "pp", "dp", "rdp", "mp"};
+  static const char *const names[SMD_GROUP_KIND_COUNT] = {"world", "tp", "pp", "dp", "rdp", "mp",
+                                                                "sdp"};
   check_group_kind(kind);
   return names[kind];
 }

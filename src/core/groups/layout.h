@@ -24,11 +24,15 @@ std::string canonical_placement(const char *placement);
 class GroupLayout {
  public:
   // Throws SMD_ERR_INVALID_ARGUMENT naming the problem: a degree below 1,
-  // tp * pp not dividing the world size, or a bad placement.
-  GroupLayout(int world_size, int tp, int pp, const char *placement);
+  // tp * pp not dividing the world size, sdp not dividing rdp, or a bad
+  // placement.
+  GroupLayout(int world_size, int tp, int pp, const char *placement, int sdp = 1);
 
   int world_size() const { return world_; }
   int degree(Axis a) const { return degree_[static_cast<int>(a)]; }
+  // Sharded data-parallel degree: SDP groups are chunks of sdp consecutive
+  // members of an RDP group (not an axis of its own).
+  int sdp() const { return sdp_; }
   // The canonical letters, slowest-varying first ("DPT").
   const std::string &placement() const { return letters_; }
 
@@ -57,11 +61,12 @@ class GroupLayout {
   Coords stride_{};                       // rank = sum of coords * stride
   std::array<Axis, kAxisCount> order_{};  // slowest to fastest
   std::string letters_;
+  int sdp_ = 1;
 };
 
 // Throws SMD_ERR_INVALID_ARGUMENT for a value that is not a group kind.
 void check_group_kind(smd_group_kind_t kind);
-// "tp", "pp", "dp", "rdp", "mp", "world".
+// "tp", "pp", "dp", "rdp", "mp", "sdp", "world".
 const char *group_kind_name(smd_group_kind_t kind);
 
 }  // namespace smd

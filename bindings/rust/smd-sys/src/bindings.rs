@@ -6,11 +6,13 @@ pub const SMD_INIT_OPTIONS_VERSION: u32 = 1;
 pub const SMD_UNDEFINED: i32 = -1;
 pub const SMD_STATS_MAX_TRANSPORTS: u32 = 4;
 pub const SMD_TAG_MAX: u32 = 4194303;
-pub const SMD_GROUPS_CONFIG_VERSION: u32 = 1;
+pub const SMD_GROUPS_CONFIG_VERSION: u32 = 2;
 pub const SMD_RANK_INFO_VERSION: u32 = 1;
 pub const SMD_ANY_SOURCE: i32 = -2;
 pub const SMD_ANY_TAG: i32 = -1;
 pub const SMD_STATUS_VERSION: u32 = 1;
+pub const SMD_SHARDED_CONFIG_VERSION: u32 = 1;
+pub const SMD_SHARDED_STATS_VERSION: u32 = 1;
 impl smd_result {
     pub const SMD_SUCCESS: smd_result = smd_result(0);
 }
@@ -1155,7 +1157,10 @@ impl smd_group_kind {
     pub const SMD_GROUP_MP: smd_group_kind = smd_group_kind(5);
 }
 impl smd_group_kind {
-    pub const SMD_GROUP_KIND_COUNT: smd_group_kind = smd_group_kind(6);
+    pub const SMD_GROUP_SDP: smd_group_kind = smd_group_kind(6);
+}
+impl smd_group_kind {
+    pub const SMD_GROUP_KIND_COUNT: smd_group_kind = smd_group_kind(7);
 }
 impl smd_group_kind {
     pub const SMD_GROUP_KIND_RANGE_MIN_: smd_group_kind = smd_group_kind(-2147483648);
@@ -1180,12 +1185,13 @@ pub struct smd_groups_config {
     pub tp: i32,
     pub pp: i32,
     pub placement: *const ::std::os::raw::c_char,
+    pub sdp: i32,
 }
 #[test]
 fn bindgen_test_layout_smd_groups_config() {
     assert_eq!(
         ::std::mem::size_of::<smd_groups_config>(),
-        32usize,
+        40usize,
         concat!("Size of: ", stringify!(smd_groups_config))
     );
     assert_eq!(
@@ -1278,6 +1284,23 @@ fn bindgen_test_layout_smd_groups_config() {
         );
     }
     test_field_placement();
+    fn test_field_sdp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_groups_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sdp) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_groups_config),
+                "::",
+                stringify!(sdp)
+            )
+        );
+    }
+    test_field_sdp();
 }
 impl Default for smd_groups_config {
     fn default() -> Self {
@@ -1837,5 +1860,613 @@ extern "C" {
         comm: *mut smd_comm_t,
         stream: smd_stream_t,
         status: *mut smd_status_t,
+    ) -> smd_result_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct smd_sharded {
+    _unused: [u8; 0],
+}
+pub type smd_sharded_t = smd_sharded;
+#[repr(C)]
+pub struct smd_sharded_config {
+    pub struct_size: usize,
+    pub version: u32,
+    pub max_live_parameters: u64,
+    pub param_persistence_threshold: u64,
+    pub reduce_bucket_size: u64,
+    pub hierarchical_allgather: i32,
+    pub prefetch_depth: i32,
+    pub average_gradients: i32,
+    pub gradient_wire_dtype: i32,
+    pub replica_comm: *mut smd_comm_t,
+}
+#[test]
+fn bindgen_test_layout_smd_sharded_config() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_sharded_config>(),
+        64usize,
+        concat!("Size of: ", stringify!(smd_sharded_config))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_sharded_config>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_sharded_config))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_max_live_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_live_parameters) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(max_live_parameters)
+            )
+        );
+    }
+    test_field_max_live_parameters();
+    fn test_field_param_persistence_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).param_persistence_threshold) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(param_persistence_threshold)
+            )
+        );
+    }
+    test_field_param_persistence_threshold();
+    fn test_field_reduce_bucket_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reduce_bucket_size) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(reduce_bucket_size)
+            )
+        );
+    }
+    test_field_reduce_bucket_size();
+    fn test_field_hierarchical_allgather() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hierarchical_allgather) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(hierarchical_allgather)
+            )
+        );
+    }
+    test_field_hierarchical_allgather();
+    fn test_field_prefetch_depth() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prefetch_depth) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(prefetch_depth)
+            )
+        );
+    }
+    test_field_prefetch_depth();
+    fn test_field_average_gradients() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).average_gradients) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(average_gradients)
+            )
+        );
+    }
+    test_field_average_gradients();
+    fn test_field_gradient_wire_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gradient_wire_dtype) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(gradient_wire_dtype)
+            )
+        );
+    }
+    test_field_gradient_wire_dtype();
+    fn test_field_replica_comm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).replica_comm) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_config),
+                "::",
+                stringify!(replica_comm)
+            )
+        );
+    }
+    test_field_replica_comm();
+}
+impl Default for smd_sharded_config {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_sharded_config_t = smd_sharded_config;
+extern "C" {
+    pub fn smd_sharded_config_init(config: *mut smd_sharded_config_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_create(
+        comm: *mut smd_comm_t,
+        config: *const smd_sharded_config_t,
+        set: *mut *mut smd_sharded_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_destroy(set: *mut smd_sharded_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_register(
+        set: *mut smd_sharded_t,
+        count: usize,
+        datatype: smd_datatype_t,
+        init: *const ::std::os::raw::c_void,
+        id: *mut i32,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_shard(
+        set: *mut smd_sharded_t,
+        id: i32,
+        data: *mut *mut ::std::os::raw::c_void,
+        count: *mut usize,
+        offset: *mut usize,
+        persistent: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_grad(
+        set: *mut smd_sharded_t,
+        id: i32,
+        data: *mut *mut ::std::os::raw::c_void,
+        count: *mut usize,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_fetch(
+        set: *mut smd_sharded_t,
+        ids: *const i32,
+        n: usize,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_full(
+        set: *mut smd_sharded_t,
+        id: i32,
+        data: *mut *mut ::std::os::raw::c_void,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_release(set: *mut smd_sharded_t, ids: *const i32, n: usize) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_reduce_grads(
+        set: *mut smd_sharded_t,
+        ids: *const i32,
+        n: usize,
+        grads: *const *const ::std::os::raw::c_void,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_clip_grads(
+        set: *mut smd_sharded_t,
+        max_norm: f64,
+        total_norm: *mut f64,
+    ) -> smd_result_t;
+}
+#[repr(C)]
+pub struct smd_sharded_stats {
+    pub struct_size: usize,
+    pub version: u32,
+    pub parameters: u64,
+    pub persistent_elements: u64,
+    pub owned_elements: u64,
+    pub live_elements: u64,
+    pub peak_live_elements: u64,
+    pub live_bytes: u64,
+    pub peak_live_bytes: u64,
+    pub bytes_fetched: u64,
+    pub fetches: u64,
+    pub prefetches: u64,
+    pub fetch_stalls: u64,
+    pub cache_hits: u64,
+    pub evictions: u64,
+    pub last_grad_norm: f64,
+}
+#[test]
+fn bindgen_test_layout_smd_sharded_stats() {
+    assert_eq!(
+        ::std::mem::size_of::<smd_sharded_stats>(),
+        128usize,
+        concat!("Size of: ", stringify!(smd_sharded_stats))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<smd_sharded_stats>(),
+        8usize,
+        concat!("Alignment of ", stringify!(smd_sharded_stats))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parameters) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(parameters)
+            )
+        );
+    }
+    test_field_parameters();
+    fn test_field_persistent_elements() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).persistent_elements) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(persistent_elements)
+            )
+        );
+    }
+    test_field_persistent_elements();
+    fn test_field_owned_elements() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).owned_elements) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(owned_elements)
+            )
+        );
+    }
+    test_field_owned_elements();
+    fn test_field_live_elements() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).live_elements) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(live_elements)
+            )
+        );
+    }
+    test_field_live_elements();
+    fn test_field_peak_live_elements() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peak_live_elements) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(peak_live_elements)
+            )
+        );
+    }
+    test_field_peak_live_elements();
+    fn test_field_live_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).live_bytes) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(live_bytes)
+            )
+        );
+    }
+    test_field_live_bytes();
+    fn test_field_peak_live_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peak_live_bytes) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(peak_live_bytes)
+            )
+        );
+    }
+    test_field_peak_live_bytes();
+    fn test_field_bytes_fetched() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_fetched) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(bytes_fetched)
+            )
+        );
+    }
+    test_field_bytes_fetched();
+    fn test_field_fetches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fetches) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(fetches)
+            )
+        );
+    }
+    test_field_fetches();
+    fn test_field_prefetches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prefetches) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(prefetches)
+            )
+        );
+    }
+    test_field_prefetches();
+    fn test_field_fetch_stalls() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fetch_stalls) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(fetch_stalls)
+            )
+        );
+    }
+    test_field_fetch_stalls();
+    fn test_field_cache_hits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cache_hits) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(cache_hits)
+            )
+        );
+    }
+    test_field_cache_hits();
+    fn test_field_evictions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).evictions) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(evictions)
+            )
+        );
+    }
+    test_field_evictions();
+    fn test_field_last_grad_norm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<smd_sharded_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).last_grad_norm) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(smd_sharded_stats),
+                "::",
+                stringify!(last_grad_norm)
+            )
+        );
+    }
+    test_field_last_grad_norm();
+}
+impl Default for smd_sharded_stats {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type smd_sharded_stats_t = smd_sharded_stats;
+extern "C" {
+    pub fn smd_sharded_get_stats(
+        set: *const smd_sharded_t,
+        stats: *mut smd_sharded_stats_t,
     ) -> smd_result_t;
 }

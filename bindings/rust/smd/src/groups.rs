@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorCode, Result, check, to_c_int, to_usize};
 ///
 /// ```
 /// use smd::GroupKind;
-/// assert_eq!(GroupKind::ALL.len(), 6);
+/// assert_eq!(GroupKind::ALL.len(), 7);
 /// assert_eq!(GroupKind::Tp.raw(), smd::sys::smd_group_kind_t::SMD_GROUP_TP);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,6 +39,9 @@ pub enum GroupKind {
     Rdp,
     /// Model parallel: same rdp_rank, one whole model replica (size tp × pp).
     Mp,
+    /// Sharded data parallel: a chunk of `sdp` consecutive members of the
+    /// RDP group (the shard group of a sharded parameter set).
+    Sdp,
 }
 
 impl GroupKind {
@@ -47,13 +50,14 @@ impl GroupKind {
     /// ```
     /// assert_eq!(smd::GroupKind::ALL[0], smd::GroupKind::World);
     /// ```
-    pub const ALL: [GroupKind; 6] = [
+    pub const ALL: [GroupKind; 7] = [
         GroupKind::World,
         GroupKind::Tp,
         GroupKind::Pp,
         GroupKind::Dp,
         GroupKind::Rdp,
         GroupKind::Mp,
+        GroupKind::Sdp,
     ];
 
     /// The library's code for this kind.
@@ -70,6 +74,7 @@ impl GroupKind {
             GroupKind::Dp => K::SMD_GROUP_DP,
             GroupKind::Rdp => K::SMD_GROUP_RDP,
             GroupKind::Mp => K::SMD_GROUP_MP,
+            GroupKind::Sdp => K::SMD_GROUP_SDP,
         }
     }
 
@@ -94,6 +99,7 @@ impl GroupKind {
 pub struct GroupsConfig {
     tp: usize,
     pp: usize,
+    sdp: usize,
     placement: Option<String>,
 }
 
@@ -108,6 +114,7 @@ impl GroupsConfig {
         GroupsConfig {
             tp,
             pp,
+            sdp: 1,
             placement: None,
         }
     }
@@ -122,6 +129,20 @@ impl GroupsConfig {
         self
     }
 
+    /// The sharded data-parallel degree (SMP's `sharded_data_parallel_degree`,
+    /// default 1): it must divide rdp; the SDP groups are chunks of `sdp`
+    /// consecutive members of each RDP group.
+    ///
+    /// ```
+    /// use smd::{GroupKind, GroupsConfig};
+    /// let sharded = GroupsConfig::new(1, 1).sdp(2);
+    /// assert_eq!(sharded.layout(8, 5, GroupKind::Sdp).unwrap().members, vec![4, 5]);
+    /// ```
+    pub fn sdp(mut self, sdp: usize) -> GroupsConfig {
+        self.sdp = sdp;
+        self
+    }
+
     /// Calls `f` with the C struct (valid during the call only).
     fn with_raw<R>(&self, f: impl FnOnce(&sys::smd_groups_config_t) -> Result<R>) -> Result<R> {
         let mut raw = sys::smd_groups_config_t::default();
@@ -129,6 +150,7 @@ impl GroupsConfig {
         check(unsafe { sys::smd_groups_config_init(&mut raw) })?;
         raw.tp = to_c_int(self.tp, "groups: tp")?;
         raw.pp = to_c_int(self.pp, "groups: pp")?;
+        raw.sdp = to_c_int(self.sdp, "groups: sdp")?;
         let placement = self
             .placement
             .as_deref()
