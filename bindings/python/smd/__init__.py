@@ -35,6 +35,7 @@ from .errors import (AbortedError, BootstrapError, Error, InternalError, Invalid
 from .group_calls import group
 from .groups import GroupKind, Groups, layout as group_layout
 from .request import Request, Status, waitall, waitany
+from .sharded import ShardedParameters
 from ._world import init, is_initialized, version, world
 
 #: The version of smd.h this binding was built from.
@@ -50,3 +51,4 @@ __all__ = [
     "to_bfloat16", "version", "waitall", "waitany", "world",
 ]
 __all__ += ["group"]  # group calls: smd/group_calls.py
+__all__ += ["ShardedParameters"]  # sharded data parallelism: smd/sharded.py

@@ -99,6 +99,17 @@ def test_example_train_ddp(solo):
     assert re.search(rf"train_ddp: {ranks} ranks, {steps} steps", out), out
 
 
+def test_example_train_sharded(solo):
+    """examples/torch/train_sharded.py: a model 3x the per-rank budget
+    (parameters + Adam state) trains on 4 ranks within the budget."""
+    steps = 60 if HEAVY else 20
+    status, out = launch(4, REPO / "examples" / "torch" / "train_sharded.py", "--steps", steps,
+                         timeout=200)
+    assert status == 0, out
+    assert re.search(rf"train_sharded: 4 ranks, \d+ parameters .*, {steps} steps", out), out
+    assert "bound holds" in out, out
+
+
 def test_torch_own_any_source_tests(solo, tmp_path):
     """torch 1.13's distributed tests test_send_recv_any_source* (its own
     test file; its MultiProcessTestCase starts 3 ranks itself, not smdrun)

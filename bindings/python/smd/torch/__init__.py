@@ -61,4 +61,7 @@ def register(name: str = BACKEND) -> None:
 
 register()
 
-__all__ = ["BACKEND", "Error", "ProcessGroupSmd", "errors", "register"]
+from .sharded_data_parallel import ShardedDataParallel, smp_config  # noqa: E402
+
+__all__ = ["BACKEND", "Error", "ProcessGroupSmd", "ShardedDataParallel", "errors", "register",
+           "smp_config"]

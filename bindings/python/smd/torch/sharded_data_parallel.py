@@ -1,0 +1,470 @@
+"""ShardedDataParallel: SMP's sharded data parallelism (ZeRO stage 3) for
+torch modules, over smd's sharded parameter sets (smd.ShardedParameters).
+
+::
+
+    import smd.torch
+    from smd.torch import ShardedDataParallel
+
+    model = ShardedDataParallel(net, max_live_parameters=int(2e7))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)   # this rank's shards
+    for x, y in data:
+        loss = loss_fn(model(x), y)
+        loss.backward()          # gradients land, averaged, in the shards
+        opt.step()
+        opt.zero_grad()
+    full = model.state_dict()    # gathered: the unwrapped module's keys
+
+At wrap time every parameter of the module is registered, with rank 0's
+values (as DDP does), with a set over the process group's ranks: a parameter of at least
+param_persistence_threshold elements keeps only this rank's shard (its
+``.data`` becomes an empty tensor, and the shard, a flat view of the set's
+memory, is an nn.Parameter of this wrapper); a smaller one stays whole
+("persistent"), its ``.data`` a view of the set's memory.
+
+Every submodule that has sharded parameters of its own gets hooks: before
+its forward its parameters are fetched (gathered; the set prefetches the
+next ones along the order the first step recorded) and their ``.data``
+points at the whole arrays; after it, they are released. Its outputs pass
+through an identity autograd function whose backward fetches them again
+before the submodule's backward, and its inputs through one whose backward
+releases them after it. When the backward pass ends, the whole gradients
+are reduce-scattered into the gradient shards (``shard.grad``), clipped to
+gradient_clipping when given. At most max_live_parameters elements are
+gathered at any time.
+
+Limits of this release: CPU tensors of float32 or float64; one backward
+per optimizer step (the gradient shards are overwritten by each); an
+operation must not keep a view of a sharded parameter for its backward
+(nn.Linear's is replaced by one that keeps the parameter itself, as
+DeepSpeed's ZeRO-3 does; nn.MultiheadAttention, whose packed in_proj
+weight is sliced, is refused unless that weight is persistent).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+from .. import _world
+from ..comm import Comm
+from ..errors import InvalidArgumentError, InvalidUsageError
+from ..sharded import ShardedParameters
+
+__all__ = ["ShardedDataParallel", "smp_config"]
+
+#: SMP's configuration keys of sharded data parallelism -> this module's
+#: keyword arguments (SMP's defaults, where they differ from ours, first).
+SMP_KEYS = {
+    "sdp_max_live_parameters": "max_live_parameters",
+    "sdp_param_persistence_threshold": "param_persistence_threshold",
+    "sdp_reduce_bucket_size": "reduce_bucket_size",
+    "sdp_hierarchical_allgather": "hierarchical_allgather",
+    "sdp_gradient_clipping": "gradient_clipping",
+}
+SMP_DEFAULTS = {"sharded_data_parallel_degree": 1, "sdp_gradient_clipping": 1.0}
+
+_SUPPORTED = (torch.float32, torch.float64)
+
+
+def shard_group(process_group: Any) -> Comm:
+    """The smd communicator the set runs over: smd's world for None (or
+    torch's default group), an smd.Comm as it is, else a communicator of
+    the process group's ranks (smd's world ranks are torch's global ranks
+    under one launcher: smdrun, torchrun)."""
+    if isinstance(process_group, Comm):
+        return process_group
+    world = _world.world() if _world.is_initialized() else _world.init()
+    if dist.is_available() and dist.is_initialized():
+        if (world.size, world.rank) != (dist.get_world_size(), dist.get_rank()):
+            raise InvalidUsageError(
+                f"smd's world (rank {world.rank} of {world.size}) is not torch's (rank "
+                f"{dist.get_rank()} of {dist.get_world_size()}): launch both from one launcher")
+        if process_group is not None and process_group is not dist.group.WORLD:
+            return world.create_group(dist.get_process_group_ranks(process_group))
+    elif process_group is not None:
+        raise InvalidUsageError("a process_group was given but torch.distributed is not initialized")
+    return world
+
+
+def smp_config(config: Dict[str, Any]) -> Dict[str, Any]:
+    """ShardedDataParallel's keyword arguments from SMP's configuration
+    (the dict given to smp.init): sharded_data_parallel_degree and the
+    sdp_* keys (others are ignored). Collective over smd's world when the
+    degree is below the world size (it makes the groups): ranks
+    [k*degree, (k+1)*degree) form shard group k, and the ranks at the same
+    place of every shard group form a replica group, as SMP places them.
+    Degree 1 (SMP's default) means no sharding: plain data parallelism,
+    returned as one group of every rank with a persistence threshold no
+    parameter reaches (every parameter whole, gradients allreduced)."""
+    given = {**SMP_DEFAULTS, **config}
+    degree = given["sharded_data_parallel_degree"]
+    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:
+        raise InvalidArgumentError(f"sharded_data_parallel_degree must be a positive integer, "
+                                   f"got {degree!r}")
+    kwargs: Dict[str, Any] = {ours: given[key] for key, ours in SMP_KEYS.items() if key in given}
+    world = _world.world() if _world.is_initialized() else _world.init()
+    if world.size % degree:
+        raise InvalidArgumentError(f"sharded_data_parallel_degree {degree} does not divide the "
+                                   f"{world.size} ranks")
+    if degree == world.size:
+        kwargs["process_group"] = world
+    elif degree == 1:
+        kwargs["process_group"] = world
+        kwargs["param_persistence_threshold"] = 2 ** 63  # every parameter whole: plain DP
+    else:
+        kwargs["process_group"] = world.split(world.rank // degree, world.rank)
+        kwargs["replica_group"] = world.split(world.rank % degree, world.rank)
+    return kwargs
+
+
+class _LinearKeepingWeight(torch.autograd.Function):
+    """F.linear whose backward reads the weight parameter itself (autograd's
+    own linear saves a transposed view, which would keep pointing at the
+    released gathered memory)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor,
+                bias: Optional[torch.Tensor]) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return F.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
+        x, weight = ctx.saved_tensors
+        grad_x = grad.matmul(weight) if ctx.needs_input_grad[0] else None
+        rows = grad.reshape(-1, grad.shape[-1])
+        grad_w = rows.t().matmul(x.reshape(-1, x.shape[-1])) if ctx.needs_input_grad[1] else None
+        grad_b = rows.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b
+
+
+def _linear_forward(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    return _LinearKeepingWeight.apply(x, module.weight, module.bias)
+
+
+class _Identity(torch.autograd.Function):
+    """Passes tensors through; its backward runs `on_backward` first (when
+    the gradients reach this point of the graph)."""
+
+    @staticmethod
+    def forward(ctx: Any, on_backward: Any, *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.on_backward = on_backward
+        return tuple(t.detach() for t in tensors)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Tuple[Any, ...]:
+        ctx.on_backward()
+        return (None, *grads)
+
+
+def _through(on_backward: Any, value: Any) -> Any:
+    """`value` (a tensor, or a tuple/list/dict holding some) with its tensors
+    that require grad passed through one _Identity calling `on_backward`."""
+    found: List[torch.Tensor] = []
+
+    def collect(v: Any) -> None:
+        if isinstance(v, torch.Tensor):
+            if v.requires_grad:
+                found.append(v)
+        elif isinstance(v, (tuple, list)):
+            for item in v:
+                collect(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                collect(item)
+
+    collect(value)
+    if not found:
+        return value
+    passed = _Identity.apply(on_backward, *found)
+    if isinstance(passed, torch.Tensor):  # one output comes back bare
+        passed = (passed,)
+    replaced = dict(zip(map(id, found), passed))
+
+    def rebuild(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            return replaced.get(id(v), v)
+        if isinstance(v, tuple) and hasattr(v, "_fields"):  # named tuple
+            return type(v)(*(rebuild(item) for item in v))
+        if isinstance(v, (tuple, list)):
+            return type(v)(rebuild(item) for item in v)
+        if isinstance(v, dict):
+            return type(v)((k, rebuild(item)) for k, item in v.items())
+        return v
+
+    return rebuild(value)
+
+
+class _Entry:
+    """One registered parameter: the module's Parameter, its id in the set
+    and what the optimizer sees (the shard, or the parameter itself when
+    persistent)."""
+
+    __slots__ = ("name", "param", "pid", "persistent", "shard", "holds")
+
+    def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
+        self.name = name
+        self.param = param
+        self.pid = pid
+        self.persistent = False
+        self.shard: Optional[nn.Parameter] = None
+        self.holds = 0  # fetches not yet released (a module may run twice)
+
+
+class ShardedDataParallel(nn.Module):
+    """Wraps `module` (CPU, float32/float64 parameters) for sharded data
+    parallelism over `process_group` (None: every rank; an smd.Comm is
+    taken as it is). Collective: every rank of the group wraps the same
+    module with the same values and knobs.
+
+    Knobs, by SMP's names without ``sdp_`` (docs/SHARDING.md):
+    max_live_parameters, param_persistence_threshold, reduce_bucket_size,
+    hierarchical_allgather as smd.ShardedParameters takes them;
+    gradient_clipping: the global gradient norm is clipped to it after
+    each backward (None: not clipped); prefetch_depth: parameters gathered
+    ahead; replica_group: the data-parallel replicas of this shard group
+    (the ranks holding the same shard, as an smd.Comm or a process group),
+    over which gradient shards are averaged too (None: no replicas).
+
+    ``parameters()`` yields what this rank owns (the shards and the
+    persistent parameters): give those to the optimizer. ``state_dict()``
+    gathers the whole module's, under the module's own keys.
+    """
+
+    def __init__(self, module: nn.Module, process_group: Any = None,
+                 max_live_parameters: int = int(1e9),
+                 param_persistence_threshold: int = int(1e6),
+                 reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
+                 gradient_clipping: Optional[float] = None, prefetch_depth: int = 2,
+                 replica_group: Any = None) -> None:
+        super().__init__()
+        if gradient_clipping is not None and not gradient_clipping > 0:
+            raise InvalidArgumentError(f"gradient_clipping must be > 0 or None, got "
+                                       f"{gradient_clipping!r}")
+        # Not a registered submodule: parameters() yields the shards only.
+        object.__setattr__(self, "module", module)
+        self.gradient_clipping = gradient_clipping
+        self.last_grad_norm: Optional[float] = None
+        self._set = ShardedParameters(
+            shard_group(process_group), max_live_parameters=max_live_parameters,
+            param_persistence_threshold=param_persistence_threshold,
+            reduce_bucket_size=reduce_bucket_size, hierarchical_allgather=hierarchical_allgather,
+            prefetch_depth=prefetch_depth,
+            replica_comm=None if replica_group is None else shard_group(replica_group))
+        self._entries: List[_Entry] = []
+        self._by_param: Dict[int, _Entry] = {}
+        for name, param in module.named_parameters():
+            if param.device.type != "cpu" or param.dtype not in _SUPPORTED:
+                raise InvalidArgumentError(
+                    f"parameter {name} is a {param.device.type} {param.dtype} tensor: "
+                    "ShardedDataParallel takes CPU float32/float64 parameters in this release")
+            values = param.detach().contiguous().numpy()
+            # As DDP does: every rank starts from rank 0's values.
+            self._set.comm.broadcast(values, root=0)
+            pid = self._set.register(values)
+            entry = _Entry(name, param, pid)
+            self._entries.append(entry)
+            self._by_param[id(param)] = entry
+        owned = []
+        for entry in self._entries:
+            layout = self._set.layout(entry.pid)
+            entry.persistent = layout.persistent
+            if entry.persistent:
+                entry.param.data = torch.from_numpy(self._set.shard(entry.pid))
+                entry.shard = entry.param
+            else:
+                entry.shard = nn.Parameter(torch.from_numpy(self._set.shard(entry.pid)),
+                                           requires_grad=entry.param.requires_grad)
+                entry.param.data = torch.empty(0, dtype=entry.param.dtype)
+            owned.append(entry.shard)
+        self.shards = nn.ParameterList(owned)
+        self._hooks = []
+        self._backward_queued = False
+        for sub in module.modules():
+            mine = [self._by_param[id(p)] for p in sub.parameters(recurse=False)
+                    if not self._by_param[id(p)].persistent]
+            if not mine:
+                continue
+            if isinstance(sub, nn.MultiheadAttention):
+                raise InvalidArgumentError(
+                    "nn.MultiheadAttention keeps views of its packed in_proj_weight for its "
+                    "backward, which cannot be sharded: set param_persistence_threshold above "
+                    f"{max(e.param.numel() for e in mine)} or use separate Linear projections")
+            if isinstance(sub, nn.Linear) and "forward" not in vars(sub):
+                sub.forward = _linear_forward.__get__(sub)
+            self._hooks.append(sub.register_forward_pre_hook(self._pre_forward_hook(mine)))
+            self._hooks.append(sub.register_forward_hook(self._post_forward_hook(mine)))
+
+    # -- gathering -------------------------------------------------------------
+
+    def _gather(self, entries: List[_Entry]) -> None:
+        missing = [e for e in entries if e.holds == 0]
+        for e in entries:
+            e.holds += 1
+        if missing:
+            fulls = self._set.fetch([e.pid for e in missing])
+            for e, full in zip(missing, fulls):
+                e.param.data = torch.from_numpy(full)
+
+    def _let_go(self, entries: List[_Entry]) -> None:
+        done = []
+        for e in entries:
+            if e.holds > 0:
+                e.holds -= 1
+                if e.holds == 0:
+                    done.append(e)
+        if done:
+            for e in done:
+                e.param.data = torch.empty(0, dtype=e.param.dtype)
+            self._set.release([e.pid for e in done])
+
+    def _pre_forward_hook(self, entries: List[_Entry]) -> Any:
+        def hook(module: nn.Module, inputs: Any) -> Any:
+            self._gather(entries)
+            if torch.is_grad_enabled():
+                # Backward reaches the inputs after the module's own backward.
+                return _through(lambda: self._let_go(entries), inputs)
+            return None
+        return hook
+
+    def _post_forward_hook(self, entries: List[_Entry]) -> Any:
+        def hook(module: nn.Module, inputs: Any, output: Any) -> Any:
+            self._let_go(entries)
+            if torch.is_grad_enabled():
+                return _through(lambda: self._before_backward(entries), output)
+            return None
+        return hook
+
+    def _before_backward(self, entries: List[_Entry]) -> None:
+        if not self._backward_queued:
+            self._backward_queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._after_backward)
+        self._gather(entries)
+
+    # -- gradients ---------------------------------------------------------------
+
+    def _after_backward(self) -> None:
+        """End of the backward pass: release what is still held, reduce the
+        whole gradients into the shards, clip."""
+        self._backward_queued = False
+        held = [e for e in self._entries if e.holds > 0]
+        for e in held:
+            e.holds = 1
+        self._let_go(held)
+        self.reduce_gradients()
+
+    def reduce_gradients(self) -> None:
+        """Reduce-scatter the module parameters' gradients into the shards'
+        .grad (runs by itself at the end of every backward that went
+        through a sharded module; call it when a backward did not).
+        Collective."""
+        ids, grads, targets = [], [], []
+        for e in self._entries:
+            g = e.param.grad
+            if g is None:
+                continue
+            view = self._set.grad(e.pid)
+            if g.data_ptr() == view.__array_interface__["data"][0]:
+                g = g.clone()  # the previous step's reduced gradient, accumulated into
+            ids.append(e.pid)
+            grads.append(g.detach().contiguous().numpy())
+            targets.append((e, view))
+        if not ids:
+            return
+        self._set.reduce_grads(ids, grads)
+        if self.gradient_clipping is not None:
+            self.last_grad_norm = self._set.clip_grads(self.gradient_clipping)
+        for e, view in targets:
+            if e.persistent:
+                e.param.grad = torch.from_numpy(view)
+            else:
+                e.param.grad = None
+                e.shard.grad = torch.from_numpy(view)
+
+    def clip_grad_norm_(self, max_norm: float) -> float:
+        """Clip the global norm of the gradient shards to max_norm and
+        return the norm (collective), like torch.nn.utils.clip_grad_norm_
+        over the whole model."""
+        self.last_grad_norm = self._set.clip_grads(max_norm)
+        return self.last_grad_norm
+
+    # -- module interface ---------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+    def train(self, mode: bool = True) -> "ShardedDataParallel":
+        super().train(mode)
+        self.module.train(mode)
+        return self
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> "OrderedDict[str, torch.Tensor]":
+        """The whole module's state (collective: parameters are gathered one
+        at a time, within max_live_parameters), under the module's own
+        keys, as copies."""
+        out: "OrderedDict[str, torch.Tensor]" = OrderedDict()
+        # keep_vars: the Parameter objects themselves (tied ones under each name).
+        for name, value in self.module.state_dict(keep_vars=True).items():
+            e = self._by_param.get(id(value))
+            if e is None or e.persistent or e.holds > 0:
+                out[name] = value.detach().clone()
+            else:
+                (full,) = self._set.fetch([e.pid])
+                out[name] = torch.from_numpy(np.array(full))
+                self._set.release([e.pid])
+        return out
+
+    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> Any:
+        """Load a whole module's state (the module's own keys, as state_dict()
+        gives them): every rank copies its shards' pieces from it. Collective
+        (every rank passes the same state) once parameters were fetched."""
+        own = self.module.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise InvalidArgumentError(f"load_state_dict: missing keys {missing}, "
+                                       f"unexpected keys {unexpected}")
+        with torch.no_grad():
+            for name, value in own.items():
+                if name not in state_dict:
+                    continue
+                given = state_dict[name].detach()
+                e = self._by_param.get(id(value))
+                if e is None or e.persistent:
+                    value.copy_(given)
+                    continue
+                if given.numel() != int(np.prod(self._set.shape(e.pid))):
+                    raise InvalidArgumentError(f"load_state_dict: {name} has {given.numel()} "
+                                               f"elements, the parameter "
+                                               f"{int(np.prod(self._set.shape(e.pid)))}")
+                lay = self._set.layout(e.pid)
+                piece = given.reshape(-1)[lay.offset:lay.offset + lay.count]
+                e.shard.zero_()
+                e.shard[:piece.numel()].copy_(piece)
+        if self._set.stats()["fetches"]:
+            # Ends the set's round, as an optimizer step does: gathered
+            # copies of the old values are dropped. (Before any fetch there
+            # are none, and the order of use is still to be recorded.)
+            self._set.reduce_grads([], [])
+        return nn.modules.module._IncompatibleKeys(missing, unexpected)
+
+    def stats(self) -> Dict[str, Any]:
+        """The set's statistics on this rank (smd.ShardedParameters.stats)
+        and the bytes of parameters resident here now: the shards and the
+        persistent parameters (owned) and what is gathered (live)."""
+        s = self._set.stats()
+        s["owned_bytes"] = sum(e.shard.numel() * e.shard.element_size() for e in self._entries)
+        return s
+
+    @property
+    def sharded_parameters(self) -> ShardedParameters:
+        """The set underneath."""
+        return self._set

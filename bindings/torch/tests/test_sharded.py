@@ -1,0 +1,255 @@
+"""ShardedDataParallel (smd.torch) trains like DDP: a small transformer
+trained with its parameters sharded over the ranks gives the losses and
+parameters DDP gives on the same data, while each rank keeps only its
+shards (plus the small persistent parameters) and never gathers more than
+max_live_parameters elements at once."""
+
+import math
+import os
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import smd.torch
+from smd.torch import ShardedDataParallel
+
+HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
+VOCAB, DIM, HEADS, SEQ, BATCH = 64, 32, 4, 8, 4
+# Biases and LayerNorm parameters (DIM or 4*DIM elements) stay whole on
+# every rank; the matrices are sharded.
+PERSISTENCE = 4 * DIM + 1
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: causal self-attention and an MLP, with
+    separate q/k/v projections."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(DIM), nn.LayerNorm(DIM)
+        self.q, self.k, self.v, self.o = (nn.Linear(DIM, DIM) for _ in range(4))
+        self.up, self.down = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.ln1(x)
+
+        def heads(y):
+            return y.view(b, t, HEADS, DIM // HEADS).transpose(1, 2)
+
+        q, k, v = heads(self.q(h)), heads(self.k(h)), heads(self.v(h))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(DIM // HEADS)
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        attn = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+        x = x + self.o(attn.transpose(1, 2).reshape(b, t, DIM))
+        return x + self.down(torch.nn.functional.gelu(self.up(self.ln2(x))))
+
+
+class Transformer(nn.Module):
+    def __init__(self, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, DIM)
+        self.blocks = nn.ModuleList(Block() for _ in range(layers))
+        self.ln = nn.LayerNorm(DIM)
+        self.head = nn.Linear(DIM, VOCAB)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+def model(layers=2):
+    torch.manual_seed(7)
+    return Transformer(layers)
+
+
+def batches(rank, steps):
+    gen = torch.Generator().manual_seed(1000 + rank)
+    for _ in range(steps):
+        tokens = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=gen)
+        yield tokens[:, :-1], tokens[:, 1:]
+
+
+def train(net, params, rank, steps, clip=None):
+    opt = torch.optim.SGD(params, lr=0.1)
+    losses = []
+    for x, y in batches(rank, steps):
+        loss = nn.functional.cross_entropy(net(x).reshape(-1, VOCAB), y.reshape(-1))
+        loss.backward()
+        if clip is not None and isinstance(net, DDP):
+            torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+def ddp_reference(world, rank, steps, layers=2, clip=None):
+    net = DDP(model(layers), process_group=world)
+    losses = train(net, net.parameters(), rank, steps, clip)
+    return losses, net.module.state_dict()
+
+
+def assert_same(sharded, reference, tol=1e-5):
+    (losses, state), (ref_losses, ref_state) = sharded, reference
+    assert len(losses) == len(ref_losses)
+    for a, b in zip(losses, ref_losses):
+        assert abs(a - b) <= tol * max(1.0, abs(b)), (losses, ref_losses)
+    assert state.keys() == ref_state.keys()
+    for name in ref_state:
+        torch.testing.assert_close(state[name], ref_state[name], rtol=tol, atol=tol,
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def sizes(net):
+    """(all elements, sharded elements, persistent elements) of a module."""
+    counts = [p.numel() for p in net.parameters()]
+    persistent = sum(c for c in counts if c < PERSISTENCE)
+    return sum(counts), sum(counts) - persistent, persistent
+
+
+def test_sharded_equals_ddp(world, rank, size):
+    """30 steps on every rank's own data: the same losses and parameters as
+    DDP, while each rank owns about 1/size of the sharded parameters."""
+    steps = 30
+    sdp = ShardedDataParallel(model(), param_persistence_threshold=PERSISTENCE)
+    total, sharded, persistent = sizes(model())
+    # Between steps the module's sharded parameters hold nothing.
+    assert sum(p.numel() for p in sdp.module.parameters()) == persistent
+    losses = train(sdp, sdp.parameters(), rank, steps)
+    result = (losses, sdp.state_dict())
+    assert_same(result, ddp_reference(world, rank, steps))
+
+    stats = sdp.stats()
+    owned = sum(p.numel() for p in sdp.parameters())
+    assert owned == stats["owned_elements"] + stats["persistent_elements"]
+    assert stats["persistent_elements"] == persistent
+    # Shards are equal pieces (the last padded): at most one element of
+    # padding per sharded parameter and rank.
+    matrices = sum(1 for p in model().parameters() if p.numel() >= PERSISTENCE)
+    assert sharded / size + persistent <= owned <= sharded / size + persistent + matrices
+    assert stats["owned_bytes"] == 4 * owned
+    assert stats["peak_live_elements"] <= total
+    if size > 1:
+        assert owned < 0.75 * total  # the point of sharding
+
+
+def test_sharded_max_live_one_layer(world, rank, size):
+    """max_live_parameters = one transformer block's sharded elements:
+    still DDP's result, and the gathered elements never exceeded it."""
+    steps = 30 if HEAVY else 10
+    block = sum(p.numel() for p in Block().parameters() if p.numel() >= PERSISTENCE)
+    sdp = ShardedDataParallel(model(), param_persistence_threshold=PERSISTENCE,
+                              max_live_parameters=block)
+    losses = train(sdp, sdp.parameters(), rank, steps)
+    result = (losses, sdp.state_dict())
+    stats = sdp.stats()
+    assert 0 < stats["peak_live_elements"] <= block
+    assert stats["peak_live_bytes"] <= 4 * block
+    assert_same(result, ddp_reference(world, rank, steps))
+
+
+def test_sharded_gradient_clipping(world, rank):
+    """gradient_clipping clips the global norm as clip_grad_norm_ does over
+    the whole model."""
+    steps = 5
+    sdp = ShardedDataParallel(model(), param_persistence_threshold=PERSISTENCE,
+                              gradient_clipping=0.5)
+    losses = train(sdp, sdp.parameters(), rank, steps)
+    assert sdp.last_grad_norm is not None and sdp.last_grad_norm > 0.5  # clipping happened
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, steps, clip=0.5))
+
+
+def test_sharded_everything_sharded(world, rank):
+    """Threshold 0: biases and LayerNorm parameters are sharded too (a
+    parameter of fewer elements than ranks leaves some shards all padding)."""
+    steps = 5
+    sdp = ShardedDataParallel(model(1), param_persistence_threshold=0)
+    assert sum(p.numel() for p in sdp.module.parameters()) == 0
+    losses = train(sdp, sdp.parameters(), rank, steps)
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, steps, layers=1))
+
+
+def test_smp_config_maps_sdp_keys(world, size):
+    kwargs = smd.torch.smp_config({"sharded_data_parallel_degree": size,
+                                   "sdp_max_live_parameters": 12345,
+                                   "sdp_param_persistence_threshold": 7,
+                                   "sdp_reduce_bucket_size": 999,
+                                   "sdp_hierarchical_allgather": False})
+    assert kwargs["max_live_parameters"] == 12345
+    assert kwargs["param_persistence_threshold"] == 7
+    assert kwargs["reduce_bucket_size"] == 999
+    assert kwargs["hierarchical_allgather"] is False
+    assert kwargs["gradient_clipping"] == 1.0  # SMP's default sdp_gradient_clipping
+    assert kwargs["process_group"].size == size
+    with pytest.raises(smd.InvalidArgumentError):
+        smd.torch.smp_config({"sharded_data_parallel_degree": 0})
+
+
+def test_sharded_rejects_bad_input(world):
+    with pytest.raises(smd.InvalidArgumentError, match="float32/float64"):
+        ShardedDataParallel(nn.Linear(2, 2).half())
+    with pytest.raises(smd.InvalidArgumentError, match="gradient_clipping"):
+        ShardedDataParallel(nn.Linear(2, 2), gradient_clipping=-1.0)
+    with pytest.raises(smd.InvalidArgumentError, match="in_proj_weight"):
+        ShardedDataParallel(nn.MultiheadAttention(8, 2), param_persistence_threshold=0)
+
+
+def test_sharded_starts_from_rank0(world, rank, size):
+    """Like DDP, wrapping takes rank 0's values, whatever each rank built."""
+    torch.manual_seed(rank)
+    sdp = ShardedDataParallel(nn.Sequential(nn.Linear(20, 30), nn.Linear(30, 2)),
+                              param_persistence_threshold=40)
+    state = sdp.state_dict()
+    for name, value in state.items():
+        everyone = [torch.zeros_like(value) for _ in range(size)]
+        torch.distributed.all_gather(everyone, value)
+        assert all(torch.equal(v, everyone[0]) for v in everyone), name
+
+
+def test_sharded_over_a_process_group(world, rank, size):
+    """A torch process group (not the default one) is served by an smd
+    communicator of its ranks."""
+    group = torch.distributed.new_group(list(range(size)))
+    sdp = ShardedDataParallel(model(1), group, param_persistence_threshold=PERSISTENCE)
+    assert sdp.sharded_parameters.comm.size == size
+    losses = train(sdp, sdp.parameters(), rank, 5)
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, 5, layers=1))
+
+
+def test_smp_config_with_replicas(world, rank, size):
+    """sharded_data_parallel_degree below the world size: shard groups of
+    that many ranks, replicated; SMP's default clipping (1.0) applies."""
+    if size < 4:
+        pytest.skip("needs 2 shard groups of 2 ranks")
+    kwargs = smd.torch.smp_config({"sharded_data_parallel_degree": 2,
+                                   "sdp_param_persistence_threshold": PERSISTENCE})
+    assert kwargs["process_group"].size == 2 and kwargs["replica_group"].size == size // 2
+    sdp = ShardedDataParallel(model(1), **kwargs)
+    losses = train(sdp, sdp.parameters(), rank, 5)
+    assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, 5, layers=1, clip=1.0))
+
+
+def test_sharded_load_state_dict(world, rank):
+    """A state saved from one wrapper loads into another (after it ran a
+    step: gathered copies of its old values must not be served)."""
+    first = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    train(first, first.parameters(), rank, 2)
+    saved = first.state_dict()
+    second = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    train(second, second.parameters(), rank + 100, 1)
+    x, _ = next(batches(rank, 1))
+    with torch.no_grad():
+        second(x)  # its parameters stay gathered (released, cached)
+    second.load_state_dict(saved)
+    with torch.no_grad():
+        torch.testing.assert_close(second(x), first(x), rtol=0, atol=0)
+    loaded = second.state_dict()
+    for name in saved:
+        torch.testing.assert_close(loaded[name], saved[name], rtol=0, atol=0)
+    with pytest.raises(smd.InvalidArgumentError, match="missing keys"):
+        second.load_state_dict({})
