@@ -158,7 +158,7 @@ void apply_calibration(const Calibration &c, CostModel &m) {
   // Point-to-point messages in a node are copied twice (into the
   // transport's buffer and out) and pipelined in pieces, each a message
   // with its own handshake: a fraction of one copy's bandwidth end to end
-  // (the ratio of the former defaults, 2 GB/s against 10).
+  // (a fifth: the ratio of the two links' defaults).
   m.local.gbps = c.copy_memory_gbps / 5;
   if (c.cma_gbps > 0) m.cma = LinkCost{c.cma_alpha_us, c.cma_gbps};
 }

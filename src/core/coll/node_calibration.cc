@@ -22,6 +22,7 @@
 #include "core/comm/arena.h"
 #include "core/comm/communicator.h"
 #include "core/exec/futex.h"
+#include "core/reduce/reduce.h"
 #include "core/util/clock.h"
 #include "core/util/log.h"
 
@@ -253,7 +254,11 @@ Calibration calibrate_node(Comm &comm) {
     if (c.measured()) g_known = c;
     if (measure && leader) g_measured_here = true;
   }
-  if (c.measured()) adopt_stream_min_bytes(static_cast<int64_t>(c.stream_min_bytes));
+  if (c.measured()) {
+    adopt_stream_min_bytes(static_cast<int64_t>(c.stream_min_bytes));
+    // A copy's working set is its source and destination.
+    reduce::set_streaming_working_set(2 * static_cast<size_t>(c.stream_min_bytes));
+  }
   std::string text;
   for (const auto &[k, v] : c.entries()) text += format(" %s=%g", k.c_str(), v);
   SMD_INFO("calibrate", "%s:%s (%s)", comm.where().c_str(), text.c_str(), c.origin.c_str());
