@@ -3,6 +3,7 @@
 #include "core/coll/calibration.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -54,7 +55,9 @@ uint64_t touch(const uint8_t *p, size_t bytes) {
   return sum;
 }
 
-volatile uint64_t g_sink;  // keeps the reads above from being optimised out
+// Keeps the reads above from being optimised out (atomic: two threads may
+// create communicators at once).
+std::atomic<uint64_t> g_sink;
 // Called through a pointer the compiler cannot see through, so that
 // repeated copies of the same bytes are not merged into one.
 void *(*volatile g_memcpy)(void *, const void *, size_t) = memcpy;
@@ -110,7 +113,7 @@ void measure_copies(Calibration &c) {
   int64_t ns = best_ns(5, [&] {
     for (int i = 0; i < 8; ++i) {
       g_memcpy(dst.data(), src.data(), kSmall);
-      g_sink = dst[static_cast<size_t>(i) * 64];
+      g_sink.store(dst[static_cast<size_t>(i) * 64], std::memory_order_relaxed);
     }
   });
   c.copy_cache_gbps = gbps(8.0 * kSmall, ns);
@@ -135,16 +138,15 @@ void measure_copies(Calibration &c) {
         evict(src.data(), s);
         if (streaming) stream_copy(dst.data(), src.data(), s);
         else g_memcpy(dst.data(), src.data(), s);
-        g_sink = touch(dst.data(), s);
+        g_sink.store(touch(dst.data(), s), std::memory_order_relaxed);
       });
     };
     bool streams_win = timed(true) < timed(false);
     if (streams_win && crossover == 0) crossover = s;
     if (!streams_win) crossover = 0;
   }
-  // Never won up to the largest size: beyond it (4x, a round guess that
-  // outputs that large leave the caller's cache anyway).
-  c.stream_min_bytes = static_cast<double>(crossover ? crossover : 4 * kLarge);
+  // Never won up to the largest size: the next step (2x) beyond it.
+  c.stream_min_bytes = static_cast<double>(crossover ? crossover : 2 * kLarge);
 }
 
 void apply_calibration(const Calibration &c, CostModel &m) {

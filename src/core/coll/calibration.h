@@ -28,7 +28,8 @@ struct Calibration {
                                 // not measured (the two never ran at once)
   double cma_alpha_us = 0;      // one small process_vm_readv
   double cma_gbps = 0;          // large process_vm_readv; 0: refused here
-  double stream_min_bytes = 0;  // smallest copy that streaming stores win
+  double stream_min_bytes = 0;  // smallest copy that streaming stores win (one
+                                // copy alone; see node_calibration.cc)
   // Where the values came from: "measured now", "cached file", "default".
   std::string origin = "default";
 

@@ -47,6 +47,7 @@ struct Answer {
 static_assert(sizeof(Answer) <= Arena::kSmallBytes);
 
 std::mutex g_mu;
+int64_t g_stream_min = -1;  // the threshold adopted so far (-1: none)
 std::optional<Calibration> g_known;  // what this process last received
 bool g_measured_here = false;        // this process measured (SMD_CALIBRATE=force: once)
 
@@ -163,6 +164,22 @@ void clear_line(Arena &a, uint64_t round, Waiter &w) {
   memset(a.small_buf(a.rank(), round), 0, sizeof(Answer));
 }
 
+// The crossover was measured with one copy using the caches alone; an
+// operation's output competes with its input and with every other rank of
+// the node doing the same, so it streams from the crossover divided by the
+// ranks sharing the node. The smallest over this process's communicators
+// (a larger one's ops may follow a smaller one's). A reduction's working
+// set (inputs and output) overflows where one copy's (source and
+// destination) did.
+void adopt_copy_heuristics(const Calibration &c, int node_ranks) {
+  auto crossover = static_cast<int64_t>(c.stream_min_bytes);
+  int64_t mine = crossover / std::max(node_ranks, 1);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_stream_min < 0 || mine < g_stream_min) g_stream_min = mine;
+  adopt_stream_min_bytes(g_stream_min);
+  reduce::set_streaming_working_set(2 * static_cast<size_t>(crossover));
+}
+
 // What the leader has without measuring, or nullopt.
 std::optional<Calibration> known_to_leader(CalibrateMode mode) {
   if (mode == CalibrateMode::kOff) return Calibration{};
@@ -254,11 +271,7 @@ Calibration calibrate_node(Comm &comm) {
     if (c.measured()) g_known = c;
     if (measure && leader) g_measured_here = true;
   }
-  if (c.measured()) {
-    adopt_stream_min_bytes(static_cast<int64_t>(c.stream_min_bytes));
-    // A copy's working set is its source and destination.
-    reduce::set_streaming_working_set(2 * static_cast<size_t>(c.stream_min_bytes));
-  }
+  if (c.measured()) adopt_copy_heuristics(c, comm.size());
   std::string text;
   for (const auto &[k, v] : c.entries()) text += format(" %s=%g", k.c_str(), v);
   SMD_INFO("calibrate", "%s:%s (%s)", comm.where().c_str(), text.c_str(), c.origin.c_str());

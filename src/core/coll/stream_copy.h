@@ -3,8 +3,8 @@
 // Ordinary stores first read each destination line into the cache (a
 // read-for-ownership), so a copy to memory costs three transfers per byte;
 // non-temporal stores write around the cache and cost two. Below
-// SMD_STREAM_MIN_BYTES (by default the crossover the node's calibration
-// measured) the output may still be in cache when the caller reads it, and
+// SMD_STREAM_MIN_BYTES (unset: derived from the crossover the node's
+// calibration measured) the output may still be in cache when the caller reads it, and
 // ordinary copies win.
 #pragma once
 
@@ -78,8 +78,8 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
 // non-temporal stores (op_bytes >= SMD_STREAM_MIN_BYTES).
 bool streams_output(size_t op_bytes);
 
-// The threshold when SMD_STREAM_MIN_BYTES is not set: the node's measured
-// crossover (calibration.h), for this whole process.
+// The threshold when SMD_STREAM_MIN_BYTES is not set, from the node's
+// measured crossover (node_calibration.cc), for this whole process.
 void adopt_stream_min_bytes(int64_t bytes);
 
 // stream_copy when `op_bytes` (the whole operation's output) reaches
