@@ -289,7 +289,8 @@ TEST_F(Rendezvous, StrangersWithoutTheTokenAreRefused) {
   for (auto &e : std::filesystem::directory_iterator(notes_)) {
     ASSERT_EQ(stat(e.path().c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u) << e.path();
-    ++notes;
+    // The node calibration's cache shares the directory (private too).
+    if (e.path().filename().string().rfind("smd-calibration-", 0) != 0) ++notes;
   }
   EXPECT_EQ(notes, 1);
   // What an outsider could guess: no token, the run id, the port.

@@ -250,47 +250,6 @@ TEST(StreamCopy, EqualsMemcpyAtEveryAlignmentAndLength) {
   EXPECT_EQ(memcmp(dst.data() + 1, src.data(), 3000), 0);
 }
 
-// SMD_STAGE_ADAPT's switch, on a made-up clock: one window of rounds
-// staging over 3x slower than their copy out may be a preemption; two in a
-// row switch staging to streaming stores for kStreamNs, then it is
-// measured again.
-void observe_window(smd::SlowTransferGuard &g, uint64_t staging, uint64_t copy_out, int64_t now) {
-  for (int i = 0; i < smd::SlowTransferGuard::kWindow; ++i) g.observe(staging, copy_out, now);
-}
-
-TEST(SlowTransferGuard, TwoSlowWindowsInARowStreamForAWhile) {
-  using G = smd::SlowTransferGuard;
-  const int64_t t = 1000000000;
-  G g;
-  observe_window(g, 300, 100, t);  // exactly 3x: not slow
-  observe_window(g, 300, 100, t);
-  EXPECT_FALSE(g.streaming(t));
-  observe_window(g, 500, 100, t);  // slow, fast, slow: no switch
-  observe_window(g, 100, 100, t);
-  observe_window(g, 500, 100, t);
-  EXPECT_FALSE(g.streaming(t));
-  for (int i = 0; i < G::kWindow - 1; ++i) g.observe(500, 100, t);  // a window not yet full
-  EXPECT_FALSE(g.streaming(t));
-  g.observe(500, 100, t);  // the second slow window in a row
-  EXPECT_TRUE(g.streaming(t));
-  EXPECT_TRUE(g.streaming(t + G::kStreamNs - 1));
-  EXPECT_FALSE(g.streaming(t + G::kStreamNs));
-  // Over again: the count of slow windows started from zero at the switch.
-  const int64_t later = t + G::kStreamNs;
-  observe_window(g, 500, 100, later);
-  EXPECT_FALSE(g.streaming(later));
-  observe_window(g, 500, 100, later);
-  EXPECT_TRUE(g.streaming(later));
-  // A window is judged by its sums: one very slow round among fast ones
-  // can tip it.
-  G h;
-  for (int w = 0; w < 2; ++w) {
-    h.observe(10000, 100, t);
-    for (int i = 1; i < G::kWindow; ++i) h.observe(100, 100, t);
-  }
-  EXPECT_TRUE(h.streaming(t));
-}
-
 TEST(RingQueue, FirstInFirstOutAcrossWrapAndGrowth) {
   smd::RingQueue<int> q(4);
   int next_in = 0, next_out = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "core/coll/calibration.h"
 #include "core/coll/cost_model.h"
 #include "core/plugin/plugin_survey.h"
 #include "core/util/error.h"
@@ -29,10 +30,26 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   for (const smd::ParamDef &p : smd::all_params())
     rows.push_back({p.name, p.type, p.default_value, "core", p.doc, smd::param_string(p.name),
                     smd::param_origin_name(smd::param_origin(p.name))});
-  // The link costs of the algorithm choice: defaults, or SMD_TUNING_FILE.
+  // The node's calibration as a job started now would find it: the per-boot
+  // cache file (smd-info measures nothing: that takes two ranks).
+  std::optional<smd::Calibration> cal;
+  std::string cal_origin = "default (no cached calibration)";
+  try {
+    if (smd::calibrate_mode() == smd::CalibrateMode::kOff) cal_origin = "default (SMD_CALIBRATE=off)";
+    else cal = smd::read_calibration(smd::calibration_cache_path(), smd::calibration_key());
+  } catch (const smd::Error &e) {
+    unusable->push_back(e.message());
+  }
+  smd::Calibration shown = cal ? *cal : smd::Calibration{};
+  for (const auto &[key, value] : shown.entries())
+    rows.push_back({"calibration: " + key, "float", "0", "core",
+                    "Measured by the node's calibration (SMD_CALIBRATE); 0: not measured.",
+                    smd::format("%g", value), cal ? cal->origin + " " + smd::calibration_cache_path() : cal_origin});
+  // The link costs of the algorithm choice: defaults, the calibration's,
+  // or SMD_TUNING_FILE's.
   smd::CostModel defaults, costs;
   try {
-    costs = smd::CostModel::load();
+    costs = smd::CostModel::load(cal ? &*cal : nullptr);
   } catch (const smd::Error &e) {
     unusable->push_back(e.message());
   }
@@ -40,11 +57,15 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   auto in_effect = costs.entries();
   for (size_t i = 0; i < in_effect.size(); ++i) {
     const auto &[key, value] = in_effect[i];
-    bool from_file = std::find(costs.keys_from_file.begin(), costs.keys_from_file.end(), key) !=
-                     costs.keys_from_file.end();
+    auto named = [&key = key](const std::vector<std::string> &keys) {
+      return std::find(keys.begin(), keys.end(), key) != keys.end();
+    };
+    std::string origin = named(costs.keys_from_file) ? "tuning file"
+                         : named(costs.keys_measured) ? "calibration (" + shown.origin + ")"
+                                                      : "default";
     rows.push_back({"tuning: " + key, "float", smd::format("%g", default_of[i].second), "core",
-                    "Link cost of the automatic choice of algorithms (SMD_TUNING_FILE sets it).",
-                    smd::format("%g", value), from_file ? "tuning file" : "default"});
+                    "Link cost of the automatic choice of algorithms (the node's calibration and SMD_TUNING_FILE set it).",
+                    smd::format("%g", value), origin});
   }
   for (const smd::SurveyedPlugin &s : smd::survey_plugins()) {
     if (s.shadowed) continue;

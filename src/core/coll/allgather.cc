@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/coll/coll_state.h"
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
@@ -26,7 +27,8 @@ void allgather_direct(Comm &c, const CollArgs &a) {
     // recvbuf in one pass over sendbuf (the second copy a no-op in place).
     uint8_t *stage = d.begin(k);
     stage_and_copy_out(offered ? nullptr : stage, at(a.recvbuf, me * n + rk.off, es),
-                       at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, p * n * es);
+                       at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, p * n * es, false,
+                       &coll_state(c).slow_transfer);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j)
       if (j != me)

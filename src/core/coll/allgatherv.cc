@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/coll/coll_state.h"
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
@@ -45,7 +46,7 @@ void allgatherv_direct(Comm &c, const CollArgs &a) {
     Range mine = round_slice(l.counts[me], per_round, k);
     uint8_t *stage = d.begin(k);
     stage_and_copy_out(stage, at(a.recvbuf, l.displs[me] + mine.off, es), at(a.sendbuf, mine.off, es),
-                       mine.len * es, mine.len * es, out_bytes);
+                       mine.len * es, mine.len * es, out_bytes, false, &coll_state(c).slow_transfer);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;

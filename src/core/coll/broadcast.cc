@@ -27,12 +27,11 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
   // then read the rounds from memory, not from the root's cache. Cache-to-
   // cache transfers are cheap only while the two CPUs share a cache; where
   // they do not (other core complexes or sockets, or a VM whose host moves
-  // its virtual CPUs: on the test VM a line's round trip took 75 ns most
-  // of the time and 330-350 ns in periods of seconds) a staged 16 MiB
-  // broadcast took 4-9 ms instead of 1.3-2.3. Streaming, it took 1.0-1.5 ms
-  // in either case (docs/PERFORMANCE.md). Allgathers, faster with ordinary
-  // stores whenever transfers are cheap, switch only while they are not
-  // (stage_and_copy_out).
+  // its virtual CPUs, in periods of seconds) a staged large broadcast takes
+  // several times longer, a streaming one about the same in either case
+  // (docs/PERFORMANCE.md has the measurements and the machine). Allgathers,
+  // faster with ordinary stores whenever transfers are cheap, switch only
+  // while they are not (stage_and_copy_out, with the communicator's guard).
   bool stream_stage = streams_output(n * es);
   for (uint64_t k = 0; k < rounds; ++k) {
     Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};

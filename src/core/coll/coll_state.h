@@ -11,8 +11,10 @@
 
 #include "core/coll/agreement.h"
 #include "core/coll/algo_config.h"
+#include "core/coll/calibration.h"
 #include "core/coll/cost_model.h"
 #include "core/coll/registry.h"
+#include "core/coll/stream_copy.h"
 
 namespace smd {
 
@@ -20,6 +22,10 @@ struct Hierarchy;
 struct CheckChannel;
 
 struct CollState {
+  bool ready = false;  // the fields below read (made at communicator creation, filled on first use)
+  // The node's values, the same on every member (communicators with an
+  // arena; calibration.h).
+  std::optional<Calibration> calibration;
   AlgoConfig forced;
   CostModel model;
   CommShape shape;
@@ -38,6 +44,9 @@ struct CollState {
   // communicator's fusion buffer, released with it.
   std::shared_ptr<void> fusion_buffer;
   size_t fusion_buffer_bytes = 0;
+  // The slow-transfer switch of this communicator's large allgathers.
+  SlowTransferGuard slow_transfer;
+  CollState();
   ~CollState();
 };
 

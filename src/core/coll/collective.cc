@@ -62,22 +62,24 @@ const AlgoChoice &cached_choice(Comm &c, const CollArgs &a) {
 
 }  // namespace
 
+CollState::CollState() = default;
 CollState::~CollState() = default;
 
 CollState &coll_state(Comm &c) {
-  if (!c.coll_state()) {
-    auto st = std::make_shared<CollState>();
+  if (!c.coll_state()) c.set_coll_state(std::make_shared<CollState>());
+  CollState *st = c.coll_state().get();
+  if (!st->ready) {
     st->forced = AlgoConfig::parse(c.ctx().algo_spec());
-    st->model = CostModel::load();
+    st->model = CostModel::load(st->calibration ? &*st->calibration : nullptr);
     st->shape = shape_of(c);
     st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
     st->check = check_mode();
     if (st->hier_chunk_bytes < 0)
       fail(SMD_ERR_INVALID_ARGUMENT, "SMD_HIER_CHUNK_BYTES must be 0 or more, not %lld",
            static_cast<long long>(st->hier_chunk_bytes));
-    c.set_coll_state(std::move(st));
+    st->ready = true;
   }
-  return *c.coll_state();
+  return *st;
 }
 
 void run_collective(Comm &c, const CollArgs &a) {

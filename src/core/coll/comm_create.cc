@@ -5,6 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include "core/coll/calibration.h"
+#include "core/coll/coll_state.h"
 #include "core/coll/collective.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
@@ -26,6 +28,13 @@ std::shared_ptr<Comm> finish(std::shared_ptr<Context> ctx, uint32_t id, std::vec
   ctx->accept_comm_id(id);
   auto comm = std::make_shared<Comm>(std::move(ctx), id, std::move(members), my_index);
   comm->setup();
+  // A node's ranks measure (or recall) the machine once and share the
+  // values through the arena; the communicator's cost model uses them.
+  if (comm->arena()) {
+    auto st = std::make_shared<CollState>();
+    st->calibration = calibrate_node(*comm);
+    comm->set_coll_state(std::move(st));
+  }
   SMD_INFO("comm", "created %s: %d node(s), %s", comm->where().c_str(),
            comm->placement().node_count,
            comm->arena() ? "shared-memory arena" : "point-to-point algorithms");

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/coll/calibration.h"
 #include "core/coll/cost_model.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
@@ -16,20 +17,20 @@ namespace smd {
 namespace {
 
 // The tuning file's keys, in the order to_text() writes them.
-const char *const kKeys[] = {"arena_alpha_us", "arena_gbps", "local_alpha_us", "local_gbps",
-                             "net_alpha_us",   "net_gbps",   "reduce_gbps",
-                             "cma_alpha_us",   "cma_gbps"};
+const char *const kKeys[] = {"arena_alpha_us", "arena_gbps",   "local_alpha_us", "local_gbps",
+                             "cma_alpha_us",   "cma_gbps",     "net_alpha_us",   "net_gbps",
+                             "reduce_gbps"};
 
 double *field(CostModel &m, const std::string &key) {
   if (key == "arena_alpha_us") return &m.arena.alpha_us;
   if (key == "arena_gbps") return &m.arena.gbps;
   if (key == "local_alpha_us") return &m.local.alpha_us;
   if (key == "local_gbps") return &m.local.gbps;
+  if (key == "cma_alpha_us") return &m.cma.alpha_us;
+  if (key == "cma_gbps") return &m.cma.gbps;
   if (key == "net_alpha_us") return &m.net.alpha_us;
   if (key == "net_gbps") return &m.net.gbps;
   if (key == "reduce_gbps") return &m.reduce_gbps;
-  if (key == "cma_alpha_us") return &m.cma.alpha_us;
-  if (key == "cma_gbps") return &m.cma.gbps;
   return nullptr;
 }
 
@@ -37,7 +38,12 @@ double *field(CostModel &m, const std::string &key) {
 }  // namespace
 
 CostModel CostModel::parse(const std::string &text, const std::string &source) {
-  CostModel m;
+  return parse(text, source, CostModel{});
+}
+
+CostModel CostModel::parse(const std::string &text, const std::string &source,
+                           const CostModel &base) {
+  CostModel m = base;
   m.source = source;
   std::istringstream in(text);
   std::string line;
@@ -70,15 +76,24 @@ CostModel CostModel::parse(const std::string &text, const std::string &source) {
   return m;
 }
 
-CostModel CostModel::load() {
+CostModel CostModel::load(const Calibration *calibration) {
+  CostModel base;
+  if (calibration && calibration->measured()) {
+    CostModel defaults;
+    apply_calibration(*calibration, base);
+    base.source = "calibration (" + calibration->origin + ")";
+    auto now = base.entries(), before = defaults.entries();
+    for (size_t i = 0; i < now.size(); ++i)
+      if (now[i].second != before[i].second) base.keys_measured.push_back(now[i].first);
+  }
   std::optional<std::string> path = param_env("SMD_TUNING_FILE");
-  if (!path) return CostModel{};
+  if (!path) return base;
   std::ifstream f(*path);
   if (!f)
     fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TUNING_FILE: cannot read '%s'", path->c_str());
   std::stringstream ss;
   ss << f.rdbuf();
-  return parse(ss.str(), "SMD_TUNING_FILE " + *path);
+  return parse(ss.str(), "SMD_TUNING_FILE " + *path, base);
 }
 
 std::vector<std::pair<std::string, double>> CostModel::entries() const {

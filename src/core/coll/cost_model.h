@@ -1,10 +1,12 @@
 // The alpha-beta model that auto-selection compares algorithms with: a
-// message of b bytes over a link costs alpha + b * beta. Three link
-// classes: the node's shared-memory arena, point-to-point between ranks of
-// one node, and the network between nodes. The parameters are not fitted
-// constants: SMD_TUNING_FILE (written by `smd-bench --tune`, which
-// measures them on the machine at hand) overrides the defaults, which are
-// deliberately round numbers that only need to rank algorithms sensibly.
+// message of b bytes over a link costs alpha + b * beta. Link classes:
+// the node's shared-memory arena, point-to-point between ranks of one
+// node, reads of a peer's memory by cross-memory attach, and the network
+// between nodes. The parameters are not fitted constants: on a node, the
+// calibration at communicator creation (calibration.h) measures the
+// intra-node ones, and SMD_TUNING_FILE (written by `smd-bench --tune`)
+// overrides any key it names. The defaults are deliberately round numbers
+// that only need to rank algorithms sensibly.
 #pragma once
 
 #include <string>
@@ -16,6 +18,7 @@
 namespace smd {
 
 class Comm;
+struct Calibration;
 
 struct LinkCost {
   double alpha_us = 0;  // per message
@@ -39,12 +42,17 @@ struct CostModel {
   double reduce_gbps = 3.0;
   std::string source = "defaults";
   std::vector<std::string> keys_from_file;  // set by SMD_TUNING_FILE
+  std::vector<std::string> keys_measured;   // set from a calibration
 
-  // Defaults, then SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT
-  // on a file that cannot be read or parsed (naming the line).
-  static CostModel load();
+  // Defaults, then the measured values of `calibration` (when given), then
+  // SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT on a file that
+  // cannot be read or parsed (naming the line).
+  static CostModel load(const Calibration *calibration = nullptr);
   // "arena_alpha_us = 0.5" lines, '#' comments; unknown keys are errors.
+  // Keys not in the text keep their value in `base`.
   static CostModel parse(const std::string &text, const std::string &source);
+  static CostModel parse(const std::string &text, const std::string &source,
+                         const CostModel &base);
   std::string to_text() const;
   // Every parameter as the tuning file names it, with its value.
   std::vector<std::pair<std::string, double>> entries() const;

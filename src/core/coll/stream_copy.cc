@@ -44,10 +44,16 @@ void stream_copy(void *dst, const void *src, size_t bytes) {
 }
 
 namespace {
-// Read once: the registry is not free to consult in every copy.
+std::atomic<int64_t> g_measured_stream_min{-2};  // -2: none measured
+
+// Read once: the registry is not free to consult in every copy. An
+// explicit setting wins over the measured crossover.
 int64_t stream_min_bytes() {
+  static const bool set = param_origin("SMD_STREAM_MIN_BYTES") == ParamOrigin::kEnvironment;
   static const int64_t v = param_int("SMD_STREAM_MIN_BYTES");
-  return v;
+  if (set) return v;
+  int64_t measured = g_measured_stream_min.load(std::memory_order_relaxed);
+  return measured == -2 ? v : measured;
 }
 bool stage_streams(size_t round_bytes) {
   static const int64_t min = param_int("SMD_STAGE_STREAM_MIN_BYTES");
@@ -73,11 +79,6 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 
 namespace {
 
-SlowTransferGuard &slow_transfer_guard() {
-  static SlowTransferGuard g;
-  return g;
-}
-
 bool adapt_staging() {
   static const bool v = param_bool("SMD_STAGE_ADAPT");
   return v;
@@ -97,15 +98,15 @@ uint64_t ticks() {
 // share a cache, a staging store to a line a reader held costs several
 // times more. A round that stages and also copies to this rank's own
 // output with streaming stores (which go to memory and involve no other
-// core) carries its own yardstick: on the test VM staging took 1.45-1.7x
-// as long as that copy in fast periods and 4.1-4.8x in slow ones (ratios
-// over 200 rounds of 16 MiB allgathers, 25 runs). When two windows of
+// core) carries its own yardstick: staging takes a small multiple of that
+// copy's time in fast periods and several times more in slow ones
+// (docs/PERFORMANCE.md has the ratios measured). When two windows of
 // kWindow rounds in a row stage over kSlower x slower (one alone may be a
 // preemption, or the first use of the staging buffers, which faults their
 // pages in), staging streams for kStreamNs, then ordinary stores are
 // measured again. Threads race on these counters harmlessly (a lost update
 // delays a switch by a window).
-void SlowTransferGuard::observe(uint64_t staging, uint64_t copy_out, int64_t now) {
+void SlowTransferGuard::observe(uint64_t staging, uint64_t copy_out) {
   uint64_t s = staging_.fetch_add(staging, std::memory_order_relaxed) + staging;
   uint64_t c = copy_out_.fetch_add(copy_out, std::memory_order_relaxed) + copy_out;
   if (rounds_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
@@ -116,12 +117,13 @@ void SlowTransferGuard::observe(uint64_t staging, uint64_t copy_out, int64_t now
     slow_windows_.store(0, std::memory_order_relaxed);
   } else if (slow_windows_.fetch_add(1, std::memory_order_relaxed) + 1 >= 2) {
     slow_windows_.store(0, std::memory_order_relaxed);
-    stream_until_.store(now + kStreamNs, std::memory_order_relaxed);
+    stream_until_.store(clock_() + kStreamNs, std::memory_order_relaxed);
   }
 }
 
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes, bool stream_stage) {
+                        size_t round_bytes, size_t op_bytes, bool stream_stage,
+                        SlowTransferGuard *guard) {
   // Well inside a 32 KiB first-level cache, large enough that the two
   // copies run at full speed.
   constexpr size_t kBlock = 16 * 1024;
@@ -130,10 +132,9 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
   auto *s = static_cast<const uint8_t *>(src);
   if (!st) return copy_out(out, src, bytes, op_bytes);
   // Large rounds with a streaming copy out watch for slow transfer periods.
-  bool watch = !stream_stage && out != src && adapt_staging() && streams_output(op_bytes) &&
-               !stage_streams(round_bytes);
-  SlowTransferGuard &guard = slow_transfer_guard();
-  if (watch && guard.streaming(now_ns())) {
+  bool watch = guard && !stream_stage && out != src && adapt_staging() &&
+               streams_output(op_bytes) && !stage_streams(round_bytes);
+  if (watch && guard->streaming()) {
     stream_stage = true;
     watch = false;
   }
@@ -150,7 +151,11 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
       copying += ticks() - t1;
     }
   }
-  if (watch) guard.observe(staging, copying, now_ns());
+  if (watch) guard->observe(staging, copying);
+}
+
+void adopt_stream_min_bytes(int64_t bytes) {
+  g_measured_stream_min.store(bytes, std::memory_order_relaxed);
 }
 
 bool streams_output(size_t op_bytes) {

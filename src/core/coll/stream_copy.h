@@ -3,32 +3,39 @@
 // Ordinary stores first read each destination line into the cache (a
 // read-for-ownership), so a copy to memory costs three transfers per byte;
 // non-temporal stores write around the cache and cost two. Below
-// SMD_STREAM_MIN_BYTES (default 8 MiB) the output may still be in cache
-// when the caller reads it, and ordinary copies win.
+// SMD_STREAM_MIN_BYTES (unset: derived from the crossover the node's
+// calibration measured) the output may still be in cache when the caller reads it, and
+// ordinary copies win.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "core/util/clock.h"
+
 namespace smd {
 
 // Decides when large allgather rounds stage with streaming stores because
 // cache-line transfers between the ranks' CPUs became slow (stream_copy.cc
-// explains how). Here for its unit test; `now` is in nanoseconds of any
-// monotonic clock.
+// explains how). One per communicator (its collective state): ranks of
+// another arena may share cores that behave differently. The clock gives
+// nanoseconds of any monotonic clock (tests pass a fake one).
 class SlowTransferGuard {
  public:
+  using Clock = int64_t (*)();
   static constexpr int kWindow = 8;           // rounds compared at a time
   static constexpr double kSlower = 3.0;      // staging/copy-out ratio that is slow
   static constexpr int64_t kStreamNs = 200 * 1000 * 1000;  // how long to stream
 
-  bool streaming(int64_t now) const { return now < stream_until_.load(std::memory_order_relaxed); }
+  explicit SlowTransferGuard(Clock clock = &now_ns) : clock_(clock) {}
+  bool streaming() const { return clock_() < stream_until_.load(std::memory_order_relaxed); }
   // One round's ticks spent staging and copying out (any unit, the same
   // for both).
-  void observe(uint64_t staging, uint64_t copy_out, int64_t now);
+  void observe(uint64_t staging, uint64_t copy_out);
 
  private:
+  Clock clock_;
   std::atomic<uint64_t> staging_{0}, copy_out_{0};
   std::atomic<int> rounds_{0}, slow_windows_{0};
   std::atomic<int64_t> stream_until_{0};
@@ -61,13 +68,19 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 // of an allgather and a broadcast root's data. A null `stage` stages
 // nothing (the input is read in place by peers): only the copy out.
 // With `stream_stage` the staging copy uses non-temporal stores whatever
-// the round's size (a large broadcast's root: see broadcast.cc).
+// the round's size (a large broadcast's root: see broadcast.cc). With a
+// `guard` (the communicator's), large rounds watch for slow transfers.
 void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes, bool stream_stage = false);
+                        size_t round_bytes, size_t op_bytes, bool stream_stage = false,
+                        SlowTransferGuard *guard = nullptr);
 
 // Whether an operation whose output is `op_bytes` copies it out with
 // non-temporal stores (op_bytes >= SMD_STREAM_MIN_BYTES).
 bool streams_output(size_t op_bytes);
+
+// The threshold when SMD_STREAM_MIN_BYTES is not set, from the node's
+// measured crossover (node_calibration.cc), for this whole process.
+void adopt_stream_min_bytes(int64_t bytes);
 
 // stream_copy when `op_bytes` (the whole operation's output) reaches
 // SMD_STREAM_MIN_BYTES, else an ordinary copy (memmove).

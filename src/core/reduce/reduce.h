@@ -34,4 +34,11 @@ const char *implementation();
 // Force the portable kernels (tests compare both); true = portable.
 void force_portable(bool portable);
 
+// Reductions whose inputs and output together exceed this many bytes
+// write with streaming stores (the result would leave the caches anyway).
+// The node's calibration sets it from the crossover it measured; before
+// that, 32 MiB (a round guess at a last-level cache).
+void set_streaming_working_set(size_t bytes);
+size_t streaming_working_set();
+
 }  // namespace smd::reduce

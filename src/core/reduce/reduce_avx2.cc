@@ -11,6 +11,7 @@
 
 #include "core/reduce/element.h"
 #include "core/reduce/kernels.h"
+#include "core/reduce/reduce.h"
 
 #include <immintrin.h>
 
@@ -231,19 +232,17 @@ template <> struct LanesOf<SMD_BFLOAT16> : Bfloat16Lanes {};
 template <> struct LanesOf<SMD_FLOAT32> : Float32Lanes {};
 template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
 
-// Streaming stores save the read-for-ownership of every output line
-// (measured here at 256 MiB: float32 a + b from 8.7 to 11.5 GB/s) but
-// leave the result out of the caches, and the caller may be about to read
-// it. So stream only when inputs and output together overflow a typical
-// last-level cache (32 MiB: one Zen 3 CCX; sysconf's figure is not to be
-// trusted in a VM, this one claims 320 MiB), where the result would be
-// evicted anyway; and not in place, where the line was just read, so
-// there is no read-for-ownership to save (measured: slightly slower).
-constexpr size_t kStreamingWorkingSet = size_t(32) << 20;
-
+// Streaming stores save the read-for-ownership of every output line (a
+// third of the memory traffic of a + b: docs/PERFORMANCE.md) but leave the
+// result out of the caches, and the caller may be about to read it. So
+// stream only when inputs and output together overflow what the node's
+// calibration found a cache keeps (sysconf's last-level cache size is not
+// to be trusted in a VM), where the result would be evicted anyway; and
+// not in place, where the line was just read, so there is no
+// read-for-ownership to save.
 bool worth_streaming(const void *dst, const void *const *srcs, int nsrc,
                      size_t output_bytes) {
-  if ((size_t(nsrc) + 1) * output_bytes <= kStreamingWorkingSet) return false;
+  if ((size_t(nsrc) + 1) * output_bytes <= streaming_working_set()) return false;
   return std::none_of(srcs, srcs + nsrc, [dst](const void *s) { return s == dst; });
 }
 

@@ -82,6 +82,16 @@ void divide(void *buf, size_t count, smd_datatype_t datatype, int divisor) {
 
 const char *implementation() { return kernels().name; }
 
+namespace {
+std::atomic<size_t> g_streaming_working_set{size_t(32) << 20};
+}
+
+void set_streaming_working_set(size_t bytes) {
+  g_streaming_working_set.store(bytes, std::memory_order_relaxed);
+}
+
+size_t streaming_working_set() { return g_streaming_working_set.load(std::memory_order_relaxed); }
+
 void force_portable(bool portable) {
   active_kernels.store(portable ? &portable_kernels : best_kernels(),
                        std::memory_order_release);

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Whether the automatic choice holds on the machine at hand: smd-bench with
+# the calibrated choice (auto), the documented defaults (SMD_CALIBRATE=off)
+# and each algorithm forced (SMD_ALGO), alternated REPS times, the median
+# time per size. Prints a markdown table per collective and rank count:
+# the algorithm each of auto and off chose, their times, the best forced
+# algorithm and how much faster than auto it was (flagged when over 15%).
+#   bench/auto_vs_forced.sh BUILD_DIR [REPS] [NPS] [MAX_SIZE]
+# e.g. bench/auto_vs_forced.sh build 5 "2 4" 64M
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR [REPS] [NPS] [MAX_SIZE]}
+reps=${2:-5}
+nps=${3:-2 4}
+max=${4:-64M}
+export SMD_PLUGIN_PATH="$build/src/plugins/shm"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+declare -A forced=([allreduce]="direct ring rd" [allgather]="direct ring rd"
+                   [reduce_scatter]="direct ring rd" [broadcast]="direct ring tree")
+for ((rep = 0; rep < reps; ++rep)); do
+  for np in $nps; do
+    for coll in allreduce allgather reduce_scatter broadcast; do
+      for mode in auto off ${forced[$coll]}; do
+        env=(SMD_CALIBRATE=auto)
+        case $mode in
+          auto) ;;
+          off) env=(SMD_CALIBRATE=off) ;;
+          *) env+=(SMD_ALGO="$coll=$mode") ;;
+        esac
+        env "${env[@]}" "$build/tools/smdrun" -n "$np" --timeout 600 \
+          "$build/tools/smd-bench" "$coll" -b 8 -e "$max" -f 16 -n 20 -w 3 -c 0 --json 2>/dev/null |
+          grep -o '{.*}' | sed "s/^/$np $coll $mode /" >>"$out/runs" || true
+      done
+    done
+  done
+done
+/usr/bin/python3 - "$out/runs" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    np, coll, mode, js = line.split(' ', 3)
+    d = json.loads(js)
+    runs.setdefault((int(np), coll), {}).setdefault(d['bytes'], {}).setdefault(mode, []).append(d)
+worst = 0
+for (np, coll), sizes in sorted(runs.items()):
+    print(f'\n{coll} np={np} (median us of {len(next(iter(sizes.values()))["auto"])} runs)\n')
+    print('| bytes | auto | us | off | us | best forced | us | auto/forced |')
+    print('|---|---|---|---|---|---|---|---|')
+    for size in sorted(sizes):
+        m = sizes[size]
+        med = {k: statistics.median(r['time_us'] for r in v) for k, v in m.items()}
+        algo = {k: v[0]['algo'] for k, v in m.items()}
+        forced = {k: t for k, t in med.items() if k not in ('auto', 'off')}
+        best = min(forced, key=forced.get)
+        ratio = med['auto'] / forced[best]
+        worst = max(worst, ratio)
+        flag = ' **over 15%**' if ratio > 1.15 else ''
+        print(f"| {size} | {algo['auto']} | {med['auto']:.1f} | {algo['off']} | {med['off']:.1f} | "
+              f"{best} | {forced[best]:.1f} | {ratio:.2f}{flag} |")
+print(f'\nworst auto/forced: {worst:.2f}')
+PY

@@ -1,0 +1,75 @@
+// The intra-node facts the cost model and the copy heuristics depend on,
+// measured on the machine at hand instead of fitted once: copy bandwidth
+// in and out of cache, the round trip of a cache line between two ranks,
+// cross-memory-attach reads (process_vm_readv) from a peer, and the size
+// from which copies with streaming stores beat ordinary ones.
+//
+// A node measures once: at the creation of a communicator with an arena,
+// its rank 0 (the leader) uses what its process already knows, else the
+// per-boot cache file, else measures (about 50 ms, rank 1 answering the
+// ping-pong), and hands the values to every member through the arena, so
+// all members of a communicator hold identical values (SMD_CALIBRATE).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace smd {
+
+class Comm;
+struct CostModel;
+
+struct Calibration {
+  double copy_cache_gbps = 0;   // memcpy, source and destination in cache
+  double copy_memory_gbps = 0;  // memcpy, both out of cache
+  double line_rtt_us = 0;       // a cache line's round trip between two ranks; 0:
+                                // not measured (the two never ran at once)
+  double cma_alpha_us = 0;      // one small process_vm_readv
+  double cma_gbps = 0;          // large process_vm_readv; 0: refused here
+  double stream_min_bytes = 0;  // smallest copy that streaming stores win (one
+                                // copy alone; see node_calibration.cc)
+  // Where the values came from: "measured now", "cached file", "default".
+  std::string origin = "default";
+
+  bool measured() const { return copy_memory_gbps > 0; }
+  // Name and value of each field, in file order.
+  std::vector<std::pair<std::string, double>> entries() const;
+  // Sets the field `key`; false for an unknown key.
+  bool set(const std::string &key, double value);
+};
+
+// SMD_CALIBRATE: kOff leaves the documented defaults, kForce measures even
+// when the cache file has values.
+enum class CalibrateMode { kAuto, kOff, kForce };
+CalibrateMode calibrate_mode();  // throws SMD_ERR_INVALID_ARGUMENT
+
+// This process's own measurements (the leader's part): copies and the
+// streaming crossover. Takes tens of milliseconds.
+void measure_copies(Calibration &c);
+
+// What identifies a machine's state: values cached under another key
+// (another boot, CPU or library version) are not used.
+std::string calibration_key();
+// The per-boot cache file: SMD_RENDEZVOUS_DIR, else $XDG_RUNTIME_DIR,
+// else /tmp; one per user.
+std::string calibration_cache_path();
+// The values in `path` if it holds a complete set under `key`; nullopt
+// (with an info message saying why) otherwise.
+std::optional<Calibration> read_calibration(const std::string &path, const std::string &key);
+// Written to a private temporary file and renamed over `path` (mode 0600),
+// so readers see the old file or the new one. Failures are logged only.
+void write_calibration(const std::string &path, const std::string &key, const Calibration &c);
+
+// Collective over comm's members (a communicator with an arena, at its
+// creation): the leader's values, the same on every member.
+Calibration calibrate_node(Comm &comm);
+// The values this process last received (nullopt before any).
+std::optional<Calibration> process_calibration();
+
+// The cost model's intra-node link costs from measured values (arena,
+// local point-to-point and cma links). Unmeasured values leave defaults.
+void apply_calibration(const Calibration &c, CostModel &m);
+
+}  // namespace smd
