@@ -1,5 +1,6 @@
 #include "core/comm/arena.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "core/comm/communicator.h"
@@ -41,6 +42,7 @@ static_assert(sizeof(OpDesc) == 64);
 
 std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   static_assert(sizeof(Header) <= kHeaderBytes);
+  static_assert(offsetof(Header, desc) == kDescOffset);
   std::unique_ptr<Arena> a(new Arena());
   a->size_ = comm.size();
   a->rank_ = comm.rank();
@@ -84,8 +86,6 @@ Arena::~Arena() {
   for (int r = 0; r < size_; ++r)
     if (segments_[r]) transport_->segment_release(segments_[r]);
 }
-
-OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round % kRounds]; }
 
 void Arena::wake_sleepers() {
   // Pairs with the fence in sleep(): either the sleeper sees our counter or
@@ -147,6 +147,7 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
     w.start();
     while ((seen = c.load(std::memory_order_acquire)) < value) w.pause();
   }
+  if (which == kConsumed && only < 0 && value > min_consumed_seen_) min_consumed_seen_ = value;
 }
 
 void Arena::wait_reusable(uint64_t round, bool small, Waiter &w) {
