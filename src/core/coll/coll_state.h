@@ -13,6 +13,7 @@
 #include "core/coll/algo_config.h"
 #include "core/coll/cost_model.h"
 #include "core/coll/registry.h"
+#include "core/comm/communicator.h"
 
 namespace smd {
 
@@ -41,7 +42,11 @@ struct CollState {
   ~CollState();
 };
 
-// The communicator's state, made on first use.
-CollState &coll_state(Comm &c);
+// The communicator's state, made on first use (inline: on every call's path).
+CollState &make_coll_state(Comm &c);
+inline CollState &coll_state(Comm &c) {
+  if (const std::shared_ptr<CollState> &st = c.coll_state()) return *st;
+  return make_coll_state(c);
+}
 
 }  // namespace smd

@@ -101,6 +101,16 @@ OpDesc desc_of(const CollArgs &a, uint64_t round);
 // reader of an earlier round in that slot sees the rewrite); not `ready`
 // nor the payload.
 void publish_desc(OpDesc &slot, const OpDesc &d);
+// Whether a peer's descriptor of the round `mine` describes equals it
+// (inline: the common case of every tiny call).
+inline bool desc_matches(const OpDesc &slot, const OpDesc &mine) {
+  return __atomic_load_n(&slot.round, __ATOMIC_RELAXED) == mine.round &&
+         __atomic_load_n(&slot.kind, __ATOMIC_RELAXED) == mine.kind &&
+         __atomic_load_n(&slot.datatype, __ATOMIC_RELAXED) == mine.datatype &&
+         __atomic_load_n(&slot.op, __ATOMIC_RELAXED) == mine.op &&
+         __atomic_load_n(&slot.root, __ATOMIC_RELAXED) == mine.root &&
+         __atomic_load_n(&slot.count, __ATOMIC_RELAXED) == mine.count;
+}
 // Whether the descriptor of every member (or only `only`) holding round r
 // equals `mine`: the allocation-free common case of check_round_agreement.
 bool round_agrees(const Arena &arena, uint64_t r, const OpDesc &mine, int only, bool earlier);

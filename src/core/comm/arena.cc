@@ -1,5 +1,6 @@
 #include "core/comm/arena.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -73,6 +74,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
       fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
     a->bases_[r] = static_cast<uint8_t *>(ptr);
   }
+  for (int r = 0; r < a->size_; ++r) a->abort_flags_.push_back(&a->header(r).aborted);
   // Nobody may release its segment before every member has mapped it.
   comm.exchange(Bytes(), TagKind::kSetup, comm.id(), 2);
   SMD_TRACE("comm", "%s: shared-memory arena of %d members, %zu KiB staging per round",
@@ -147,7 +149,11 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
     w.start();
     while ((seen = c.load(std::memory_order_acquire)) < value) w.pause();
   }
-  if (which == kConsumed && only < 0 && value > min_consumed_seen_) min_consumed_seen_ = value;
+  if (which == kConsumed && only < 0) {
+    uint64_t least = seen_[kConsumed];
+    for (int r = 1; r < size_; ++r) least = std::min(least, seen_[static_cast<size_t>(r) * 3 + kConsumed]);
+    min_consumed_seen_ = least;
+  }
 }
 
 void Arena::wait_reusable(uint64_t round, bool small, Waiter &w) {

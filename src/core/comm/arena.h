@@ -121,6 +121,12 @@ class Arena {
   void mark_aborted();
   // The lowest member that aborted, or -1.
   int aborted_by() const;
+  // Whether any member aborted (inline: asked at the start of every call).
+  bool any_aborted() const {
+    for (const std::atomic<uint32_t> *f : abort_flags_)
+      if (f->load(std::memory_order_acquire)) return true;
+    return false;
+  }
 
   // Sleep on this member's doorbell (woken by any peer's post).
   void sleep(int64_t timeout_us);
@@ -174,6 +180,7 @@ class Arena {
   size_t chunk_ = 0;
   uint64_t next_round_ = 0;
   std::vector<uint8_t *> bases_;
+  std::vector<const std::atomic<uint32_t> *> abort_flags_;  // each member's
   std::vector<void *> segments_;
   RingQueue<OpDesc> unverified_{kRounds};
   std::vector<const void *> sources_;
