@@ -22,9 +22,6 @@ using mptest::world;
 
 namespace {
 
-const smd_datatype_t kTypes[] = {SMD_INT8,   SMD_UINT8,   SMD_INT32,   SMD_UINT32,   SMD_INT64,
-                                 SMD_UINT64, SMD_FLOAT16, SMD_BFLOAT16, SMD_FLOAT32, SMD_FLOAT64};
-const smd_op_t kOps[] = {SMD_SUM, SMD_PROD, SMD_MIN, SMD_MAX, SMD_AVG};
 // The payload of one line (OpDesc::kInlineBytes); one element more is not tiny.
 constexpr size_t kLineBytes = 32;
 
@@ -34,8 +31,8 @@ std::vector<size_t> counts_around_limit(smd_datatype_t d) {
 }
 
 TEST(Tiny, AllreduceEveryTypeOpAndSize) {
-  for (smd_datatype_t d : kTypes)
-    for (smd_op_t op : kOps)
+  for (smd_datatype_t d : kAllDatatypes)
+    for (smd_op_t op : kAllOps)
       for (size_t n : counts_around_limit(d))
         for (bool in_place : {false, true}) {
           std::vector<uint8_t> in(64, 0xA5), out(64, 0xA5);
@@ -54,7 +51,7 @@ TEST(Tiny, AllreduceEveryTypeOpAndSize) {
 }
 
 TEST(Tiny, BroadcastEveryTypeSizeAndRoot) {
-  for (smd_datatype_t d : kTypes)
+  for (smd_datatype_t d : kAllDatatypes)
     for (size_t n : counts_around_limit(d))
       for (int root = 0; root < size(); ++root)
         for (bool in_place : {false, true}) {
@@ -69,7 +66,7 @@ TEST(Tiny, BroadcastEveryTypeSizeAndRoot) {
 }
 
 TEST(Tiny, AllgatherEveryTypeAndSize) {
-  for (smd_datatype_t d : kTypes)
+  for (smd_datatype_t d : kAllDatatypes)
     for (size_t n : counts_around_limit(d))
       for (bool in_place : {false, true}) {
         size_t es = dtype_size(d);
