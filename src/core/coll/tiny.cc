@@ -31,8 +31,10 @@ class LazyWaiter {
   std::optional<Waiter> w_;
 };
 
-// Copies that the compiler sees as one or two moves for the common sizes.
+// Copies that the compiler sees as one or two moves for the common sizes
+// (an empty call may pass null buffers: nothing is copied).
 inline void copy_small(void *dst, const void *src, size_t bytes) {
+  if (bytes == 0) return;
   if (bytes == 8) memcpy(dst, src, 8);
   else if (bytes == 4) memcpy(dst, src, 4);
   else memcpy(dst, src, bytes);
