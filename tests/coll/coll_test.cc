@@ -23,9 +23,6 @@ using mptest::world;
 
 namespace {
 
-const smd_datatype_t kTypes[] = {SMD_INT8,    SMD_UINT8,    SMD_INT32,   SMD_UINT32, SMD_INT64,
-                                 SMD_UINT64,  SMD_FLOAT16,  SMD_BFLOAT16, SMD_FLOAT32, SMD_FLOAT64};
-const smd_op_t kOps[] = {SMD_SUM, SMD_PROD, SMD_MIN, SMD_MAX, SMD_AVG};
 // 10007: staged with streaming stores (4-64 KiB a round) for most types.
 const size_t kCounts[] = {0, 1, 7, 1000, 10007, (1u << 20) + 3};
 
@@ -158,11 +155,11 @@ TEST_P(Moving, Alltoall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Reducing,
-                         ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::ValuesIn(kOps),
+                         ::testing::Combine(::testing::ValuesIn(kAllDatatypes), ::testing::ValuesIn(kAllOps),
                                             ::testing::Bool(), ::testing::ValuesIn(kCounts)),
                          reduce_name);
 INSTANTIATE_TEST_SUITE_P(All, Moving,
-                         ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::Bool(),
+                         ::testing::Combine(::testing::ValuesIn(kAllDatatypes), ::testing::Bool(),
                                             ::testing::ValuesIn(kCounts)),
                          move_name);
 

@@ -126,6 +126,12 @@ inline void store(void *buf, size_t i, smd_datatype_t d, double v) {
   }
 }
 
+// Every datatype and every op, for tests that cover them all.
+inline constexpr smd_datatype_t kAllDatatypes[] = {
+    SMD_INT8,  SMD_UINT8,   SMD_INT32,    SMD_UINT32,  SMD_INT64,
+    SMD_UINT64, SMD_FLOAT16, SMD_BFLOAT16, SMD_FLOAT32, SMD_FLOAT64};
+inline constexpr smd_op_t kAllOps[] = {SMD_SUM, SMD_PROD, SMD_MIN, SMD_MAX, SMD_AVG};
+
 // The input of `rank` at element i for operation op: small integers, all
 // positive for unsigned types; PROD inputs are +-1 and 2 on a few ranks so
 // products stay exact and in range.

@@ -27,7 +27,6 @@ bool communicates(const char *call) {
 }
 
 struct OpenGroup {
-  int depth = 0;
   int calls = 0;                 // communicating calls seen, failed ones included
   const char *current = "";      // the entry point running now
   smd_result_t failure = SMD_SUCCESS;
@@ -90,16 +89,15 @@ GroupCall &queue_call(const std::shared_ptr<Comm> &c, smd_request_t **request, s
 
 }  // namespace
 
-bool group_open() { return group.depth > 0; }
+constinit thread_local int tls_group_depth = 0;
 
-void group_call_started(const char *call) {
-  if (group.depth == 0) return;
+void group_call_counted(const char *call) {
   group.current = call;
   if (communicates(call)) ++group.calls;
 }
 
 void group_call_failed(const char *call, smd_result_t code, const std::string &message) {
-  if (group.depth == 0 || !communicates(call) || group.failure != SMD_SUCCESS) return;
+  if (tls_group_depth == 0 || !communicates(call) || group.failure != SMD_SUCCESS) return;
   group.failure = code;
   char head[96];
   snprintf(head, sizeof head, "call %d (%s) of the group failed: ", group.calls, call);
@@ -124,7 +122,7 @@ void group_queue_p2p(const std::shared_ptr<Comm> &c, bool send, void *buf, size_
 }
 
 void check_not_in_open_group(const smd_request_t *r) {
-  if (group.depth == 0) return;
+  if (tls_group_depth == 0) return;
   for (const smd_request_t *q : group.requests)
     if (q == r)
       fail(SMD_ERR_INVALID_USAGE,
@@ -132,13 +130,13 @@ void check_not_in_open_group(const smd_request_t *r) {
 }
 
 void group_start() {
-  if (group.depth == 0) group.reset();
-  ++group.depth;
+  if (tls_group_depth == 0) group.reset();
+  ++tls_group_depth;
 }
 
 void group_end() {
-  if (group.depth == 0) fail(SMD_ERR_INVALID_USAGE, "no group is open on this thread (smd_group_end without smd_group_start)");
-  if (--group.depth > 0) return;
+  if (tls_group_depth == 0) fail(SMD_ERR_INVALID_USAGE, "no group is open on this thread (smd_group_end without smd_group_start)");
+  if (--tls_group_depth > 0) return;
   // Whatever happens below, the group is over and its requests complete.
   struct Close {
     ~Close() {

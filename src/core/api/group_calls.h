@@ -14,13 +14,20 @@ namespace smd {
 
 class Comm;
 
+// This thread's group nesting depth (0: none open). Read on every call:
+// a plain thread-local, no constructor to run on access.
+extern constinit thread_local int tls_group_depth;
+
 // True while this thread is inside smd_group_start ... smd_group_end.
-bool group_open();
+inline bool group_open() { return tls_group_depth > 0; }
 
 // guarded()'s hooks: an entry point starts, or failed with `message`.
 // Calls that communicate count as the group's calls (numbered from 1);
 // the first failure among them fails the whole group at smd_group_end.
-void group_call_started(const char *call);
+void group_call_counted(const char *call);
+inline void group_call_started(const char *call) {
+  if (tls_group_depth > 0) group_call_counted(call);
+}
 void group_call_failed(const char *call, smd_result_t code, const std::string &message);
 
 // Queue a validated collective (elems: what the request reports as its

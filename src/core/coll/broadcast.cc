@@ -5,6 +5,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
+#include "core/coll/tiny.h"
 #include "core/coll/stream_copy.h"
 #include "core/comm/communicator.h"
 
@@ -15,6 +16,7 @@ constexpr size_t kChainPiece = 512 * 1024;
 }
 
 void broadcast_direct(Comm &c, const CollArgs &a) {
+  if (tiny_fits(a)) return run_tiny(c, a);
   int me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
   size_t per_round = c.arena()->chunk() / es;

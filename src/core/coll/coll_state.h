@@ -15,6 +15,7 @@
 #include "core/coll/cost_model.h"
 #include "core/coll/registry.h"
 #include "core/coll/stream_copy.h"
+#include "core/comm/communicator.h"
 
 namespace smd {
 
@@ -50,7 +51,12 @@ struct CollState {
   ~CollState();
 };
 
-// The communicator's state, made on first use.
-CollState &coll_state(Comm &c);
+// The communicator's state, made on first use (inline: on every call's path).
+CollState &make_coll_state(Comm &c);
+inline CollState &coll_state(Comm &c) {
+  const std::shared_ptr<CollState> &st = c.coll_state();
+  if (st && st->ready) return *st;
+  return make_coll_state(c);
+}
 
 }  // namespace smd

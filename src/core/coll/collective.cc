@@ -65,7 +65,7 @@ const AlgoChoice &cached_choice(Comm &c, const CollArgs &a) {
 CollState::CollState() = default;
 CollState::~CollState() = default;
 
-CollState &coll_state(Comm &c) {
+CollState &make_coll_state(Comm &c) {
   if (!c.coll_state()) c.set_coll_state(std::make_shared<CollState>());
   CollState *st = c.coll_state().get();
   if (!st->ready) {
@@ -82,16 +82,9 @@ CollState &coll_state(Comm &c) {
   return *st;
 }
 
-void run_collective(Comm &c, const CollArgs &a) {
-  c.check_usable();
-  // No algorithm runs on device memory yet: device calls are staged
-  // through pinned host memory (docs/GPU.md).
-  if (a.memory == MemoryKind::kDevice) return run_collective_staged(c, a);
-  FlightScope flight(c, a);
-  if (c.size() == 1) {
-    c.note_collective("single", 0);
-    return run_single(c, a);
-  }
+namespace {
+
+void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
   AlgoChoice asked;
   if (a.algo != Algo::kAuto) {
     CollState &st = coll_state(c);
@@ -108,8 +101,8 @@ void run_collective(Comm &c, const CollArgs &a) {
     // that differ between ranks would let a v-collective's messages still
     // fit and deliver wrong blocks: with the check off those still get the
     // full round (its fingerprint carries the counts' digest).
-    CheckMode mode = coll_state(c).check;
     if (algo.algo == Algo::kDirect || a.agreed) return algo.run(c, a);
+    CheckMode mode = coll_state(c).check;
     if (mode == CheckMode::kFull || (mode == CheckMode::kOff && per_rank_blocks(a.kind)))
       agree_on_call(c, a);
     if (mode == CheckMode::kOff) return algo.run(c, a);
@@ -127,6 +120,23 @@ void run_collective(Comm &c, const CollArgs &a) {
     flight.failed(e.code());
     throw;
   }
+}
+
+}  // namespace
+
+void run_collective(Comm &c, const CollArgs &a) {
+  c.check_usable();
+  // No algorithm runs on device memory yet: device calls are staged
+  // through pinned host memory (docs/GPU.md).
+  if (a.memory == MemoryKind::kDevice) return run_collective_staged(c, a);
+  FlightScope flight(c, a);
+  if (c.size() == 1) {
+    c.note_collective("single", 0);
+    run_single(c, a);
+  } else {
+    run_chosen(c, a, flight);
+  }
+  flight.done();
 }
 
 }  // namespace smd

@@ -15,21 +15,6 @@ namespace smd {
 
 namespace {
 
-// Descriptors live in shared memory and a slot's is rewritten when the slot
-// is reused, while a broadcast root may still check the old one
-// (verify_earlier). `round` acts as a sequence number: written first, then
-// a release fence, then the fields; a reader copies the fields between two
-// reads of `round` and trusts the copy only if both saw its round.
-void publish_desc(OpDesc &slot, const OpDesc &d) {
-  __atomic_store_n(&slot.round, d.round, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  __atomic_store_n(&slot.kind, d.kind, __ATOMIC_RELAXED);
-  __atomic_store_n(&slot.datatype, d.datatype, __ATOMIC_RELAXED);
-  __atomic_store_n(&slot.op, d.op, __ATOMIC_RELAXED);
-  __atomic_store_n(&slot.root, d.root, __ATOMIC_RELAXED);
-  __atomic_store_n(&slot.count, d.count, __ATOMIC_RELAXED);
-}
-
 OpDesc read_desc(const OpDesc &slot) {
   OpDesc d;
   d.round = __atomic_load_n(&slot.round, __ATOMIC_ACQUIRE);
@@ -65,6 +50,57 @@ bool same_desc(const OpDesc &a, const OpDesc &b) {
 
 }  // namespace
 
+// Descriptors live in shared memory and a slot's is rewritten when the slot
+// is reused, while a broadcast root may still check the old one
+// (verify_earlier_rounds). `round` acts as a sequence number: written
+// first, then a release fence, then the fields; a reader copies the fields
+// between two reads of `round` and trusts the copy only if both saw its round.
+void publish_desc(OpDesc &slot, const OpDesc &d) {
+  __atomic_store_n(&slot.round, d.round, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&slot.kind, d.kind, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.datatype, d.datatype, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.op, d.op, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.root, d.root, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.count, d.count, __ATOMIC_RELAXED);
+}
+
+OpDesc desc_of(const CollArgs &a, uint64_t round) {
+  OpDesc d;
+  d.round = round;
+  d.kind = static_cast<uint8_t>(a.kind);
+  d.datatype = static_cast<uint8_t>(a.datatype);
+  d.op = static_cast<uint8_t>(a.op);
+  d.root = a.root;
+  d.count = a.count;
+  return d;
+}
+
+void fail_if_aborted(Comm &c, const char *what) {
+  if (!c.arena()->any_aborted()) return;
+  int by = c.arena()->aborted_by();
+  if (by >= 0)
+    fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, c.where().c_str(), by);
+}
+
+void describe_pending(Comm &c, Waiter &w) {
+  Comm *comm = &c;
+  w.set_pending([comm] {
+    // The others only (this rank may itself be short of the last step,
+    // waiting for them), with world ranks where the communicator's numbers
+    // differ (a node's sub-communicator).
+    Arena &arena = *comm->arena();
+    std::string s;
+    for (int r : arena.not_posted(arena.reserve_rounds(0) - 1)) {
+      if (r == comm->rank()) continue;
+      s += ' ';
+      s += std::to_string(r);
+      if (comm->world_rank(r) != r) s += " (world rank " + std::to_string(comm->world_rank(r)) + ")";
+    }
+    return s.empty() ? std::string() : "ranks that have not reached the last step:" + s;
+  });
+}
+
 size_t direct_eager_limit(int nranks, size_t chunk) {
   // Each member reads nranks inputs: keep that in the first-level caches.
   size_t limit = (64 * 1024) / static_cast<size_t>(nranks > 2 ? nranks / 2 : 1);
@@ -81,22 +117,8 @@ DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t sta
       rounds_(rounds),
       small_(stage_bytes <= Arena::kSmallBytes),
       inline_(rounds == 1 && stage_bytes <= OpDesc::kInlineBytes) {
-  int by = arena_.aborted_by();
-  if (by >= 0)
-    fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, comm.where().c_str(), by);
-  waiter_.set_pending([this] {
-    // The others only (this rank may itself be short of the last step,
-    // waiting for them), with world ranks where the communicator's numbers
-    // differ (a node's sub-communicator).
-    std::string s;
-    for (int r : arena_.not_posted(arena_.reserve_rounds(0) - 1)) {
-      if (r == comm_.rank()) continue;
-      s += ' ';
-      s += std::to_string(r);
-      if (comm_.world_rank(r) != r) s += " (world rank " + std::to_string(comm_.world_rank(r)) + ")";
-    }
-    return s.empty() ? std::string() : "ranks that have not reached the last step:" + s;
-  });
+  fail_if_aborted(comm, what);
+  describe_pending(comm, waiter_);
 }
 
 uint8_t *DirectOp::begin(uint64_t k) {
@@ -112,14 +134,7 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
   uint64_t r = round(k);
   int me = arena_.rank();
   if (k == 0) {
-    OpDesc d;
-    d.round = r;
-    d.kind = static_cast<uint32_t>(args_.kind);
-    d.datatype = static_cast<uint32_t>(args_.datatype);
-    d.op = static_cast<uint32_t>(args_.op);
-    d.root = args_.root;
-    d.count = args_.count;
-    publish_desc(arena_.desc(me, r), d);
+    publish_desc(arena_.desc(me, r), desc_of(args_, r));
     if (inline_) {
       arena_.post_ready(r);
     } else if (in_place_) {
@@ -217,11 +232,15 @@ void DirectOp::end_in_place() {
 }
 
 void DirectOp::verify_earlier(uint64_t posted_by_all) {
-  auto &pending = arena_.unverified();
+  verify_earlier_rounds(comm_, args_.kind, posted_by_all);
+}
+
+void verify_earlier_rounds(Comm &c, CollKind running, uint64_t posted_by_all) {
+  auto &pending = c.arena()->unverified();
   while (!pending.empty() && pending.front().round < posted_by_all) {
     OpDesc mine = pending.front();
     pending.pop();
-    check_agreement(mine.round, mine, -1, true);
+    check_round_agreement(c, running, mine.round, mine, -1, true);
   }
 }
 
@@ -254,35 +273,41 @@ const void *const *DirectOp::sources(uint64_t k, size_t in_place_offset, size_t 
   return srcs.data();
 }
 
-bool DirectOp::all_agree(uint64_t r, const OpDesc &mine, int only, bool earlier) const {
-  for (int j = 0; j < arena_.size(); ++j) {
-    if (j == arena_.rank() || (only >= 0 && j != only)) continue;
+void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier) {
+  check_round_agreement(comm_, args_.kind, r, mine, only, earlier);
+}
+
+bool round_agrees(const Arena &arena, uint64_t r, const OpDesc &mine, int only, bool earlier) {
+  for (int j = 0; j < arena.size(); ++j) {
+    if (j == arena.rank() || (only >= 0 && j != only)) continue;
     OpDesc d;
     if (earlier) {
-      if (!read_desc_of_round(arena_.desc(j, r), r, &d)) continue;
+      if (!read_desc_of_round(arena.desc(j, r), r, &d)) continue;
     } else {
-      d = read_desc(arena_.desc(j, r));
+      d = read_desc(arena.desc(j, r));
     }
     if (!same_desc(d, mine)) return false;
   }
   return true;
 }
 
-void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier) {
-  if (all_agree(r, mine, only, earlier)) return;
+void check_round_agreement(Comm &comm, CollKind running, uint64_t r, const OpDesc &mine, int only,
+                           bool earlier) {
+  const Arena &arena = *comm.arena();
+  if (round_agrees(arena, r, mine, only, earlier)) return;
   // One consistent copy of every member's descriptor taken first, so the
   // verdict and the message see the same thing. A member whose slot moved
   // past r (possible only for a deferred check: it is rewriting that slot
   // now) had compared itself with the root and agreed: it is left out.
-  int n = arena_.size();
+  int n = arena.size();
   std::vector<OpDesc> seen(static_cast<size_t>(n));
   std::vector<bool> skip(static_cast<size_t>(n), false);
   for (int j = 0; j < n; ++j) {
     size_t i = static_cast<size_t>(j);
-    if (j == arena_.rank()) seen[i] = mine;
+    if (j == arena.rank()) seen[i] = mine;
     else if (only >= 0 && j != only) skip[i] = true;
-    else if (earlier) skip[i] = !read_desc_of_round(arena_.desc(j, r), r, &seen[i]);
-    else seen[i] = read_desc(arena_.desc(j, r));
+    else if (earlier) skip[i] = !read_desc_of_round(arena.desc(j, r), r, &seen[i]);
+    else seen[i] = read_desc(arena.desc(j, r));
   }
   bool differ = false;
   for (int j = 0; j < n && !differ; ++j) {
@@ -309,10 +334,10 @@ void DirectOp::check_agreement(uint64_t r, const OpDesc &mine, int only, bool ea
   }
   if (earlier)
     fail(SMD_ERR_MISMATCH, "%s on %s: an earlier %s was called with different arguments%s",
-         coll_name(args_.kind), comm_.where().c_str(),
+         coll_name(running), comm.where().c_str(),
          coll_name(static_cast<CollKind>(mine.kind)), s.c_str());
   fail(SMD_ERR_MISMATCH, "%s on %s: ranks called it with different arguments%s",
-       coll_name(args_.kind), comm_.where().c_str(), s.c_str());
+       coll_name(running), comm.where().c_str(), s.c_str());
 }
 
 }  // namespace smd

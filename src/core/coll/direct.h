@@ -84,9 +84,6 @@ class DirectOp {
                              const void *own);
 
  private:
-  // Whether the descriptor of every member (or only `only`) holding round
-  // r equals `mine`: the allocation-free common case of check_agreement.
-  bool all_agree(uint64_t r, const OpDesc &mine, int only, bool earlier) const;
   // Fails with SMD_ERR_MISMATCH unless `mine` (of round r) agrees with the
   // descriptor of every member (or only `only`) that still holds round r.
   void check_agreement(uint64_t r, const OpDesc &mine, int only, bool earlier);
@@ -107,6 +104,40 @@ class DirectOp {
   uint64_t offered_id_ = 0, offered_offset_ = 0, offered_address_ = 0;
   bool inline_;  // one round staging at most OpDesc::kInlineBytes
 };
+
+// The descriptor protocol, shared with the tiny path (tiny.cc).
+// The descriptor of a call that starts at `round`.
+OpDesc desc_of(const CollArgs &a, uint64_t round);
+// Writes d's fields into a member's descriptor slot (`round` first, so a
+// reader of an earlier round in that slot sees the rewrite); not `ready`
+// nor the payload.
+void publish_desc(OpDesc &slot, const OpDesc &d);
+// Whether a peer's descriptor of the round `mine` describes equals it
+// (inline: the common case of every tiny call).
+inline bool desc_matches(const OpDesc &slot, const OpDesc &mine) {
+  return __atomic_load_n(&slot.round, __ATOMIC_RELAXED) == mine.round &&
+         __atomic_load_n(&slot.kind, __ATOMIC_RELAXED) == mine.kind &&
+         __atomic_load_n(&slot.datatype, __ATOMIC_RELAXED) == mine.datatype &&
+         __atomic_load_n(&slot.op, __ATOMIC_RELAXED) == mine.op &&
+         __atomic_load_n(&slot.root, __ATOMIC_RELAXED) == mine.root &&
+         __atomic_load_n(&slot.count, __ATOMIC_RELAXED) == mine.count;
+}
+// Whether the descriptor of every member (or only `only`) holding round r
+// equals `mine`: the allocation-free common case of check_round_agreement.
+bool round_agrees(const Arena &arena, uint64_t r, const OpDesc &mine, int only, bool earlier);
+// Fails with SMD_ERR_MISMATCH (naming every member's call) unless `mine`
+// agrees with the descriptor of every member (or only `only`) that still
+// holds round r. `running`: the collective being called now; `earlier`:
+// r belongs to an earlier call whose check was deferred.
+void check_round_agreement(Comm &c, CollKind running, uint64_t r, const OpDesc &mine, int only,
+                           bool earlier);
+// Checks the deferred descriptors (Arena::unverified) of rounds before
+// `posted_by_all`.
+void verify_earlier_rounds(Comm &c, CollKind running, uint64_t posted_by_all);
+// SMD_ERR_ABORTED if a member aborted the communicator (through its arena).
+void fail_if_aborted(Comm &c, const char *what);
+// Tells w's timeout message which members have not posted the last round.
+void describe_pending(Comm &c, Waiter &w);
 
 // Messages up to this size take the one-round path: every member reduces
 // all inputs itself (latency-bound sizes).

@@ -1,13 +1,11 @@
 // One collective call's records, for the length of run_collective: its
 // entry in the communicator's flight recorder (begun on construction,
-// closed as done on a normal exit, as failed, with the recorder dumped,
-// by failed() or when an exception leaves the scope) and, with SMD_TRACE,
-// its event on the timeline.
+// closed as done by done(), as failed, with the recorder dumped, by
+// failed() or when the scope ends otherwise: an exception left it) and,
+// with SMD_TRACE, its event on the timeline.
 #pragma once
 
 #include <smd.h>
-
-#include <exception>
 
 #include "core/coll/collective.h"
 #include "core/comm/communicator.h"
@@ -23,17 +21,18 @@ inline FlightCall flight_call(const CollArgs &a) {
 class FlightScope {
  public:
   FlightScope(Comm &c, const CollArgs &a)
-      : comm_(c), args_(a), rec_(c.flight()), exceptions_(std::uncaught_exceptions()) {
+      : comm_(c), args_(a), rec_(c.flight()) {
     if (rec_.on()) seq_ = rec_.begin(flight_call(a), "");
     if (c.ctx().tracer()) trace_start_us_ = Tracer::now_us();
   }
-  ~FlightScope() {
-    if (std::uncaught_exceptions() > exceptions_) failed(SMD_ERR_INTERNAL);
-    else finish(SMD_SUCCESS);
-  }
+  // Without done() or failed(), an exception is leaving the call (asking
+  // std::uncaught_exceptions() instead costs a thread-local access per call).
+  ~FlightScope() { failed(SMD_ERR_INTERNAL); }
   FlightScope(const FlightScope &) = delete;
   FlightScope &operator=(const FlightScope &) = delete;
 
+  // The call succeeded.
+  void done() { finish(SMD_SUCCESS); }
   // The call failed with `code`: recorded, and the ring written out.
   void failed(smd_result_t code) {
     if (finish(code)) rec_.dump(smd_result_string(code));
@@ -56,7 +55,6 @@ class FlightScope {
   Comm &comm_;
   const CollArgs &args_;
   FlightRecorder &rec_;
-  int exceptions_;
   uint64_t seq_ = FlightRecorder::kNone;
   int64_t trace_start_us_ = 0;
   bool finished_ = false;

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 
 #include "core/comm/communicator.h"
@@ -76,6 +78,7 @@ static_assert(sizeof(OpDesc) == 64);
 
 std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
   static_assert(sizeof(Header) <= kHeaderBytes);
+  static_assert(offsetof(Header, desc) == kDescOffset);
   std::unique_ptr<Arena> a(new Arena());
   a->size_ = comm.size();
   a->rank_ = comm.rank();
@@ -123,6 +126,7 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
       fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
     a->bases_[r] = static_cast<uint8_t *>(ptr);
   }
+  for (int r = 0; r < a->size_; ++r) a->abort_flags_.push_back(&a->header(r).aborted);
   // Nobody may release its segment before every member has mapped it, nor
   // leave this function (probe_word) before every member has read it.
   CrossMemoryVerdict mine_verdict = probe_peers(probes, a->rank_);
@@ -157,8 +161,6 @@ Arena::~Arena() {
   for (int r = 0; r < size_; ++r)
     if (segments_[r]) transport_->segment_release(segments_[r]);
 }
-
-OpDesc &Arena::desc(int r, uint64_t round) const { return header(r).desc[round % kRounds]; }
 
 void Arena::wake_sleepers() {
   // Pairs with the fence in sleep(): either the sleeper sees our counter or
@@ -219,6 +221,11 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
     if (seen >= value) continue;
     w.start();
     while ((seen = c.load(std::memory_order_acquire)) < value) w.pause();
+  }
+  if (which == kConsumed && only < 0) {
+    uint64_t least = seen_[kConsumed];
+    for (int r = 1; r < size_; ++r) least = std::min(least, seen_[static_cast<size_t>(r) * 3 + kConsumed]);
+    min_consumed_seen_ = least;
   }
 }
 

@@ -43,16 +43,18 @@ class Transport;
 // agreement on every member in the collective's first round).
 struct alignas(64) OpDesc {
   uint64_t round;  // first round of the operation
-  uint32_t kind;
-  uint32_t datatype;
-  uint32_t op;
+  // Narrow fields (every value fits a byte) leave the line room for data.
+  uint8_t kind;
+  uint8_t datatype;
+  uint8_t op;
+  uint8_t unused = 0;
   int32_t root;
   uint64_t count;
   // The staged data of a one-round operation this small travels in the
   // descriptor's cache line, and `ready` (round + 1, written last) posts
   // it there: a reader polls and reads one line, not a counter, a
   // descriptor and a buffer.
-  static constexpr size_t kInlineBytes = 24;
+  static constexpr size_t kInlineBytes = 32;
   alignas(8) uint8_t payload[kInlineBytes];
   uint64_t ready;
 };
@@ -75,7 +77,9 @@ class Arena {
   uint8_t *small_buf(int r, uint64_t round) const {
     return bases_[r] + kHeaderBytes + (round % kRounds) * kSmallBytes;
   }
-  OpDesc &desc(int r, uint64_t round) const;
+  OpDesc &desc(int r, uint64_t round) const {
+    return *reinterpret_cast<OpDesc *>(bases_[r] + kDescOffset + (round % kRounds) * sizeof(OpDesc));
+  }
 
   // Rounds are taken in order; begin_op reserves the next n.
   uint64_t reserve_rounds(uint64_t n) {
@@ -86,6 +90,11 @@ class Arena {
 
   // Step 1: the buffer of `round` (small or large) may be rewritten.
   void wait_reusable(uint64_t round, bool small, Waiter &w);
+  // Whether wait_reusable(round, small=true) would return at once, known
+  // from the counters this member saw last (no peer's line is read).
+  bool small_reusable_known(uint64_t round) const {
+    return round < kRounds || min_consumed_seen_ >= round - kRounds + 1;
+  }
   // Step 2. `wake`: ring sleeping peers; a member nobody waits for (a
   // broadcast's receiver) skips it, and the fence it costs.
   void post(uint64_t round, bool wake = true);
@@ -97,6 +106,15 @@ class Arena {
   // caller's agreement check then reports).
   void post_ready(uint64_t round);
   void wait_ready(uint64_t round, Waiter &w, int only = -1);
+  // Whether every member's (or only `only`'s) descriptor of `round` is
+  // ready now: one look at each line, no waiting.
+  bool ready_now(uint64_t round, int only = -1) const {
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_ || (only >= 0 && r != only)) continue;
+      if (__atomic_load_n(&desc(r, round).ready, __ATOMIC_ACQUIRE) <= round) return false;
+    }
+    return true;
+  }
   void post_reduced(uint64_t round);              // step 3
   void wait_reduced(uint64_t round, Waiter &w);
   void wait_reduced_by(int r, uint64_t round, Waiter &w);
@@ -106,6 +124,12 @@ class Arena {
   void mark_aborted();
   // The lowest member that aborted, or -1.
   int aborted_by() const;
+  // Whether any member aborted (inline: asked at the start of every call).
+  bool any_aborted() const {
+    for (const std::atomic<uint32_t> *f : abort_flags_)
+      if (f->load(std::memory_order_acquire)) return true;
+    return false;
+  }
 
   // Sleep on this member's doorbell (woken by any peer's post).
   void sleep(int64_t timeout_us);
@@ -144,6 +168,8 @@ class Arena {
   std::vector<int> not_posted(uint64_t round) const;
 
   static constexpr size_t kHeaderBytes = 8192;
+  // Where the descriptors begin in a member's header (checked in arena.cc).
+  static constexpr size_t kDescOffset = 5 * 64;
   // Large buffers: 4 keep every member's staging in the last-level cache.
   static constexpr uint64_t kSlots = 4;
   // Rounds in flight (descriptors and small buffers): how far a broadcast
@@ -166,6 +192,7 @@ class Arena {
   size_t chunk_ = 0;
   uint64_t next_round_ = 0;
   std::vector<uint8_t *> bases_;
+  std::vector<const std::atomic<uint32_t> *> abort_flags_;  // each member's
   std::vector<void *> segments_;
   RingQueue<OpDesc> unverified_{kRounds};
   std::vector<const void *> sources_;
@@ -185,6 +212,8 @@ class Arena {
   uint64_t published_id_ = 0;
   // The last value read of each member's three counters ([member * 3 + which]).
   std::vector<uint64_t> seen_;
+  // The least of the members' consumed counters as last seen.
+  uint64_t min_consumed_seen_ = 0;
   Transport *transport_ = nullptr;
 };
 

@@ -49,8 +49,16 @@ namespace {
 thread_local std::string tls_last_error;
 }
 
-void set_last_error(const std::string &message) { tls_last_error = message; }
-void clear_last_error() { tls_last_error.clear(); }
+constinit thread_local bool tls_last_error_set = false;
+
+void set_last_error(const std::string &message) {
+  tls_last_error = message;
+  tls_last_error_set = !message.empty();
+}
+void clear_last_error_text() {
+  tls_last_error.clear();
+  tls_last_error_set = false;
+}
 const char *last_error() { return tls_last_error.c_str(); }
 
 }  // namespace smd

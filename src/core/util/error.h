@@ -38,7 +38,13 @@ std::string vformat(const char *fmt, va_list args);
 
 // The thread's last-error text, read by smd_last_error().
 void set_last_error(const std::string &message);
-void clear_last_error();
+// Whether this thread's last-error text is non-empty: clear_last_error(),
+// on every successful call, then costs one plain thread-local read.
+extern constinit thread_local bool tls_last_error_set;
+void clear_last_error_text();
+inline void clear_last_error() {
+  if (tls_last_error_set) clear_last_error_text();
+}
 const char *last_error();
 
 }  // namespace smd

@@ -19,6 +19,9 @@ namespace {
 
 struct LogState {
   std::once_flag once;
+  // Set once loaded: then log_enabled skips call_once, which costs two
+  // thread-local accesses per call (on every collective's path).
+  std::atomic<bool> loaded{false};
   std::atomic<int> level{static_cast<int>(LogLevel::kWarn)};
   std::string subsys_filter;  // comma-separated, empty = all
   FILE *out = stderr;
@@ -72,7 +75,11 @@ void load(LogState &s) {
 
 LogState &ready() {
   LogState &s = state();
-  std::call_once(s.once, [&] { load(s); });
+  if (s.loaded.load(std::memory_order_acquire)) return s;
+  std::call_once(s.once, [&] {
+    load(s);
+    s.loaded.store(true, std::memory_order_release);
+  });
   return s;
 }
 

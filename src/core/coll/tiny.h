@@ -1,0 +1,31 @@
+// Tiny collectives on the arena: a broadcast, allreduce or allgather whose
+// every member's part fits the payload of one descriptor line
+// (OpDesc::kInlineBytes). Each member writes one line of its own (the
+// call's descriptor, its data, then `ready`) and reads one line per member
+// it needs; the descriptors are compared as in every direct algorithm, so
+// ranks that disagree still get SMD_ERR_MISMATCH. The direct algorithms
+// of these collectives hand such calls here.
+#pragma once
+
+#include "core/coll/collective.h"
+#include "core/comm/arena.h"
+#include "core/util/dtype.h"
+
+namespace smd {
+
+class Comm;
+
+// Whether `a` takes the tiny path (host memory, a part of at most
+// OpDesc::kInlineBytes per member, one of the three collectives).
+inline bool tiny_fits(const CollArgs &a) {
+  if (a.memory != MemoryKind::kHost) return false;
+  if (a.kind != CollKind::kBroadcast && a.kind != CollKind::kAllreduce &&
+      a.kind != CollKind::kAllgather)
+    return false;
+  return a.count <= OpDesc::kInlineBytes && a.count * datatype_size(a.datatype) <= OpDesc::kInlineBytes;
+}
+
+// Runs a call for which tiny_fits() holds on a communicator with an arena.
+void run_tiny(Comm &c, const CollArgs &a);
+
+}  // namespace smd
