@@ -14,8 +14,9 @@ namespace smd_efa {
 
 constexpr uint64_t kRecvCancelNs = 2'000'000'000;
 constexpr uint64_t kSendCancelNs = 20'000'000;
-// After a peer's death is noticed: how long to collect what it sent first.
-constexpr uint64_t kLastWordsNs = 20'000'000;
+// After a peer's death is noticed: how long to keep collecting what it sent
+// before it went, while requests on it are still pending.
+constexpr uint64_t kLastWordsNs = 250'000'000;
 
 void request_stop(Context *ctx, Request *r, Status status, const char *why,
                   bool wait) {
@@ -69,10 +70,14 @@ void endpoint_fail(Context *ctx, Endpoint *ep, const std::string &why) {
 void peer_lost(Context *ctx, Endpoint *ep, const std::string &why) {
   if (ep->dead) return;
   // Messages and acknowledgements the peer sent before it went may still
-  // sit in our sockets: let them complete first.
+  // be on their way: the provider's sockets and the liveness socket are not
+  // ordered with each other (between fake nodes they cross different veth
+  // queues), so a peer that sent its last message and exited can close its
+  // liveness socket first. A few empty polls prove nothing; keep reading
+  // until nothing on this endpoint is pending or the window ends.
   uint64_t until = monotonic_ns() + kLastWordsNs;
-  for (int quiet = 0; quiet < 3 && monotonic_ns() < until;)
-    quiet = drain_cq(ctx, 16) == 0 ? quiet + 1 : 0;
+  while (!ep->pending.empty() && monotonic_ns() < until)
+    if (drain_cq(ctx, 16) == 0) sched_yield();
   endpoint_fail(ctx, ep, why);
 }
 
