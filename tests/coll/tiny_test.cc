@@ -1,5 +1,6 @@
-// The tiny path (src/core/coll/tiny.cc): broadcasts, allreduces and
-// allgathers whose part per rank fits one descriptor line, at the sizes
+// The tiny path (src/core/coll/tiny.cc): broadcasts, allreduces,
+// allgathers and reduce_scatters whose part per rank (a reduce_scatter's
+// whole input) fits one descriptor line, at the sizes
 // around its limit, for every datatype and op; long alternating sequences
 // (the lines are reused every 64 rounds while broadcast roots run ahead);
 // tiny calls mixed with large ones; and arguments that differ between
@@ -82,7 +83,36 @@ TEST(Tiny, AllgatherEveryTypeAndSize) {
       }
 }
 
-// 10^4 calls alternating the three collectives, the broadcast's root
+// A reduce_scatter's whole input (size() blocks) is what must fit the line.
+TEST(Tiny, ReduceScatterEveryTypeOpAndSize) {
+  const int p = size();
+  for (smd_datatype_t d : kAllDatatypes)
+    for (smd_op_t op : kAllOps) {
+      size_t es = dtype_size(d), most = kLineBytes / (es * p);
+      std::vector<size_t> counts = {0, 1, most + 1};
+      if (most > 1) counts.push_back(most - 1);
+      if (most > 0) counts.push_back(most);
+      for (size_t n : counts)
+        for (bool in_place : {false, true}) {
+          std::vector<uint8_t> in(n * es * p + 64, 0xA5), out(n * es + 64, 0xA5);
+          // Element i of block b holds element b*n+i of the rank's vector.
+          for (size_t i = 0; i < n * p; ++i) store(in.data(), i, d, value(rank(), i, op, d));
+          uint8_t *recv = in_place ? in.data() + rank() * n * es : out.data();
+          SMD_OK(smd_reduce_scatter(in.data(), recv, n, d, op, world(), nullptr));
+          for (size_t i = 0; i < n; ++i) {
+            double want = expected(p, rank() * n + i, op, d), got = load(recv, i, d);
+            ASSERT_TRUE(close_enough(got, want, d, op))
+                << "type " << d << " op " << op << " n " << n << " in_place " << in_place << " i "
+                << i << ": " << got << " want " << want;
+          }
+          if (!in_place) {
+            ASSERT_EQ(out[n * es], 0xA5) << "written past the block";
+          }
+        }
+    }
+}
+
+// 10^4 calls alternating the four collectives, the broadcast's root
 // rotating (roots run up to 64 rounds ahead of their receivers): every
 // result is checked, so a line rewritten before a reader consumed it, or
 // read before it was written, shows.
@@ -91,7 +121,17 @@ TEST(Tiny, TenThousandAlternatingCalls) {
   for (int it = 0; it < 10000; ++it) {
     int64_t mine[4], got[4 * 8] = {};
     for (int i = 0; i < 4; ++i) mine[i] = int64_t(it) * 1000 + rank() * 10 + i;
-    switch (it % 3) {
+    switch (it % 4) {
+      case 3: {
+        int64_t blocks[16] = {};
+        const int n = 4 / p > 0 ? 4 / p : 1;  // the whole input fits the line
+        for (int i = 0; i < n * p; ++i) blocks[i] = int64_t(it) + rank() * 100 + i;
+        SMD_OK(smd_reduce_scatter(blocks, got, size_t(n), SMD_INT64, SMD_SUM, world(), nullptr));
+        for (int i = 0; i < n; ++i)
+          ASSERT_EQ(got[i], int64_t(it) * p + 100 * int64_t(p) * (p - 1) / 2 + int64_t(rank() * n + i) * p)
+              << "call " << it;
+        break;
+      }
       case 0: {
         SMD_OK(smd_allreduce(mine, got, 4, SMD_INT64, SMD_SUM, world(), nullptr));
         for (int i = 0; i < 4; ++i)
@@ -100,7 +140,7 @@ TEST(Tiny, TenThousandAlternatingCalls) {
         break;
       }
       case 1: {
-        int root = (it / 3) % p;
+        int root = (it / 4) % p;
         int64_t *buf = rank() == root ? mine : got;
         SMD_OK(smd_broadcast(buf, buf, 4, SMD_INT64, root, world(), nullptr));
         for (int i = 0; i < 4; ++i) ASSERT_EQ(buf[i], int64_t(it) * 1000 + root * 10 + i) << "call " << it;
@@ -153,7 +193,8 @@ TEST(Tiny, MismatchFailsEverywhere) {
     const char *what;
     int which;
   } cases[] = {{"count 4 vs 8", 0}, {"count 8 vs 9 (not tiny)", 1}, {"allgather vs allreduce", 2},
-               {"broadcast count 2 vs 3", 3}, {"float32 vs int32", 4}};
+               {"broadcast count 2 vs 3", 3}, {"float32 vs int32", 4},
+               {"reduce_scatter vs allgather", 5}};
   for (auto &k : cases) {
     smd_comm_t *c = nullptr;
     SMD_OK(smd_comm_dup(world(), &c));
@@ -170,6 +211,10 @@ TEST(Tiny, MismatchFailsEverywhere) {
                 : smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
         break;
       case 3: r = smd_broadcast(in, out, odd ? 2 : 3, SMD_FLOAT32, 0, c, nullptr); break;
+      case 5:
+        r = odd ? smd_reduce_scatter(in, out, 1, SMD_FLOAT32, SMD_SUM, c, nullptr)
+                : smd_allgather(in, out, 1, SMD_FLOAT32, c, nullptr);
+        break;
       default:
         r = smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
     }

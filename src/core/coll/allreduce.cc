@@ -16,7 +16,7 @@
 namespace smd {
 
 void allreduce_direct(Comm &c, const CollArgs &a) {
-  if (tiny_fits(a)) return run_tiny(c, a);
+  if (tiny_fits(a, c.size())) return run_tiny(c, a);
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);

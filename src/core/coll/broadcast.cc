@@ -16,7 +16,7 @@ constexpr size_t kChainPiece = 512 * 1024;
 }
 
 void broadcast_direct(Comm &c, const CollArgs &a) {
-  if (tiny_fits(a)) return run_tiny(c, a);
+  if (tiny_fits(a, c.size())) return run_tiny(c, a);
   int me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
   size_t per_round = c.arena()->chunk() / es;

@@ -7,6 +7,7 @@
 #include "core/coll/coll_util.h"
 #include "core/coll/direct.h"
 #include "core/coll/stream_copy.h"
+#include "core/coll/tiny.h"
 #include "core/coll/ring.h"
 #include "core/comm/communicator.h"
 #include "core/reduce/reduce.h"
@@ -14,6 +15,7 @@
 namespace smd {
 
 void reduce_scatter_direct(Comm &c, const CollArgs &a) {
+  if (tiny_fits(a, c.size())) return run_tiny(c, a);
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);

@@ -49,6 +49,8 @@ void run_tiny(Comm &c, const CollArgs &a) {
   const bool rooted = a.kind == CollKind::kBroadcast;
   const int from = rooted ? a.root : -1;
   const size_t es = datatype_size(a.datatype), bytes = a.count * es;
+  // What a member publishes: its part, or a reduce_scatter's every block.
+  const size_t published = a.kind == CollKind::kReduceScatter ? bytes * static_cast<size_t>(p) : bytes;
   const uint64_t r = arena.reserve_rounds(1);
   fail_if_aborted(c, what);
   LazyWaiter waiter(c, what);
@@ -56,15 +58,19 @@ void run_tiny(Comm &c, const CollArgs &a) {
   // Step 1: the line of round r may be rewritten once every member
   // consumed the round that used it last.
   if (!arena.small_reusable_known(r)) arena.wait_reusable(r, true, waiter.get());
-  if (r >= Arena::kRounds && !arena.unverified().empty())
-    verify_earlier_rounds(c, a.kind, r - Arena::kRounds + 1);
+  // A root's unchecked rounds are checked when the oldest one's slot comes
+  // round again, then all those every member consumed: one batch of lines
+  // read together (their misses overlap) instead of one miss per call.
+  if (r >= Arena::kRounds && !arena.unverified().empty() &&
+      arena.unverified().front().round < r - Arena::kRounds + 1)
+    verify_earlier_rounds(c, a.kind, arena.consumed_by_all_seen());
 
   // Step 2: one line: descriptor, data, then `ready`.
   OpDesc mine = desc_of(a, r);
   OpDesc &line = arena.desc(me, r);
   publish_desc(line, mine);
   const bool sends = !rooted || me == a.root;
-  if (sends) copy_small(line.payload, a.sendbuf, bytes);
+  if (sends) copy_small(line.payload, a.sendbuf, published);
   arena.post_ready(r);
   // The counter too: a member that runs other arguments, or an algorithm
   // that is not tiny, waits there. Only waited-for members ring.
@@ -97,9 +103,11 @@ void run_tiny(Comm &c, const CollArgs &a) {
                    bytes);
       break;
     default: {
-      // Every member combines the inputs in rank order: the same bits everywhere.
+      // Every member combines the inputs in rank order: the same bits
+      // everywhere. A reduce_scatter reduces its own block of each line.
+      const size_t block = a.kind == CollKind::kReduceScatter ? static_cast<size_t>(me) * bytes : 0;
       std::vector<const void *> &srcs = arena.sources();
-      for (int j = 0; j < p; ++j) srcs[static_cast<size_t>(j)] = arena.desc(j, r).payload;
+      for (int j = 0; j < p; ++j) srcs[static_cast<size_t>(j)] = arena.desc(j, r).payload + block;
       Reduction red = reduction_of(a.op, p);
       reduce::reduce(a.recvbuf, srcs.data(), p, a.count, a.datatype, red.op, red.divisor);
       break;

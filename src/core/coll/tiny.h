@@ -1,6 +1,6 @@
-// Tiny collectives on the arena: a broadcast, allreduce or allgather whose
-// every member's part fits the payload of one descriptor line
-// (OpDesc::kInlineBytes). Each member writes one line of its own (the
+// Tiny collectives on the arena: a broadcast, allreduce, allgather or
+// reduce_scatter whose every member's part (a reduce_scatter's whole input)
+// fits the payload of one descriptor line (OpDesc::kInlineBytes). Each member writes one line of its own (the
 // call's descriptor, its data, then `ready`) and reads one line per member
 // it needs; the descriptors are compared as in every direct algorithm, so
 // ranks that disagree still get SMD_ERR_MISMATCH. The direct algorithms
@@ -15,14 +15,19 @@ namespace smd {
 
 class Comm;
 
-// Whether `a` takes the tiny path (host memory, a part of at most
-// OpDesc::kInlineBytes per member, one of the three collectives).
-inline bool tiny_fits(const CollArgs &a) {
+// Whether `a` takes the tiny path on a communicator of `size` members
+// (host memory, at most OpDesc::kInlineBytes published per member, one of
+// the four collectives).
+inline bool tiny_fits(const CollArgs &a, int size) {
   if (a.memory != MemoryKind::kHost) return false;
-  if (a.kind != CollKind::kBroadcast && a.kind != CollKind::kAllreduce &&
-      a.kind != CollKind::kAllgather)
+  size_t blocks = 1;
+  if (a.kind == CollKind::kReduceScatter)
+    blocks = static_cast<size_t>(size);
+  else if (a.kind != CollKind::kBroadcast && a.kind != CollKind::kAllreduce &&
+           a.kind != CollKind::kAllgather)
     return false;
-  return a.count <= OpDesc::kInlineBytes && a.count * datatype_size(a.datatype) <= OpDesc::kInlineBytes;
+  return a.count <= OpDesc::kInlineBytes && blocks <= OpDesc::kInlineBytes &&
+         a.count * datatype_size(a.datatype) * blocks <= OpDesc::kInlineBytes;
 }
 
 // Runs a call for which tiny_fits() holds on a communicator with an arena.

@@ -59,8 +59,12 @@ Bytes as_bytes(const void *p, size_t n) {
 
 struct Arena::Header {
   Counter counters[3];
+  // The doorbell line, written only while this member waits long: then
+  // `drowsy` (waiters past spinning, counted) and `asleep` (in futex_wait).
+  // Posts read `drowsy` alone and ring only when it is set.
   alignas(64) std::atomic<uint32_t> bell{0};
-  std::atomic<uint32_t> sleeping{0};
+  std::atomic<uint32_t> drowsy{0};
+  std::atomic<uint32_t> asleep{0};
   // Read by every member at the start of every operation: on a line of its
   // own, which nothing writes until an abort, it stays in every cache
   // (next to the doorbell it missed whenever a peer rang or slept).
@@ -163,26 +167,38 @@ Arena::~Arena() {
 }
 
 void Arena::wake_sleepers() {
-  // Pairs with the fence in sleep(): either the sleeper sees our counter or
-  // we see its flag.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // No fence while nobody is drowsy: a waiter marks itself drowsy long
+  // before it first sleeps (Waiter::pause), so a post that misses a flag
+  // set this instant cannot meet a sleeper. Ringing is an atomic
+  // read-modify-write, ordered after the post's store; a sleeper sets
+  // `asleep`, fences and sleeps only while the bell is what it read before
+  // it last looked at the condition (Dekker's pattern with the bell): a
+  // ring it did not see either shows in the bell or finds it asleep.
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     Header &h = header(r);
-    if (h.sleeping.load(std::memory_order_relaxed)) {
-      h.bell.fetch_add(1, std::memory_order_relaxed);
-      futex_wake_all(&h.bell);
-    }
+    if (h.drowsy.load(std::memory_order_relaxed) == 0) continue;
+    h.bell.fetch_add(1, std::memory_order_seq_cst);
+    if (h.asleep.load(std::memory_order_seq_cst)) futex_wake_all(&h.bell);
   }
 }
 
-void Arena::sleep(int64_t timeout_us) {
+void Arena::set_drowsy(bool on) {
   Header &h = header(rank_);
-  uint32_t seen = h.bell.load(std::memory_order_relaxed);
-  h.sleeping.store(1, std::memory_order_relaxed);
+  if (on)
+    h.drowsy.fetch_add(1, std::memory_order_seq_cst);
+  else
+    h.drowsy.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+uint32_t Arena::bell() const { return header(rank_).bell.load(std::memory_order_seq_cst); }
+
+void Arena::sleep(int64_t timeout_us, uint32_t seen) {
+  Header &h = header(rank_);
+  h.asleep.store(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   futex_wait(&h.bell, seen, timeout_us);
-  h.sleeping.store(0, std::memory_order_relaxed);
+  h.asleep.store(0, std::memory_order_relaxed);
 }
 
 void Arena::mark_aborted() {

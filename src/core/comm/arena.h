@@ -92,6 +92,9 @@ class Arena {
   void wait_reusable(uint64_t round, bool small, Waiter &w);
   // Whether wait_reusable(round, small=true) would return at once, known
   // from the counters this member saw last (no peer's line is read).
+  // Rounds below this every member has consumed (so also posted), as far
+  // as this member last looked.
+  uint64_t consumed_by_all_seen() const { return min_consumed_seen_; }
   bool small_reusable_known(uint64_t round) const {
     return round < kRounds || min_consumed_seen_ >= round - kRounds + 1;
   }
@@ -131,8 +134,14 @@ class Arena {
     return false;
   }
 
-  // Sleep on this member's doorbell (woken by any peer's post).
-  void sleep(int64_t timeout_us);
+  // Sleeping on this member's doorbell. A waiter that has waited past its
+  // spinning marks itself drowsy (peers' posts ring only drowsy members,
+  // so posts cost no fence while everybody spins), reads bell() before it
+  // looks at its condition again, and sleeps only while the bell still
+  // shows that value: a post in between is never slept through.
+  void set_drowsy(bool on);
+  uint32_t bell() const;
+  void sleep(int64_t timeout_us, uint32_t seen);
   void wake_self();
   // Descriptors of operations whose agreement this member could not check
   // when it ran them (a broadcast root waits for nobody); checked once all

@@ -19,6 +19,8 @@ namespace smd {
 namespace {
 // About a microsecond of polling.
 constexpr uint32_t kQuickPolls = 32;
+// A drowsy mark this old is seen by every peer's next post.
+constexpr int64_t kDrowsyBeforeSleepNs = 100000;
 }  // namespace
 
 Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
@@ -28,6 +30,10 @@ Waiter::Waiter(Comm &comm, const char *what, SleepOn sleep_on)
       backoff_(comm.ctx().wait_policy()),
       // Oversubscribed ranks yield at once: not even a microsecond of spinning.
       quick_limit_(comm.ctx().wait_policy().spin_ns > 0 ? kQuickPolls : 0) {}
+
+Waiter::~Waiter() {
+  if (drowsy_) comm_.arena()->set_drowsy(false);
+}
 
 void Waiter::arm() {
   int64_t now = now_ns();
@@ -86,6 +92,20 @@ void Waiter::pause() {
   int64_t sleep_us = 0;
   Backoff::Action a = backoff_.next(&sleep_us);
   if (a != Backoff::Action::kSpin || (backoff_.polls() & 1023) == 0) check();
+  Arena *arena = sleep_on_ == SleepOn::kArena ? comm_.arena() : nullptr;
+  if (arena && !drowsy_ && a != Backoff::Action::kSpin && backoff_.may_sleep() &&
+      backoff_.past_spin()) {
+    // Peers' posts ring from now on. Marked long before the first sleep
+    // (the yield phase lasts milliseconds), so that a post racing with the
+    // mark cannot be slept through; a policy without that phase yields a
+    // while first (below).
+    arena->set_drowsy(true);
+    drowsy_ = true;
+    drowsy_since_ns_ = now_ns();
+    bell_seen_ = arena->bell();
+  }
+  if (a == Backoff::Action::kSleep && arena && now_ns() - drowsy_since_ns_ < kDrowsyBeforeSleepNs)
+    a = Backoff::Action::kYield;
   switch (a) {
     case Backoff::Action::kSpin:
       cpu_relax();
@@ -94,8 +114,8 @@ void Waiter::pause() {
       sched_yield();
       break;
     case Backoff::Action::kSleep:
-      if (sleep_on_ == SleepOn::kArena && comm_.arena()) {
-        comm_.arena()->sleep(sleep_us);
+      if (arena) {
+        arena->sleep(sleep_us, bell_seen_);
       } else {
         // Every transport that can sleep gets a share of the time in turn:
         // one that slept the whole time would miss the others' traffic
@@ -113,6 +133,9 @@ void Waiter::pause() {
       }
       break;
   }
+  // Read before the caller looks at its condition again: a post after that
+  // look changes the bell, and the next sleep returns at once.
+  if (drowsy_) bell_seen_ = arena->bell();
 }
 
 // ---------------------------------------------------------------- Comm

@@ -80,6 +80,9 @@ enum class SleepOn { kTransport, kArena };
 class Waiter {
  public:
   Waiter(Comm &comm, const char *what, SleepOn sleep_on);
+  ~Waiter();
+  Waiter(const Waiter &) = delete;
+  Waiter &operator=(const Waiter &) = delete;
   // Call before polling a new condition: the wait spins first again (the
   // deadline counts from the first wait).
   void start() {
@@ -109,6 +112,11 @@ class Waiter {
   uint32_t quick_limit_;
   int64_t next_health_ns_ = 0;
   bool grace_used_ = false;
+  // Arena waits past spinning: marked drowsy there since drowsy_since_ns_,
+  // and the doorbell as read at the end of the last pause.
+  bool drowsy_ = false;
+  int64_t drowsy_since_ns_ = 0;
+  uint32_t bell_seen_ = 0;
   std::function<std::string()> pending_;
 };
 

@@ -34,6 +34,9 @@ class Backoff {
   // What to do at this poll; also tells how long a sleep may be.
   Action next(int64_t *sleep_us);
   int64_t elapsed_ns() const;
+  // Whether this wait is past its spinning phase (yielding or sleeping).
+  bool past_spin() const { return elapsed_ns() >= policy_.spin_ns; }
+  bool may_sleep() const { return policy_.sleep; }
   uint32_t polls() const { return polls_; }
   // Start a new episode: spin first again.
   void reset();
