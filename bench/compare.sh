@@ -10,7 +10,7 @@
 #
 # usage: bench/compare.sh [--quick] [--reps R] [--ranks "2 4"]
 #                         [--collectives "allreduce allgather reduce_scatter broadcast"]
-#                         [--out DIR] [--budget SECONDS] [--build DIR] [--no-smd-build]
+#                         [--out DIR] [--budget SECONDS] [--build DIR] [--no-smd-build] [--bind]
 #   --quick          the smoke: sizes 8 B and 64 KiB, 1 rep, 2 ranks, every implementation
 #   --reps R         repetitions of every (implementation, collective, ranks, sizes) run (3)
 #   --budget S       start no repetition that (as long as the last one) would end after S
@@ -19,6 +19,10 @@
 #   --out DIR        raw JSON and the report go there (default BUILD/bench/results/<timestamp>)
 #   --build DIR      smd's meson build directory (default: build/ at the repository root)
 #   --no-smd-build   do not run ninja for smd-bench/smdrun (the meson test uses this)
+#   --bind           pin rank r of every implementation to CPU r mod nproc (taskset for
+#                    smd and Gloo, --bind-to core for Open MPI); default: no pinning, as
+#                    smdrun and torchrun leave it. Unpinned ranks can share one CPU for a
+#                    whole run on some VMs (the 8-byte cells then move by 2-3x)
 # Environment: SMD_COMPARE_SKIP="mpi gloo" leaves implementations out (for testing).
 # Exit status: 0, or 1 when a run failed or a checked result was wrong (both
 # are listed under the table), 2 for a bad option.
@@ -38,6 +42,7 @@ OUT=""
 BUDGET=555
 BUILD="$ROOT/build"
 SMD_BUILD=1
+BIND=0
 REPS_SET=0 RANKS_SET=0
 
 while [ $# -gt 0 ]; do
@@ -56,6 +61,7 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift ;;
     --build=*) BUILD=${1#*=} ;;
     --no-smd-build) SMD_BUILD=0 ;;
+    --bind) BIND=1 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) warn "unknown option '$1' (see --help)"; exit 2 ;;
   esac
@@ -164,10 +170,17 @@ if stale "$BB/membw" "$ROOT/bench/membw.c"; then
 fi
 [ -x "$BB/membw" ] && HAVE_MEMBW=1
 for m in "${MISSING[@]+"${MISSING[@]}"}"; do say "# note: $m"; done
-say "# implementations: $IMPLS   ranks: $RANKS   collectives: $COLLS   reps: $REPS"
+say "# implementations: $IMPLS   ranks: $RANKS   collectives: $COLLS   reps: $REPS   pinned: $([ "$BIND" = 1 ] && echo "yes (rank r on CPU r mod $(nproc))" || echo no)"
 
 # ---- launchers ---------------------------------------------------------------------
-MPIRUN_ARGS=(--oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
+MPIRUN_ARGS=(--oversubscribe --mca pml ob1 --mca btl self,vader)
+if [ "$BIND" = 1 ]; then MPIRUN_ARGS+=(--bind-to core:overload-allowed); else MPIRUN_ARGS+=(--bind-to none); fi
+# smdrun's ranks: the program itself, or pinned through taskset (--bind).
+NCPU=$(nproc)
+PIN=()
+if [ "$BIND" = 1 ]; then
+  PIN=(sh -c 'exec taskset -c $((SMD_LOCAL_RANK % '"$NCPU"')) "$@"' pin)
+fi
 if [ "$(id -u)" = 0 ]; then
   MPIRUN_ARGS+=(--allow-run-as-root)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -190,7 +203,7 @@ run_one() {
   [ "$impl" = smdmem ] && args+=(-m 1)
   case "$impl" in
     smd|smdmem)
-      timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "$SMDBENCH" "${args[@]}" \
+      timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "${PIN[@]+"${PIN[@]}"}" "$SMDBENCH" "${args[@]}" \
         >"$out" 2>"$out.err" || rc=$? ;;
     mpi)
       timeout -k 5 "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np "$np" "$BB/mpi_bench" "${args[@]}" \
@@ -198,7 +211,7 @@ run_one() {
     gloo)
       local store="$TMPD/gloo-store.$RANDOM.$RANDOM"
       mkdir -p "$store"
-      timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "$BB/gloo_bench" "${args[@]}" \
+      timeout -k 5 "$RUN_TIMEOUT" "$SMDRUN" -n "$np" --no-tag-output "${PIN[@]+"${PIN[@]}"}" "$BB/gloo_bench" "${args[@]}" \
         --store "$store" >"$out" 2>"$out.err" || rc=$?
       rm -rf "$store" ;;
   esac
@@ -230,7 +243,7 @@ say "# plan: ${#POINTS[@]} points x $NIMPL implementations (smdmem:$MEM_COLLS) x
 say "# groups (name:-b:-e:-f:-n:-w): $GROUPS_SPEC"
 
 {
-  echo "{\"meta\": \"compare\", \"stamp\": \"$STAMP\", \"quick\": $QUICK, \"reps\": $REPS, \"ranks\": \"$RANKS\", \"collectives\": \"$COLLS\", \"impls\": \"$IMPLS\", \"groups\": \"$GROUPS_SPEC\", \"host\": \"$(hostname)\", \"nproc\": $(nproc), \"git\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
+  echo "{\"meta\": \"compare\", \"stamp\": \"$STAMP\", \"quick\": $QUICK, \"reps\": $REPS, \"ranks\": \"$RANKS\", \"collectives\": \"$COLLS\", \"impls\": \"$IMPLS\", \"groups\": \"$GROUPS_SPEC\", \"host\": \"$(hostname)\", \"nproc\": $(nproc), \"pinned\": $BIND, \"git\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
   for m in "${MISSING[@]+"${MISSING[@]}"}"; do
     printf '{"meta": "missing", "what": "%s"}\n' "${m//\"/\'}"
   done

@@ -14,20 +14,22 @@ using namespace smd;
 
 namespace {
 
-void launch(const std::shared_ptr<Comm> &c, CollArgs a, size_t elems,
-            smd_request_t **request) {
+void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request) {
   c->check_usable();
   a.memory = collective_memory(a, c->rank());
-  if (group_open()) return group_queue_collective(c, a, elems, request);
+  if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
   if (!request) {
+    // The communicator's only thread runs it inline (handles.h).
+    if (c.fast()) return run_collective(*c, a);
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;
   }
   auto *r = new smd_request();
-  r->comm = c;
+  r->comm = c.shared();
   r->count = elems;
   r->op = coll_name(a.kind);
-  Comm *raw = c.get();  // the executor lives inside the communicator
+  Comm *raw = &*c;  // the executor lives inside the communicator
+  c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
   request_registry().add(r);
@@ -41,7 +43,7 @@ void out_request(smd_request_t **request) {
 
 void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
@@ -55,7 +57,7 @@ void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
 
 void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "sendcount");
@@ -69,7 +71,7 @@ void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
 
 void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                        smd_op_t op, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
@@ -85,7 +87,7 @@ void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_dat
 
 void do_broadcast(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, int root,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   check_root(root, c->size());
@@ -99,7 +101,7 @@ void do_broadcast(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
 
 void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
                int root, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
@@ -116,7 +118,7 @@ void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t 
 
 void do_alltoall(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   size_t total = checked_bytes(count, es, c->size(), "count x size");
@@ -148,7 +150,7 @@ CollArgs v_args(CollKind kind, const Comm &c, const void *sendbuf, void *recvbuf
 
 void do_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts, const size_t *displs,
                    smd_datatype_t dt, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   CollArgs a = v_args(CollKind::kAllgatherv, *c, sendbuf, recvbuf, counts, displs, dt, SMD_SUM);
   launch(c, a, a.count, req);
@@ -157,7 +159,7 @@ void do_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts, con
 void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
                         const size_t *displs, smd_datatype_t dt, smd_op_t op, smd_comm_t *comm,
                         smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   check_op(op);
   CollArgs a = v_args(CollKind::kReduceScatterv, *c, sendbuf, recvbuf, counts, displs, dt, op);
@@ -169,7 +171,7 @@ void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts
 void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
                   const size_t *recvcounts, const size_t *rdispls, smd_datatype_t dt, smd_comm_t *comm,
                   smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
   // Send blocks are only read: they may overlap (as in MPI).
@@ -188,7 +190,7 @@ void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *s
 }
 
 void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
-  auto c = comm_of(comm);
+  CommUse c(comm, req == nullptr);
   check_stream(stream);
   CollArgs a;
   a.kind = CollKind::kBarrier;

@@ -13,6 +13,7 @@
 #include "core/comm/communicator.h"
 #include "core/comm/p2p_matcher.h"
 #include "core/exec/executor.h"
+#include "core/exec/sole_user.h"
 #include "core/groups/groups.h"
 
 struct smd_comm {
@@ -84,8 +85,34 @@ Registry<smd_request> &request_registry();
 Registry<smd_groups> &groups_registry();
 
 // The communicator behind a handle; throws SMD_ERR_INVALID_USAGE for a
-// handle that is not live.
-std::shared_ptr<Comm> comm_of(const smd_comm_t *handle);
+// handle that is not live. `generation`: handle_generation() as read
+// under the registry's lock (sole_user.h).
+std::shared_ptr<Comm> comm_of(const smd_comm_t *handle, uint64_t *generation = nullptr);
+
+// The communicator of one API call, for the length of that call. A
+// blocking call of the thread the communicator is biased to (sole_user.h)
+// finds it in the thread's cache with no lock or reference count, and
+// runs inline (fast()); every other call holds a reference.
+class CommUse {
+ public:
+  CommUse(const smd_comm_t *handle, bool blocking);
+  ~CommUse() {
+    if (fast_) slot_->inside.store(nullptr, std::memory_order_release);
+  }
+  CommUse(const CommUse &) = delete;
+  CommUse &operator=(const CommUse &) = delete;
+  Comm *operator->() const { return comm_; }
+  Comm &operator*() const { return *comm_; }
+  bool fast() const { return fast_; }
+  // A reference, for what outlives the call (requests, group queues).
+  std::shared_ptr<Comm> shared() const { return ref_ ? ref_ : comm_->shared_from_this(); }
+
+ private:
+  ThreadSlot *slot_ = nullptr;
+  Comm *comm_ = nullptr;
+  bool fast_ = false;
+  std::shared_ptr<Comm> ref_;
+};
 
 // A new handle for a communicator (registered).
 smd_comm_t *new_comm_handle(std::shared_ptr<Comm> comm);

@@ -142,7 +142,17 @@ FlightRecorder::~FlightRecorder() {
 }
 
 uint64_t FlightRecorder::claim(const FlightCall &call, FlightState state) {
-  uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
+  // Calls run one at a time; only a queued call's entry (another thread's)
+  // can be claimed beside a running one. Until the first such entry the
+  // running thread is the only writer: a plain increment, not a locked one
+  // (which would wait for the last call's stores to leave the core).
+  uint64_t seq;
+  if (ever_queued_.load(std::memory_order_relaxed)) {
+    seq = next_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    seq = next_.load(std::memory_order_relaxed);
+    next_.store(seq + 1, std::memory_order_relaxed);
+  }
   Entry *e = slot(seq);
   constexpr auto r = std::memory_order_relaxed;
   e->seq.store(kNone, r);  // a reader meanwhile sees no entry rather than a mix
@@ -164,6 +174,11 @@ uint64_t FlightRecorder::claim(const FlightCall &call, FlightState state) {
 
 void FlightRecorder::queued(const FlightCall &call) {
   if (!capacity_) return;
+  // Set before this thread's first claim; the executor revoked any
+  // thread's bias first (launch), so no call runs now on the communicator
+  // unless it is unbiased and running inline: then, once per communicator,
+  // two entries may share a number (a diagnostic slip, never a fault).
+  ever_queued_.store(true, std::memory_order_seq_cst);
   std::lock_guard<std::mutex> lock(queue_mu_);
   queue_.push_back(claim(call, FlightState::kQueued));
   queued_count_.fetch_add(1, std::memory_order_release);

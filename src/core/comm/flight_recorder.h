@@ -97,6 +97,7 @@ class FlightRecorder {
   size_t capacity_;
   std::unique_ptr<Entry[]> ring_;
   std::atomic<uint64_t> next_{0};
+  std::atomic<bool> ever_queued_{false};  // a queued call claimed an entry
   std::atomic<uint64_t> current_{kNone};
   // Sequence numbers of queued calls not yet begun, oldest first.
   std::mutex queue_mu_;

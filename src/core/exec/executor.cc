@@ -62,7 +62,16 @@ void Executor::release_fast() {
   else idle_cv_.notify_all();
 }
 
+void Executor::revoke_bias() {
+  bias_revoked_.store(true);
+  fence_all_threads();
+  wait_until_nobody_inside(this);
+  owner_.store(nullptr, std::memory_order_release);
+}
+
 std::shared_ptr<Task> Executor::submit(std::function<void()> fn) {
+  // The worker must not run beside a fast call of another thread.
+  leave_sole_use();
   auto task = std::make_shared<Task>(std::move(fn));
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) {

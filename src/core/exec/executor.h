@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "core/exec/sole_user.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 
@@ -59,13 +60,16 @@ class Executor {
     // Before any nonblocking call there is no queue and no worker: claiming
     // the running flag is all it takes (no lock, no notification).
     bool idle = false;
-    if (!ever_queued_.load() && running_.compare_exchange_strong(idle, true))
+    if (!ever_queued_.load() && running_.compare_exchange_strong(idle, true)) {
+      claimed_by(&this_thread_slot());
       return run_inline(fn, true);
+    }
     {
       std::unique_lock<std::mutex> lock(mu_);
       idle = false;
       if (queue_.empty() && running_.compare_exchange_strong(idle, true)) {
         lock.unlock();
+        claimed_by(&this_thread_slot());
         return run_inline(fn, false);
       }
     }
@@ -76,6 +80,24 @@ class Executor {
 
   // Queue for the worker thread; the task reports completion.
   std::shared_ptr<Task> submit(std::function<void()> fn);
+
+  // Called by submit(); also before anything that must not run beside
+  // another thread's fast call (a queued call's flight-recorder entry):
+  // takes the bias away from any other thread.
+  void leave_sole_use() {
+    const ThreadSlot *owner = owner_.load(std::memory_order_acquire);
+    if (owner != nullptr && owner != &this_thread_slot()) revoke_bias();
+  }
+
+  // Whether `slot`'s thread may run a blocking call inline without the
+  // running flag (sole_user.h): the communicator is biased to it, and no
+  // nonblocking call was ever queued. Asked after the slot's `inside` was
+  // set; a plain read of lines only this thread writes, except rarely.
+  bool biased_to(const ThreadSlot *slot) const {
+    return owner_.load(std::memory_order_relaxed) == slot &&
+           !bias_revoked_.load(std::memory_order_relaxed) &&
+           !ever_queued_.load(std::memory_order_relaxed);
+  }
 
   // Wait until everything queued has run (or the deadline passes).
   bool drain(const Deadline &d);
@@ -95,6 +117,18 @@ class Executor {
     fn();
   }
   void finish_inline();
+  // With the running flag claimed by `slot`'s thread: the first such
+  // thread gets the bias; any other takes it away for good.
+  void claimed_by(const ThreadSlot *slot) {
+    const ThreadSlot *owner = owner_.load(std::memory_order_acquire);
+    if (owner == slot) return;
+    if (owner != nullptr) return revoke_bias();
+    if (!bias_revoked_.load(std::memory_order_relaxed) && sole_user_enabled())
+      owner_.store(slot, std::memory_order_release);
+  }
+  // Ends the bias: after it, its thread's fast calls see it revoked, and
+  // none is still running.
+  void revoke_bias();
   // The end of a lock-free inline run: wakes the worker only if a
   // nonblocking call arrived meanwhile.
   void release_fast();
@@ -107,6 +141,8 @@ class Executor {
   // so that the lock-free inline path and the worker exclude each other.
   std::atomic<bool> running_{false};
   std::atomic<bool> ever_queued_{false};  // set (under mu_) by the first submit
+  std::atomic<const ThreadSlot *> owner_{nullptr};  // the biased thread
+  std::atomic<bool> bias_revoked_{false};           // for good
   bool stopping_ = false;
   std::thread worker_;
 };

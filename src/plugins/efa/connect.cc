@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -83,7 +84,29 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
   return SMD_TRANSPORT_OK;
 }
 
+// Before the first connection closes at teardown: a send the provider
+// reported complete may still sit in its own queue (tcp;ofi_rxm writes it to
+// the socket during progress), and bytes peers sent that nobody read make
+// the kernel reset the connection on close, dropping what was not yet sent.
+// So progress runs on until nothing happened for a while (bounded).
+constexpr uint64_t kFlushQuietNs = 10'000'000;
+constexpr uint64_t kFlushMaxNs = 100'000'000;
+
+static void flush_before_close(Context *ctx) {
+  if (ctx->flushed) return;
+  ctx->flushed = true;
+  uint64_t start = monotonic_ns(), quiet_since = start;
+  for (uint64_t now = start; now - start < kFlushMaxNs && now - quiet_since < kFlushQuietNs;
+       now = monotonic_ns()) {
+    uint64_t seen = ctx->events;
+    progress(ctx);
+    if (ctx->events != seen) quiet_since = monotonic_ns();
+    else sched_yield();
+  }
+}
+
 Status endpoint_disconnect(Context *ctx, Endpoint *ep) {
+  flush_before_close(ctx);
   // The caller may still test() them: they finish, CANCELED.
   while (Request *r = ep->pending.head)
     request_stop(ctx, r, SMD_TRANSPORT_ERR_CANCELED, "efa: endpoint disconnected", true);

@@ -151,6 +151,7 @@ struct Context {
   uint64_t owned = 0;       // requests whose context the provider holds
   uint64_t events = 0;      // completions seen (wait's progress signal)
   bool reap = false;        // a disconnected endpoint may be freed now
+  bool flushed = false;     // the teardown's last progress ran (connect.cc)
   Liveness live;
   std::unordered_set<Registration *> registrations;
   std::vector<char *> bounces;  // framed: free frame-sized buffers
