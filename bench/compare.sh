@@ -19,8 +19,8 @@
 #   --out DIR        raw JSON and the report go there (default BUILD/bench/results/<timestamp>)
 #   --build DIR      smd's meson build directory (default: build/ at the repository root)
 #   --no-smd-build   do not run ninja for smd-bench/smdrun (the meson test uses this)
-#   --bind           pin rank r of every implementation to CPU r mod nproc (taskset for
-#                    smd and Gloo, --bind-to core for Open MPI); default: no pinning, as
+#   --bind           pin rank r of every implementation to one CPU (smdrun --bind-to core
+#                    for smd and Gloo, --bind-to core for Open MPI); default: no pinning, as
 #                    smdrun and torchrun leave it. Unpinned ranks can share one CPU for a
 #                    whole run on some VMs (the 8-byte cells then move by 2-3x)
 # Environment: SMD_COMPARE_SKIP="mpi gloo" leaves implementations out (for testing).
@@ -175,12 +175,9 @@ say "# implementations: $IMPLS   ranks: $RANKS   collectives: $COLLS   reps: $RE
 # ---- launchers ---------------------------------------------------------------------
 MPIRUN_ARGS=(--oversubscribe --mca pml ob1 --mca btl self,vader)
 if [ "$BIND" = 1 ]; then MPIRUN_ARGS+=(--bind-to core:overload-allowed); else MPIRUN_ARGS+=(--bind-to none); fi
-# smdrun's ranks: the program itself, or pinned through taskset (--bind).
-NCPU=$(nproc)
+# smdrun's ranks: pinned by smdrun itself (--bind).
 PIN=()
-if [ "$BIND" = 1 ]; then
-  PIN=(sh -c 'exec taskset -c $((SMD_LOCAL_RANK % '"$NCPU"')) "$@"' pin)
-fi
+[ "$BIND" = 1 ] && PIN=(--bind-to core)
 if [ "$(id -u)" = 0 ]; then
   MPIRUN_ARGS+=(--allow-run-as-root)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

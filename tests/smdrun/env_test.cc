@@ -1,5 +1,6 @@
 // What each rank finds in its environment.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <map>
 #include <set>
@@ -29,6 +30,37 @@ std::vector<Env> rank_envs(int n, std::vector<std::string> extra = {},
       envs[static_cast<size_t>(rank)][line.substr(0, eq)] = line.substr(eq + 1);
     }
   return envs;
+}
+
+// --bind-to core: rank r runs on the (r mod C)-th CPU smdrun may use;
+// without it every rank keeps smdrun's whole mask.
+TEST(SmdrunEnv, BindToCorePinsRanksInTurn) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> mine;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) mine.push_back(c);
+  std::string all;
+  for (int c : mine) {
+    if (!all.empty()) all += ',';
+    all += std::to_string(c);
+  }
+  const int n = 3;
+  for (bool bind : {true, false}) {
+    std::vector<std::string> args = {"-n", std::to_string(n)};
+    if (bind) args.insert(args.end(), {"--bind-to", "core"});
+    args.insert(args.end(), {helper_path(), "cpus"});
+    RunResult r = run_smdrun(args, {});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    for (int rank = 0; rank < n; ++rank) {
+      std::vector<std::string> lines = rank_lines(r.out, rank);
+      ASSERT_EQ(lines.size(), 1u) << r.out;
+      std::string want =
+          bind ? std::to_string(mine[static_cast<size_t>(rank) % mine.size()]) : all;
+      EXPECT_EQ(lines[0], "cpus=" + want) << "rank " << rank << (bind ? " bound" : "");
+    }
+  }
 }
 
 TEST(SmdrunEnv, EveryRankKnowsItsPlaceInSmdAndTorchrunNames) {

@@ -21,6 +21,19 @@ TEST(SmdrunOptions, DefaultsAndCommand) {
   EXPECT_EQ(r.options.command, (std::vector<std::string>{"prog", "--flag", "x"}));
 }
 
+TEST(SmdrunOptions, BindTo) {
+  EXPECT_FALSE(parse({"-n", "2", "p"}).options.bind_core);
+  ParseResult r = parse({"-n", "2", "--bind-to", "core", "p"});
+  ASSERT_EQ(r.status, ParseStatus::kRun) << r.error;
+  EXPECT_TRUE(r.options.bind_core);
+  r = parse({"-n", "2", "--bind-to=none", "p"});
+  ASSERT_EQ(r.status, ParseStatus::kRun) << r.error;
+  EXPECT_FALSE(r.options.bind_core);
+  r = parse({"-n", "2", "--bind-to", "socket", "p"});
+  EXPECT_EQ(r.status, ParseStatus::kUsageError);
+  EXPECT_EQ(r.error, "option '--bind-to' needs core or none, got 'socket'");
+}
+
 TEST(SmdrunOptions, EverySpellingOfEveryOption) {
   ParseResult r = parse({"-n8", "--timeout=1.5", "--grace", "0", "--no-tag-output",
                          "--master-addr=10.0.0.1", "--master-port", "1234",

@@ -2,6 +2,7 @@
 // a step "R@step" runs only on rank R (from SMD_RANK). Steps:
 //   env             print the launcher variables as NAME=value, one per line
 //   pid             print "pid=<pid>"
+//   cpus            print "cpus=<the CPUs it may run on, ascending, comma-separated>"
 //   out=T / err=T   print line T to stdout / stderr
 //   outpart=T       print T to stdout without a newline (errpart=T: stderr)
 //   spam=B          print about B bytes of numbered lines to each of stdout
@@ -17,6 +18,7 @@
 // Output goes straight to the fds (no stdio buffering) so each step's
 // bytes are in the pipe before the next step runs.
 #include <fcntl.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <chrono>
@@ -105,6 +107,17 @@ void run_step(const std::string &name, const std::string &arg, int rank) {
     print_env();
   } else if (name == "pid") {
     put(1, "pid=" + std::to_string(::getpid()) + "\n");
+  } else if (name == "cpus") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::string list;
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) {
+          if (!list.empty()) list += ',';
+          list += std::to_string(c);
+        }
+    put(1, "cpus=" + list + "\n");
   } else if (name == "out" || name == "err") {
     put(name == "out" ? 1 : 2, arg + "\n");
   } else if (name == "outpart" || name == "errpart") {

@@ -50,12 +50,15 @@ void Job::launch() {
   std::vector<std::string> base;
   for (char **e = environ; *e; ++e) base.emplace_back(*e);
 
+  // --bind-to core: rank r on the (r mod C)-th CPU smdrun may use.
+  std::vector<int> cpus = options_.bind_core ? allowed_cpus() : std::vector<int>();
   ranks_.reserve(static_cast<size_t>(options_.nranks));
   for (int r = 0; r < options_.nranks; ++r) {
+    int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(r) % cpus.size()];
     try {
       SpawnedRank child = spawn_rank(options_.command,
                                      rank_environment(spec_, r, base),
-                                     devnull.get(), signals_);
+                                     devnull.get(), signals_, cpu);
       std::string tag;
       if (options_.tag_output) tag.append("[").append(std::to_string(r)).append("] ");
       ranks_.push_back(Rank{r, child.pid, RankStream(std::move(child.out), tag, stdout_),

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,8 +41,14 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
 [[noreturn]] void become_rank(char *const *argv, char *const *envp,
                               int stdin_fd, int out_fd, int err_fd,
                               int report_fd, pid_t parent,
-                              const SignalWatch &signals) {
+                              const SignalWatch &signals, int cpu) {
   ::setpgid(0, 0);
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) fail_start(report_fd);
+  }
   // The death signal is armed only from now on: if smdrun already died,
   // we were reparented and must not run unsupervised.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
@@ -57,7 +64,7 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
 
 SpawnedRank spawn_rank(const std::vector<std::string> &argv,
                        const std::vector<std::string> &env, int stdin_fd,
-                       const SignalWatch &signals) {
+                       const SignalWatch &signals, int cpu) {
   Pipe out = make_pipe(), err = make_pipe();
   // Closes on a successful exec; carries errno back when exec fails.
   Pipe report = make_pipe();
@@ -69,7 +76,7 @@ SpawnedRank spawn_rank(const std::vector<std::string> &argv,
     throw SpawnError(std::string("fork: ") + std::strerror(errno), errno, false);
   if (pid == 0)
     become_rank(c_argv.data(), c_env.data(), stdin_fd, out.write.get(),
-                err.write.get(), report.write.get(), parent, signals);
+                err.write.get(), report.write.get(), parent, signals, cpu);
 
   report.write.reset();
   int exec_errno = 0;
@@ -80,12 +87,24 @@ SpawnedRank spawn_rank(const std::vector<std::string> &argv,
   if (n != 0) {
     ::waitpid(pid, nullptr, 0);
     if (n != sizeof exec_errno) exec_errno = EIO;
-    throw SpawnError("cannot run '" + argv[0] + "': " + std::strerror(exec_errno),
+    throw SpawnError((cpu >= 0 ? "cannot run '" + argv[0] + "' on CPU " + std::to_string(cpu)
+                               : "cannot run '" + argv[0] + "'") +
+                         ": " + std::strerror(exec_errno),
                      exec_errno, true);
   }
   ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(err.read.get(), F_SETFL, O_NONBLOCK);
   return {pid, std::move(out.read), std::move(err.read)};
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 }  // namespace smdrun

@@ -31,8 +31,12 @@ struct SpawnError : std::runtime_error {
 // to the group reaches anything it starts, and the terminal's Ctrl-C
 // reaches only smdrun; it gets SIGKILL if smdrun dies. Returns once the
 // exec has succeeded; throws SpawnError otherwise (nothing is left running).
+// cpu >= 0: the rank may run on that CPU only (set before the exec).
 SpawnedRank spawn_rank(const std::vector<std::string> &argv,
                        const std::vector<std::string> &env, int stdin_fd,
-                       const SignalWatch &signals);
+                       const SignalWatch &signals, int cpu = -1);
+
+// The CPUs smdrun may run on (its affinity mask), ascending.
+std::vector<int> allowed_cpus();
 
 }  // namespace smdrun
