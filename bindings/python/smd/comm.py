@@ -50,36 +50,27 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
-from . import devices, group_calls
+from . import group_calls
 from ._ffi import constants, ffi, lib
-from .buffers import Buffer, as_buffer, new_output, require_host
+from .buffers import Buffer, as_buffer, new_output
 from .dtypes import DatatypeLike, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
-from .request import (Completion, Request, Status, call_interruptibly, run_to_completion,
-                      settle_all)
-from .request import waitall
+from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
 from .tensors import read_only_reason
 
 _SUCCESS = int(Result.SUCCESS)
 
 if TYPE_CHECKING:
     from .groups import Groups
-    from .objects import Objects
 
-#: Pass as `color` to Comm.split() (or pass None) to be in no new communicator.
-UNDEFINED: int = constants["SMD_UNDEFINED"]
-#: The largest point-to-point tag.
-TAG_MAX: int = constants["SMD_TAG_MAX"]
-#: recv()/irecv()/recv_status() source that takes a message from any rank.
-ANY_SOURCE: int = constants["SMD_ANY_SOURCE"]
-#: recv()/irecv()/recv_status() tag that takes a message of any tag.
-ANY_TAG: int = constants["SMD_ANY_TAG"]
-
-ArrayLike = Any  # numpy arrays and any object the buffer layer accepts
+# Re-exported: smd's ANY_SOURCE, ANY_TAG, TAG_MAX and UNDEFINED are these.
+from ._call import ANY_SOURCE, ANY_TAG, TAG_MAX, UNDEFINED, ArrayLike, _Call, _stream  # noqa: F401
+from .comm_rooted import RootedCalls
+from .comm_v import VCollectives
 
 
 @dataclass(frozen=True)
@@ -97,44 +88,12 @@ class RankInfo:
     cpuset: str  # e.g. "0-3,8"; "" when unknown
 
 
-class _Call(NamedTuple):
-    """One operation, ready to go: its nonblocking and blocking C functions
-    (same arguments, the former with a request out-parameter appended)."""
-    start: Any
-    blocking: Any
-    args: Tuple[Any, ...]
-    keep: Tuple[Any, ...]        # buffers in use until it finishes
-    result: Any = None           # what it returns
-    p2p: bool = False
-    returns_count: bool = False  # a receive returns the count received
-
-
-def _bytes(b: Buffer, rows: int = 0) -> np.ndarray:
-    """A host buffer's bytes as a numpy view: flat, or in `rows` equal rows
-    (gather and scatter move bytes, whatever dtype= made of them)."""
-    assert b.array is not None
-    flat = b.array.reshape(-1).view(np.uint8)
-    return flat.reshape(rows, -1) if rows else flat
-
-
 def _destroy_handle(handle: Any) -> None:
     lib.smd_comm_destroy(handle)
 
 
-def _stream(stream: Any, *buffers: Optional[Buffer]) -> Any:
-    """The smd_stream_t of a call: `stream` when given, else the stream of
-    its device buffers (see Buffer.stream), else NULL."""
-    device = next((b for b in buffers if b is not None and b.device != "cpu"), None)
-    if stream is not None:
-        handle = devices.stream_handle(stream)
-    else:
-        handle = device.stream or 0 if device is not None else 0
-    if device is not None and not handle:
-        devices.require_cuda_loaded(f"a {type(device.obj).__name__}")
-    return ffi.cast("smd_stream_t", handle) if handle else ffi.NULL
 
-
-class Comm:
+class Comm(RootedCalls, VCollectives):
     """A communicator: an ordered group of ranks that run collectives
     together. Made by :func:`smd.init` (the world), :meth:`split`,
     :meth:`dup`, :meth:`create_group` and :meth:`groups`.
@@ -626,245 +585,6 @@ class Comm:
         return its element count: at most buf's size (a larger message
         raises TruncatedError)."""
         return self._run(self._recv(buf, source, tag, dtype, stream))
-
-    # -- rooted block collectives and combined point-to-point -----------------
-
-    def _release_side(self) -> None:
-        side, self._side = self._side, None
-        if side is not None and not side.destroyed:
-            side.destroy()
-
-    def _side_tag(self) -> Tuple["Comm", int]:
-        """The side communicator (made at the first call: collective, like
-        the call itself) and the tag of this call, the same on every rank."""
-        if self._side is None:
-            self._side = self.dup()
-        self._side_calls += 1
-        return self._side, self._side_calls % (TAG_MAX + 1)
-
-    def _finish_side(self, side: "Comm", requests: list) -> None:
-        """Wait for a gather's or scatter's messages; Ctrl-C aborts (the
-        other ranks would wait for messages that never come)."""
-        try:
-            waitall(requests)
-        except KeyboardInterrupt:
-            side.abort()
-            self.abort()
-            raise
-
-    def gather(self, buf: ArrayLike, root: int = 0, *, out: Optional[ArrayLike] = None,
-               dtype: DatatypeLike = None) -> Optional[Any]:
-        """Every rank's `buf` (same count and datatype everywhere), in rank
-        order, on the root only: ``out`` or a new array of shape
-        ``(size, *buf.shape)`` (the input's kind) on the root, None
-        elsewhere. Blocking only; the blocks travel as point-to-point
-        messages (size - 1 of them into the root)."""
-        send = self._input(buf, dtype)
-        require_host(send, what="gather")
-        self._check_root(root)
-        side, tag = self._side_tag()
-        if self._rank != root:
-            self._finish_side(side, [side.isend(_bytes(send), root, tag)])
-            return None
-        recv = self._output(out, send, send.count * self._size, (self._size, *send.shape), dtype)
-        require_host(recv, what="gather")
-        rows = _bytes(recv, self._size)
-        rows[root] = _bytes(send)
-        self._finish_side(side, [side.irecv(rows[r], r, tag) for r in range(self._size)
-                                 if r != root])
-        return recv.obj
-
-    def scatter(self, buf: Optional[ArrayLike], root: int = 0, *,
-                out: Optional[ArrayLike] = None, dtype: DatatypeLike = None) -> Any:
-        """Block r of the root's `buf` (``size`` equal blocks, e.g. shaped
-        ``(size, ...)``) to rank r, written into ``out`` or a new array of
-        one block's shape (the input's kind). Other ranks' `buf` gives only
-        the shape and datatype (may be None when ``out`` is given).
-        Blocking only; point-to-point messages from the root."""
-        self._check_root(root)
-        if buf is None and out is None:
-            raise InvalidArgumentError("scatter: pass out= (or a buf shaped like the root's) "
-                                       "so that this rank knows what it receives")
-        if buf is None:
-            recv = as_buffer(out, dtype=dtype, writable=True, name="out")
-            send = None
-        else:
-            send = self._input(buf, dtype)
-            require_host(send, what="scatter")
-            n = self._blocks(send)
-            shape = send.shape[1:] if send.shape and send.shape[0] == self._size else (n,)
-            recv = self._output(out, send, n, shape, dtype)
-        require_host(recv, what="scatter")
-        side, tag = self._side_tag()
-        if self._rank != root:
-            self._finish_side(side, [side.irecv(_bytes(recv), root, tag)])
-            return recv.obj
-        assert send is not None, "the root passes buf"
-        if recv.count * self._size != send.count:
-            raise InvalidArgumentError(f"scatter: buf holds {send.count} elements, not "
-                                       f"{self._size} blocks of out's {recv.count}")
-        rows = _bytes(send, self._size)
-        _bytes(recv)[...] = rows[root]
-        self._finish_side(side, [side.isend(rows[r], r, tag) for r in range(self._size)
-                                 if r != root])
-        return recv.obj
-
-    def _check_root(self, root: int) -> None:
-        if not 0 <= root < self._size:
-            raise InvalidArgumentError(f"root {root} is not a rank of {self!r}")
-
-    def sendrecv(self, sendbuf: ArrayLike, dest: int, recvbuf: ArrayLike, source: int,
-                 sendtag: int = 0, recvtag: Optional[int] = None, *,
-                 dtype: DatatypeLike = None) -> int:
-        """Send `sendbuf` to `dest` and receive from `source` into `recvbuf`
-        at once (no deadlock when every rank does it, e.g. around a ring);
-        recvtag defaults to sendtag. Returns the element count received."""
-        receive = self.irecv(recvbuf, source, sendtag if recvtag is None else recvtag, dtype=dtype)
-        send = self.isend(sendbuf, dest, sendtag, dtype=dtype)
-        return waitall([receive, send])[0]
-
-    @property
-    def objects(self) -> "Objects":
-        """mpi4py's lower-case object calls (pickle) on this communicator:
-        ``comm.objects.bcast(obj)``, ``allgather``, ``gather``, ``scatter``,
-        ``alltoall``, ``allreduce``, ``reduce``, ``send``, ``recv``."""
-        from .objects import Objects
-
-        return Objects(self)
-
-    # -- per-rank counts (v-collectives) and receives from any source ---------
-    #
-    # counts: one element count per rank; displs: where each rank's block
-    # starts (elements) in the buffer holding every block, None = packed in
-    # rank order. Every rank passes the same counts (else MismatchError on
-    # every rank); displs are each rank's own layout.
-
-    def _v_layout(self, counts: Iterable[int], displs: Optional[Iterable[int]],
-                  names: Tuple[str, str] = ("counts", "displs")) -> Tuple[Any, Any, int, int]:
-        """C arrays of counts and displs (or NULL), this rank's count and the
-        extent in elements of the buffer holding every block. `names`: the
-        arguments' names, for messages."""
-        c = [int(n) for n in counts]
-        if len(c) != self._size:
-            raise InvalidArgumentError(f"{names[0]} has {len(c)} entries for {self._size} ranks")
-        d = [int(x) for x in displs] if displs is not None else None
-        if d is not None and len(d) != self._size:
-            raise InvalidArgumentError(f"{names[1]} has {len(d)} entries for {self._size} ranks")
-        starts = d if d is not None else [sum(c[:r]) for r in range(len(c))]
-        extent = max((s + n for s, n in zip(starts, c) if n), default=0)
-        return (ffi.new("size_t[]", c), ffi.new("size_t[]", d) if d is not None else ffi.NULL,
-                c[self._rank], extent)
-
-    def _allgatherv(self, buf: ArrayLike, counts: Iterable[int], displs: Optional[Iterable[int]],
-                    out: Optional[ArrayLike], dtype: DatatypeLike, stream: Any) -> "_Call":
-        handle = self._live()
-        send = self._input(buf, dtype, stream)
-        carr, darr, mine, extent = self._v_layout(counts, displs)
-        if send.count != mine:
-            raise InvalidArgumentError(f"buf holds {send.count} elements; counts[{self._rank}] "
-                                       f"is {mine}")
-        # out may be longer than the blocks' extent (a gap after the last).
-        if out is not None:
-            extent = max(extent, as_buffer(out, dtype=dtype, name="out").count)
-        recv = self._output(out, send, extent, (extent,), dtype)
-        return _Call(lib.smd_iallgatherv, lib.smd_allgatherv,
-                     (send.ptr, recv.ptr, carr, darr, send.datatype, handle,
-                      _stream(stream, send, recv)),
-                     (send, recv, carr, darr), recv.obj)
-
-    def _reduce_scatterv(self, buf: ArrayLike, counts: Iterable[int], op: OpLike,
-                         displs: Optional[Iterable[int]], out: Optional[ArrayLike],
-                         dtype: DatatypeLike, stream: Any) -> "_Call":
-        handle = self._live()
-        send = self._input(buf, dtype, stream)
-        carr, darr, mine, extent = self._v_layout(counts, displs)
-        if send.count < extent:
-            raise InvalidArgumentError(f"buf holds {send.count} elements; the blocks end at {extent}")
-        recv = self._output(out, send, mine, (mine,), dtype)
-        return _Call(lib.smd_ireduce_scatterv, lib.smd_reduce_scatterv,
-                     (send.ptr, recv.ptr, carr, darr, send.datatype, resolve_op(op), handle,
-                      _stream(stream, send, recv)), (send, recv, carr, darr), recv.obj)
-
-    def _alltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int],
-                   sdispls: Optional[Iterable[int]], rdispls: Optional[Iterable[int]],
-                   out: Optional[ArrayLike], dtype: DatatypeLike, stream: Any) -> "_Call":
-        handle = self._live()
-        send = self._input(buf, dtype, stream)
-        scarr, sdarr, _, sextent = self._v_layout(sendcounts, sdispls, ("sendcounts", "sdispls"))
-        if send.count < sextent:
-            raise InvalidArgumentError(f"buf holds {send.count} elements; its blocks end at {sextent}")
-        rcarr, rdarr, _, rextent = self._v_layout(recvcounts, rdispls, ("recvcounts", "rdispls"))
-        if out is not None:
-            rextent = max(rextent, as_buffer(out, dtype=dtype, name="out").count)
-        recv = self._output(out, send, rextent, (rextent,), dtype)
-        return _Call(lib.smd_ialltoallv, lib.smd_alltoallv,
-                     (send.ptr, scarr, sdarr, recv.ptr, rcarr, rdarr, send.datatype, handle,
-                      _stream(stream, send, recv)),
-                     (send, recv, scarr, sdarr, rcarr, rdarr), recv.obj)
-
-    def allgatherv(self, buf: ArrayLike, counts: Iterable[int], *,
-                   displs: Optional[Iterable[int]] = None, out: Optional[ArrayLike] = None,
-                   dtype: DatatypeLike = None, stream: Any = None) -> Any:
-        """Every rank's block (``buf``: counts[rank] elements) gathered on
-        every rank: block r at displs[r] of the result, a flat array that
-        ends with the last block (gaps between blocks are left as they
-        are). In place: ``comm.allgatherv(out[d:d + n], counts, out=out)``
-        with d, n this rank's displacement and count."""
-        return self._run(self._allgatherv(buf, counts, displs, out, dtype, stream))
-
-    def iallgatherv(self, buf: ArrayLike, counts: Iterable[int], *,
-                    displs: Optional[Iterable[int]] = None, out: Optional[ArrayLike] = None,
-                    dtype: DatatypeLike = None, stream: Any = None) -> Request:
-        """Start allgatherv()."""
-        return self._start(self._allgatherv(buf, counts, displs, out, dtype, stream))
-
-    def reduce_scatterv(self, buf: ArrayLike, counts: Iterable[int], op: OpLike = "sum", *,
-                        displs: Optional[Iterable[int]] = None, out: Optional[ArrayLike] = None,
-                        dtype: DatatypeLike = None, stream: Any = None) -> Any:
-        """Reduce ``buf`` (every rank's block r at displs[r], counts[r]
-        elements) over ranks; returns this rank's block of the result (a
-        flat array of counts[rank] elements). In place:
-        ``comm.reduce_scatterv(buf, counts, out=buf[d:d + n])``."""
-        return self._run(self._reduce_scatterv(buf, counts, op, displs, out, dtype, stream))
-
-    def ireduce_scatterv(self, buf: ArrayLike, counts: Iterable[int], op: OpLike = "sum", *,
-                         displs: Optional[Iterable[int]] = None,
-                         out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
-                         stream: Any = None) -> Request:
-        """Start reduce_scatterv()."""
-        return self._start(self._reduce_scatterv(buf, counts, op, displs, out, dtype, stream))
-
-    def alltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int], *,
-                  sdispls: Optional[Iterable[int]] = None, rdispls: Optional[Iterable[int]] = None,
-                  out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
-                  stream: Any = None) -> Any:
-        """Every rank sends sendcounts[j] elements (at sdispls[j] of ``buf``)
-        to rank j and receives recvcounts[i] elements from rank i into
-        rdispls[i] of the result, a flat array that ends with the last
-        block (gaps are left as they are). displs default to packed. Each
-        pair must agree: rank i's sendcounts[j] == rank j's recvcounts[i],
-        else the receiving rank raises TruncatedError. Not in place:
-        ``out`` must not overlap ``buf``."""
-        return self._run(self._alltoallv(buf, sendcounts, recvcounts, sdispls, rdispls, out, dtype,
-                                         stream))
-
-    def ialltoallv(self, buf: ArrayLike, sendcounts: Iterable[int], recvcounts: Iterable[int], *,
-                   sdispls: Optional[Iterable[int]] = None, rdispls: Optional[Iterable[int]] = None,
-                   out: Optional[ArrayLike] = None, dtype: DatatypeLike = None,
-                   stream: Any = None) -> Request:
-        """Start alltoallv()."""
-        return self._start(self._alltoallv(buf, sendcounts, recvcounts, sdispls, rdispls, out,
-                                           dtype, stream))
-
-    def recv_status(self, buf: ArrayLike, source: int = ANY_SOURCE, tag: int = ANY_TAG, *,
-                    dtype: DatatypeLike = None, stream: Any = None) -> Status:
-        """Receive a message into ``buf`` (by default from any rank, with
-        any tag) and return its Status: the sender, tag and element count.
-        ``recv(buf, source=smd.ANY_SOURCE)`` receives the same way but
-        returns only the count; ``irecv(...).status`` has the status too."""
-        req = self.irecv(buf, source, tag, dtype=dtype, stream=stream)
-        req.wait()
-        return req.status
 
     # -- new communicators ---------------------------------------------------
 
