@@ -20,18 +20,34 @@ run() {
     "$bench" allreduce -b 8 -e 8 -n 1 -w 0 > "$dir/out" 2>&1 || { cat "$dir/out"; fail "run failed"; }
   grep 'calibrate:' "$dir/out"
 }
-# values LINES: the distinct "key=value ... (origin)" parts of the ranks' lines.
-values() { grep 'world rank' | sed 's/.*(world rank [0-9]*)://' | sort -u; }
+# values LINES: the distinct "key=value ... (origin)" parts of the ranks'
+# lines (with a staging probe, the last line of each rank: its final values).
+values() {
+  grep 'world rank' | sed 's/^\[\([0-9]*\)\].*(world rank [0-9]*):/\1 /' |
+    awk '{r = $1; $1 = ""; last[r] = $0} END {for (r in last) print last[r]}' | sort -u
+}
 
 out=$(run 3 force)
 echo "$out"
-[[ $(echo "$out" | grep -c 'world rank') == 3 ]] || fail "expected a calibration line from each of 3 ranks"
+[[ $(echo "$out" | grep 'world rank' | grep -o '^\[[0-9]*\]' | sort -u | wc -l) == 3 ]] ||
+  fail "expected calibration lines from each of 3 ranks"
 v=$(echo "$out" | values)
 [[ $(echo "$v" | wc -l) == 1 ]] || fail "the ranks hold different values: $v"
 echo "$v" | grep -q '(measured now)$' || fail "not measured with SMD_CALIBRATE=force: $v"
 for key in copy_cache_gbps copy_memory_gbps cma_gbps stream_min_bytes; do
   echo "$v" | grep -Eq " $key=[0-9]" || fail "no $key in $v"
 done
+# The staging probe times the communicator's own allreduce both ways after
+# the ping-pong, unless the ping-pong never ran with both ranks on a CPU
+# (a loaded machine): then the range stays unmeasured (0).
+if echo "$v" | grep -Eq ' line_rtt_us=0 '; then
+  echo "$v" | grep -Eq ' stage_stream_min_bytes=0 stage_stream_max_bytes=0 ' ||
+    fail "a staging range without a ping-pong: $v"
+else
+  echo "$out" | grep -q 'staging probe in' || fail "no staging probe ran: $out"
+  echo "$v" | grep -Eq ' stage_stream_min_bytes=(-1|[1-9][0-9]*) stage_stream_max_bytes=(-1|[1-9][0-9]*) ' ||
+    fail "no staging range measured: $v"
+fi
 echo "$v" | grep -Eq ' copy_memory_gbps=0 ' && fail "no copy bandwidth measured: $v"
 [[ -f "$file" ]] || fail "no cache file written"
 [[ $(stat -c %a "$file") == 600 ]] || fail "the cache file is not private: $(stat -c %a "$file")"

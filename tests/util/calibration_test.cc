@@ -46,6 +46,8 @@ smd::Calibration sample() {
   c.cma_alpha_us = 1.5;
   c.cma_gbps = 6;
   c.stream_min_bytes = 8388608;
+  c.stage_stream_min_bytes = 5793;
+  c.stage_stream_max_bytes = -1;  // "no upper end": the one negative value read back
   c.origin = "measured now";
   return c;
 }
@@ -104,7 +106,7 @@ TEST(Calibration, AnotherBootOrCorruptFileIsIgnored) {
       good.substr(0, good.size() / 2),                      // truncated
       good + "copy_cache_gbps = fast\n",                    // not a number
       good + "colour = 3\n",                                // unknown key
-      good.substr(0, good.find("line_rtt_us")) + "line_rtt_us = -1\n",  // negative
+      good.substr(0, good.find("line_rtt_us")) + "line_rtt_us = -2\n",  // negative
   };
   for (const std::string &text : bad) {
     write_text(path, text);

@@ -34,6 +34,8 @@ const Field kFields[] = {
     {"cma_alpha_us", &Calibration::cma_alpha_us},
     {"cma_gbps", &Calibration::cma_gbps},
     {"stream_min_bytes", &Calibration::stream_min_bytes},
+    {"stage_stream_min_bytes", &Calibration::stage_stream_min_bytes},
+    {"stage_stream_max_bytes", &Calibration::stage_stream_max_bytes},
 };
 
 // Evicts [p, p + bytes) from every cache level, so the next copy reads

@@ -30,6 +30,11 @@ struct Calibration {
   double cma_gbps = 0;          // large process_vm_readv; 0: refused here
   double stream_min_bytes = 0;  // smallest copy that streaming stores win (one
                                 // copy alone; see node_calibration.cc)
+  // The round sizes whose staging streaming stores win (a rank stages, its
+  // peer reads: stage_probe.cc). min 0: not measured (the documented
+  // defaults stay); min -1: never; max -1: no upper end.
+  double stage_stream_min_bytes = 0;
+  double stage_stream_max_bytes = 0;
   // Where the values came from: "measured now", "cached file", "default".
   std::string origin = "default";
 
@@ -65,6 +70,9 @@ void write_calibration(const std::string &path, const std::string &key, const Ca
 // Collective over comm's members (a communicator with an arena, at its
 // creation): the leader's values, the same on every member.
 Calibration calibrate_node(Comm &comm);
+// After probe_staging (staging_probe.h) completed c on every member: c
+// becomes what this process knows and uses, and the leader's cache file.
+void remember_calibration(Comm &comm, const Calibration &c);
 // The values this process last received (nullopt before any).
 std::optional<Calibration> process_calibration();
 

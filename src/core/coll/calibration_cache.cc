@@ -82,7 +82,8 @@ std::optional<Calibration> read_calibration(const std::string &path, const std::
     char *end = nullptr;
     std::string value = line.substr(eq + 3);
     double v = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0' || !(v >= 0) || std::isinf(v) ||
+    // -1 is the one negative value (a staging range's "never" or "no end").
+    if (end == value.c_str() || *end != '\0' || !(v >= 0 || v == -1) || std::isinf(v) ||
         !c.set(line.substr(0, eq), v))
       return ignored("a value or key is not valid");
     ++seen;

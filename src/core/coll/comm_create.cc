@@ -7,6 +7,7 @@
 
 #include "core/coll/calibration.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/staging_probe.h"
 #include "core/coll/collective.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
@@ -33,7 +34,13 @@ std::shared_ptr<Comm> finish(std::shared_ptr<Context> ctx, uint32_t id, std::vec
   if (comm->arena()) {
     auto st = std::make_shared<CollState>();
     st->calibration = calibrate_node(*comm);
-    comm->set_coll_state(std::move(st));
+    comm->set_coll_state(st);
+    // The staging probe times the communicator's own collectives, so it
+    // runs once the communicator can run them.
+    if (staging_probe_due(*comm, *st->calibration)) {
+      probe_staging(*comm, *st->calibration);
+      remember_calibration(*comm, *st->calibration);
+    }
   }
   SMD_INFO("comm", "created %s: %d node(s), %s", comm->where().c_str(),
            comm->placement().node_count,

@@ -1,5 +1,6 @@
 #include "core/coll/stream_copy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -55,13 +56,34 @@ int64_t stream_min_bytes() {
   int64_t measured = g_measured_stream_min.load(std::memory_order_relaxed);
   return measured == -2 ? v : measured;
 }
+// The staging range: packed in one word (min in the high half, max in the
+// low, each +1 so that -1 packs as 0) so that a reader never pairs one
+// range's min with another's max; kUnset until a probe's range is adopted.
+constexpr uint64_t kUnset = ~0ull;
+std::atomic<uint64_t> g_measured_stage_range{kUnset};
+
+uint64_t pack_range(int64_t min, int64_t max) {
+  auto half = [](int64_t v) { return static_cast<uint64_t>(std::clamp<int64_t>(v, -1, 0x7ffffffe) + 1); };
+  return half(min) << 32 | half(max);
+}
+
+}  // namespace
+
+static thread_local int t_forced_staging = -1;  // -1: not forced; else 0 / 1
+
 bool stage_streams(size_t round_bytes) {
-  static const int64_t min = param_int("SMD_STAGE_STREAM_MIN_BYTES");
-  static const int64_t max = param_int("SMD_STAGE_STREAM_MAX_BYTES");
+  if (t_forced_staging >= 0) return t_forced_staging != 0;
+  static const bool set = param_origin("SMD_STAGE_STREAM_MIN_BYTES") == ParamOrigin::kEnvironment ||
+                          param_origin("SMD_STAGE_STREAM_MAX_BYTES") == ParamOrigin::kEnvironment;
+  static const uint64_t documented = pack_range(param_int("SMD_STAGE_STREAM_MIN_BYTES"),
+                                                param_int("SMD_STAGE_STREAM_MAX_BYTES"));
+  uint64_t range = set ? kUnset : g_measured_stage_range.load(std::memory_order_relaxed);
+  if (range == kUnset) range = documented;
+  int64_t min = static_cast<int64_t>(range >> 32) - 1;
+  int64_t max = static_cast<int64_t>(range & 0xffffffffu) - 1;
   return min >= 0 && round_bytes >= static_cast<uint64_t>(min) &&
          (max < 0 || round_bytes <= static_cast<uint64_t>(max));
 }
-}  // namespace
 
 void stage_copy(void *dst, const void *src, size_t bytes, size_t round_bytes) {
   if (bytes == 0 || dst == src) return;
@@ -152,6 +174,15 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
     }
   }
   if (watch) guard->observe(staging, copying);
+}
+
+ForcedStaging::ForcedStaging(bool streaming) : previous_(t_forced_staging) {
+  t_forced_staging = streaming ? 1 : 0;
+}
+ForcedStaging::~ForcedStaging() { t_forced_staging = previous_; }
+
+void adopt_stage_stream_range(int64_t min_bytes, int64_t max_bytes) {
+  g_measured_stage_range.store(pack_range(min_bytes, max_bytes), std::memory_order_relaxed);
 }
 
 void adopt_stream_min_bytes(int64_t bytes) {

@@ -49,13 +49,35 @@ void stream_copy(void *dst, const void *src, size_t bytes);
 // A copy into this rank's arena staging buffer, read next by peers on
 // other cores; `round_bytes` is all this rank stages in the round. An
 // ordinary store to a line a peer read before (the slot of four rounds ago)
-// must first take the line back from the peer's cache, which costs more than
-// the copy itself when the slot is small; streaming stores hand the lines
-// over through memory instead. So rounds staging between
-// SMD_STAGE_STREAM_MIN_BYTES and SMD_STAGE_STREAM_MAX_BYTES stream (measured
-// in docs/PERFORMANCE.md); larger ones are read by peers from cache faster
-// than from memory.
+// must first take the line back from the peer's cache; streaming stores
+// hand the lines over through memory instead, and the peer then reads
+// memory, not a cache. Which costs less depends on the CPU and the size,
+// so rounds stream where the node calibration's staging probe measured
+// streaming faster (SMD_STAGE_STREAM_MIN_BYTES / _MAX_BYTES when set, or
+// when nothing was measured).
 void stage_copy(void *dst, const void *src, size_t bytes, size_t round_bytes);
+
+// Whether stage_copy of a round staging `round_bytes` in all uses
+// streaming stores.
+bool stage_streams(size_t round_bytes);
+
+// The range of round sizes the node's staging probe measured streaming to
+// win (min -1: none; max -1: no upper end), for this whole process unless
+// SMD_STAGE_STREAM_MIN_BYTES or SMD_STAGE_STREAM_MAX_BYTES is set.
+void adopt_stage_stream_range(int64_t min_bytes, int64_t max_bytes);
+
+// For the staging probe (staging_probe.h): this thread's staging copies
+// use streaming stores, or not, whatever the range, while it lives.
+class ForcedStaging {
+ public:
+  explicit ForcedStaging(bool streaming);
+  ~ForcedStaging();
+  ForcedStaging(const ForcedStaging &) = delete;
+  ForcedStaging &operator=(const ForcedStaging &) = delete;
+
+ private:
+  int previous_;
+};
 
 // stage_copy of bytes [0, len) of src to the same offsets of dst, except
 // the hole [hole_off, hole_off + hole_len) (the slice this rank reduces
