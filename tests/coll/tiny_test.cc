@@ -194,7 +194,7 @@ TEST(Tiny, MismatchFailsEverywhere) {
     int which;
   } cases[] = {{"count 4 vs 8", 0}, {"count 8 vs 9 (not tiny)", 1}, {"allgather vs allreduce", 2},
                {"broadcast count 2 vs 3", 3}, {"float32 vs int32", 4},
-               {"reduce_scatter vs allgather", 5}};
+               {"reduce_scatter vs allgather", 5}, {"broadcast root 0 vs 1", 6}};
   for (auto &k : cases) {
     smd_comm_t *c = nullptr;
     SMD_OK(smd_comm_dup(world(), &c));
@@ -211,6 +211,9 @@ TEST(Tiny, MismatchFailsEverywhere) {
                 : smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
         break;
       case 3: r = smd_broadcast(in, out, odd ? 2 : 3, SMD_FLOAT32, 0, c, nullptr); break;
+      // Two ranks that each think they are the root: neither waits for
+      // anyone, so only the roots' later check of the lines can tell.
+      case 6: r = smd_broadcast(in, out, 2, SMD_FLOAT32, odd ? 1 : 0, c, nullptr); break;
       case 5:
         r = odd ? smd_reduce_scatter(in, out, 1, SMD_FLOAT32, SMD_SUM, c, nullptr)
                 : smd_allgather(in, out, 1, SMD_FLOAT32, c, nullptr);
@@ -218,7 +221,7 @@ TEST(Tiny, MismatchFailsEverywhere) {
       default:
         r = smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
     }
-    if (r == SMD_SUCCESS && k.which == 3) r = smd_barrier(c, nullptr);
+    if (r == SMD_SUCCESS && (k.which == 3 || k.which == 6)) r = smd_barrier(c, nullptr);
     EXPECT_EQ(r, SMD_ERR_MISMATCH) << k.what << ": " << smd_last_error();
     SMD_OK(smd_comm_destroy(c));
     SMD_OK(smd_barrier(world(), nullptr));

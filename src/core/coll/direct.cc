@@ -134,6 +134,7 @@ void DirectOp::post_and_wait(uint64_t k, int from) {
   uint64_t r = round(k);
   int me = arena_.rank();
   if (k == 0) {
+    if (from < 0) verify_before_posting(comm_, args_.kind, waiter_);
     publish_desc(arena_.desc(me, r), desc_of(args_, r));
     if (inline_) {
       arena_.post_ready(r);
@@ -242,6 +243,14 @@ void verify_earlier_rounds(Comm &c, CollKind running, uint64_t posted_by_all) {
     pending.pop();
     check_round_agreement(c, running, mine.round, mine, -1, true);
   }
+}
+
+void verify_before_posting(Comm &c, CollKind running, Waiter &w) {
+  Arena &a = *c.arena();
+  if (a.unverified().empty()) return;
+  uint64_t last = a.unverified().back().round;
+  a.wait_posted(last, w);
+  verify_earlier_rounds(c, running, last + 1);
 }
 
 void DirectOp::wait_reduced(uint64_t k, int from) {

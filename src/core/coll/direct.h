@@ -134,6 +134,12 @@ void check_round_agreement(Comm &c, CollKind running, uint64_t r, const OpDesc &
 // Checks the deferred descriptors (Arena::unverified) of rounds before
 // `posted_by_all`.
 void verify_earlier_rounds(Comm &c, CollKind running, uint64_t posted_by_all);
+// For a call that waits for every member, before it posts its own round:
+// the rounds this member ran as a broadcast root and has not checked yet,
+// once every member posted them. Two members that each thought they were
+// the root then fail before anyone can complete this call, and the others,
+// waiting for their post, learn of it (the announced mismatch).
+void verify_before_posting(Comm &c, CollKind running, Waiter &w);
 // SMD_ERR_ABORTED if a member aborted the communicator (through its arena).
 void fail_if_aborted(Comm &c, const char *what);
 // Tells w's timeout message which members have not posted the last round.

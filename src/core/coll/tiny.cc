@@ -65,6 +65,8 @@ void run_tiny(Comm &c, const CollArgs &a) {
       arena.unverified().front().round < r - Arena::kRounds + 1)
     verify_earlier_rounds(c, a.kind, arena.consumed_by_all_seen());
 
+  if (!rooted && !arena.unverified().empty()) verify_before_posting(c, a.kind, waiter.get());
+
   // Step 2: one line: descriptor, data, then `ready`.
   OpDesc mine = desc_of(a, r);
   OpDesc &line = arena.desc(me, r);
@@ -86,7 +88,6 @@ void run_tiny(Comm &c, const CollArgs &a) {
   }
 
   if (!arena.ready_now(r, from)) arena.wait_ready(r, waiter.get(), from);
-  if (!rooted && !arena.unverified().empty()) verify_earlier_rounds(c, a.kind, r);
   bool agree = true;
   for (int j = 0; j < p; ++j)
     if (j != me && (from < 0 || j == from)) agree = agree && desc_matches(arena.desc(j, r), mine);

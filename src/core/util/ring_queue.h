@@ -17,6 +17,7 @@ class RingQueue {
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
   T &front() { return items_[head_]; }
+  T &back() { return items_[(head_ + count_ - 1) % items_.size()]; }
 
   void push(const T &item) {
     if (count_ == items_.size()) grow();
