@@ -228,12 +228,10 @@ SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm,
 SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded_stats_t *stats) {
   return guarded("smd_sharded_get_stats", [&] {
     require_out(stats, "stats");
-    if (stats->struct_size < sizeof(smd_sharded_stats_t) || stats->version < 1 ||
-        stats->version > SMD_SHARDED_STATS_VERSION)
-      fail(SMD_ERR_INVALID_ARGUMENT,
-           "smd_sharded_stats_t.struct_size (%zu) and version (%u) must be set to "
-           "sizeof(smd_sharded_stats_t) (%zu) and SMD_SHARDED_STATS_VERSION",
-           stats->struct_size, stats->version, sizeof(smd_sharded_stats_t));
+    check_versioned("smd_sharded_stats_t", stats->struct_size, stats->version,
+                    sizeof(smd_sharded_stats_t), 1, SMD_SHARDED_STATS_VERSION,
+                    "set struct_size to sizeof(smd_sharded_stats_t) and version to "
+                    "SMD_SHARDED_STATS_VERSION");
     set_of(set).stats(stats);
   });
 }

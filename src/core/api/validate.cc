@@ -102,16 +102,22 @@ void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t
          "sendbuf and recvbuf overlap without being in place (see the in-place rules in smd.h)");
 }
 
+void check_versioned(const char *type, size_t struct_size, unsigned version, size_t size,
+                     unsigned oldest, unsigned latest, const char *how) {
+  if (struct_size < size)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s.struct_size is %zu, expected %zu: %s", type, struct_size,
+         size, how);
+  if (version < oldest || version > latest) {
+    std::string known = oldest == latest ? format("%u", latest) : format("%u..%u", oldest, latest);
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s.version %u is not supported (this smd knows %s): %s", type,
+         version, known.c_str(), how);
+  }
+}
+
 void check_status(const smd_status_t *status) {
   require_out(status, "status");
-  if (status->struct_size < sizeof(smd_status_t))
-    fail(SMD_ERR_INVALID_ARGUMENT,
-         "smd_status_t.struct_size is %zu, expected %zu: set it to sizeof(smd_status_t) "
-         "(smd_status_init does)",
-         status->struct_size, sizeof(smd_status_t));
-  if (status->version != SMD_STATUS_VERSION)
-    fail(SMD_ERR_INVALID_ARGUMENT, "smd_status_t.version %u is not supported (this smd knows %d)",
-         status->version, SMD_STATUS_VERSION);
+  check_versioned("smd_status_t", status->struct_size, status->version, sizeof(smd_status_t),
+                  SMD_STATUS_VERSION, SMD_STATUS_VERSION, "smd_status_init() fills it");
 }
 
 std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,

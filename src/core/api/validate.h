@@ -41,6 +41,11 @@ void check_overlap(const void *send, size_t send_bytes, const void *recv, size_t
 
 // struct_size and version of a caller's smd_status_t.
 void check_status(const smd_status_t *status);
+// The header of a versioned struct the caller filled for smd to write:
+// struct_size at least `size`, version in [oldest, latest]; `how` says how
+// to fill it (SMD_ERR_INVALID_ARGUMENT otherwise).
+void check_versioned(const char *type, size_t struct_size, unsigned version, size_t size,
+                     unsigned oldest, unsigned latest, const char *how);
 
 // A v-collective's blocks: `size` counts (required) and displacements
 // (NULL: packed in rank order), in elements of elem_size bytes. Fails on
