@@ -15,8 +15,8 @@ max=${4:-64M}
 export SMD_PLUGIN_PATH="$build/src/plugins/shm"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-declare -A forced=([allreduce]="direct ring rd" [allgather]="direct ring rd"
-                   [reduce_scatter]="direct ring rd" [broadcast]="direct ring tree")
+declare -A forced=([allreduce]="direct ring rd" [allgather]="direct ring rd cma"
+                   [reduce_scatter]="direct ring rd cma" [broadcast]="direct ring tree cma")
 for ((rep = 0; rep < reps; ++rep)); do
   for np in $nps; do
     for coll in allreduce allgather reduce_scatter broadcast; do
@@ -34,7 +34,10 @@ for ((rep = 0; rep < reps; ++rep)); do
     done
   done
 done
-/usr/bin/python3 - "$out/runs" <<'PY'
+# Debian's interpreter where there is one (the first python3 on PATH may be
+# another); the report needs only the standard library.
+py=$(command -v /usr/bin/python3 || command -v python3)
+"$py" - "$out/runs" <<'PY'
 import json, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
