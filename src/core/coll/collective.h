@@ -33,6 +33,10 @@ struct CollArgs {
   // The members already agreed on this call (a phase of a hierarchical
   // collective, checked as a whole): no agreement check of its own.
   bool agreed = false;
+  // A call smd makes itself while a communicator is created (the settings
+  // check, the staging probe): kept out of the flight recorder and the
+  // trace, which show the application's calls.
+  bool unrecorded = false;
   // An algorithm this call asks for (kAuto: the communicator's choice,
   // SMD_ALGO included); used where it applies, like SMD_ALGO's.
   Algo algo = Algo::kAuto;

@@ -9,6 +9,7 @@
 #include "core/coll/coll_state.h"
 #include "core/coll/staging_probe.h"
 #include "core/coll/collective.h"
+#include "core/coll/settings_agreement.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -67,6 +68,7 @@ std::shared_ptr<Comm> create_world(const smd_init_options_t *options) {
   std::vector<int> members(ctx->size());
   std::iota(members.begin(), members.end(), 0);
   auto world = finish(ctx, 1, std::move(members), ctx->rank());
+  check_settings_agree(*world);
   // Everyone connected and set up before anyone returns.
   CollArgs barrier;
   barrier.kind = CollKind::kBarrier;

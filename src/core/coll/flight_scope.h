@@ -22,6 +22,7 @@ class FlightScope {
  public:
   FlightScope(Comm &c, const CollArgs &a)
       : comm_(c), args_(a), rec_(c.flight()) {
+    if (a.unrecorded) return;
     if (rec_.on()) seq_ = rec_.begin(flight_call(a), "");
     if (c.ctx().tracer()) trace_start_us_ = Tracer::now_us();
   }

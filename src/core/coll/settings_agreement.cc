@@ -1,0 +1,103 @@
+#include "core/coll/settings_agreement.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/coll/collective.h"
+#include "core/comm/communicator.h"
+#include "core/util/error.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+namespace {
+
+uint64_t digest(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string env_or_empty(const char *name) { return param_env(name).value_or(""); }
+
+// The value in effect (the default when unset, so that "auto" set and
+// unset agree; numbers as parsed). A value that does not parse is compared
+// as written: it fails where it is used, with its own message.
+std::string effective(const char *name, bool number) {
+  try {
+    return number ? std::to_string(param_int(name)) : param_string(name);
+  } catch (const Error &) {
+    return env_or_empty(name);
+  }
+}
+
+// The tuning file's contents, which are what choices depend on; a file that
+// cannot be read fails later, where it is loaded, with its own message.
+std::string tuning_contents() {
+  std::string path = env_or_empty("SMD_TUNING_FILE");
+  if (path.empty()) return "";
+  std::ifstream in(path);
+  if (!in) return "unreadable " + path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<SharedSetting> shared_settings() {
+  return {{"SMD_ALGO", effective("SMD_ALGO", false)},
+          {"SMD_CHECK", effective("SMD_CHECK", false)},
+          {"SMD_FUSION_BYTES", effective("SMD_FUSION_BYTES", true)},
+          {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", true)},
+          {"SMD_TUNING_FILE", tuning_contents()}};
+}
+
+std::string settings_disagreement(const std::vector<SharedSetting> &settings,
+                                  const std::vector<uint64_t> &digests, int nranks) {
+  const size_t k = settings.size();
+  std::string why;
+  for (size_t i = 0; i < k; ++i) {
+    std::string others;
+    int differ = 0;
+    for (int r = 1; r < nranks; ++r)
+      if (digests[static_cast<size_t>(r) * k + i] != digests[i]) {
+        if (differ++ < 4) others += format("%s%d", others.empty() ? "" : ", ", r);
+      }
+    if (!differ) continue;
+    if (differ > 4) others += format(" and %d more", differ - 4);
+    bool file = std::string(settings[i].name) == "SMD_TUNING_FILE";
+    why += format("%s%s differs between ranks (rank%s %s not as rank 0)", why.empty() ? "" : "; ",
+                  settings[i].name, differ > 1 ? "s" : "", others.c_str());
+    if (!file) why += format(", here '%s'", settings[i].value.c_str());
+  }
+  if (why.empty()) return why;
+  return why + ": every rank must set these alike (or none), or ranks choose different "
+               "algorithms and wait for each other until SMD_TIMEOUT";
+}
+
+void check_settings_agree(Comm &world) {
+  if (world.size() == 1) return;
+  std::vector<SharedSetting> settings = shared_settings();
+  std::vector<uint64_t> mine, all(settings.size() * static_cast<size_t>(world.size()));
+  for (const SharedSetting &s : settings) mine.push_back(digest(s.value));
+  // The ring, whatever SMD_ALGO says: the one setting this exchange checks
+  // must not decide how it runs.
+  CollArgs a;
+  a.kind = CollKind::kAllgather;
+  a.sendbuf = mine.data();
+  a.recvbuf = all.data();
+  a.count = mine.size();
+  a.datatype = SMD_UINT64;
+  a.algo = Algo::kRing;
+  a.agreed = true;
+  a.unrecorded = true;
+  run_collective(world, a);
+  std::string why = settings_disagreement(settings, all, world.size());
+  if (!why.empty()) fail(SMD_ERR_MISMATCH, "%s", why.c_str());
+}
+
+}  // namespace smd
