@@ -46,6 +46,20 @@ struct CollArgs {
   std::shared_ptr<const BlockLayout> send_blocks = nullptr;
 };
 
+// A call smd makes itself (kept out of the flight recorder and the trace).
+inline CollArgs internal_call(CollKind kind, const void *sendbuf, void *recvbuf, size_t count,
+                              smd_datatype_t datatype, smd_op_t op = SMD_SUM) {
+  CollArgs a;
+  a.kind = kind;
+  a.sendbuf = sendbuf;
+  a.recvbuf = recvbuf;
+  a.count = count;
+  a.datatype = datatype;
+  a.op = op;
+  a.unrecorded = true;
+  return a;
+}
+
 // The data movement of the call's memory kind.
 // allgatherv, reduce_scatterv: the calls with per-rank blocks that every
 // rank must agree on. (alltoallv's counts differ between ranks by design:

@@ -86,15 +86,9 @@ void check_settings_agree(Comm &world) {
   for (const SharedSetting &s : settings) mine.push_back(digest(s.value));
   // The ring, whatever SMD_ALGO says: the one setting this exchange checks
   // must not decide how it runs.
-  CollArgs a;
-  a.kind = CollKind::kAllgather;
-  a.sendbuf = mine.data();
-  a.recvbuf = all.data();
-  a.count = mine.size();
-  a.datatype = SMD_UINT64;
+  CollArgs a = internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
   a.algo = Algo::kRing;
   a.agreed = true;
-  a.unrecorded = true;
   run_collective(world, a);
   std::string why = settings_disagreement(settings, all, world.size());
   if (!why.empty()) fail(SMD_ERR_MISMATCH, "%s", why.c_str());

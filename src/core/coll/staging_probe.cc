@@ -40,13 +40,7 @@ void probe_staging(Comm &comm, Calibration &c) {
   std::vector<size_t> sizes;
   for (size_t s = kSmallest; s <= kLargest; s *= 2) sizes.push_back(s);
   std::vector<float> in(kLargest / sizeof(float), 1.0f), out(in.size());
-  CollArgs a;
-  a.kind = CollKind::kAllreduce;
-  a.sendbuf = in.data();
-  a.recvbuf = out.data();
-  a.datatype = SMD_FLOAT32;
-  a.op = SMD_SUM;
-  a.unrecorded = true;
+  CollArgs a = internal_call(CollKind::kAllreduce, in.data(), out.data(), 0, SMD_FLOAT32);
   // best[2 * i + streaming]: the fastest block of size i, ns per call.
   std::vector<double> best(2 * sizes.size(), INFINITY);
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -60,15 +54,8 @@ void probe_staging(Comm &comm, Calibration &c) {
   }
   // Every member decides on the same sums, so all adopt the same range.
   std::vector<double> sum(best.size());
-  CollArgs r;
-  r.kind = CollKind::kAllreduce;
-  r.sendbuf = best.data();
-  r.recvbuf = sum.data();
-  r.count = best.size();
-  r.datatype = SMD_FLOAT64;
-  r.op = SMD_SUM;
-  r.unrecorded = true;
-  run_collective(comm, r);
+  run_collective(comm, internal_call(CollKind::kAllreduce, best.data(), sum.data(), best.size(),
+                                     SMD_FLOAT64));
 
   std::vector<bool> wins;
   for (size_t i = 0; i < sizes.size(); ++i) {

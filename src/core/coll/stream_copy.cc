@@ -69,10 +69,15 @@ uint64_t pack_range(int64_t min, int64_t max) {
 
 }  // namespace
 
+// The probe's forcing: per thread, and looked up only while some thread
+// forces (a thread-local read in a shared library is a call; this is the
+// path of every staged round).
 static thread_local int t_forced_staging = -1;  // -1: not forced; else 0 / 1
+static std::atomic<int> g_forcing_threads{0};
 
 bool stage_streams(size_t round_bytes) {
-  if (t_forced_staging >= 0) return t_forced_staging != 0;
+  if (g_forcing_threads.load(std::memory_order_relaxed) != 0 && t_forced_staging >= 0)
+    return t_forced_staging != 0;
   static const bool set = param_origin("SMD_STAGE_STREAM_MIN_BYTES") == ParamOrigin::kEnvironment ||
                           param_origin("SMD_STAGE_STREAM_MAX_BYTES") == ParamOrigin::kEnvironment;
   static const uint64_t documented = pack_range(param_int("SMD_STAGE_STREAM_MIN_BYTES"),
@@ -178,8 +183,12 @@ void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
 
 ForcedStaging::ForcedStaging(bool streaming) : previous_(t_forced_staging) {
   t_forced_staging = streaming ? 1 : 0;
+  g_forcing_threads.fetch_add(1, std::memory_order_relaxed);
 }
-ForcedStaging::~ForcedStaging() { t_forced_staging = previous_; }
+ForcedStaging::~ForcedStaging() {
+  g_forcing_threads.fetch_sub(1, std::memory_order_relaxed);
+  t_forced_staging = previous_;
+}
 
 void adopt_stage_stream_range(int64_t min_bytes, int64_t max_bytes) {
   g_measured_stage_range.store(pack_range(min_bytes, max_bytes), std::memory_order_relaxed);
