@@ -30,6 +30,14 @@ int env_int(const char *name) {
   return v ? atoi(v) : -1;
 }
 
+uint64_t collectives_run(smd_comm_t *w) {
+  smd_comm_stats_t s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  smd_comm_get_stats(w, &s);
+  return s.collectives;
+}
+
 // "ALGO <the algorithm of the last collective>".
 void print_algorithm(smd_comm_t *w) {
   smd_comm_stats_t s;
@@ -74,13 +82,15 @@ int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 <
 // Large allgathers and broadcasts from the victim with the cma algorithms
 // forced (SMD_ALGO), in a loop until something fails: the survivors spend
 // most of their time in cross-memory reads of the victim's buffers, where
-// a thread of the victim kills it `after_ms` into the loop.
-int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int after_ms) {
+// a thread of the victim kills it as its `at_call`-th collective of the
+// loop starts (its statistics count it), not after a sleep.
+int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int at_call) {
   const size_t n = 2 << 20;  // floats: 8 MiB blocks, a 24 MiB broadcast
   std::vector<float> block(n, float(rank)), all(n * size_t(size)), vec(3 * n, 1.0f);
   if (rank == victim) {
-    std::thread([after_ms] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    uint64_t start = collectives_run(w);
+    std::thread([w, start, at_call] {
+      while (collectives_run(w) < start + uint64_t(at_call)) std::this_thread::yield();
       kill(getpid(), SIGKILL);
     }).detach();
   }
@@ -96,14 +106,6 @@ int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int after_m
       return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
     }
   }
-}
-
-uint64_t collectives_run(smd_comm_t *w) {
-  smd_comm_stats_t s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  smd_comm_get_stats(w, &s);
-  return s.collectives;
 }
 
 }  // namespace
@@ -132,7 +134,7 @@ int main(int argc, char **argv) {
   if (scenario == "killed_large")
     return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
                                 argc > 3 && std::string(argv[3]) == "hold");
-  // killed_cma VICTIM AFTER_MS
+  // killed_cma VICTIM AT_CALL
   if (scenario == "killed_cma") return killed_during_cma(w, rank, size, atoi(argv[2]), atoi(argv[3]));
   if (scenario == "timeout") {
     // Only rank 0 enters the collective.
