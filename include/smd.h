@@ -713,7 +713,10 @@ SMD_API smd_result_t smd_mem_free(void *ptr);
  *   the order issued.
  *
  * Every rank of a communicator must issue the same calls on it in a group,
- * in the same order, as outside groups. Calls of one group must not depend
+ * in the same order, as outside groups: ranks whose groups differ on a
+ * communicator (another call, order or number of calls, even where fused
+ * allreduces would add up to the same total) all get SMD_ERR_MISMATCH from
+ * smd_group_end(), naming the first differing call. Calls of one group must not depend
  * on each other's results (a broadcast of an allreduce's output belongs in
  * the next group). Communicator creation and smd_groups_create are never
  * queued.
@@ -724,8 +727,10 @@ SMD_API smd_result_t smd_mem_free(void *ptr);
  * exactly as for a nonblocking call. Blocking forms return SMD_SUCCESS once
  * queued; the i-forms return a request at once that completes at
  * smd_group_end() (waiting on it or freeing it before then, on the thread
- * of the group, fails with SMD_ERR_INVALID_USAGE; smd_request_test()
- * answers "not done").
+ * of the group, fails with SMD_ERR_INVALID_USAGE; from another thread, a
+ * wait or free that the group's end does not release within SMD_TIMEOUT
+ * fails with SMD_ERR_TIMEOUT and leaves the request live;
+ * smd_request_test() answers "not done").
  *
  * Errors: a call refused inside the group (a bad argument, a destroyed
  * handle) returns its error at once as usual and also fails the whole

@@ -51,8 +51,9 @@ smd_sharded_config_t config(uint64_t max_live = 1000000000, uint64_t threshold =
   return c;
 }
 
-void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts) {
-  ASSERT_EQ(smd_sharded_create(world(), &c, &s.set), SMD_SUCCESS) << smd_last_error();
+void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts,
+          smd_comm_t *comm = world()) {
+  ASSERT_EQ(smd_sharded_create(comm, &c, &s.set), SMD_SUCCESS) << smd_last_error();
   s.counts = counts;
   for (size_t p = 0; p < counts.size(); ++p) {
     std::vector<float> init(counts[p]);
@@ -577,6 +578,55 @@ TEST(Sharded, DifferentRegistrationsMismatchOnEveryRank) {
   EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_ERR_MISMATCH);
   EXPECT_NE(std::string(smd_last_error()).find("registered parameters"), std::string::npos)
       << smd_last_error();
+}
+
+// Ranks that fetch or reduce different parameters of one size: each
+// collective carries its parameters' ids (its subject), so every rank gets
+// SMD_ERR_MISMATCH instead of half of each parameter. On a duplicate of
+// the world, which the mismatch poisons.
+TEST(Sharded, DifferentParametersOfOneSizeMismatchOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  const bool last = rank() == size() - 1;
+  for (uint64_t threshold : {uint64_t(0), uint64_t(1000)}) {  // sharded, then persistent
+    for (bool reduce : {false, true}) {
+      if (threshold && !reduce) continue;  // persistent parameters are not gathered
+      smd_comm_t *c = nullptr;
+      SMD_OK(smd_comm_dup(world(), &c));
+      {
+        Set s;
+        make(s, config(1000000000, threshold), {64, 64}, c);
+        int32_t id = last ? 1 : 0;
+        smd_result_t r;
+        if (reduce) {
+          std::vector<float> grad(64, 1.0f);
+          const void *g = grad.data();
+          r = smd_sharded_reduce_grads(s.set, &id, 1, &g, nullptr, nullptr);
+        } else {
+          r = smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr);
+        }
+        EXPECT_EQ(r, SMD_ERR_MISMATCH) << (reduce ? "reduce_grads" : "fetch") << " threshold "
+                                       << threshold << ": " << smd_last_error();
+      }
+      SMD_OK(smd_comm_destroy(c));
+      SMD_OK(smd_barrier(world(), nullptr));
+    }
+  }
+}
+
+// The same parameters in another order: the first gather differs.
+TEST(Sharded, FetchInAnotherOrderMismatchesOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  smd_comm_t *c = nullptr;
+  SMD_OK(smd_comm_dup(world(), &c));
+  {
+    Set s;
+    make(s, config(), {64, 64}, c);
+    std::vector<int32_t> ids = rank() == size() - 1 ? std::vector<int32_t>{1, 0} : std::vector<int32_t>{0, 1};
+    EXPECT_EQ(smd_sharded_fetch(s.set, ids.data(), ids.size(), nullptr, nullptr), SMD_ERR_MISMATCH)
+        << smd_last_error();
+  }
+  SMD_OK(smd_comm_destroy(c));
+  SMD_OK(smd_barrier(world(), nullptr));
 }
 
 }  // namespace
