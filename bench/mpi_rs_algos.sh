@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/mpi_rs_algos.sh: which of Open MPI's reduce_scatter_block algorithms
-# is fastest here, so that bench/compare.sh sets smd beside Open MPI's best
-# configuration and not only its default.
+# is fastest here, all five side by side (bench/compare.sh's "MPI best"
+# column takes the best of them at each point; this shows them all).
 #
 # Runs mpi_bench reduce_scatter (MPI_Reduce_scatter_block, shared memory:
 # btl vader,self) with the default decision (0) and with each algorithm

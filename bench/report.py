@@ -28,16 +28,18 @@ import re
 import statistics
 import sys
 
-IMPLS = [("smd", "smd"), ("smdmem", "smd mem"), ("mpi", "Open MPI"), ("mpitun", "MPI tuned"), ("gloo", "Gloo")]
+IMPLS = [("smd", "smd"), ("smdmem", "smd mem"), ("mpi", "Open MPI"), ("mpibest", "MPI best"), ("gloo", "Gloo")]
 # Implementations that ran only some collectives: "-" elsewhere, not n/a.
-PARTIAL = {"smdmem", "mpitun"}
+PARTIAL = {"smdmem", "mpibest"}
+# Open MPI with one reduce_scatter_block algorithm forced (compare.sh's mpirsN).
+FORCED_RE = re.compile(r"^mpirs(\d)$")
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast"]
 MIB = 1 << 20
 # The membw probe's arrays per kernel (SIZE bytes each): what must fit in the
 # last-level cache for its rate to be an in-cache rate.
 PROBE_ARRAYS = {"memcpy": 2, "add": 3}
 
-FILE_RE = re.compile(r"^r(\d+)_(smd|smdmem|mpi|mpitun|gloo)_([a-z_]+)_np(\d+)_([a-z]+)\.jsonl$")
+FILE_RE = re.compile(r"^r(\d+)_(smd|smdmem|mpi|mpirs\d|gloo)_([a-z_]+)_np(\d+)_([a-z]+)\.jsonl$")
 
 
 def read_jsonl(path):
@@ -152,6 +154,21 @@ def ran_in_place(records, coll):
     return coll in IN_PLACE_BY_DEFAULT
 
 
+def best_mpi(recs):
+    """Open MPI's best configuration at one point: of its default ("mpi") and
+    each forced algorithm ("mpirsN"), the one with the highest median busbw.
+    Returns (records, label) or (None, None) when no forced run is there."""
+    forced = {k: l for k, l in recs.items() if FORCED_RE.match(k) and l}
+    if not forced:
+        return None, None
+    cands = dict(forced)
+    if recs.get("mpi"):
+        cands["mpi"] = recs["mpi"]
+    top = max(cands, key=lambda k: statistics.median(r["busbw_gbps"] for r in cands[k]))
+    m = FORCED_RE.match(top)
+    return cands[top], ("alg %s" % m.group(1)) if m else "default"
+
+
 def l3_bytes(meta):
     """The last-level cache size compare.sh recorded (bytes), else None."""
     for m in meta:
@@ -262,14 +279,15 @@ def main():
         print("  Gloo algorithms: %s (TCP on 127.0.0.1)" % gl)
     print("  Open MPI: pml ob1, btl self,vader (shared memory); smd: smd-bench under smdrun;")
     print("  smd mem: smd-bench -m 1 (buffers from smd_mem_alloc, read in place by peers)")
-    if header_meta.get("mpi_rs_algo"):
-        print("  MPI tuned: reduce_scatter only, Open MPI with coll_tuned_reduce_scatter_block_algorithm %s forced"
-              " (its default decision is weak there; bench/mpi_rs_algos.sh picks the fastest)" % header_meta["mpi_rs_algo"])
+    if header_meta.get("mpi_rs_algos"):
+        print("  MPI best: reduce_scatter only, the best at each point of Open MPI's default and its"
+              " reduce_scatter_block algorithms %s forced (coll_tuned; 1 basic_linear, 2 recursive_doubling,"
+              " 3 recursive_halving, 4 butterfly)" % header_meta["mpi_rs_algos"])
     print()
 
     names = dict(IMPLS)
-    cols = ["collective", "np", "size"] + [names[i] for i, _ in IMPLS] + ["smd/MPI", "smd/tun", "smd/Gloo", "mem/MPI", "ref", "smd/ref"]
-    widths = [14, 2, 7, 22, 22, 22, 22, 22, 7, 7, 8, 7, 6, 7]
+    cols = ["collective", "np", "size"] + [names[i] for i, _ in IMPLS] + ["smd/MPI", "smd/best", "smd/Gloo", "mem/MPI", "ref", "smd/ref"]
+    widths = [14, 2, 7, 22, 22, 22, 30, 22, 7, 8, 8, 7, 6, 7]
     def row(vals):
         out = []
         for k, (v, w) in enumerate(zip(vals, widths)):
@@ -287,16 +305,20 @@ def main():
         if last is not None and last != (coll, p):
             print()
         last = (coll, p)
-        recs = data[(coll, p, nbytes)]
+        recs = dict(data[(coll, p, nbytes)])
+        best, best_label = best_mpi(recs)
+        if best:
+            recs["mpibest"] = best
         zero = all(r["count"] == 0 for l in recs.values() for r in l)
-        vals = {}
-        cells = []
-        for impl, _ in IMPLS:
-            l = recs.get(impl, [])
+        for impl, l in sorted(data[(coll, p, nbytes)].items()):  # every run, forced algorithms too
             for r in l:
                 if r.get("errors"):
                     errors_seen.append("%s %s np=%d %s rep %d: %d wrong elements" % (
                         impl, coll, p, size_str(nbytes), r["rep"], r["errors"]))
+        vals = {}
+        cells = []
+        for impl, _ in IMPLS:
+            l = recs.get(impl, [])
             if zero:
                 cells.append("- (count 0)" if l else "n/a")
                 continue
@@ -306,6 +328,8 @@ def main():
             v = [r["busbw_gbps"] for r in l]
             vals[impl] = statistics.median(v) if v else None
             c = cell(v)
+            if impl == "mpibest":
+                c += " " + best_label
             if any(r.get("errors") for r in l):
                 c += " E"
             n_unchecked = unchecked(l)
@@ -315,7 +339,7 @@ def main():
                     names[impl], coll, p, size_str(nbytes), n_unchecked, len(l)))
             cells.append(c)
         ratio = []
-        for peer in ("mpi", "mpitun", "gloo"):
+        for peer in ("mpi", "mpibest", "gloo"):
             s, q = vals.get("smd"), vals.get(peer)
             if peer in PARTIAL and peer not in recs:
                 ratio.append("-")
@@ -349,7 +373,10 @@ def main():
     for coll, p, nbytes in keys:
         if nbytes != 8:
             continue
-        recs = data[(coll, p, nbytes)]
+        recs = dict(data[(coll, p, nbytes)])
+        best, best_label = best_mpi(recs)
+        if best:
+            recs["mpibest"] = best
         parts = []
         zero = all(r["count"] == 0 for l in recs.values() for r in l)
         for impl, label in IMPLS:

@@ -199,27 +199,42 @@ class Table(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("broadcast ran in place for smd and out of place for gloo", out)
 
-    def test_tuned_mpi_column_for_reduce_scatter_only(self):
+    def test_best_mpi_column_for_reduce_scatter_only(self):
         n = 1 * MIB
         name, lines = self.membw()
         rc, out = self.run_report({
             name: lines,
             "r0_smd_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 100.0)],
             "r0_mpi_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 1000.0)],
-            "r0_mpitun_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 400.0)],
+            "r0_mpirs1_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 800.0)],
+            "r0_mpirs3_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 400.0)],
             "r0_smd_allreduce_np2_mid.jsonl": [bench_line("allreduce", 2, n, 100.0)],
             "r0_mpi_allreduce_np2_mid.jsonl": [bench_line("allreduce", 2, n, 200.0)],
         })
         self.assertEqual(rc, 0, out)
-        self.assertIn("MPI tuned", out.splitlines()[0] + out)
-        f = self.row(out, "reduce_scatter", 2, "1 MiB").split()
-        # smd/MPI 10.0, smd/tun 4.00 (smd's time 100 us against 1000 and 400)
-        self.assertIn("10.0", f)
-        self.assertIn("4.00", f)
+        row = self.row(out, "reduce_scatter", 2, "1 MiB")
+        # The fastest of default (1000 us), alg 1 (800) and alg 3 (400): alg 3.
+        self.assertIn("alg 3", row)
+        f = row.split()
+        self.assertIn("10.0", f)  # smd/MPI: 100 us against the default's 1000
+        self.assertIn("4.00", f)  # smd/best: against alg 3's 400
         f = self.row(out, "allreduce", 2, "1 MiB").split()
-        # collective np size(2) smd "smd mem" "Open MPI" "MPI tuned" Gloo smd/MPI smd/tun ...
+        # collective np size(2) smd "smd mem" "Open MPI" "MPI best" Gloo smd/MPI smd/best ...
         self.assertEqual(f[9], "2.00")
-        self.assertEqual((f[7], f[10]), ("-", "-"))  # no tuned run for allreduce: "-", not n/a
+        self.assertEqual((f[7], f[10]), ("-", "-"))  # no forced runs for allreduce: "-", not n/a
+
+    def test_best_mpi_may_be_the_default_and_forced_errors_count(self):
+        n = 1 * MIB
+        name, lines = self.membw()
+        rc, out = self.run_report({
+            name: lines,
+            "r0_smd_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 100.0)],
+            "r0_mpi_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 300.0)],
+            "r0_mpirs2_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 900.0, errors=2)],
+        })
+        self.assertEqual(rc, 1, out)  # a forced algorithm's wrong result fails the report too
+        self.assertIn("default", self.row(out, "reduce_scatter", 2, "1 MiB"))
+        self.assertIn("mpirs2 reduce_scatter np=2 1 MiB rep 0: 2 wrong elements", out)
 
     def test_unchecked_and_wrong_runs_are_marked(self):
         n = 256 * MIB
