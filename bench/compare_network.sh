@@ -115,7 +115,10 @@ run() {
     mpi-shm)
       timeout -k 5 300 mpirun "${MPIRUN_SHM_ARGS[@]}" -np "$np" "$MPI_BENCH" "${args[@]}" ;;
     smd-*)
-      local plugin=${impl#smd-} nodes=$np transport=$plugin algo=auto
+      # Two statements: within one `local`, $plugin would still be the
+      # caller's (the last plugin of the loop above), not this one.
+      local plugin=${impl#smd-}
+      local nodes=$np transport=$plugin algo=auto
       case "$mode" in
         nodes2-net) nodes=2 ;;
         nodes2*) nodes=2; transport=shm+$plugin ;;

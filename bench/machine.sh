@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/machine.sh: what a benchmark table must state about the machine it
 # ran on (sourced by compare.sh and compare_network.sh). Machines differ in
 # cache size and memory bandwidth, and the shared ones are loaded: a table is
