@@ -109,7 +109,9 @@ std::optional<std::string> read_bounded_file(const std::string &path, const File
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (rules.follow_links ? 0 : O_NOFOLLOW);
   int fd = ::open(path.c_str(), flags);
   if (fd < 0) {
-    *why = open_error(path, errno);
+    int err = errno;
+    *why = open_error(path, err);
+    errno = err;
     return std::nullopt;
   }
   struct stat st {};
@@ -141,6 +143,7 @@ std::optional<std::string> read_bounded_file(const std::string &path, const File
   ::close(fd);
   if (!problem.empty()) {
     *why = problem;
+    errno = EINVAL;  // opened, then refused
     return std::nullopt;
   }
   return text;

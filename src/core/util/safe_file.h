@@ -56,7 +56,9 @@ struct FileRules {
 
 // The contents of `path` when it is a regular file within `rules` (checked
 // on the open file, so the answer cannot change between check and read);
-// nullopt with *why set otherwise. Never blocks on a FIFO or device.
+// nullopt with *why set otherwise (and errno that of open(2) when the file
+// could not be opened: ENOENT when it does not exist). Never blocks on a
+// FIFO or device.
 std::optional<std::string> read_bounded_file(const std::string &path, const FileRules &rules,
                                              std::string *why);
 
