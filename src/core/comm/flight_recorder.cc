@@ -126,8 +126,8 @@ const std::string &flight_dump_dir() {
     if (d.empty()) return d;
     struct stat st {};
     std::string problem;
-    if (stat(d.c_str(), &st) != 0 && errno == ENOENT) {
-      problem = make_private_dirs(d);
+    if (stat(d.c_str(), &st) != 0) {
+      problem = errno == ENOENT ? make_private_dirs(d) : format("%s: %s", d.c_str(), strerror(errno));
       if (problem.empty()) SMD_INFO("comm", "SMD_DUMP_DIR: created %s (mode 0700)", d.c_str());
     } else if (!S_ISDIR(st.st_mode)) {
       problem = format("%s is not a directory", d.c_str());
