@@ -97,6 +97,7 @@ TEST(PlantedLink, DebugFileOfThisUserIsAppendedTo) {
   SharedDir dir;
   std::string path = dir / "smd.log";
   write_text(path, "before\n");
+  ASSERT_EQ(chmod(path.c_str(), 0664), 0);  // made under umask 002: still this user's
   setenv("SMD_DEBUG_FILE", path.c_str(), 1);
   smd::log_reload();
   SMD_WARN("test", "appended");

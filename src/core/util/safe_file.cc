@@ -92,7 +92,10 @@ int open_own_file_to_append(const std::string &path, std::string *why) {
     return -1;
   }
   struct stat st {};
-  std::string problem = fstat(fd, &st) != 0 ? open_error(path, errno) : regular_file_problem(path, st, true);
+  // This user's file, whatever its mode (a log made under umask 002 is
+  // group-writable): appending to it writes nothing of anyone else's.
+  std::string problem = fstat(fd, &st) != 0 ? open_error(path, errno) : regular_file_problem(path, st, false);
+  if (problem.empty()) problem = ownership_problem(path, st, 0);
   if (problem.empty() && st.st_nlink != 1)
     problem = format("%s has %u names (hard links): refusing to append to it", path.c_str(),
                      static_cast<unsigned>(st.st_nlink));
