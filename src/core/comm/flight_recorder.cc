@@ -294,6 +294,12 @@ void FlightRecorder::write_json(JsonSink &out, const char *reason) const {
 int FlightRecorder::dump(const char *reason) const {
   if (!capacity_ || !path_[0]) return 0;
   int fd = create_new_file(temp_path_, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    // A dump this process was writing when a signal came (the name is
+    // unguessable, so ours): the signal's dump takes its place.
+    ::unlink(temp_path_);
+    fd = create_new_file(temp_path_, 0644);
+  }
   if (fd < 0) return errno;
   {
     JsonSink out(fd);
