@@ -267,8 +267,9 @@ typedef struct smd_init_options {
    * it to the other ranks in a file only this user can read
    * (SMD_RENDEZVOUS_DIR; docs/SECURITY.md). */
   const char *job_token;
-  /* Deadline of every blocking step in milliseconds; <= 0 = SMD_TIMEOUT
-   * (default 300000). */
+  /* Deadline of every blocking step, in milliseconds; <= 0 = the
+   * environment's SMD_TIMEOUT, which is in seconds (default 300 seconds =
+   * 300000 milliseconds). */
   int64_t timeout_ms;
   /* Transport: "shm", "auto", or a plugin name; NULL = SMD_TRANSPORT
    * (default "auto"). */

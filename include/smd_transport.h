@@ -159,7 +159,8 @@ typedef struct smd_transport_host {
   int32_t local_size;
   int32_t node_index; /* this node's index, 0 .. node_count-1 */
   int32_t node_count;
-  /* The job's deadline for blocking steps, in milliseconds. */
+  /* The job's deadline for blocking steps, in milliseconds (from the
+   * option timeout_ms, or SMD_TIMEOUT, which is in seconds). */
   int64_t timeout_ms;
   /* A log line (no trailing newline needed); level is
    * SMD_TRANSPORT_LOG_*. The core adds rank and plugin name. */

@@ -67,6 +67,14 @@ sed -i 's/^key = boot=[^ ]*/key = boot=another-boot/' "$file"
 out=$(run 2 auto)
 echo "$out" | grep -q "another boot" || fail "a file of another boot was not reported: $out"
 echo "$out" | values | grep -q '(measured now)$' || fail "a file of another boot was used: $out"
+# A value no measurement gives (the file was edited) is warned about and
+# measured over.
+grep -q '^line_rtt_us = ' "$file" || fail "no line_rtt_us in the rewritten file: $(cat "$file")"
+sed -i 's/^line_rtt_us = .*/line_rtt_us = 1e308/' "$file"
+out=$(run 2 auto)
+echo "$out" | grep -q "WARN.*ignoring the calibration cache $file: line_rtt_us = 1e+308 is outside" ||
+  fail "a crafted value was not warned about: $out"
+echo "$out" | values | grep -q '(measured now)$' || fail "a crafted value was used: $out"
 
 # smd-info params shows the cached values and their origin.
 SMD_RENDEZVOUS_DIR="$dir" "$info" params > "$dir/params" 2>&1 || { cat "$dir/params"; fail "smd-info params failed"; }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <random>
@@ -549,6 +550,43 @@ TEST(Sharded, RegistrationErrors) {
   EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
   SMD_OK(smd_sharded_register(s.set, 10, SMD_BFLOAT16, nullptr, &id));
   EXPECT_EQ(id, 0);
+}
+
+// Counts whose shard or gathered size wraps size_t (count + ranks - 1
+// overflowed to a 0-element shard once) are refused, sharded or whole.
+TEST(Sharded, CountsThatOverflowAreRefused) {
+  for (uint64_t threshold : {uint64_t(0), UINT64_MAX}) {
+    Set s;
+    make(s, config(1000000000, threshold), {});
+    for (size_t count : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2 + 1, SIZE_MAX / 4 + 1,
+                         size_t(PTRDIFF_MAX / 4) + 1}) {
+      int32_t id = -1;
+      EXPECT_EQ(smd_sharded_register(s.set, count, SMD_FLOAT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT)
+          << "count " << count << " threshold " << threshold;
+      EXPECT_EQ(id, -1);
+      EXPECT_NE(std::string(smd_last_error()).find("too large"), std::string::npos) << smd_last_error();
+    }
+    int32_t id = -1;
+    SMD_OK(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, &id));
+    EXPECT_EQ(id, 0);
+  }
+}
+
+// An n no set could hold is refused before ids is read (it was an
+// internal error from the vector's constructor).
+TEST(Sharded, ImpossibleIdCountsAreRefused) {
+  Set s;
+  make(s, config(), {10, 20});
+  int32_t ids[] = {0, 1};
+  const void *grads[] = {ids, ids};
+  for (size_t n : {SIZE_MAX, size_t(3)}) {
+    EXPECT_EQ(smd_sharded_fetch(s.set, ids, n, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT) << n;
+    EXPECT_NE(std::string(smd_last_error()).find("the set has 2 parameters"), std::string::npos)
+        << smd_last_error();
+    EXPECT_EQ(smd_sharded_reduce_grads(s.set, ids, n, grads, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT)
+        << n;
+  }
+  EXPECT_EQ(smd_sharded_release(s.set, ids, SIZE_MAX), SMD_ERR_INVALID_ARGUMENT);
 }
 
 TEST(Sharded, BadConfigurationsFailOnEveryRank) {

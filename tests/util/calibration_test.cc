@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,7 +15,9 @@
 
 #include "core/coll/calibration.h"
 #include "core/coll/cost_model.h"
+#include "core/coll/settings_agreement.h"
 #include "core/util/error.h"
+#include "shared_dir.h"
 
 namespace {
 
@@ -112,6 +115,104 @@ TEST(Calibration, AnotherBootOrCorruptFileIsIgnored) {
     write_text(path, text);
     EXPECT_FALSE(smd::read_calibration(path, "boot=a cpu=b smd=0.1.0")) << text;
   }
+}
+
+// A cache file someone edited (values no measurement gives) or planted
+// (a link, another user's file) is ignored with a warning, so the node
+// measures again.
+TEST(Calibration, CraftedCacheValuesAreIgnoredWithAWarning) {
+  TempDir dir;
+  std::string path = dir.path() + "/cal.txt";
+  const std::string key = "boot=a cpu=b smd=0.1.0";
+  smd::write_calibration(path, key, sample());
+  std::string good = testfiles::read_text(path);
+  auto with = [&](const std::string &name, const std::string &value) {
+    size_t at = good.find(name + " = ");
+    size_t eol = good.find('\n', at);
+    return good.substr(0, at) + name + " = " + value + good.substr(eol);
+  };
+  const std::pair<std::string, std::string> crafted[] = {
+      {"line_rtt_us", "1e308"},             // flips the choice of algorithm
+      {"copy_memory_gbps", "1e-310"},       // denormal: infinite predictions
+      {"copy_cache_gbps", "nan"},
+      {"cma_gbps", "inf"},
+      {"stream_min_bytes", "1e30"},         // past any integer it is cast to
+      {"stage_stream_min_bytes", "4096.5"}, // not a whole number of bytes
+      {"stage_stream_max_bytes", "-7"},
+  };
+  for (const auto &[name, value] : crafted) {
+    testfiles::write_text(path, with(name, value));
+    ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(smd::read_calibration(path, key)) << name << " = " << value;
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("ignoring the calibration cache"), std::string::npos) << err;
+    EXPECT_NE(err.find(name), std::string::npos) << err;
+  }
+  testfiles::write_text(path, good);
+  EXPECT_TRUE(smd::read_calibration(path, key));  // the untouched file is still read
+}
+
+TEST(Calibration, CacheThroughALinkOrOfAnotherUserIsRefused) {
+  testfiles::SharedDir dir;
+  const std::string key = "boot=a cpu=b smd=0.1.0";
+  std::string real = dir / "real.txt", link = dir / "smd-calibration.txt";
+  smd::write_calibration(real, key, sample());
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(smd::read_calibration(link, key));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("is a symbolic link"), std::string::npos) << err;
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(real.c_str(), 65534, 65534), 0);
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(smd::read_calibration(real, key));
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("belongs to uid 65534"), std::string::npos) << err;
+  }
+  // Written again over the link: the link goes, its target stays.
+  std::string before = testfiles::read_text(real);
+  smd::write_calibration(link, key, sample());
+  EXPECT_TRUE(testfiles::is_plain_file(link));
+  EXPECT_EQ(testfiles::read_text(real), before);
+}
+
+// SMD_TUNING_FILE: a regular file of bounded size with values in range,
+// else a clear error at once (a FIFO hung init, /dev/zero read until
+// memory ran out).
+TEST(Calibration, TuningFileMustBeASmallRegularFileOfPlausibleValues) {
+  testfiles::SharedDir dir;
+  std::string fifo = dir / "fifo", file = dir / "tuning.txt";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto error_of = [](const std::string &path) -> std::string {
+    setenv("SMD_TUNING_FILE", path.c_str(), 1);
+    std::string message = "(accepted)";
+    try {
+      smd::CostModel::load(nullptr);
+    } catch (const smd::Error &e) {
+      message = e.code() == SMD_ERR_INVALID_ARGUMENT ? e.message() : "wrong code: " + e.message();
+    }
+    unsetenv("SMD_TUNING_FILE");
+    return message;
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(error_of(fifo).find("not a regular file"), std::string::npos) << error_of(fifo);
+  EXPECT_NE(error_of("/dev/zero").find("not a regular file"), std::string::npos);
+  // The settings every rank compares at init read the file too.
+  setenv("SMD_TUNING_FILE", fifo.c_str(), 1);
+  for (const auto &setting : smd::shared_settings())
+    if (std::string(setting.name) == "SMD_TUNING_FILE") EXPECT_EQ(setting.value, "unreadable " + fifo);
+  unsetenv("SMD_TUNING_FILE");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  testfiles::write_text(file, std::string(100000, '#'));
+  EXPECT_NE(error_of(file).find("more than the 65536 allowed"), std::string::npos) << error_of(file);
+  for (const char *line : {"arena_alpha_us = 1e300", "arena_gbps = 1e-310", "net_gbps = nan",
+                           "local_gbps = 0", "cma_alpha_us = -1"}) {
+    testfiles::write_text(file, std::string(line) + "\n");
+    EXPECT_NE(error_of(file).find("is not a valid value for"), std::string::npos) << line << ": " << error_of(file);
+  }
+  testfiles::write_text(file, "arena_alpha_us = 0.5\nnet_gbps = 12.5\n");
+  EXPECT_EQ(error_of(file), "(accepted)");
 }
 
 TEST(Calibration, KeyNamesThisBootAndCpu) {

@@ -7,6 +7,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -60,6 +61,47 @@ std::vector<std::string> dump_files(const std::string &dir) {
   closedir(d);
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// Limits no real dump passes: a world or communicator of at most 2^24
+// ranks, and at most SMD_FLIGHT_RECORDER's largest ring (2^20 entries).
+constexpr int64_t kMaxRanks = int64_t(1) << 24;
+constexpr size_t kMaxEntries = size_t(1) << 20;
+// About 400 bytes an entry: a full ring's dump is well below this.
+constexpr size_t kMaxDumpBytes = size_t(1) << 30;
+
+// "" when the dump's numbers are ones smd writes; else the first that is
+// not, so that a crafted file is refused instead of sizing the report.
+std::string dump_problem(const JsonValue &v) {
+  auto outside = [&](const char *key, int64_t lo, int64_t hi) -> std::string {
+    int64_t x = v.int_of(key, lo - 1);
+    if (x >= lo && x < hi) return "";
+    const JsonValue *raw = v.find(key);
+    return std::string(key) + " " + (raw ? raw->text : "missing") + " is not in [" + std::to_string(lo) +
+           ", " + std::to_string(hi) + ")";
+  };
+  std::string p;
+  if (!(p = outside("world_size", 1, kMaxRanks + 1)).empty()) return p;
+  if (!(p = outside("world_rank", 0, v.int_of("world_size"))).empty()) return p;
+  if (!(p = outside("comm_size", 1, kMaxRanks + 1)).empty()) return p;
+  if (!(p = outside("comm_rank", 0, v.int_of("comm_size"))).empty()) return p;
+  if (!(p = outside("comm", 0, INT64_MAX)).empty()) return p;
+  if (!(p = outside("comm_first_member", 0, v.int_of("world_size"))).empty()) return p;
+  const JsonValue *entries = v.find("entries");
+  if (!entries || entries->type != JsonValue::Type::kArray) return "entries is not a list";
+  if (entries->items.size() > kMaxEntries)
+    return "entries has " + std::to_string(entries->items.size()) + " calls, more than a ring holds (" +
+           std::to_string(kMaxEntries) + ")";
+  for (const JsonValue &e : entries->items) {
+    if (e.type != JsonValue::Type::kObject) return "an entry is not an object";
+    if (e.int_of("seq", -1) < 0 || e.int_of("count", -1) < 0)
+      return "an entry has a negative or missing seq or count";
+    int64_t root = e.int_of("root", -1);
+    if (root < 0 || root >= v.int_of("comm_size"))
+      return "entry with seq " + std::to_string(e.int_of("seq")) + " has root " + std::to_string(root) +
+             ", not a rank of the communicator";
+  }
+  return "";
 }
 
 Dump read_dump(const std::string &path, const JsonValue &v) {
@@ -166,10 +208,16 @@ int run_flight(const Options &o) {
   int unreadable = 0;
   for (const std::string &path : dump_files(o.paths[0])) {
     try {
-      JsonValue v = read_json_file(path);
+      JsonValue v = read_json_file(path, kMaxDumpBytes);
       if (!v.find("smd_flight_recorder")) continue;
+      std::string problem = dump_problem(v);
+      if (!problem.empty()) throw JsonError{path + ": not a flight recorder dump smd wrote: " + problem};
       auto key = std::make_pair(v.int_of("comm"), v.int_of("comm_first_member"));
       CommDumps &cd = comms[key];
+      if (!cd.dumps.empty() && cd.size != v.int_of("comm_size"))
+        throw JsonError{path + ": comm_size " + std::to_string(v.int_of("comm_size")) +
+                        " differs from the " + std::to_string(cd.size) + " of " + cd.dumps[0].file +
+                        " (same communicator)"};
       cd.id = key.first;
       cd.first_member = key.second;
       cd.size = v.int_of("comm_size");

@@ -2,8 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <optional>
+
+#include "core/util/safe_file.h"
 
 namespace smdinfo {
 namespace {
@@ -216,13 +217,14 @@ void write_json(const JsonValue &v, std::string &out) {
 
 JsonValue parse_json(const std::string &text) { return Parser(text).document(); }
 
-JsonValue read_json_file(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw JsonError{"cannot read " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
+JsonValue read_json_file(const std::string &path, size_t max_bytes) {
+  smd::FileRules rules;
+  rules.max_bytes = max_bytes;
+  std::string why;
+  std::optional<std::string> text = smd::read_bounded_file(path, rules, &why);
+  if (!text) throw JsonError{"cannot read " + why};
   try {
-    return parse_json(ss.str());
+    return parse_json(*text);
   } catch (const JsonError &e) {
     throw JsonError{path + ": " + e.message};
   }

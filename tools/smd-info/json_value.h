@@ -3,6 +3,7 @@
 // integers survive. Throws JsonError with the offset of the problem.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,7 +34,8 @@ struct JsonValue {
 JsonValue parse_json(const std::string &text);
 // The value as compact JSON text (appended to out).
 void write_json(const JsonValue &v, std::string &out);
-// Reads and parses a file; JsonError names the file.
-JsonValue read_json_file(const std::string &path);
+// Reads and parses a regular file of at most max_bytes (a FIFO, device or
+// larger file is refused unread); JsonError names the file.
+JsonValue read_json_file(const std::string &path, size_t max_bytes = size_t(1) << 34);
 
 }  // namespace smdinfo

@@ -78,8 +78,17 @@ void not_in_group(const char *what) {
     fail(SMD_ERR_INVALID_USAGE, "%s cannot be called between smd_group_start and smd_group_end", what);
 }
 
-std::vector<int32_t> id_vector(const int32_t *ids, size_t n) {
+// The caller's ids; `distinct` calls name each parameter at most once, so
+// n above the registered count is a wrong n, refused before ids is read.
+std::vector<int32_t> id_vector(const sharded::ShardedSet &s, const int32_t *ids, size_t n,
+                               bool distinct) {
   if (n > 0 && !ids) fail(SMD_ERR_INVALID_ARGUMENT, "ids is NULL but n is %zu", n);
+  size_t registered = s.parameters();
+  if (distinct && n > registered)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "n is %zu but the set has %zu parameters (each id appears at most once)", n, registered);
+  if (n > PTRDIFF_MAX / sizeof(int32_t))
+    fail(SMD_ERR_INVALID_ARGUMENT, "n is %zu, more ids than memory can hold", n);
   return std::vector<int32_t>(ids, ids + n);
 }
 
@@ -182,7 +191,7 @@ SMD_API smd_result_t smd_sharded_fetch(smd_sharded_t *set, const int32_t *ids, s
     not_in_group("smd_sharded_fetch");
     auto &s = set_of(set);
     check_stream(stream);
-    auto task = s.fetch(id_vector(ids, n), request == nullptr);
+    auto task = s.fetch(id_vector(s, ids, n, true), request == nullptr);
     if (request) *request = new_request(s.comm_ptr(), std::move(task), "sharded fetch");
   });
 }
@@ -196,7 +205,10 @@ SMD_API smd_result_t smd_sharded_full(smd_sharded_t *set, int32_t id, void **dat
 }
 
 SMD_API smd_result_t smd_sharded_release(smd_sharded_t *set, const int32_t *ids, size_t n) {
-  return guarded("smd_sharded_release", [&] { set_of(set).release(id_vector(ids, n)); });
+  return guarded("smd_sharded_release", [&] {
+    auto &s = set_of(set);
+    s.release(id_vector(s, ids, n, false));
+  });
 }
 
 SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t *ids, size_t n,
@@ -207,7 +219,7 @@ SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t 
     not_in_group("smd_sharded_reduce_grads");
     auto &s = set_of(set);
     check_stream(stream);
-    auto idv = id_vector(ids, n);
+    auto idv = id_vector(s, ids, n, true);
     if (n > 0 && !grads) fail(SMD_ERR_INVALID_ARGUMENT, "grads is NULL but n is %zu", n);
     std::vector<const void *> gv(grads, grads + n);
     for (size_t i = 0; i < n; ++i)

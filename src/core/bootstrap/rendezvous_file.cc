@@ -13,6 +13,8 @@
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
+#include "core/util/private_dir.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 namespace {
@@ -23,31 +25,12 @@ constexpr char kHeader[] = "smd-rendezvous 1";
 // The directory must be ours and closed to others: a note in a directory
 // another user can write could be replaced by theirs.
 void check_private_dir(const std::string &dir) {
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0)
-    fail(SMD_ERR_BOOTSTRAP, "rendezvous directory %s: %s", dir.c_str(), strerror(errno));
-  if (!S_ISDIR(st.st_mode))
-    fail(SMD_ERR_BOOTSTRAP, "rendezvous directory %s is not a directory (a link?)", dir.c_str());
-  if (st.st_uid != geteuid())
+  std::string problem = private_dir_problem(dir);
+  if (!problem.empty())
     fail(SMD_ERR_BOOTSTRAP,
-         "rendezvous directory %s belongs to uid %u, not this user (%u): refusing to "
-         "exchange the job token through it (set SMD_RENDEZVOUS_DIR or SMD_JOB_TOKEN)",
-         dir.c_str(), static_cast<unsigned>(st.st_uid), static_cast<unsigned>(geteuid()));
-  if (st.st_mode & (S_IRWXG | S_IRWXO))
-    fail(SMD_ERR_BOOTSTRAP,
-         "rendezvous directory %s has mode %03o: others could read or plant the job "
-         "token (chmod 700 it, or set SMD_RENDEZVOUS_DIR or SMD_JOB_TOKEN)",
-         dir.c_str(), static_cast<unsigned>(st.st_mode & 0777));
-}
-
-void make_dirs(const std::string &dir) {
-  for (size_t at = 1; at != std::string::npos;) {
-    at = dir.find('/', at + 1);
-    std::string part = dir.substr(0, at);
-    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      fail(SMD_ERR_BOOTSTRAP, "cannot create the rendezvous directory %s: %s", part.c_str(),
-           strerror(errno));
-  }
+         "rendezvous directory %s: refusing to exchange the job token through it, where others "
+         "could read or plant it (chmod 700 it, or set SMD_RENDEZVOUS_DIR or SMD_JOB_TOKEN)",
+         problem.c_str());
 }
 
 std::optional<RendezvousNote> parse(const std::string &text) {
@@ -111,7 +94,8 @@ std::string rendezvous_dir(bool single_host) {
   }
   if (dir[0] != '/')
     fail(SMD_ERR_INVALID_ARGUMENT, "SMD_RENDEZVOUS_DIR=%s is not an absolute path", dir.c_str());
-  make_dirs(dir);
+  std::string made = make_private_dirs(dir);
+  if (!made.empty()) fail(SMD_ERR_BOOTSTRAP, "the rendezvous directory: %s", made.c_str());
   check_private_dir(dir);
   return dir;
 }
@@ -128,8 +112,8 @@ std::string rendezvous_note_path(const std::string &dir, const std::string &job_
 }
 
 void write_rendezvous_note(const std::string &path, const RendezvousNote &note) {
-  std::string tmp = format("%s.%d.tmp", path.c_str(), static_cast<int>(getpid()));
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  std::string tmp = unguessable_temp_name(path);
+  int fd = create_new_file(tmp.c_str(), 0600);
   if (fd < 0)
     fail(SMD_ERR_BOOTSTRAP, "cannot write the rendezvous note %s: %s", tmp.c_str(),
          strerror(errno));
@@ -138,12 +122,10 @@ void write_rendezvous_note(const std::string &path, const RendezvousNote &note) 
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ok = fsync(fd) == 0 && ok;
   close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
+  if (!ok) unlink(tmp.c_str());
+  if (!ok || move_into_place(tmp.c_str(), path.c_str()) != 0)
     fail(SMD_ERR_BOOTSTRAP, "cannot write the rendezvous note %s: %s", path.c_str(),
-         strerror(err));
-  }
+         strerror(errno));
 }
 
 RendezvousNote read_rendezvous_note(const std::string &path, Deadline deadline) {

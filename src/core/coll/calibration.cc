@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -23,19 +24,27 @@ namespace smd {
 
 namespace {
 
+// Each value's plausible range on any machine, so that a cache file
+// someone edited cannot steer the cost model (a huge cache-line latency
+// flips the choice of algorithm, a denormal bandwidth predicts an infinite
+// time) or overflow the integer a size is converted to. 0 is "not
+// measured" for every field; the staging range also has -1.
+constexpr double kMaxBytes = 1ull << 40;
 struct Field {
   const char *key;
   double Calibration::*member;
+  double min, max;
+  bool integral, minus_one;
 };
 const Field kFields[] = {
-    {"copy_cache_gbps", &Calibration::copy_cache_gbps},
-    {"copy_memory_gbps", &Calibration::copy_memory_gbps},
-    {"line_rtt_us", &Calibration::line_rtt_us},
-    {"cma_alpha_us", &Calibration::cma_alpha_us},
-    {"cma_gbps", &Calibration::cma_gbps},
-    {"stream_min_bytes", &Calibration::stream_min_bytes},
-    {"stage_stream_min_bytes", &Calibration::stage_stream_min_bytes},
-    {"stage_stream_max_bytes", &Calibration::stage_stream_max_bytes},
+    {"copy_cache_gbps", &Calibration::copy_cache_gbps, 0.01, 1e5, false, false},
+    {"copy_memory_gbps", &Calibration::copy_memory_gbps, 0.01, 1e5, false, false},
+    {"line_rtt_us", &Calibration::line_rtt_us, 1e-3, 1e3, false, false},
+    {"cma_alpha_us", &Calibration::cma_alpha_us, 1e-3, 1e5, false, false},
+    {"cma_gbps", &Calibration::cma_gbps, 0.01, 1e5, false, false},
+    {"stream_min_bytes", &Calibration::stream_min_bytes, 1, kMaxBytes, true, false},
+    {"stage_stream_min_bytes", &Calibration::stage_stream_min_bytes, 1, kMaxBytes, true, true},
+    {"stage_stream_max_bytes", &Calibration::stage_stream_max_bytes, 1, kMaxBytes, true, true},
 };
 
 // Evicts [p, p + bytes) from every cache level, so the next copy reads
@@ -83,6 +92,18 @@ std::vector<std::pair<std::string, double>> Calibration::entries() const {
   std::vector<std::pair<std::string, double>> out;
   for (const Field &f : kFields) out.emplace_back(f.key, this->*f.member);
   return out;
+}
+
+std::string Calibration::range_problem(const std::string &key, double value) {
+  for (const Field &f : kFields) {
+    if (key != f.key) continue;
+    bool ok = value == 0 || (f.minus_one && value == -1) ||
+              (value >= f.min && value <= f.max && (!f.integral || value == std::floor(value)));
+    if (ok) return "";
+    return format("%s = %g is outside its range (0, %s%g to %g%s)", f.key, value,
+                  f.minus_one ? "-1, " : "", f.min, f.max, f.integral ? ", whole numbers" : "");
+  }
+  return format("%s is not a calibration value", key.c_str());
 }
 
 bool Calibration::set(const std::string &key, double value) {

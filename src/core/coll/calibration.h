@@ -43,6 +43,9 @@ struct Calibration {
   std::vector<std::pair<std::string, double>> entries() const;
   // Sets the field `key`; false for an unknown key.
   bool set(const std::string &key, double value);
+  // "" when `value` is plausible for the field `key` on any machine; else
+  // why not, naming the key, the value and the range.
+  static std::string range_problem(const std::string &key, double value);
 };
 
 // SMD_CALIBRATE: kOff leaves the documented defaults, kForce measures even

@@ -12,12 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/coll/calibration.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 
@@ -63,32 +65,48 @@ std::string calibration_cache_path() {
 }
 
 std::optional<Calibration> read_calibration(const std::string &path, const std::string &key) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  auto ignored = [&](const char *why) {
-    SMD_INFO("calibrate", "ignoring %s: %s", path.c_str(), why);
+  // The file is this user's own (in a shared /tmp anyone may have made it
+  // first), never a link, and small: checked on the open file.
+  FileRules rules;
+  rules.max_bytes = 64 * 1024;
+  rules.follow_links = false;
+  rules.own_only = true;
+  std::string why;
+  std::optional<std::string> text = read_bounded_file(path, rules, &why);
+  if (!text) {
+    if (errno == ENOENT) return std::nullopt;  // none yet: measured, then written
+    SMD_WARN("calibrate", "ignoring the calibration cache: %s (measuring again)", why.c_str());
+    return std::nullopt;
+  }
+  auto stale = [&](const char *what) {
+    SMD_INFO("calibrate", "ignoring %s: %s", path.c_str(), what);
     return std::nullopt;
   };
-  // In a shared /tmp anyone may have made the file first.
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || st.st_uid != getuid()) return ignored("owned by another user");
+  // Values no measurement gives: someone edited the file.
+  auto refused = [&](const std::string &what) {
+    SMD_WARN("calibrate", "ignoring the calibration cache %s: %s (measuring again)", path.c_str(),
+             what.c_str());
+    return std::nullopt;
+  };
+  std::istringstream in(*text);
   std::string line;
-  if (!std::getline(in, line) || line != "key = " + key) return ignored("made on another boot, CPU or version");
+  if (!std::getline(in, line) || line != "key = " + key) return stale("made on another boot, CPU or version");
   Calibration c;
   size_t seen = 0;
   while (std::getline(in, line)) {
     size_t eq = line.find(" = ");
-    if (eq == std::string::npos) return ignored("a line is not 'key = value'");
+    if (eq == std::string::npos) return refused("a line is not 'key = value'");
     char *end = nullptr;
-    std::string value = line.substr(eq + 3);
+    std::string name = line.substr(0, eq), value = line.substr(eq + 3);
     double v = std::strtod(value.c_str(), &end);
-    // -1 is the one negative value (a staging range's "never" or "no end").
-    if (end == value.c_str() || *end != '\0' || !(v >= 0 || v == -1) || std::isinf(v) ||
-        !c.set(line.substr(0, eq), v))
-      return ignored("a value or key is not valid");
+    if (end == value.c_str() || *end != '\0' || !std::isfinite(v))
+      return refused(format("%s = '%s' is not a number", name.c_str(), value.c_str()));
+    std::string problem = Calibration::range_problem(name, v);
+    if (!problem.empty()) return refused(problem);
+    c.set(name, v);
     ++seen;
   }
-  if (seen != c.entries().size() || !c.measured()) return ignored("values are missing");
+  if (seen != c.entries().size() || !c.measured()) return refused("values are missing");
   c.origin = "cached file";
   return c;
 }
@@ -96,16 +114,14 @@ std::optional<Calibration> read_calibration(const std::string &path, const std::
 void write_calibration(const std::string &path, const std::string &key, const Calibration &c) {
   std::string text = "key = " + key + "\n";
   for (const auto &[k, v] : c.entries()) text += format("%s = %.17g\n", k.c_str(), v);
-  std::string tmp = format("%s.%d.tmp", path.c_str(), static_cast<int>(getpid()));
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::string tmp = unguessable_temp_name(path);
+  int fd = create_new_file(tmp.c_str(), 0600);
   bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (fd >= 0) ok = close(fd) == 0 && ok;
-  if (ok) ok = rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
+  if (!ok && fd >= 0) unlink(tmp.c_str());
+  if (!ok || move_into_place(tmp.c_str(), path.c_str()) != 0)
     SMD_INFO("calibrate", "could not write %s (%s): later jobs will measure again", path.c_str(),
              strerror(errno));
-    unlink(tmp.c_str());
-  }
 }
 
 }  // namespace smd

@@ -3,7 +3,6 @@
 // the values in effect without the collective engine.
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "core/coll/cost_model.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 
@@ -20,6 +20,10 @@ namespace {
 const char *const kKeys[] = {"arena_alpha_us", "arena_gbps",   "local_alpha_us", "local_gbps",
                              "cma_alpha_us",   "cma_gbps",     "net_alpha_us",   "net_gbps",
                              "reduce_gbps"};
+
+constexpr double kMinGbps = 1e-3, kMaxGbps = 1e6, kMaxAlphaUs = 1e6;
+// A tuning file is a few lines; anything larger is not one.
+constexpr size_t kMaxTuningFileBytes = 64 * 1024;
 
 double *field(CostModel &m, const std::string &key) {
   if (key == "arena_alpha_us") return &m.arena.alpha_us;
@@ -66,10 +70,13 @@ CostModel CostModel::parse(const std::string &text, const std::string &source,
     char *end = nullptr;
     double v = std::strtod(value.c_str(), &end);
     while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
-    if (end == value.c_str() || (end && *end != '\0') || !(v >= 0) || std::isinf(v) ||
-        (key.find("gbps") != std::string::npos && v <= 0))
-      fail(SMD_ERR_INVALID_ARGUMENT, "%s line %d: '%s' is not a valid value for %s", source.c_str(),
-           no, value.c_str(), key.c_str());
+    // Ranges no link has left: a latency of 1e300 us or a denormal
+    // bandwidth would make every prediction infinite.
+    bool gbps = key.find("gbps") != std::string::npos;
+    double lo = gbps ? kMinGbps : 0, hi = gbps ? kMaxGbps : kMaxAlphaUs;
+    if (end == value.c_str() || (end && *end != '\0') || !(v >= lo && v <= hi))
+      fail(SMD_ERR_INVALID_ARGUMENT, "%s line %d: '%s' is not a valid value for %s (%g to %g)",
+           source.c_str(), no, value.c_str(), key.c_str(), lo, hi);
     *f = v;
     m.keys_from_file.push_back(key);
   }
@@ -88,12 +95,18 @@ CostModel CostModel::load(const Calibration *calibration) {
   }
   std::optional<std::string> path = param_env("SMD_TUNING_FILE");
   if (!path) return base;
-  std::ifstream f(*path);
-  if (!f)
-    fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TUNING_FILE: cannot read '%s'", path->c_str());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse(ss.str(), "SMD_TUNING_FILE " + *path, base);
+  std::string why;
+  std::optional<std::string> text = read_tuning_file(*path, &why);
+  if (!text) fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TUNING_FILE: cannot read %s", why.c_str());
+  return parse(*text, "SMD_TUNING_FILE " + *path, base);
+}
+
+std::optional<std::string> CostModel::read_tuning_file(const std::string &path, std::string *why) {
+  // A regular file of bounded size: a FIFO would hang init, /dev/zero
+  // would be read until memory runs out.
+  FileRules rules;
+  rules.max_bytes = kMaxTuningFileBytes;
+  return read_bounded_file(path, rules, why);
 }
 
 std::vector<std::pair<std::string, double>> CostModel::entries() const {

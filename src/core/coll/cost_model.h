@@ -9,6 +9,7 @@
 // that only need to rank algorithms sensibly.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,10 @@ struct CostModel {
   // SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT on a file that
   // cannot be read or parsed (naming the line).
   static CostModel load(const Calibration *calibration = nullptr);
+  // The text of the tuning file at `path` when it is a regular file of at
+  // most 64 KiB (a FIFO or /dev/zero is refused at once); nullopt with
+  // *why set otherwise.
+  static std::optional<std::string> read_tuning_file(const std::string &path, std::string *why);
   // "arena_alpha_us = 0.5" lines, '#' comments; unknown keys are errors.
   // Keys not in the text keep their value in `base`.
   static CostModel parse(const std::string &text, const std::string &source);

@@ -36,7 +36,7 @@ class FlightScope {
   void done() { finish(SMD_SUCCESS); }
   // The call failed with `code`: recorded, and the ring written out.
   void failed(smd_result_t code) {
-    if (finish(code)) rec_.dump(smd_result_string(code));
+    if (finish(code)) rec_.dump_or_warn(smd_result_string(code));
   }
 
  private:

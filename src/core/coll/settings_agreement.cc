@@ -1,9 +1,10 @@
 #include "core/coll/settings_agreement.h"
 
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <string>
 
 #include "core/coll/collective.h"
+#include "core/coll/cost_model.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
@@ -39,11 +40,9 @@ std::string effective(const char *name, bool number) {
 std::string tuning_contents() {
   std::string path = env_or_empty("SMD_TUNING_FILE");
   if (path.empty()) return "";
-  std::ifstream in(path);
-  if (!in) return "unreadable " + path;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string why;
+  std::optional<std::string> text = CostModel::read_tuning_file(path, &why);
+  return text ? *text : "unreadable " + path;
 }
 
 }  // namespace

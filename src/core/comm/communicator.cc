@@ -410,7 +410,7 @@ bool Comm::poison(smd_result_t code, const std::string &message) {
 }
 
 void Comm::abort_local() {
-  if (!aborted_.exchange(true)) flight_->dump("abort");
+  if (!aborted_.exchange(true)) flight_->dump_or_warn("abort");
   if (arena_) arena_->mark_aborted();
   for (auto &child : children()) child->abort_local();
   wake_local();

@@ -3,6 +3,7 @@
 #include <smd.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,8 +13,11 @@
 
 #include "core/comm/fatal_signal_dump.h"
 #include "core/util/dtype.h"
+#include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
+#include "core/util/private_dir.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 
@@ -117,7 +121,21 @@ size_t flight_recorder_capacity() {
 }
 
 const std::string &flight_dump_dir() {
-  static const std::string dir = param_string("SMD_DUMP_DIR");
+  static const std::string dir = [] {
+    std::string d = param_string("SMD_DUMP_DIR");
+    if (d.empty()) return d;
+    struct stat st {};
+    std::string problem;
+    if (stat(d.c_str(), &st) != 0) {
+      problem = errno == ENOENT ? make_private_dirs(d) : format("%s: %s", d.c_str(), strerror(errno));
+      if (problem.empty()) SMD_INFO("comm", "SMD_DUMP_DIR: created %s (mode 0700)", d.c_str());
+    } else if (!S_ISDIR(st.st_mode)) {
+      problem = format("%s is not a directory", d.c_str());
+    }
+    if (problem.empty()) return d;
+    SMD_WARN("comm", "SMD_DUMP_DIR: %s; no flight recorder dumps will be written", problem.c_str());
+    return std::string();
+  }();
   return dir;
 }
 
@@ -134,6 +152,13 @@ FlightRecorder::FlightRecorder(size_t capacity, const std::string &dump_dir,
     path_[0] = 0;
     return;
   }
+  std::string temp = unguessable_temp_name(path_);
+  if (temp.size() >= sizeof(temp_path_)) {
+    SMD_WARN("comm", "SMD_DUMP_DIR is too long for a file name; no flight recorder dumps");
+    path_[0] = 0;
+    return;
+  }
+  memcpy(temp_path_, temp.c_str(), temp.size() + 1);
   registered_slot_ = dump_on_fatal_signal(this);
 }
 
@@ -266,15 +291,28 @@ void FlightRecorder::write_json(JsonSink &out, const char *reason) const {
   out.text(any ? "\n]}\n" : "]}\n");
 }
 
-void FlightRecorder::dump(const char *reason) const {
-  if (!capacity_ || !path_[0]) return;
-  int fd = ::open(path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
+int FlightRecorder::dump(const char *reason) const {
+  if (!capacity_ || !path_[0]) return 0;
+  int fd = create_new_file(temp_path_, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    // A dump this process was writing when a signal came (the name is
+    // unguessable, so ours): the signal's dump takes its place.
+    ::unlink(temp_path_);
+    fd = create_new_file(temp_path_, 0644);
+  }
+  if (fd < 0) return errno;
   {
     JsonSink out(fd);
     write_json(out, reason);
   }
   ::close(fd);
+  return move_into_place(temp_path_, path_) == 0 ? 0 : errno;
+}
+
+void FlightRecorder::dump_or_warn(const char *reason) const {
+  if (int err = dump(reason))
+    SMD_WARN("comm", "cannot write the flight recorder dump %s: %s (through %s)", path_,
+             strerror(err), temp_path_);
 }
 
 std::string FlightRecorder::to_json(const char *reason) const {

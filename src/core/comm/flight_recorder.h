@@ -71,10 +71,16 @@ class FlightRecorder {
   // result: an smd_result_t (0 = done).
   void end(uint64_t seq, int result);
 
-  // Writes the dump file now (no-op without a dump directory). Allocates
-  // nothing and calls only write(2)/open(2)/close(2): safe in a signal
-  // handler. reason: "timeout", "abort", "signal 11", ...
-  void dump(const char *reason) const;
+  // Writes the dump file now (no-op without a dump directory): a new file
+  // under an unguessable name, renamed over dump_path(), so that a link or
+  // file someone planted there is replaced, never written through.
+  // Allocates nothing and calls only open(2)/write(2)/close(2)/rename(2)/
+  // unlink(2): safe in a signal handler. reason: "timeout", "abort",
+  // "signal 11", ... Returns 0, or the errno of the step that failed.
+  int dump(const char *reason) const;
+  // dump(), with a warning naming the file when it cannot be written (not
+  // in a signal handler).
+  void dump_or_warn(const char *reason) const;
   // The dump as text, for tests and logs.
   std::string to_json(const char *reason) const;
   const char *dump_path() const { return path_; }
@@ -105,10 +111,14 @@ class FlightRecorder {
   std::atomic<size_t> queued_count_{0};
   FlightIdentity who_;
   char path_[512] = {0};
+  char temp_path_[540] = {0};  // path_ + ".tmp-" + 16 random hex digits
   int registered_slot_ = -1;
 };
 
-// SMD_FLIGHT_RECORDER and SMD_DUMP_DIR, read once per process.
+// SMD_FLIGHT_RECORDER and SMD_DUMP_DIR, read once per process. A dump
+// directory that does not exist is created (mode 0700, parents too); one
+// that cannot be made or is not a directory is warned about once and ""
+// is returned (no dumps).
 size_t flight_recorder_capacity();
 const std::string &flight_dump_dir();
 

@@ -1,5 +1,7 @@
 #include "core/comm/tracer.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -8,6 +10,7 @@
 
 #include "core/util/error.h"
 #include "core/util/params.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 
@@ -52,8 +55,18 @@ std::shared_ptr<Tracer> Tracer::for_world(int world_rank, uint32_t *world_no) {
     return t;
   }
   std::string path = rank_path(*base, world_rank);
-  FILE *f = fopen(path.c_str(), "we");
-  if (!f) fail(SMD_ERR_SYSTEM, "SMD_TRACE: cannot create %s: %s", path.c_str(), strerror(errno));
+  // A new file renamed into place: a link or file someone planted at the
+  // (predictable) name is replaced, never written through.
+  std::string why;
+  int fd = replace_with_new_file(path, 0644, &why);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (!f) {
+    if (fd >= 0) {
+      why = format("%s: %s", path.c_str(), strerror(errno));
+      ::close(fd);
+    }
+    fail(SMD_ERR_SYSTEM, "SMD_TRACE: cannot create %s", why.c_str());
+  }
   std::shared_ptr<Tracer> t(new Tracer(f, path, world_rank));
   current = t;
   return t;

@@ -90,9 +90,17 @@ int32_t ShardedSet::add(size_t count, smd_datatype_t datatype, const void *init)
   p.elem = datatype_size(datatype);
   p.persistent = count < cfg_.persistence_threshold;
   size_t ranks = static_cast<size_t>(comm_->size());
-  p.chunk = p.persistent ? count : (count + ranks - 1) / ranks;
-  if (p.chunk > SIZE_MAX / p.elem / (p.persistent ? 1 : ranks))
-    fail(SMD_ERR_INVALID_ARGUMENT, "count %zu is too large", count);
+  // count / ranks rounded up without count + ranks - 1, which wraps near
+  // SIZE_MAX; the gathered buffer (chunk x ranks elements) must be
+  // addressable, or no allocation could ever hold it.
+  p.chunk = p.persistent ? count : count / ranks + (count % ranks != 0);
+  size_t gathered_max = size_t(PTRDIFF_MAX) / p.elem / (p.persistent ? 1 : ranks);
+  if (p.chunk > gathered_max)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "count %zu is too large: its %s would need more than %zu bytes (at most %zu elements of "
+         "%zu bytes on %zu ranks)",
+         count, p.persistent ? "buffer" : "gathered buffer", size_t(PTRDIFF_MAX),
+         gathered_max * (p.persistent ? 1 : ranks), p.elem, ranks);
   p.shard = std::make_unique<char[]>(p.chunk * p.elem);
   p.grad = std::make_unique<char[]>(p.chunk * p.elem);
   if (init) {
@@ -111,6 +119,11 @@ const Param &ShardedSet::param(int32_t id) const {
   if (id < 0 || static_cast<size_t>(id) >= params_.size())
     fail(SMD_ERR_INVALID_ARGUMENT, "unknown parameter id %d (%zu registered)", id, params_.size());
   return params_[static_cast<size_t>(id)];
+}
+
+size_t ShardedSet::parameters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return params_.size();
 }
 
 size_t ShardedSet::shard_offset(int32_t id) const {

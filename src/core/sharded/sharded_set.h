@@ -77,6 +77,7 @@ class ShardedSet {
 
   int32_t add(size_t count, smd_datatype_t datatype, const void *init);
   const Param &param(int32_t id) const;  // SMD_ERR_INVALID_ARGUMENT for an unknown id
+  size_t parameters() const;             // registered so far
   // This rank's first element of a parameter's shard in the full one.
   size_t shard_offset(int32_t id) const;
 

@@ -13,6 +13,7 @@
 
 #include "core/util/error.h"
 #include "core/util/params.h"
+#include "core/util/safe_file.h"
 
 namespace smd {
 namespace {
@@ -65,10 +66,19 @@ void load(LogState &s) {
         ++p;
       } else path += *p;
     }
-    FILE *f = fopen(path.c_str(), "a");
+    // Not through a link or into another user's file: in a shared
+    // directory someone else may have planted either at this name.
+    std::string why;
+    int fd = open_own_file_to_append(path, &why);
+    FILE *f = fd >= 0 ? fdopen(fd, "a") : nullptr;
     if (f) {
       setvbuf(f, nullptr, _IOLBF, 0);
       s.out = f;
+    } else {
+      if (fd >= 0) close(fd);
+      else if (level != LogLevel::kNone)
+        fprintf(stderr, "smd pid %d WARN  log: SMD_DEBUG_FILE: %s; logging to stderr instead\n",
+                static_cast<int>(getpid()), why.c_str());
     }
   }
 }

@@ -23,7 +23,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_JOB_TOKEN", "string", "", "Secret every rank presents to the store (smdrun sets a random one). Unset: rank 0 draws one and hands it to the other ranks in a private file under SMD_RENDEZVOUS_DIR (see docs/SECURITY.md)."},
       {"SMD_RENDEZVOUS_DIR", "string", "", "Private directory (mode 0700) where rank 0 leaves the job token and the store's address for the other ranks when SMD_JOB_TOKEN is unset; it must be shared by every host of the job. Default: /tmp/smd-UID on one host, $HOME/.smd/rendezvous across hosts; 'off': the launcher's job id is the token (guessable)."},
       {"SMD_NODE_ID", "string", "", "Overrides this rank's node identity (host name + boot id), e.g. to make ranks of one machine count as several nodes."},
-      {"SMD_TIMEOUT", "seconds", "300", "Deadline of every blocking step: rendezvous, collectives, waits."},
+      {"SMD_TIMEOUT", "seconds", "300", "Deadline in seconds (fractions allowed) of every blocking step: rendezvous, collectives, waits. smd_init_options_t.timeout_ms, in milliseconds, overrides it (300 seconds = 300000 ms)."},
       // Transports
       {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, a plugin name for all traffic, or LOCAL+NETWORK (e.g. shm+tcp) for one inside nodes and another between them."},
       {"SMD_PLUGIN_PATH", "list", "", "Colon-separated directories or plugin files searched before the built-in plugin directory."},
@@ -33,7 +33,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_HIER_CHUNK_BYTES", "int", "1048576", "Hierarchical allreduce splits vectors into chunks of about this many bytes whose node and network phases overlap (the network phase on a worker thread); 0 = one chunk."},
       {"SMD_FUSION_BYTES", "int", "1048576", "Allreduces of one datatype and op queued in a group (smd_group_start/smd_group_end) are packed into buffers of at most this many bytes, each reduced as one allreduce split evenly over the ranks; larger ones run alone; 0 = no fusion."},
       {"SMD_CHECK", "string", "fast", "Agreement check of every collective run over point-to-point messages (the arena checks its own descriptors): fast (the default: each rank sends its call's fingerprint to its ring neighbours beside the algorithm's first messages and salts the call's tags with it, so ranks that disagree on the collective, datatype, op, count, root or call sequence all get SMD_ERR_MISMATCH naming both calls, with no extra round trip), full (fast plus a dissemination round of the fingerprint before every call, ceil(log2 p) small messages) or off (no check: such ranks may time out or get different data)."},
-      {"SMD_TUNING_FILE", "string", "", "Link costs for the automatic choice of algorithms (written by smd-bench --tune): arena_, local_, cma_ and net_ alpha_us and gbps, and reduce_gbps, one 'key = value' per line; a key named here wins over the node's calibration."},
+      {"SMD_TUNING_FILE", "string", "", "Link costs for the automatic choice of algorithms (written by smd-bench --tune): arena_, local_, cma_ and net_ alpha_us and gbps, and reduce_gbps, one 'key = value' per line (a regular file of at most 64 KiB, values in range); a key named here wins over the node's calibration."},
       {"SMD_STREAM_MIN_BYTES", "int", "8388608", "Collectives whose output is at least this many bytes write it with non-temporal (cache-bypassing) stores, and broadcast roots stage it with them; 0 = always, -1 = never. Unset: from the streaming crossover the node's calibration measured, divided by the ranks on the node (this default only without a calibration)."},
       {"SMD_STAGE_STREAM_MIN_BYTES", "int", "-1", "Direct collectives stage a round's data with non-temporal stores when it is at least this many bytes (and at most SMD_STAGE_STREAM_MAX_BYTES); -1 = never. Unset (with SMD_STAGE_STREAM_MAX_BYTES unset too): the range where the node calibration's staging probe measured them faster (this default only without a calibration)."},
       {"SMD_STAGE_STREAM_MAX_BYTES", "int", "-1", "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
@@ -44,7 +44,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_WAIT", "string", "auto", "How a rank waits: auto (spin, then yield, then sleep; yield at once when ranks outnumber cores), spin, yield, sleep."},
       // Debugging
       {"SMD_FLIGHT_RECORDER", "int", "128", "Collective calls each communicator remembers (kind, datatype, op, count, root, algorithm, times, state) for the flight recorder's dump on a failure, an abort or a fatal signal; 0 = off."},
-      {"SMD_DUMP_DIR", "string", "", "Directory the flight recorder writes smd-flight.rank<R>.comm<ID>-<M>.json into on a failed collective, smd_comm_abort or a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM; handlers installed only when this is set); unset = no dumps. Read them with smd-info flight DIR."},
+      {"SMD_DUMP_DIR", "string", "", "Directory the flight recorder writes smd-flight.rank<R>.comm<ID>-<M>.json into on a failed collective, smd_comm_abort or a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM; handlers installed only when this is set); unset = no dumps; created with mode 0700 when it does not exist. Read them with smd-info flight DIR."},
       {"SMD_TRACE", "string", "", "Write a Chrome/Perfetto trace of every collective call and point-to-point transfer: rank R writes FILE.rankR.json for SMD_TRACE=FILE.json (merge them with smd-info trace)."},
       // GPUs
       {"SMD_CUDA", "string", "auto", "Whether smd looks at CUDA: auto (once the process has loaded the CUDA driver, buffers are classified as host or device memory), on (load the CUDA runtime at the first call), off (every buffer is host memory; CUDA is never opened)."},
@@ -52,7 +52,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_GPU_MODULE", "string", "", "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, gpu/), then the install directory."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
-      {"SMD_DEBUG_FILE", "string", "", "Write logs to this file instead of stderr (%p = pid, %h = host)."},
+      {"SMD_DEBUG_FILE", "string", "", "Append logs to this file instead of stderr (%p = pid, %h = host); only to a regular file of this user, never through a link (else a warning, and stderr)."},
       {"SMD_DEBUG_SUBSYS", "list", "", "Comma-separated subsystems to log at info/trace (init,store,plugin,transport,coll,comm); empty = all."},
   };
   return params;
