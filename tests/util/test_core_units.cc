@@ -297,13 +297,12 @@ TEST(Tags, StepWidthGrowsWithTheCommunicator) {
 TEST(Tags, StepsAtTheLimitsKeepTheirOwnField) {
   for (int ranks : {8, 2048, 2049, 4096, 65535, kMaxCommRanks}) {
     CollTagSpace s = coll_tag_space(0xABCDE, ranks);
-    uint32_t seq_mask = (1u << (22 - s.step_bits)) - 1;
     for (uint32_t step : {0u, 1u, 2047u, 2048u, 4095u, 4096u, 65535u, 65536u, 131071u}) {
       if (step >= 2u * uint32_t(ranks)) continue;
       for (uint64_t seq : {0ull, 5ull, 0x3FFull, ~0ull}) {
         uint64_t t = coll_tag(s, seq, step);
         EXPECT_EQ(coll_tag_step(s, t), step) << ranks << " ranks";
-        EXPECT_EQ(coll_tag_seq(s, t), uint32_t(seq) & seq_mask) << ranks << " ranks, step " << step;
+        EXPECT_EQ(coll_tag_seq(s, t), coll_tag_seq_field(s, seq)) << ranks << " ranks, step " << step;
         EXPECT_EQ((t >> 22) & kTagCommMask, 0xABCDEu);
         EXPECT_EQ(t >> 42, uint64_t(TagKind::kColl));
       }
@@ -322,6 +321,27 @@ TEST(Tags, EveryStepOfTheLargestCallIsDistinct) {
   // And the next call's steps differ from this one's.
   EXPECT_NE(coll_tag(s, 3, 0), coll_tag(s, 4, 0));
   EXPECT_NE(coll_tag(s, 3, 2 * kMaxCommRanks - 1), coll_tag(s, 4, 2 * kMaxCommRanks - 1));
+}
+
+// Up to 2048 ranks the sequence field is seq's low 10 bits, as it always
+// was; narrower, every salt bit (bits 4-9 of seq) still changes the tag of
+// a call with the same counter: all 64 salts stay apart down to 6 bits of
+// width, and at 5 bits (the largest communicator) 32 of them do.
+TEST(Tags, NarrowSequenceKeepsTheSalt) {
+  CollTagSpace small = coll_tag_space(1, 2048);
+  for (uint64_t seq : {0ull, 0x155ull, 0x3FFull, 0x12345ull})
+    EXPECT_EQ(coll_tag_seq_field(small, seq), uint32_t(seq & 0x3FF));
+  for (int ranks : {4096, 8192, 16384, 32768, kMaxCommRanks}) {
+    CollTagSpace s = coll_tag_space(1, ranks);
+    for (uint64_t counter = 0; counter < 16; ++counter) {
+      std::set<uint32_t> fields;
+      for (uint64_t salt = 0; salt < 64; ++salt) fields.insert(coll_tag_seq_field(s, counter ^ (salt << 4)));
+      size_t want = ranks == kMaxCommRanks ? 32u : 64u;
+      EXPECT_EQ(fields.size(), want) << ranks << " ranks, counter " << counter;
+      // Consecutive calls with one salt never share a field.
+      EXPECT_NE(coll_tag_seq_field(s, counter ^ (9u << 4)), coll_tag_seq_field(s, (counter + 1) ^ (9u << 4)));
+    }
+  }
 }
 
 // How long a wait that must succeed may take: only a hang should fail it,

@@ -5,8 +5,8 @@
 // depends on the communicator's size (CollTagSpace): 12 up to 2048 ranks,
 // one more bit per doubling, 17 at kMaxCommRanks. A step never wraps nor
 // spills into the sequence; the sequence (which carries the call's salt)
-// narrows instead, and may wrap: messages between two ranks with equal
-// tags match in order. Point-to-point uses the user's tag; setup and
+// narrows instead (coll_tag_seq_field), and may wrap: messages between
+// two ranks with equal tags match in order. Point-to-point uses the user's tag; setup and
 // group-formation traffic have kinds of their own.
 #pragma once
 
@@ -60,10 +60,21 @@ constexpr CollTagSpace coll_tag_space(uint32_t comm, int ranks) {
   return CollTagSpace{comm, coll_step_bits(ranks)};
 }
 
+// The sequence field holds the low 10 bits of seq (call counter in bits
+// 0-3, the call's salt XORed into bits 4-9: Comm::next_seq); narrower than
+// 10 bits, the bits above its width fold onto it, so every salt bit still
+// counts: equal counters with salts that differ give different fields
+// down to 6 bits of width, and at 5 bits half the salt pairs still do.
+constexpr uint32_t coll_tag_seq_field(CollTagSpace s, uint64_t seq) {
+  unsigned width = 22 - s.step_bits;
+  uint32_t v = static_cast<uint32_t>(seq & 0x3FF);
+  return (v ^ (v >> width)) & ((1u << width) - 1);
+}
+
 // step must be below 2 * the communicator's size (at most 2^step_bits).
 constexpr uint64_t coll_tag(CollTagSpace s, uint64_t seq, uint32_t step) {
   return make_tag(TagKind::kColl, s.comm,
-                  static_cast<uint32_t>((seq << s.step_bits) | (step & ((1u << s.step_bits) - 1))));
+                  (coll_tag_seq_field(s, seq) << s.step_bits) | (step & ((1u << s.step_bits) - 1)));
 }
 
 // The fields of a collective tag, for tests and diagnostics.
