@@ -5,9 +5,9 @@
 // depends on the communicator's size (CollTagSpace): 12 up to 2048 ranks,
 // one more bit per doubling, 17 at kMaxCommRanks. A step never wraps nor
 // spills into the sequence; the sequence (which carries the call's salt)
-// narrows instead (coll_tag_seq_field), and may wrap: messages between
-// two ranks with equal tags match in order. Point-to-point uses the user's tag; setup and
-// group-formation traffic have kinds of their own.
+// narrows instead (coll_tag_seq_field), and may wrap: messages between two
+// ranks with equal tags match in order. Point-to-point uses the user's
+// tag; setup and group-formation traffic have kinds of their own.
 #pragma once
 
 #include <cstdint>
@@ -50,7 +50,7 @@ constexpr unsigned coll_step_bits(int ranks) {
 }
 
 // One communicator's collective tags: its id and its step width, fixed
-// when it is made, so building a tag stays a shift and two masks.
+// when it is made, so building a tag stays a few shifts and masks.
 struct CollTagSpace {
   uint32_t comm = 0;
   unsigned step_bits = kMinStepBits;
@@ -64,7 +64,7 @@ constexpr CollTagSpace coll_tag_space(uint32_t comm, int ranks) {
 // 0-3, the call's salt XORed into bits 4-9: Comm::next_seq); narrower than
 // 10 bits, the bits above its width fold onto it, so every salt bit still
 // counts: equal counters with salts that differ give different fields
-// down to 6 bits of width, and at 5 bits half the salt pairs still do.
+// down to 6 bits of width, and at 5 bits two salts share each field.
 constexpr uint32_t coll_tag_seq_field(CollTagSpace s, uint64_t seq) {
   unsigned width = 22 - s.step_bits;
   uint32_t v = static_cast<uint32_t>(seq & 0x3FF);
