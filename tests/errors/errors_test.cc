@@ -171,6 +171,12 @@ TEST(BadInput, OptionStructs) {
   o.world_size = 2;
   EXPECT_FAILS(smd_comm_init(&o, &c), SMD_ERR_INVALID_ARGUMENT, "rank 5");
   EXPECT_EQ(c, nullptr);
+  // One rank past the largest world collective tags have room for
+  // (docs/SCALE.md, Limits): refused before any rendezvous.
+  o.rank = 0;
+  o.world_size = 65537;
+  EXPECT_FAILS(smd_comm_init(&o, &c), SMD_ERR_INVALID_ARGUMENT, "65537 ranks is larger");
+  EXPECT_EQ(c, nullptr);
   EXPECT_FAILS(smd_comm_init(nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT, "world is NULL");
 }
 

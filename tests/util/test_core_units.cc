@@ -270,12 +270,78 @@ TEST(RingQueue, FirstInFirstOutAcrossWrapAndGrowth) {
 }
 
 TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {
-  uint64_t t = coll_tag(0xFFFFF, 0x3FF, 0xFFF);
+  uint64_t t = coll_tag(coll_tag_space(0xFFFFF, 2), 0x3FF, 0xFFF);
   EXPECT_LT(t, 1ull << 44);
-  EXPECT_NE(coll_tag(1, 0, 0), coll_tag(2, 0, 0));
-  EXPECT_NE(coll_tag(1, 1, 0), coll_tag(1, 0, 1));
+  EXPECT_LT(coll_tag(coll_tag_space(0xFFFFF, kMaxCommRanks), ~0ull, 2 * kMaxCommRanks - 1), 1ull << 44);
+  EXPECT_NE(coll_tag(coll_tag_space(1, 8), 0, 0), coll_tag(coll_tag_space(2, 8), 0, 0));
+  EXPECT_NE(coll_tag(coll_tag_space(1, 8), 1, 0), coll_tag(coll_tag_space(1, 8), 0, 1));
   EXPECT_NE(make_tag(TagKind::kP2P, 1, 5), make_tag(TagKind::kColl, 1, 5));
   EXPECT_LT(make_tag(TagKind::kGroup, 0xFFFFFFFF, 0xFFFFFFFF), 1ull << 44);
+}
+
+TEST(Tags, StepWidthGrowsWithTheCommunicator) {
+  // Up to 2048 ranks the layout is the one smd always had: 12 step bits.
+  EXPECT_EQ(coll_step_bits(1), 12u);
+  EXPECT_EQ(coll_step_bits(2048), 12u);
+  EXPECT_EQ(coll_step_bits(2049), 13u);
+  EXPECT_EQ(coll_step_bits(4096), 13u);
+  EXPECT_EQ(coll_step_bits(kMaxCommRanks), 17u);
+  // At the largest size the sequence keeps 5 bits.
+  EXPECT_EQ(22u - coll_step_bits(kMaxCommRanks), 5u);
+}
+
+// Steps at the edges of the old 12-bit field (2047, 2048, 4095, 4096) and
+// of the largest communicator read back unchanged, leave the sequence and
+// the communicator alone, and never alias another step of the same call
+// (the old layout wrapped step 4096 onto step 0).
+TEST(Tags, StepsAtTheLimitsKeepTheirOwnField) {
+  for (int ranks : {8, 2048, 2049, 4096, 65535, kMaxCommRanks}) {
+    CollTagSpace s = coll_tag_space(0xABCDE, ranks);
+    for (uint32_t step : {0u, 1u, 2047u, 2048u, 4095u, 4096u, 65535u, 65536u, 131071u}) {
+      if (step >= 2u * uint32_t(ranks)) continue;
+      for (uint64_t seq : {0ull, 5ull, 0x3FFull, ~0ull}) {
+        uint64_t t = coll_tag(s, seq, step);
+        EXPECT_EQ(coll_tag_step(s, t), step) << ranks << " ranks";
+        EXPECT_EQ(coll_tag_seq(s, t), coll_tag_seq_field(s, seq)) << ranks << " ranks, step " << step;
+        EXPECT_EQ((t >> 22) & kTagCommMask, 0xABCDEu);
+        EXPECT_EQ(t >> 42, uint64_t(TagKind::kColl));
+      }
+    }
+  }
+}
+
+TEST(Tags, EveryStepOfTheLargestCallIsDistinct) {
+  CollTagSpace s = coll_tag_space(7, kMaxCommRanks);
+  std::vector<bool> seen(size_t(1) << 22, false);
+  for (uint32_t step = 0; step < 2u * kMaxCommRanks; ++step) {
+    uint64_t low = coll_tag(s, 3, step) & kTagLowMask;
+    ASSERT_FALSE(seen[low]) << "step " << step << " aliases an earlier one";
+    seen[low] = true;
+  }
+  // And the next call's steps differ from this one's.
+  EXPECT_NE(coll_tag(s, 3, 0), coll_tag(s, 4, 0));
+  EXPECT_NE(coll_tag(s, 3, 2 * kMaxCommRanks - 1), coll_tag(s, 4, 2 * kMaxCommRanks - 1));
+}
+
+// Up to 2048 ranks the sequence field is seq's low 10 bits, as it always
+// was; narrower, every salt bit (bits 4-9 of seq) still changes the tag of
+// a call with the same counter: all 64 salts stay apart down to 6 bits of
+// width, and at 5 bits (the largest communicator) 32 of them do.
+TEST(Tags, NarrowSequenceKeepsTheSalt) {
+  CollTagSpace small = coll_tag_space(1, 2048);
+  for (uint64_t seq : {0ull, 0x155ull, 0x3FFull, 0x12345ull})
+    EXPECT_EQ(coll_tag_seq_field(small, seq), uint32_t(seq & 0x3FF));
+  for (int ranks : {4096, 8192, 16384, 32768, kMaxCommRanks}) {
+    CollTagSpace s = coll_tag_space(1, ranks);
+    for (uint64_t counter = 0; counter < 16; ++counter) {
+      std::set<uint32_t> fields;
+      for (uint64_t salt = 0; salt < 64; ++salt) fields.insert(coll_tag_seq_field(s, counter ^ (salt << 4)));
+      size_t want = ranks == kMaxCommRanks ? 32u : 64u;
+      EXPECT_EQ(fields.size(), want) << ranks << " ranks, counter " << counter;
+      // Consecutive calls with one salt never share a field.
+      EXPECT_NE(coll_tag_seq_field(s, counter ^ (9u << 4)), coll_tag_seq_field(s, (counter + 1) ^ (9u << 4)));
+    }
+  }
 }
 
 // How long a wait that must succeed may take: only a hang should fail it,

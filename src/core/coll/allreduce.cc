@@ -83,7 +83,7 @@ void allreduce_ring(Comm &c, const CollArgs &a) {
   std::vector<Range> segs = even_segments(a.count, c.size());
   ring_reduce_scatter(c, ops_of(a), a.recvbuf, segs, a.datatype, reduction_of(a.op, c.size()), seq,
                       0);
-  ring_allgather(c, a.recvbuf, segs, es, 1, seq, 2048);
+  ring_allgather(c, a.recvbuf, segs, es, 1, seq, uint32_t(c.size()));
 }
 
 // Recursive doubling. Ranks beyond the largest power of two first fold
@@ -105,11 +105,11 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
   int vrank;  // rank among the power-of-two participants, -1 if folded out
   if (r < 2 * extra) {
     if (r % 2 == 0) {
-      P2PReq s = c.isend(r + 1, a.recvbuf, bytes, coll_tag(c.id(), seq, step));
+      P2PReq s = c.isend(r + 1, a.recvbuf, bytes, coll_tag(c.tag_space(), seq, step));
       c.wait(s, "allreduce");
       vrank = -1;
     } else {
-      P2PReq q = c.irecv(r - 1, tmp.data(), bytes, coll_tag(c.id(), seq, step));
+      P2PReq q = c.irecv(r - 1, tmp.data(), bytes, coll_tag(c.tag_space(), seq, step));
       c.wait(q, "allreduce");
       m.reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
       vrank = r / 2;
@@ -122,7 +122,7 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
   if (vrank >= 0) {
     for (int mask = 1; mask < pow2; mask <<= 1, ++step) {
       int partner = real(vrank ^ mask);
-      c.sendrecv(partner, a.recvbuf, bytes, partner, tmp.data(), bytes, coll_tag(c.id(), seq, step),
+      c.sendrecv(partner, a.recvbuf, bytes, partner, tmp.data(), bytes, coll_tag(c.tag_space(), seq, step),
                  "allreduce");
       // Lower virtual rank's value first: both partners compute lower op upper.
       if (vrank & mask)
@@ -136,7 +136,7 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
   }
   if (red.divisor > 1) m.divide(a.recvbuf, a.count, a.datatype, red.divisor);
   if (r < 2 * extra) {
-    uint64_t tag = coll_tag(c.id(), seq, step);
+    uint64_t tag = coll_tag(c.tag_space(), seq, step);
     if (r % 2 == 0) {
       P2PReq q = c.irecv(r + 1, a.recvbuf, bytes, tag);
       c.wait(q, "allreduce");

@@ -47,7 +47,7 @@ void alltoall_pairwise(Comm &c, const CollArgs &a) {
   for (int s = 1; s < p; ++s) {
     int to = (me + s) % p, from = (me - s + p) % p;
     c.sendrecv(to, static_cast<const uint8_t *>(src) + to * block, block, from,
-               static_cast<uint8_t *>(a.recvbuf) + from * block, block, coll_tag(c.id(), seq, s),
+               static_cast<uint8_t *>(a.recvbuf) + from * block, block, coll_tag(c.tag_space(), seq, s),
                "alltoall");
   }
 }

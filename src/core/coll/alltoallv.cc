@@ -42,13 +42,13 @@ void alltoallv_pairwise(Comm &c, const CollArgs &a) {
   uint64_t seq = c.next_seq();
   // Every pair's expectation message has step 0 (the data's steps start
   // at 1): one per ordered pair and call.
-  uint64_t expect_tag = coll_tag(c.id(), seq, 0);
+  uint64_t expect_tag = coll_tag(c.tag_space(), seq, 0);
   // Step s: send to me+s, receive from me-s; every pair meets once, and
   // zero-sized blocks still travel, so that 0-versus-n disagreements show.
   for (int s = 1; s < p; ++s) {
     int to = (me + s) % p, from = (me - s + p) % p;
     size_t want = out.counts[size_t(from)] * es;
-    uint64_t tag = coll_tag(c.id(), seq, s);
+    uint64_t tag = coll_tag(c.tag_space(), seq, s);
     uint64_t expected_by_to = 0, i_expect = out.counts[size_t(from)];
     ReqSet set(c);
     P2PReq &er = set.add(c.irecv(to, &expected_by_to, sizeof expected_by_to, expect_tag));

@@ -57,7 +57,7 @@ void broadcast_ring(Comm &c, const CollArgs &a) {
   int vr = (me - a.root + p) % p;
   int next = (me + 1) % p, prev = (me + p - 1) % p;
   size_t bytes = a.count * datatype_size(a.datatype);
-  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  uint64_t tag = coll_tag(c.tag_space(), c.next_seq(), 0);
   if (me == a.root) ops_of(a).copy(a.recvbuf, a.sendbuf, bytes);
   size_t pieces = std::max<size_t>(1, (bytes + kChainPiece - 1) / kChainPiece);
   auto piece = [&](size_t i) {
@@ -81,7 +81,7 @@ void broadcast_tree(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   int vr = (me - a.root + p) % p;
   size_t bytes = a.count * datatype_size(a.datatype);
-  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  uint64_t tag = coll_tag(c.tag_space(), c.next_seq(), 0);
   if (me == a.root) ops_of(a).copy(a.recvbuf, a.sendbuf, bytes);
   int mask = 1;
   while (mask < p) {

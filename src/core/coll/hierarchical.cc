@@ -191,7 +191,7 @@ void reduce_hierarchical(Comm &c, const CollArgs &a) {
   if (root_node && root.local != 0) {
     // Every member of the root's node advances the node's sequence, so
     // their later collectives keep agreeing on tags.
-    uint64_t tag = coll_tag(h.node->id(), h.node->next_seq(), 0);
+    uint64_t tag = coll_tag(h.node->tag_space(), h.node->next_seq(), 0);
     if (h.local_rank == 0) {
       P2PReq s = h.node->isend(root.local, partial, bytes, tag);
       h.node->wait(s, "reduce");

@@ -67,7 +67,7 @@ void reduce_ring(Comm &c, const CollArgs &a) {
   std::vector<Range> segs = even_segments(n, p);
   ring_reduce_scatter(c, m, work.data(), segs, a.datatype, reduction_of(a.op, p), seq, 0);
   // Rank r holds the final segment (r+1) % p; the root collects them.
-  uint64_t tag = coll_tag(c.id(), seq, 2048);
+  uint64_t tag = coll_tag(c.tag_space(), seq, uint32_t(p));
   ReqSet set(c);
   if (me == a.root) {
     for (int r = 0; r < p; ++r) {
@@ -87,7 +87,7 @@ void reduce_tree(Comm &c, const CollArgs &a) {
   int vr = (me - a.root + p) % p;
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);
-  uint64_t tag = coll_tag(c.id(), c.next_seq(), 0);
+  uint64_t tag = coll_tag(c.tag_space(), c.next_seq(), 0);
   const MemoryOps &m = ops_of(a);
   std::unique_ptr<Scratch> own;
   void *acc = a.recvbuf;

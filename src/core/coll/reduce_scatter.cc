@@ -81,7 +81,7 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
     int keep_lo = upper ? mid : lo, give_lo = upper ? lo : mid;
     size_t half = static_cast<size_t>(mid - lo) * n;
     c.sendrecv(partner, work.data() + give_lo * n * es, half * es, partner, tmp.data(), half * es,
-               coll_tag(c.id(), seq, step), "reduce_scatter");
+               coll_tag(c.tag_space(), seq, step), "reduce_scatter");
     // Lower rank's partial first, so both halves combine in one order.
     uint8_t *kept = work.data() + keep_lo * n * es;
     if (upper) m.reduce2(kept, tmp.data(), kept, half, a.datatype, red.op);

@@ -34,7 +34,7 @@ void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vect
   for (int s = 0; s < p - 1; ++s) {
     const Range &out = segs[(r - s + 2 * p) % p];
     const Range &in = segs[(r - s - 1 + 2 * p) % p];
-    uint64_t tag = coll_tag(c.id(), seq, step_base + s);
+    uint64_t tag = coll_tag(c.tag_space(), seq, step_base + s);
     ReqSet sends(c);
     for (size_t off = 0; off < out.len; off += piece)
       sends.add(c.isend(next, at(buf, out.off + off, es), std::min(piece, out.len - off) * es, tag));
@@ -71,7 +71,7 @@ void ring_allgather(Comm &c, void *buf, const std::vector<Range> &segs, size_t e
     const Range &out = segs[(r + shift - s + 2 * p) % p];
     const Range &in = segs[(r + shift - s - 1 + 2 * p) % p];
     c.sendrecv(next, at(buf, out.off, es), out.len * es, prev, at(buf, in.off, es), in.len * es,
-               coll_tag(c.id(), seq, step_base + s), "ring allgather");
+               coll_tag(c.tag_space(), seq, step_base + s), "ring allgather");
   }
 }
 

@@ -145,7 +145,8 @@ Comm::Comm(std::shared_ptr<Context> ctx, uint32_t id, std::vector<int> members, 
       id_(id),
       members_(std::move(members)),
       rank_(my_index),
-      size_(static_cast<int>(members_.size())) {
+      size_(static_cast<int>(members_.size())),
+      tag_space_(coll_tag_space(id_, size_)) {
   placement_ = place(ctx_->topology(), members_, rank_);
   abort_key_ = format("smd/abort/%u/%d", id_, members_[0]);
   health_members_ = members_;

@@ -133,6 +133,8 @@ class Comm : public std::enable_shared_from_this<Comm> {
   Context &ctx() { return *ctx_; }
   const std::shared_ptr<Context> &ctx_ptr() const { return ctx_; }
   uint32_t id() const { return id_; }
+  // Its collectives' tags: the id and the step width its size needs.
+  CollTagSpace tag_space() const { return tag_space_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   int world_rank(int r) const { return members_[r]; }
@@ -246,6 +248,7 @@ class Comm : public std::enable_shared_from_this<Comm> {
   std::atomic<double> last_predicted_us_{0};
   uint64_t seq_ = 0;
   uint32_t tag_salt_ = 0;
+  CollTagSpace tag_space_;
   WaitHook *wait_hook_ = nullptr;
   Comm *parent_ = nullptr;  // the communicator that adopted this one
   std::unique_ptr<FlightRecorder> flight_;

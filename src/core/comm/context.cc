@@ -8,6 +8,7 @@
 #include "core/bootstrap/injected_store.h"
 #include "core/bootstrap/launcher_env.h"
 #include "core/bootstrap/tcp_rendezvous.h"
+#include "core/comm/tags.h"
 #include "core/plugin/network_order.h"
 #include "core/plugin/plugin_survey.h"
 #include "core/util/env_check.h"
@@ -100,6 +101,11 @@ WorldConfig resolve_world_config(const smd_init_options_t *o) {
       c.store_prefix = o->store_prefix;
   }
   if (c.timeout_ms <= 0) c.timeout_ms = 300000;
+  if (c.size > kMaxCommRanks)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "a world of %d ranks is larger than smd supports (%d: collective tags have room for "
+         "steps up to twice that; docs/SCALE.md, Limits)",
+         c.size, kMaxCommRanks);
   return c;
 }
 

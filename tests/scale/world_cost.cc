@@ -1,0 +1,143 @@
+// What a world of N ranks costs each rank, measured on ranks as threads
+// of this process: the time to form the world, the memory, descriptors
+// and threads each rank adds, and one round of allreduce, allgather,
+// reduce_scatter, broadcast and barrier with every result checked.
+// Usage: scale_world_cost NRANKS [COUNT]; exits 1 on a wrong result or a
+// failed call. docs/SCALE.md (Limits) quotes its output.
+#include <smd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../threads/process_census.h"
+#include "free_port.h"
+
+namespace {
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  while (f >> key) {
+    if (key == "VmRSS:") {
+      long v = 0;
+      f >> v;
+      return v;
+    }
+    std::getline(f, key);
+  }
+  return -1;
+}
+
+std::atomic<int> failures{0};
+
+void fail(int rank, const char *what, const char *detail) {
+  if (failures++ < 10) std::fprintf(stderr, "rank %d: %s: %s\n", rank, what, detail);
+}
+
+#define CHECK_OK(rank, call) \
+  do {                       \
+    if ((call) != SMD_SUCCESS) fail(rank, #call, smd_last_error()); \
+  } while (0)
+
+// Values every rank can predict: element i of rank r.
+int32_t value(int r, size_t i) { return int32_t((r * 7 + int(i) * 3) % 1000); }
+
+void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
+  std::vector<int32_t> in(n), out(n * size_t(p));
+  for (size_t i = 0; i < n; ++i) in[i] = value(me, i);
+  CHECK_OK(me, smd_allreduce(in.data(), out.data(), n, SMD_INT32, SMD_SUM, comm, nullptr));
+  for (size_t i = 0; i < n; ++i) {
+    int64_t want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, i);
+    if (out[i] != int32_t(want)) return fail(me, "allreduce", "wrong sum");
+  }
+  CHECK_OK(me, smd_allgather(in.data(), out.data(), n, SMD_INT32, comm, nullptr));
+  for (int r = 0; r < p; ++r)
+    for (size_t i = 0; i < n; ++i)
+      if (out[size_t(r) * n + i] != value(r, i)) return fail(me, "allgather", "wrong block");
+  // reduce_scatter: rank r's contribution to block b is value(r, b*n + i).
+  std::vector<int32_t> big(n * size_t(p));
+  for (size_t i = 0; i < big.size(); ++i) big[i] = value(me, i);
+  std::vector<int32_t> mine(n);
+  CHECK_OK(me, smd_reduce_scatter(big.data(), mine.data(), n, SMD_INT32, SMD_SUM, comm, nullptr));
+  for (size_t i = 0; i < n; ++i) {
+    int64_t want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, size_t(me) * n + i);
+    if (mine[i] != int32_t(want)) return fail(me, "reduce_scatter", "wrong sum");
+  }
+  int root = p - 1;
+  std::vector<int32_t> b(n, me == root ? 0 : -1);
+  if (me == root)
+    for (size_t i = 0; i < n; ++i) b[i] = value(root, i);
+  CHECK_OK(me, smd_broadcast(b.data(), b.data(), n, SMD_INT32, root, comm, nullptr));
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != value(root, i)) return fail(me, "broadcast", "wrong value");
+  CHECK_OK(me, smd_barrier(comm, nullptr));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s NRANKS [COUNT]\n", argv[0]);
+    return 2;
+  }
+  const int p = std::atoi(argv[1]);
+  const size_t n = argc > 2 ? size_t(std::atoll(argv[2])) : 5;
+  const int port = smdrun::pick_free_port("127.0.0.1");
+  const std::string token = "scale-" + std::to_string(getpid());
+  const long rss0 = rss_kib();
+  const int fds0 = threadtest::open_fd_count(), threads0 = threadtest::thread_count();
+
+  std::vector<smd_comm_t *> comms(size_t(p), nullptr);
+  std::atomic<int> formed{0}, measured{0}, done{0};
+  long rss1 = 0;
+  int fds1 = 0, threads1 = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  double init_s = 0, coll_s = 0;
+  auto rank_main = [&](int rank) {
+    smd_init_options_t o;
+    smd_init_options_init(&o);
+    o.rank = rank;
+    o.world_size = p;
+    o.store_addr = "127.0.0.1";
+    o.store_port = port;
+    o.job_token = token.c_str();
+    o.timeout_ms = 600000;
+    if (smd_comm_init(&o, &comms[size_t(rank)]) != SMD_SUCCESS) {
+      fail(rank, "smd_comm_init", smd_last_error());
+      ++formed;
+      return;
+    }
+    if (++formed == p) {
+      init_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rss1 = rss_kib();
+      fds1 = threadtest::open_fd_count();
+      threads1 = threadtest::thread_count() - p;  // less the rank threads themselves
+      measured = 1;
+    }
+    while (!measured) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto c0 = std::chrono::steady_clock::now();
+    run_collectives(comms[size_t(rank)], rank, p, n);
+    if (++done == p)
+      coll_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    // Leave together: the measurement is of the calls, not of teardown races.
+    while (done < p) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_OK(rank, smd_comm_destroy(comms[size_t(rank)]));
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) threads.emplace_back(rank_main, r);
+  for (auto &t : threads) t.join();
+  std::printf("ranks %d: form the world %.2f s; per rank %.1f KiB memory, %.2f descriptors, "
+              "%.2f threads; one round of 5 collectives of %zu int32 %.2f s; %s\n",
+              p, init_s, double(rss1 - rss0) / p, double(fds1 - fds0) / p,
+              double(threads1 - threads0) / p, n, coll_s, failures ? "FAILED" : "results correct");
+  return failures ? 1 : 0;
+}
