@@ -156,10 +156,11 @@ smd_build() {
 SMD_VENV="$SMD_ROOT/.venv"
 SMD_VENV_PY="$SMD_VENV/bin/python"
 
-# True when .venv imports torch 2.x and everything its tests need.
+# True when .venv imports torch 2.x and everything its tests need (and
+# jax, jaxlib and meson-python: suites jax and wheel use .venv too).
 smd_torch2_ready() {
   [[ -x "$SMD_VENV_PY" ]] && "$SMD_VENV_PY" -c '
-import sys, numpy, pytest, expecttest, torch, torch.distributed
+import sys, numpy, pytest, expecttest, torch, torch.distributed, jax, jaxlib, mesonpy
 sys.exit(int(torch.__version__.split(".")[0]) < 2 or not torch.distributed.is_available())' \
     >/dev/null 2>&1
 }
@@ -207,7 +208,7 @@ smd_setup_torch2_venv() {
   local -a pure light
   mapfile -t pure < <("$SMD_VENV_PY" "$SMD_ROOT/scripts/torch2_requirements.py" python)
   mapfile -t light < <("$SMD_VENV_PY" "$SMD_ROOT/scripts/torch2_requirements.py" cuda)
-  _smd_venv_pip "${pure[@]}" numpy pytest expecttest "${light[@]}" || {
+  _smd_venv_pip "${pure[@]}" numpy pytest expecttest "${light[@]}" jax jaxlib meson-python || {
     smd_log "cannot install torch's requirements into .venv: the torch 2.x parts are skipped"
     return 1
   }

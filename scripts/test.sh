@@ -41,6 +41,13 @@ start=$(date +%s)
 smd_log_section "dependencies"
 smd_install_deps
 
+# .venv first: build/ finds jax there (suite jax) and the wheel test uses
+# its meson-python (suite wheel); the torch 2.x section below reuses it.
+if [[ "${SMD_NO_TORCH2:-0}" != "1" ]]; then
+  smd_log_section ".venv (torch 2.x, jax, meson-python)"
+  smd_setup_torch2_venv || true
+fi
+
 smd_log_section "build (build/)"
 smd_configure_build build
 smd_build build
