@@ -22,62 +22,52 @@ def values(rank, shape, dtype):
     return ((np.arange(count) % 7) + rank + 1).reshape(shape).astype(dtype)
 
 
-def run(fn, x, jit, **kw):
-    f = lambda a: fn(a, **kw)  # noqa: E731
-    out = (jax.jit(f) if jit else f)(jnp.asarray(x))
-    return np.asarray(out)
+def expected(world, dtype):
+    """Each collective's inputs on this rank and the results numpy gives."""
+    n, rank, root = world.size, world.rank, world.size - 1
+    wide = lambda arrays: [a.astype(np.float64) for a in arrays]  # noqa: E731
+    square = [values(r, (3, 5), dtype) for r in range(n)]
+    blocks = [values(r, (n, 4), dtype) for r in range(n)]
+    flat = [values(r, (2 * n,), dtype) for r in range(n)]
+    gather = [values(r, (2, 3), dtype) for r in range(n)]
+    line = [values(r, (5,), dtype) for r in range(n)]
+    swap = [values(r, (n, 3), dtype) for r in range(n)]
+    inputs = (square[rank], blocks[rank], flat[rank], gather[rank], line[rank], swap[rank])
+    want = {
+        "allreduce sum": np.sum(wide(square), axis=0).astype(dtype),
+        "allreduce max": np.max(square, axis=0),
+        "reduce_scatter sum": np.sum(wide(blocks), axis=0).astype(dtype)[rank],
+        "reduce_scatter min (flat)": np.min(flat, axis=0)[2 * rank:2 * rank + 2],
+        "allgather": np.stack(gather),
+        "broadcast": line[root],
+        "alltoall": np.stack([swap[src][rank] for src in range(n)]),
+    }
+    return inputs, want
+
+
+def every_collective(square, blocks, flat, gather, line, swap, root):
+    return {
+        "allreduce sum": sj.allreduce(square),
+        "allreduce max": sj.allreduce(square, op="max"),
+        "reduce_scatter sum": sj.reduce_scatter(blocks),
+        "reduce_scatter min (flat)": sj.reduce_scatter(flat, op="min"),
+        "allgather": sj.allgather(gather),
+        "broadcast": sj.broadcast(line, root=root),
+        "alltoall": sj.alltoall(swap),
+    }
 
 
 @pytest.mark.parametrize("jit", JIT)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_allreduce(world, dtype, jit):
-    n = world.size
-    every = [values(r, (3, 5), dtype) for r in range(n)]
-    got = run(sj.allreduce, every[world.rank], jit)
-    want = np.sum([e.astype(np.float64) for e in every], axis=0).astype(dtype)
-    assert got.dtype == np.dtype(dtype)
-    np.testing.assert_array_equal(got, want)
-    got = run(sj.allreduce, every[world.rank], jit, op="max")
-    np.testing.assert_array_equal(got, np.max(every, axis=0))
-
-
-@pytest.mark.parametrize("jit", JIT)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_allgather(world, dtype, jit):
-    every = [values(r, (2, 3), dtype) for r in range(world.size)]
-    got = run(sj.allgather, every[world.rank], jit)
-    np.testing.assert_array_equal(got, np.stack(every))
-
-
-@pytest.mark.parametrize("jit", JIT)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_reduce_scatter(world, dtype, jit):
-    n = world.size
-    every = [values(r, (n, 4), dtype) for r in range(n)]
-    got = run(sj.reduce_scatter, every[world.rank], jit)
-    want = np.sum([e.astype(np.float64) for e in every], axis=0).astype(dtype)
-    np.testing.assert_array_equal(got, want[world.rank])
-    flat = [values(r, (2 * n,), dtype) for r in range(n)]  # the flat form: x.size // size
-    got = run(sj.reduce_scatter, flat[world.rank], jit, op="min")
-    np.testing.assert_array_equal(got, np.min(flat, axis=0)[2 * world.rank:2 * world.rank + 2])
-
-
-@pytest.mark.parametrize("jit", JIT)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_broadcast(world, dtype, jit):
-    root = world.size - 1
-    every = [values(r, (5,), dtype) for r in range(world.size)]
-    got = run(sj.broadcast, every[world.rank], jit, root=root)
-    np.testing.assert_array_equal(got, every[root])
-
-
-@pytest.mark.parametrize("jit", JIT)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_alltoall(world, dtype, jit):
-    n = world.size
-    every = [values(r, (n, 3), dtype) for r in range(n)]
-    got = run(sj.alltoall, every[world.rank], jit)
-    np.testing.assert_array_equal(got, np.stack([every[src][world.rank] for src in range(n)]))
+def test_every_collective_every_dtype(world, dtype, jit):
+    """The five collectives (seven calls) in one program per dtype: one
+    compilation each, not one per collective."""
+    inputs, want = expected(world, dtype)
+    f = lambda *a: every_collective(*a, root=world.size - 1)  # noqa: E731
+    got = (jax.jit(f) if jit else f)(*[jnp.asarray(a) for a in inputs])
+    for name, value in want.items():
+        assert got[name].dtype == np.dtype(dtype), name
+        np.testing.assert_array_equal(np.asarray(got[name]), value, err_msg=name)
 
 
 def test_average_and_empty(world):

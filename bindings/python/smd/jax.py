@@ -228,9 +228,14 @@ def _make_primitive() -> Any:
         config = {name: ir.IntegerAttr.get(i64 if name == "comm" else i32, value)
                   for name, value in spec.attrs}
         row_major = lambda ndim: tuple(reversed(range(ndim)))  # noqa: E731 (XLA's minor-to-major)
+        # allreduce and broadcast run in place (smd: the same pointer for
+        # both): the result may take x's buffer, which XLA copies first
+        # only where x is still needed.
+        in_place = {1: 1} if params.kind in ("allreduce", "broadcast") else None
         call = mlir.custom_call(spec.target, result_types=[hlo.TokenType.get(), out_type],
                                 operands=[token, x], backend_config=config,
                                 has_side_effect=True, api_version=4,
+                                operand_output_aliases=in_place,
                                 operand_layouts=[(), row_major(ctx.avals_in[0].ndim)],
                                 result_layouts=[(), row_major(ctx.avals_out[0].ndim)])
         ctx.set_tokens_out(mlir.TokenSet({effect: call.results[0]}))
