@@ -14,7 +14,8 @@
 // table here.
 //
 // Written against xla/ffi/api/ffi.h as jaxlib ships it (jax.ffi.include_dir());
-// see docs/GPU.md for what has and has not run.
+// the CPU handlers run in meson test --suite jax; docs/GPU.md says what is
+// left to run for the CUDA ones.
 
 #include <cstddef>
 #include <cstdint>
@@ -150,7 +151,9 @@ auto cpu_binding() { return token_buffer_comm(ffi::Ffi::Bind()); }
 
 }  // namespace
 
-// Exported names: smd_jax_<collective>_<platform> (smd.jax looks them up).
+// Exported names: smd_jax_<collective>_<platform> (smd.jax looks them up);
+// the project builds with hidden visibility, so these are made visible here.
+#pragma GCC visibility push(default)
 XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allreduce_cuda, OnCuda<int32_t>::call<allreduce>,
                               cuda_binding().Attr<int32_t>("op"));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allreduce_cpu, OnCpu<int32_t>::call<allreduce>,
@@ -167,3 +170,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allgather_cuda, OnCuda<>::call<allgather>,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allgather_cpu, OnCpu<>::call<allgather>, cpu_binding());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_alltoall_cuda, OnCuda<>::call<alltoall>, cuda_binding());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_alltoall_cpu, OnCpu<>::call<alltoall>, cpu_binding());
+#pragma GCC visibility pop

@@ -12,12 +12,13 @@ the same model alone on the same global batches (no communication) and
 checks that both runs agree to float rounding: the summation order is the
 only difference.
 
-    smdrun -n 2 python3 examples/jax/data_parallel_mlp.py      # 2 ranks
+    smdrun -n 4 python3 examples/jax/data_parallel_mlp.py      # 4 ranks
     python3 examples/jax/data_parallel_mlp.py --steps 300     # 1 rank
 
 Needs jax, and smd built with jaxlib installed (meson -Djax=enabled builds
-bindings/jax/libsmd_jax.so); with PYTHONPATH=bindings/python when smd is not
-installed. Several ranks may share one GPU (XLA_PYTHON_CLIENT_MEM_FRACTION
+bindings/jax/libsmd_jax.so; pip install . at the repository root puts it in
+the package); with PYTHONPATH=bindings/python when smd is not installed.
+`meson test -C build jax-data_parallel_mlp-np4` runs it on the CPU backend. Several ranks may share one GPU (XLA_PYTHON_CLIENT_MEM_FRACTION
 keeps each from taking most of its memory). Exit status: 0 when the loss
 fell and the runs agree, 1 when a check failed, 2 on bad usage.
 """

@@ -20,7 +20,8 @@ The library is opened on first use (importing ``smd`` or running
 
 1. ``$SMD_LIBRARY``: a path to libsmd.so (no fallback when set);
 2. the source tree's build directory: ``build/src/libsmd.so.0``;
-3. next to the package: ``smd/libsmd.so.0``;
+3. next to the package: ``smd/libsmd.so.0``, or inside it:
+   ``smd/_lib/libsmd.so.0`` (``pip install .`` at the repository root);
 4. where pkg-config said libsmd was when the package was installed
    (``smd/_libdir.txt``);
 5. the system loader's search path (``LD_LIBRARY_PATH``, ld.so.cache):
@@ -126,6 +127,7 @@ def library_candidates() -> List[Tuple[str, str]]:
     if _in_source_tree():
         found.append((str(SOURCE_ROOT / "build" / "src" / SONAME), "build tree"))
     found.append((str(PACKAGE_DIR / SONAME), "next to the package"))
+    found.append((str(PACKAGE_DIR / "_lib" / SONAME), "inside the package (a wheel)"))
     recorded = PACKAGE_DIR / "_libdir.txt"
     if recorded.is_file():
         found.append((str(Path(recorded.read_text(encoding="utf-8").strip()) / SONAME),

@@ -14,7 +14,7 @@ this smd package first on PYTHONPATH.
 
 smdrun is looked for in this order: $SMD_SMDRUN; next to the libsmd the
 package would load (``../tools/smdrun`` in a build tree, ``../bin`` or
-``../../bin`` in an installation); the source tree's ``build/tools/smdrun``;
+``../../bin`` in an installation, ``smd/_bin`` in a wheel); the source tree's ``build/tools/smdrun``;
 PATH.
 """
 
@@ -45,7 +45,8 @@ def find_smdrun() -> str:
             continue
         libdir = lib.resolve().parent
         for candidate in (libdir.parent / "tools" / "smdrun", libdir.parent / "bin" / "smdrun",
-                          libdir.parent.parent / "bin" / "smdrun"):
+                          libdir.parent.parent / "bin" / "smdrun",
+                          libdir.parent / "_bin" / "smdrun"):  # a wheel: smd/_lib, smd/_bin
             tried.append(str(candidate))
             if os.access(candidate, os.X_OK):
                 return str(candidate)
