@@ -74,11 +74,9 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
   return s;
 }
 
-void run_collective_staged(Comm &comm, const CollArgs &a) {
-  if (a.kind == CollKind::kAlltoallv)
-    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
-  const gpu::CudaApi *api = gpu::cuda_api();
-  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+namespace {
+
+void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   const StagedShape s = staged_shape(a, comm.rank(), comm.size());
   // The buffers' GPU is current while staging (a nonblocking call runs on
   // the communicator's worker thread, whose current device is CUDA's 0).
@@ -117,6 +115,28 @@ void run_collective_staged(Comm &comm, const CollArgs &a) {
 
   copy(a.recvbuf, hrecv, s.recv_bytes);
   gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+}
+
+}  // namespace
+
+void run_collective_staged(Comm &comm, const CollArgs &a) {
+  // Refusals every rank meets alike leave the communicator usable.
+  if (a.kind == CollKind::kAlltoallv)
+    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
+  const gpu::CudaApi *api = gpu::cuda_api();
+  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+  try {
+    stage(comm, a, api);
+  } catch (const Error &e) {
+    // A copy that failed (freed memory, a count past the allocation's
+    // end) leaves the peers inside the collective or waiting for this
+    // rank's data: they learn of it as of any failure half-way, rather
+    // than at SMD_TIMEOUT (the host algorithms' own failures are already
+    // announced: poison() is then false).
+    if (comm.poison(e.code(), e.message()))
+      comm.ctx().announce_failure(comm.abort_key(), e.code(), e.message());
+    throw;
+  }
 }
 
 }  // namespace smd
