@@ -14,23 +14,13 @@
 
 #include "core/reduce/half.h"
 #include "core/util/dtype.h"
-#include "device_buffers.h"
+#include "rank_checks.h"
 
 using namespace smd;
 using namespace smd::gpu;
 using namespace smd::gpu::testing;
 
 namespace {
-
-int g_failures = 0;
-int g_rank = 0, g_size = 1;
-
-void expect(bool ok, const std::string &what) {
-  if (!ok) {
-    ++g_failures;
-    fprintf(stderr, "[rank %d] FAIL %s: %s\n", g_rank, what.c_str(), smd_last_error());
-  }
-}
 
 // Small integers, exact in every datatype tested (sums stay below 256).
 double value(int rank, size_t i) { return double((rank + 1) * int(i % 7 + 1)); }
@@ -160,16 +150,8 @@ void bad_input(const World &w) {
 
 int main() {
   const CudaApi &a = require_device("gpu-collectives");
-  smd_comm_t *comm = nullptr;
-  if (smd_comm_init(nullptr, &comm) != SMD_SUCCESS) {
-    fprintf(stderr, "smd_comm_init: %s\n", smd_last_error());
-    return 1;
-  }
-  int local = 0;
-  smd_comm_rank(comm, &g_rank);
-  smd_comm_size(comm, &g_size);
-  smd_comm_local_rank(comm, &local);
-  check("cudaSetDevice", a.SetDevice(local % cuda_status().devices));
+  smd_comm_t *comm = init_world(a);
+  if (!comm) return 1;
   World w{comm, a};
   for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
   bad_input(w);

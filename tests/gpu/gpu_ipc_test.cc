@@ -14,22 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "device_buffers.h"
+#include "rank_checks.h"
 
 using namespace smd::gpu;
 using namespace smd::gpu::testing;
 
 namespace {
-
-int g_failures = 0;
-int g_rank = 0, g_size = 1;
-
-void expect(bool ok, const std::string &what) {
-  if (!ok) {
-    ++g_failures;
-    fprintf(stderr, "[rank %d] FAIL %s (%s)\n", g_rank, what.c_str(), smd_last_error());
-  }
-}
 
 float value(int rank, size_t i) { return float(rank * 1000 + int(i % 1000)); }
 
@@ -107,19 +97,12 @@ void one_rank_fails(const CudaApi &a, smd_comm_t *world) {
 
 int main() {
   const CudaApi &a = require_device("gpu-ipc");
-  smd_comm_t *comm = nullptr;
-  if (smd_comm_init(nullptr, &comm) != SMD_SUCCESS) {
-    fprintf(stderr, "smd_comm_init: %s\n", smd_last_error());
-    return 1;
-  }
-  int local = 0, local_size = 0;
-  smd_comm_rank(comm, &g_rank);
-  smd_comm_size(comm, &g_size);
-  smd_comm_local_rank(comm, &local);
+  smd_comm_t *comm = init_world(a);
+  if (!comm) return 1;
+  int local_size = 0;
   smd_comm_local_size(comm, &local_size);
-  check("cudaSetDevice", a.SetDevice(local % cuda_status().devices));
   if (local_size != g_size) {
-    printf("SKIP gpu-ipc: the ranks are on %s nodes; CUDA IPC is within one node\n", "several");
+    printf("SKIP gpu-ipc: the ranks span several nodes; CUDA IPC works within one\n");
     smd_comm_destroy(comm);
     return 77;
   }
