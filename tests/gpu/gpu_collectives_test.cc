@@ -4,7 +4,8 @@
 // reduce_scatter, broadcast, reduce, alltoall, for float32, float64, int32
 // and bfloat16, against values computed on the host; and the answers to
 // bad input (mixed memory kinds, a stream, device memory in
-// point-to-point). A plain program (no GoogleTest on GPU machines); exit 77
+// point-to-point); and host memory on one rank with device memory on the
+// others. A plain program (no GoogleTest on GPU machines); exit 77
 // without a device.
 #include <smd.h>
 
@@ -132,6 +133,33 @@ void run_dtype(const World &w, smd_datatype_t dt) {
          "alltoall " + name);
 }
 
+// Rank 0 passes host memory, the others device memory. The staged route
+// runs this correctly today (each rank stages its own buffers); docs/GPU.md
+// says it becomes SMD_ERR_MISMATCH once the device algorithms read peers'
+// buffers in place, and this check must change with it.
+void kinds_differing_between_ranks(const World &w) {
+  const size_t n = 257;
+  std::vector<float> want(n);
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int r = 0; r < g_size; ++r) want[i] += float(value(r, i));
+  }
+  std::vector<float> in(n), out(n);
+  for (size_t i = 0; i < n; ++i) in[i] = float(value(g_rank, i));
+  if (g_rank == 0) {
+    expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+               out == want,
+           "allreduce with host memory on rank 0 and device memory elsewhere (rank 0)");
+    return;
+  }
+  DeviceBuffer d(w.a, n * 4);
+  d.upload(0, in.data(), n * 4);
+  expect(smd_allreduce(d.data(), d.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+             same(d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
+                                                reinterpret_cast<unsigned char *>(want.data() + n))),
+         "allreduce with host memory on rank 0 and device memory elsewhere");
+}
+
 void bad_input(const World &w) {
   DeviceBuffer d(w.a, 64);
   std::vector<float> h(16);
@@ -154,6 +182,7 @@ int main() {
   if (!comm) return 1;
   World w{comm, a};
   for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
+  if (g_size > 1) kinds_differing_between_ranks(w);
   bad_input(w);
   smd_comm_destroy(comm);
   if (g_rank == 0) printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");

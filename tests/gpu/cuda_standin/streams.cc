@@ -55,6 +55,7 @@ std::condition_variable &g_cv = *new std::condition_variable;
 std::set<Stream *> &g_streams = *new std::set<Stream *>;  // live, besides the legacy ones
 std::map<int, Stream *> &g_legacy = *new std::map<int, Stream *>;
 std::set<Event *> &g_events = *new std::set<Event *>;
+std::vector<Stream *> &g_retired = *new std::vector<Stream *>;  // destroyed, kept (see above)
 
 bool done(const std::pair<Stream *, uint64_t> &w) { return w.first->completed >= w.second; }
 
@@ -223,6 +224,7 @@ int cudaStreamDestroy(void *stream) {
   auto *s = static_cast<Stream *>(stream);
   if (!g_streams.erase(s)) return result(kInvalidResourceHandle);
   s->destroyed = true;  // its work still runs; then its thread ends
+  g_retired.push_back(s);
   g_cv.notify_all();
   return result(kSuccess);
 }
