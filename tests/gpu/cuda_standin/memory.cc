@@ -271,7 +271,7 @@ int cudaIpcOpenMemHandle(void **ptr, IpcBytes handle, unsigned /*flags*/) {
   IpcHandle h;
   memcpy(&h, handle.b, sizeof h);
   if (memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.size == 0) return result(kInvalidValue);
-  if (h.pid == getpid()) return result(kInvalidContext);  // CUDA refuses its own process's handles
+  if (h.pid == getpid()) return result(kDeviceUninitialized);  // CUDA refuses its own process's handles
   std::lock_guard<std::mutex> lock(g_mu);
   for (auto &[base, al] : g_live)
     if (al.imported && al.owner == h.pid && al.serial == h.serial) {

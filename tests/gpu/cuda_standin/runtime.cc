@@ -61,7 +61,7 @@ const char *cudaGetErrorString(int error) {
     case kMemoryAllocation: return "out of memory (CUDA stand-in)";
     case kNoDevice: return "no CUDA-capable device is detected (CUDA stand-in: SMD_CUDA_STANDIN_DEVICES=0)";
     case kInvalidDevice: return "invalid device ordinal (CUDA stand-in)";
-    case kInvalidContext: return "invalid device context (CUDA stand-in)";
+    case kDeviceUninitialized: return "invalid device context (CUDA stand-in)";
     case kInvalidResourceHandle: return "invalid resource handle (CUDA stand-in)";
     case kNotReady: return "device not ready (CUDA stand-in)";
     case kIllegalAddress: return "an illegal memory access was encountered (CUDA stand-in)";

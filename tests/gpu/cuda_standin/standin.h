@@ -19,7 +19,7 @@ enum Error : int {
   kMemoryAllocation = 2,
   kNoDevice = 100,
   kInvalidDevice = 101,
-  kInvalidContext = 201,
+  kDeviceUninitialized = 201,  // once cudaErrorInvalidContext
   kInvalidResourceHandle = 400,
   kNotReady = 600,
   kIllegalAddress = 700,
