@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu/ipc_peers.h"
+#include "core/util/error.h"
 #include "rank_checks.h"
 
 using namespace smd::gpu;
@@ -77,6 +79,58 @@ void exchange(const CudaApi &a, smd_comm_t *comm) {
   expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier after closing");
 }
 
+// smd's own exchange (core/gpu/ipc_peers.h): peers' allocations opened
+// once and kept, inner pointers at their offsets, a new allocation opened
+// anew, and a buffer that cannot be exported an error on every rank.
+void cached_exchange(const CudaApi &a, smd_comm_t *comm) {
+  IpcPeers peers(g_rank, g_size);
+  auto allgather = [&](const IpcPeers::Record &mine, IpcPeers::Record *all) {
+    if (smd_allgather(&mine, all, sizeof mine, SMD_UINT8, comm, nullptr) != SMD_SUCCESS)
+      smd::fail(SMD_ERR_INTERNAL, "allgather of IPC records: %s", smd_last_error());
+  };
+  const size_t n = 1024;
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = value(g_rank, i);
+  DeviceBuffer first(a, n * 4), second(a, n * 4);
+  first.upload(0, v.data(), n * 4);
+  second.upload(0, v.data(), n * 4);
+  auto reads = [&](const std::vector<void *> &bufs, size_t from) {
+    bool ok = true;
+    for (int p = 0; p < g_size; ++p) {
+      float got = 0;
+      check("cudaMemcpyAsync", a.MemcpyAsync(&got, bufs[size_t(p)], 4, kCudaMemcpyDefault, nullptr));
+      check("cudaStreamSynchronize", a.StreamSynchronize(nullptr));
+      ok = ok && got == value(p, from);
+    }
+    return ok;
+  };
+  const uint64_t peers_count = uint64_t(g_size - 1);
+  try {
+    expect(reads(peers.exchange(first.data(), allgather), 0) && peers.opened() == peers_count,
+           "exchange maps each peer's buffer");
+    expect(reads(peers.exchange(first.data() + 256, allgather), 64) && peers.opened() == peers_count,
+           "an inner pointer of the same allocations: no new mapping, the right offset");
+    expect(reads(peers.exchange(second.data(), allgather), 0) && peers.opened() == 2 * peers_count,
+           "new allocations are mapped anew");
+    expect(reads(peers.exchange(first.data(), allgather), 0) && peers.opened() == 2 * peers_count,
+           "the first allocations are still mapped");
+  } catch (const smd::Error &e) {
+    expect(false, std::string("exchange threw: ") + e.what());
+  }
+  // The last rank passes pinned host memory, which CUDA IPC cannot share.
+  void *pinned = nullptr;
+  check("cudaMallocHost", a.MallocHost(&pinned, 64));
+  smd_result_t code = SMD_SUCCESS;
+  try {
+    peers.exchange(g_rank == g_size - 1 ? pinned : first.data(), allgather);
+  } catch (const smd::Error &e) {
+    code = e.code();
+  }
+  expect(code == SMD_ERR_NOT_SUPPORTED, "a buffer one rank cannot export is an error on every rank");
+  a.FreeHost(pinned);
+  expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier before the buffers are freed");
+}
+
 void one_rank_fails(const CudaApi &a, smd_comm_t *world) {
   smd_comm_t *comm = nullptr;  // poisoned by the failure: not the world
   expect(smd_comm_dup(world, &comm) == SMD_SUCCESS, "comm_dup");
@@ -107,6 +161,7 @@ int main() {
     return 77;
   }
   exchange(a, comm);
+  cached_exchange(a, comm);
   if (g_size > 1 && cuda_status().library.find("standin") != std::string::npos) one_rank_fails(a, comm);
   smd_comm_destroy(comm);
   if (g_rank == 0) printf("gpu-ipc: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
