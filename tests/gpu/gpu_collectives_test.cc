@@ -10,6 +10,7 @@
 #include <smd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -134,10 +135,16 @@ void run_dtype(const World &w, smd_datatype_t dt) {
 }
 
 // Rank 0 passes host memory, the others device memory. The staged route
-// runs this correctly today (each rank stages its own buffers); docs/GPU.md
-// says it becomes SMD_ERR_MISMATCH once the device algorithms read peers'
-// buffers in place, and this check must change with it.
+// runs this correctly (each rank stages its own buffers); the device
+// route (SMD_GPU_IPC=1), which reads peers' buffers in place, makes it
+// SMD_ERR_MISMATCH on every rank, as docs/GPU.md's contract says. On a
+// duplicate of the world: a mismatch leaves its communicator unusable.
 void kinds_differing_between_ranks(const World &w) {
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "comm_dup");
+  if (!comm) return;
+  const char *ipc = getenv("SMD_GPU_IPC");
+  const bool device_route = ipc && std::string(ipc) == "1";
   const size_t n = 257;
   std::vector<float> want(n);
   for (size_t i = 0; i < n; ++i) {
@@ -146,18 +153,24 @@ void kinds_differing_between_ranks(const World &w) {
   }
   std::vector<float> in(n), out(n);
   for (size_t i = 0; i < n; ++i) in[i] = float(value(g_rank, i));
+  std::unique_ptr<DeviceBuffer> d;
+  smd_result_t rc;
+  bool right;
   if (g_rank == 0) {
-    expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
-               out == want,
-           "allreduce with host memory on rank 0 and device memory elsewhere (rank 0)");
-    return;
+    rc = smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+    right = out == want;
+  } else {
+    d = std::make_unique<DeviceBuffer>(w.a, n * 4);
+    d->upload(0, in.data(), n * 4);
+    rc = smd_allreduce(d->data(), d->data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+    right = same(*d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
+                                                reinterpret_cast<unsigned char *>(want.data() + n)));
   }
-  DeviceBuffer d(w.a, n * 4);
-  d.upload(0, in.data(), n * 4);
-  expect(smd_allreduce(d.data(), d.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
-             same(d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
-                                                reinterpret_cast<unsigned char *>(want.data() + n))),
-         "allreduce with host memory on rank 0 and device memory elsewhere");
+  if (device_route)
+    expect(rc == SMD_ERR_MISMATCH, "host memory on rank 0, device memory elsewhere: a mismatch on every rank");
+  else
+    expect(rc == SMD_SUCCESS && right, "host memory on rank 0, device memory elsewhere: staged, correct");
+  smd_comm_destroy(comm);
 }
 
 void bad_input(const World &w) {

@@ -9,7 +9,10 @@
 // every rank must get an error, and none SMD_ERR_TIMEOUT (the stand-in
 // refuses such a copy; a GPU need not: it may read what lies beyond).
 // A plain program; exit 77 without a device.
+#include <dlfcn.h>
 #include <smd.h>
+
+#include <cstdlib>
 
 #include <string>
 #include <vector>
@@ -131,6 +134,39 @@ void cached_exchange(const CudaApi &a, smd_comm_t *comm) {
   expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier before the buffers are freed");
 }
 
+// The allreduce that reads peers' buffers through CUDA IPC (SMD_GPU_IPC=1,
+// read at every call): sums out of place and in place, and a max; over
+// the stand-in, the mappings it made are still open afterwards (kept by
+// the communicator), which shows that this route ran rather than staging.
+void device_route(const CudaApi &a, smd_comm_t *comm) {
+  setenv("SMD_GPU_IPC", "1", 1);
+  const size_t n = 1001;
+  std::vector<float> v(n), sum(n), max(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = value(g_rank, i);
+    for (int r = 0; r < g_size; ++r) sum[i] += value(r, i);
+    max[i] = value(g_size - 1, i);
+  }
+  DeviceBuffer in(a, n * 4), out(a, n * 4);
+  std::vector<float> got(n);
+  in.upload(0, v.data(), n * 4);
+  expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
+             (out.download(got.data(), 0, n * 4), got == sum),
+         "allreduce sum through IPC");
+  expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_MAX, comm, nullptr) == SMD_SUCCESS &&
+             (out.download(got.data(), 0, n * 4), got == max),
+         "allreduce max through IPC");
+  expect(smd_allreduce(in.data(), in.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
+             (in.download(got.data(), 0, n * 4), got == sum),
+         "allreduce in place through IPC");
+  void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  auto mappings = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "smd_cuda_standin_ipc_mappings")) : nullptr;
+  if (mappings) expect(mappings() > 0, "the allreduce mapped the peers' buffers");
+  if (lib) dlclose(lib);
+  unsetenv("SMD_GPU_IPC");
+  expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier before the buffers are freed");
+}
+
 void one_rank_fails(const CudaApi &a, smd_comm_t *world) {
   smd_comm_t *comm = nullptr;  // poisoned by the failure: not the world
   expect(smd_comm_dup(world, &comm) == SMD_SUCCESS, "comm_dup");
@@ -162,6 +198,7 @@ int main() {
   }
   exchange(a, comm);
   cached_exchange(a, comm);
+  if (g_size > 1) device_route(a, comm);
   if (g_size > 1 && cuda_status().library.find("standin") != std::string::npos) one_rank_fails(a, comm);
   smd_comm_destroy(comm);
   if (g_rank == 0) printf("gpu-ipc: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");

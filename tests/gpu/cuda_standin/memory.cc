@@ -317,6 +317,13 @@ int cudaIpcCloseMemHandle(void *ptr) {
   return result(kSuccess);
 }
 
+int smd_cuda_standin_ipc_mappings(void) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  int n = 0;
+  for (const auto &[base, al] : g_live) n += al.imported;
+  return n;
+}
+
 int smd_cuda_standin_live_allocations(int memory_type) {
   std::lock_guard<std::mutex> lock(g_mu);
   int n = 0;
