@@ -30,8 +30,9 @@ def stages(folder):
 
 def skip_reason(stdout):
     for line in (stdout or "").splitlines():
-        if line.startswith("SKIP "):
-            return line[5:].strip()
+        at = line.find("SKIP ")  # smdrun prefixes a rank's lines with "[r] "
+        if at >= 0:
+            return line[at + 5:].strip()
     return ""
 
 
