@@ -5,6 +5,8 @@
 # time per size. Prints a markdown table per collective and rank count:
 # the algorithm each of auto and off chose, their times, the best forced
 # algorithm and how much faster than auto it was (flagged when over 15%).
+# A run that fails or prints no result is listed at the end with its last
+# lines of output, and makes the exit status 1 (the tables then lack it).
 #   bench/auto_vs_forced.sh BUILD_DIR [REPS] [NPS] [MAX_SIZE]
 # e.g. bench/auto_vs_forced.sh build 5 "2 4" 64M
 set -euo pipefail
@@ -15,6 +17,7 @@ max=${4:-64M}
 export SMD_PLUGIN_PATH="$build/src/plugins/shm"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+touch "$out/runs"
 declare -A forced=([allreduce]="direct ring rd" [allgather]="direct ring rd cma"
                    [reduce_scatter]="direct ring rd cma" [broadcast]="direct ring tree cma")
 for ((rep = 0; rep < reps; ++rep)); do
@@ -27,9 +30,16 @@ for ((rep = 0; rep < reps; ++rep)); do
           off) env=(SMD_CALIBRATE=off) ;;
           *) env+=(SMD_ALGO="$coll=$mode") ;;
         esac
+        status=0
         env "${env[@]}" "$build/tools/smdrun" -n "$np" --timeout 600 \
-          "$build/tools/smd-bench" "$coll" -b 8 -e "$max" -f 16 -n 20 -w 3 -c 0 --json 2>/dev/null |
-          grep -o '{.*}' | sed "s/^/$np $coll $mode /" >>"$out/runs" || true
+          "$build/tools/smd-bench" "$coll" -b 8 -e "$max" -f 16 -n 20 -w 3 -c 0 --json \
+          >"$out/one" 2>&1 || status=$?
+        results=$(grep -o '{.*}' "$out/one" || true)
+        if ((status != 0)) || [[ -z $results ]]; then
+          { echo "np $np $coll $mode (${env[*]}): exit status $status"; tail -n 5 "$out/one"; } >>"$out/failed"
+          continue
+        fi
+        sed "s/^/$np $coll $mode /" <<<"$results" >>"$out/runs"
       done
     done
   done
@@ -46,7 +56,7 @@ for line in open(sys.argv[1]):
     runs.setdefault((int(np), coll), {}).setdefault(d['bytes'], {}).setdefault(mode, []).append(d)
 worst = 0
 for (np, coll), sizes in sorted(runs.items()):
-    print(f'\n{coll} np={np} (median us of {len(next(iter(sizes.values()))["auto"])} runs)\n')
+    print(f'\n{coll} np={np} (median us of {len(next(iter(sizes.values())).get("auto", []))} runs)\n')
     print('| bytes | auto | us | off | us | best forced | us | auto/forced |')
     print('|---|---|---|---|---|---|---|---|')
     for size in sorted(sizes):
@@ -54,6 +64,9 @@ for (np, coll), sizes in sorted(runs.items()):
         med = {k: statistics.median(r['time_us'] for r in v) for k, v in m.items()}
         algo = {k: v[0]['algo'] for k, v in m.items()}
         forced = {k: t for k, t in med.items() if k not in ('auto', 'off')}
+        if 'auto' not in med or 'off' not in med or not forced:
+            print(f"| {size} | (runs missing: see the failed runs below) |")
+            continue
         best = min(forced, key=forced.get)
         ratio = med['auto'] / forced[best]
         worst = max(worst, ratio)
@@ -62,3 +75,9 @@ for (np, coll), sizes in sorted(runs.items()):
               f"{best} | {forced[best]:.1f} | {ratio:.2f}{flag} |")
 print(f'\nworst auto/forced: {worst:.2f}')
 PY
+if [[ -s $out/failed ]]; then
+  echo
+  echo "FAILED RUNS:"
+  cat "$out/failed"
+  exit 1
+fi

@@ -24,6 +24,11 @@
 #                    smdrun and torchrun leave it. Unpinned ranks can share one CPU for a
 #                    whole run on some VMs (the 8-byte cells then move by 2-3x)
 # Environment: SMD_COMPARE_SKIP="mpi gloo" leaves implementations out (for testing).
+# SMD_COMPARE_MPI_RS_ALGOS="1 2 3 4" (the default): Open MPI's reduce_scatter_block
+# algorithms (coll_tuned, forced) run beside its default decision, each as
+# implementation mpirsN, reduce_scatter only; the report's "MPI best" column
+# is the best of them and the default at each point (Open MPI's best
+# configuration, not only its weak default); "" leaves them out.
 # Exit status: 0, or 1 when a run failed or a checked result was wrong (both
 # are listed under the table), 2 for a bad option.
 set -u -o pipefail
@@ -34,6 +39,8 @@ say() { printf '%s\n' "$*"; }
 warn() { printf 'compare.sh: %s\n' "$*" >&2; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/machine.sh
+source "$ROOT/bench/machine.sh"
 QUICK=0
 REPS=3
 RANKS="2 4"
@@ -143,6 +150,12 @@ else
     fi
   fi
   [ -x "$BB/mpi_bench" ] && IMPLS="$IMPLS mpi"
+  MPI_RS_ALGOS=${SMD_COMPARE_MPI_RS_ALGOS-1 2 3 4}
+  if [ -x "$BB/mpi_bench" ] && [[ " $COLLS " == *" reduce_scatter "* ]]; then
+    for a in $MPI_RS_ALGOS; do
+      case "$a" in 1|2|3|4) IMPLS="$IMPLS mpirs$a" ;; *) warn "SMD_COMPARE_MPI_RS_ALGOS: no algorithm '$a' (1-4)"; exit 2 ;; esac
+    done
+  fi
 fi
 if [[ "$SKIP" == *" gloo "* ]]; then
   MISSING+=("gloo: left out (SMD_COMPARE_SKIP)")
@@ -205,6 +218,10 @@ run_one() {
     mpi)
       timeout -k 5 "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" -np "$np" "$BB/mpi_bench" "${args[@]}" \
         >"$out" 2>"$out.err" || rc=$? ;;
+    mpirs*)
+      timeout -k 5 "$RUN_TIMEOUT" mpirun "${MPIRUN_ARGS[@]}" --mca coll_tuned_use_dynamic_rules 1 \
+        --mca coll_tuned_reduce_scatter_block_algorithm "${impl#mpirs}" -np "$np" "$BB/mpi_bench" "${args[@]}" \
+        >"$out" 2>"$out.err" || rc=$? ;;
     gloo)
       local store="$TMPD/gloo-store.$RANDOM.$RANDOM"
       mkdir -p "$store"
@@ -232,6 +249,7 @@ for point in "${POINTS[@]}"; do
   IFS='|' read -r _np coll _spec <<<"$point"
   for impl in "${IMPL_ARR[@]}"; do
     [ "$impl" = smdmem ] && [[ "$MEM_COLLS" != *" $coll "* ]] && continue
+    [[ "$impl" == mpirs* ]] && [ "$coll" != reduce_scatter ] && continue
     PER_REP=$((PER_REP + 1))
   done
 done
@@ -239,8 +257,10 @@ TOTAL=$(( PER_REP * REPS ))
 say "# plan: ${#POINTS[@]} points x $NIMPL implementations (smdmem:$MEM_COLLS) x $REPS reps = $TOTAL runs (+ membw probe each rep)"
 say "# groups (name:-b:-e:-f:-n:-w): $GROUPS_SPEC"
 
+L3_BYTES=$(machine_l3_bytes)
+say "# $(machine_line)"
 {
-  echo "{\"meta\": \"compare\", \"stamp\": \"$STAMP\", \"quick\": $QUICK, \"reps\": $REPS, \"ranks\": \"$RANKS\", \"collectives\": \"$COLLS\", \"impls\": \"$IMPLS\", \"groups\": \"$GROUPS_SPEC\", \"host\": \"$(hostname)\", \"nproc\": $(nproc), \"pinned\": $BIND, \"git\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
+  echo "{\"meta\": \"compare\", \"stamp\": \"$STAMP\", \"quick\": $QUICK, \"reps\": $REPS, \"ranks\": \"$RANKS\", \"collectives\": \"$COLLS\", \"impls\": \"$IMPLS\", \"mpi_rs_algos\": \"${MPI_RS_ALGOS:-}\", \"groups\": \"$GROUPS_SPEC\", \"host\": \"$(hostname)\", \"nproc\": $(nproc), \"cpu\": \"$(machine_cpu | tr -d '"\\')\", \"l3_bytes\": ${L3_BYTES:-null}, \"loadavg\": \"$(machine_load)\", \"pinned\": $BIND, \"git\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
   for m in "${MISSING[@]+"${MISSING[@]}"}"; do
     printf '{"meta": "missing", "what": "%s"}\n' "${m//\"/\'}"
   done
@@ -285,6 +305,7 @@ for ((rep = 0; rep < REPS; rep++)); do
     for ((j = 0; j < NIMPL; j++)); do
       impl=${IMPL_ARR[$(( (rot + j) % NIMPL ))]}
       [ "$impl" = smdmem ] && [[ "$MEM_COLLS" != *" $coll "* ]] && continue
+      [[ "$impl" == mpirs* ]] && [ "$coll" != reduce_scatter ] && continue
       K=$((K + 1))
       extra=()
       # Resident memory: every allreduce run of the largest group reports VmHWM per rank.

@@ -1,10 +1,11 @@
-/* membw: the memory-bandwidth probe behind bench/compare.sh's bound.
+/* membw: the memory-bandwidth probe behind bench/compare.sh's reference rate.
  *
  * Kernels (float32 arrays, SIZE bytes per array):
  *   memcpy  dst = src             (glibc memcpy)
  *   add     c[i] = a[i] + b[i]    (read two, write one: the reduction step)
  * each with 1 and 2 threads (pthreads; each thread takes a contiguous half),
- * for each SIZE (default 256 MiB: DRAM; 4 MiB: the 32 MiB L3).
+ * for each SIZE (default 256 MiB: DRAM; 4 MiB: in cache where the L3 holds
+ * the arrays, which bench/report.py checks against the measured L3).
  *
  * Every repetition is timed barrier to barrier; the tool reports the best and
  * the median over repetitions, as
@@ -12,7 +13,7 @@
  *   traffic     total memory traffic per second: 2 x SIZE for memcpy (read +
  *               write), 3 x SIZE for add (read a, read b, write c). The
  *               read-for-ownership of a cached store is NOT counted: the
- *               bound counts logical traffic in the same way.
+ *               reference counts logical traffic in the same way.
  *
  * Output: one JSON object per (kernel, threads, size) with --json, else a
  * table.  usage: membw [--json] [--sizes 256M,4M] [--threads 1,2] [--min-time S]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Unit test of bench/report.py: the traffic model, the bound derived from it,
+"""Unit test of bench/report.py: the traffic model, the reference rate derived from it,
 how a run's placement and checking are read, and the table it prints from a
 small made-up results directory (no benchmark runs; meson test, suite bench).
 
@@ -57,14 +57,14 @@ class Traffic(unittest.TestCase):
 
     def test_unknown_collective(self):
         self.assertEqual(report.traffic("alltoall", self.N, 2), (None, None))
-        self.assertIsNone(report.busbw_bound("alltoall", self.N, 2, 30.0))
+        self.assertIsNone(report.busbw_reference("alltoall", self.N, 2, 30.0))
 
 
-class Bound(unittest.TestCase):
+class Reference(unittest.TestCase):
     B = 30.0  # GB/s of total traffic
 
     def bound(self, coll, p, in_place=False):
-        return report.busbw_bound(coll, 64 * MIB, p, self.B, in_place)
+        return report.busbw_reference(coll, 64 * MIB, p, self.B, in_place)
 
     def test_closed_forms(self):
         for p in (2, 4):
@@ -80,8 +80,20 @@ class Bound(unittest.TestCase):
             self.assertAlmostEqual(self.bound("broadcast", p, True) / self.bound("broadcast", p, False),
                                    (p + 1) / p)
 
-    def test_no_rate_no_bound(self):
-        self.assertIsNone(report.busbw_bound("allreduce", MIB, 2, None))
+    def test_no_rate_no_reference(self):
+        self.assertIsNone(report.busbw_reference("allreduce", MIB, 2, None))
+
+
+class CacheSize(unittest.TestCase):
+    def test_l3_from_the_meta_of_compare_sh(self):
+        self.assertEqual(report.l3_bytes([{"meta": "compare", "l3_bytes": 32 * MIB}]), 32 * MIB)
+        self.assertIsNone(report.l3_bytes([{"meta": "compare"}]))
+        self.assertIsNone(report.l3_bytes([]))
+
+    def test_in_cache_limit_is_half_the_l3_and_none_when_unknown(self):
+        self.assertEqual(report.in_cache_limit(32 * MIB), 16 * MIB)
+        self.assertEqual(report.in_cache_limit(260 * MIB), 130 * MIB)
+        self.assertIsNone(report.in_cache_limit(None))
 
 
 class Records(unittest.TestCase):
@@ -105,7 +117,7 @@ def bench_line(coll, p, nbytes, time_us, errors=0, checked=1, in_place=0):
 
 
 class Table(unittest.TestCase):
-    """report.py on made-up results: the bound column and the markers."""
+    """report.py on made-up results: the reference column and the markers."""
 
     def run_report(self, files):
         with tempfile.TemporaryDirectory() as d:
@@ -129,9 +141,13 @@ class Table(unittest.TestCase):
                 return line
         self.fail("no %s np=%d %s row in:\n%s" % (coll, p, size, out))
 
-    def test_broadcast_bound_counts_in_place_traffic(self):
+    def meta(self, l3):
+        return ["meta.jsonl", [json.dumps({"meta": "compare", "host": "h", "nproc": 2, "cpu": "Some CPU",
+                                           "l3_bytes": l3, "git": "abc", "impls": "smd mpi"})]]
+
+    def test_broadcast_reference_counts_in_place_traffic(self):
         n = 16 * MIB
-        # busbw 10 GB/s; in place T = 2N = 32 MiB > 16 MiB, so DRAM B = 30: bound 15, 66.7%.
+        # busbw 10 GB/s; in place T = 2N = 32 MiB > 16 MiB, so DRAM B = 30: reference 15, 66.7%.
         t = n / 10.0 / 1e3
         name, lines = self.membw()
         rc, out = self.run_report({
@@ -145,6 +161,32 @@ class Table(unittest.TestCase):
         self.assertIn("66.7%", row)
         self.assertIn("(in place: broadcast)", out)
         self.assertNotIn("not the same work", out)
+        self.assertIn("NOT a bound", out)
+
+    def allreduce_1mib(self, l3):
+        # busbw 1 GB/s at np=2: T = 4 MiB of user buffers. In cache (B = 120) the
+        # reference is 30 GB/s (3.3%); from DRAM (B = 30) 7.5 GB/s (13.3%).
+        n = 1 * MIB
+        t = n / 1.0 / 1e3
+        files = dict([self.membw(), ("r0_smd_allreduce_np2_mid.jsonl", [bench_line("allreduce", 2, n, t)])])
+        if l3 is not None:
+            files.update([self.meta(l3)])
+        rc, out = self.run_report(files)
+        self.assertEqual(rc, 0, out)
+        return self.row(out, "allreduce", 2, "1 MiB"), out
+
+    def test_in_cache_rate_only_with_a_measured_l3_that_holds_the_probe(self):
+        row, out = self.allreduce_1mib(32 * MIB)  # the probe's 3 x 4 MiB fit, and T <= 16 MiB
+        self.assertIn(" 30.0 ", row)
+        self.assertIn("3.3%", row)
+        self.assertIn("Some CPU, L3 32 MiB", out)
+        row, out = self.allreduce_1mib(None)  # no L3 recorded: DRAM rate everywhere
+        self.assertIn(" 7.50 ", row)
+        self.assertIn("13.3%", row)
+        self.assertIn("L3 size is unknown", out)
+        row, out = self.allreduce_1mib(8 * MIB)  # T = 4 MiB fits in half, but the probe's 12 MiB do not
+        self.assertIn(" 7.50 ", row)
+        self.assertIn("No probe point fits in the L3 of 8 MiB", out)
 
     def test_mixed_placement_is_noted(self):
         n = 1 * MIB
@@ -156,6 +198,43 @@ class Table(unittest.TestCase):
         })
         self.assertEqual(rc, 0, out)
         self.assertIn("broadcast ran in place for smd and out of place for gloo", out)
+
+    def test_best_mpi_column_for_reduce_scatter_only(self):
+        n = 1 * MIB
+        name, lines = self.membw()
+        rc, out = self.run_report({
+            name: lines,
+            "r0_smd_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 100.0)],
+            "r0_mpi_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 1000.0)],
+            "r0_mpirs1_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 800.0)],
+            "r0_mpirs3_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 400.0)],
+            "r0_smd_allreduce_np2_mid.jsonl": [bench_line("allreduce", 2, n, 100.0)],
+            "r0_mpi_allreduce_np2_mid.jsonl": [bench_line("allreduce", 2, n, 200.0)],
+        })
+        self.assertEqual(rc, 0, out)
+        row = self.row(out, "reduce_scatter", 2, "1 MiB")
+        # The fastest of default (1000 us), alg 1 (800) and alg 3 (400): alg 3.
+        self.assertIn("alg 3", row)
+        f = row.split()
+        self.assertIn("10.0", f)  # smd/MPI: 100 us against the default's 1000
+        self.assertIn("4.00", f)  # smd/best: against alg 3's 400
+        f = self.row(out, "allreduce", 2, "1 MiB").split()
+        # collective np size(2) smd "smd mem" "Open MPI" "MPI best" Gloo smd/MPI smd/best ...
+        self.assertEqual(f[9], "2.00")
+        self.assertEqual((f[7], f[10]), ("-", "-"))  # no forced runs for allreduce: "-", not n/a
+
+    def test_best_mpi_may_be_the_default_and_forced_errors_count(self):
+        n = 1 * MIB
+        name, lines = self.membw()
+        rc, out = self.run_report({
+            name: lines,
+            "r0_smd_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 100.0)],
+            "r0_mpi_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 300.0)],
+            "r0_mpirs2_reduce_scatter_np2_mid.jsonl": [bench_line("reduce_scatter", 2, n, 900.0, errors=2)],
+        })
+        self.assertEqual(rc, 1, out)  # a forced algorithm's wrong result fails the report too
+        self.assertIn("default", self.row(out, "reduce_scatter", 2, "1 MiB"))
+        self.assertIn("mpirs2 reduce_scatter np=2 1 MiB rep 0: 2 wrong elements", out)
 
     def test_unchecked_and_wrong_runs_are_marked(self):
         n = 256 * MIB

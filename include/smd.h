@@ -36,7 +36,10 @@
  * ----------------------------------------
  * Every collective and point-to-point call takes an smd_stream_t, a
  * cudaStream_t cast to smd_stream_t, so GPU support adds no new signatures.
- * The contract, as NCCL's:
+ * NOT YET WORKING: the device path has never run on a GPU (the build
+ * machines have none; its tests skip there), and most of what follows is
+ * the contract the calls will keep, not what they do now; the paragraph
+ * "In this release" below says what is built. The contract, as NCCL's:
  * - Buffers may be host, pinned host, managed or device memory; smd tells
  *   which with cudaPointerGetAttributes (cached per allocation). All buffers
  *   of a call are of one kind, and every rank passes the same kind.
@@ -51,10 +54,12 @@
  * - libsmd does not link CUDA: it opens the CUDA runtime at run time, and
  *   only in processes that use CUDA (SMD_CUDA), so host-only callers pay
  *   nothing.
- * In this release collectives on device (or managed) memory run host
- * synchronous with a NULL stream, staged through pinned host memory; a
- * non-NULL stream, and device memory in point-to-point calls, are answered
- * with SMD_ERR_NOT_SUPPORTED and a message naming what is missing. Pinned
+ * In this release (written, untested on a GPU) collectives on device (or
+ * managed) memory run host synchronous with a NULL stream, staged through
+ * pinned host memory; a non-NULL stream, and device memory in
+ * point-to-point calls, are answered with SMD_ERR_NOT_SUPPORTED and a
+ * message naming what is missing. Not linking CUDA is tested on every
+ * build (test libsmd-no-cuda). Pinned
  * host memory is host memory. Buffers of one call of different kinds:
  * SMD_ERR_INVALID_ARGUMENT.
  */
@@ -389,8 +394,8 @@ SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank,
 /* ------------------------------------------------------------------------
  * Collectives
  *
- * Counts are in elements of `datatype`. Buffers are host memory when
- * stream is NULL. In-place: pass the same pointer as sendbuf and recvbuf
+ * Counts are in elements of `datatype`. Buffers are host memory; device
+ * memory is not yet verified (see "Streams and device memory"). In-place: pass the same pointer as sendbuf and recvbuf
  * (for allgather: sendbuf == recvbuf + rank * sendcount elements; for
  * reduce_scatter: recvbuf == sendbuf + rank * recvcount elements).
  * Every rank must pass the same count, datatype, op and root; disagreement
@@ -713,7 +718,10 @@ SMD_API smd_result_t smd_mem_free(void *ptr);
  *   the order issued.
  *
  * Every rank of a communicator must issue the same calls on it in a group,
- * in the same order, as outside groups. Calls of one group must not depend
+ * in the same order, as outside groups: ranks whose groups differ on a
+ * communicator (another call, order or number of calls, even where fused
+ * allreduces would add up to the same total) all get SMD_ERR_MISMATCH from
+ * smd_group_end(), naming the first differing call. Calls of one group must not depend
  * on each other's results (a broadcast of an allreduce's output belongs in
  * the next group). Communicator creation and smd_groups_create are never
  * queued.
@@ -724,8 +732,10 @@ SMD_API smd_result_t smd_mem_free(void *ptr);
  * exactly as for a nonblocking call. Blocking forms return SMD_SUCCESS once
  * queued; the i-forms return a request at once that completes at
  * smd_group_end() (waiting on it or freeing it before then, on the thread
- * of the group, fails with SMD_ERR_INVALID_USAGE; smd_request_test()
- * answers "not done").
+ * of the group, fails with SMD_ERR_INVALID_USAGE; from another thread, a
+ * wait or free that the group's end does not release within SMD_TIMEOUT
+ * fails with SMD_ERR_TIMEOUT and leaves the request live;
+ * smd_request_test() answers "not done").
  *
  * Errors: a call refused inside the group (a bad argument, a destroyed
  * handle) returns its error at once as usual and also fails the whole

@@ -32,8 +32,8 @@
  * - Nothing blocks indefinitely: isend/irecv/iget start work and return;
  *   test/progress/wait return within their time bound.
  * - A request on an endpoint whose peer has died completes, on a later
- *   test(), with SMD_TRANSPORT_ERR_PEER within a few seconds; it never
- *   stays pending forever.
+ *   test(), with SMD_TRANSPORT_ERR_PEER within 10 s (smd-transport-check's
+ *   peer_death test holds plugins to that); it never stays pending forever.
  * - Resources (sockets, shared memory, registrations) are released by
  *   finalize() and, where the OS allows, also when the process dies
  *   (shared memory that outlives a crash is a bug).

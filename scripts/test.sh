@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/test.sh - install what is missing, build, and run every test:
+# scripts/test.sh - install what is missing, build, and run every registered
+# test (README.md, "Two commands", lists what skips here and why):
 # the normal build (build/) with all suites, heavy variants included
 # (SMD_TEST_HEAVY=1: see tests/heavy_only.sh), then a sanitizer build
 # (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every

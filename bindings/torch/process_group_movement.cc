@@ -193,7 +193,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_coalesced(
   for (const auto &list : output_lists) l.outputs.insert(l.outputs.end(), list.begin(), list.end());
   l.keep_alive = {mine, all};
   l.start = gather_call(mine, all.data_ptr());
-  l.finish = [all, packing, lists = output_lists]() mutable {
+  l.finish = [all, packing, lists = output_lists, call]() mutable {
+    check_layouts(all, packing, static_cast<int>(lists.size()), call);
     for (size_t r = 0; r < lists.size(); ++r) unpack(all, packing, r * packing.bytes, lists[r]);
   };
   return launch(std::move(l));

@@ -38,6 +38,9 @@ std::function<void(smd_result_t, const std::string &)> finishing(
     }
     try {
       if (finish) finish();
+    } catch (const SmdError &e) {
+      work->complete(e.code(), e.message());  // what the results showed (a layout mismatch)
+      return;
     } catch (const std::exception &e) {
       work->complete(SMD_ERR_INTERNAL,
                      work->what() + ": copying the result out failed: " + e.what());

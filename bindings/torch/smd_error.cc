@@ -3,7 +3,7 @@
 namespace smd_torch {
 
 SmdError::SmdError(smd_result_t code, const std::string &message)
-    : std::runtime_error(describe(code, message)), code_(code) {}
+    : std::runtime_error(describe(code, message)), code_(code), message_(message) {}
 
 std::string describe(smd_result_t code, const std::string &message) {
   std::string name = smd_result_string(code);

@@ -14,9 +14,12 @@ class SmdError : public std::runtime_error {
  public:
   SmdError(smd_result_t code, const std::string &message);
   smd_result_t code() const { return code_; }
+  // The message without describe()'s framing.
+  const std::string &message() const { return message_; }
 
  private:
   smd_result_t code_;
+  std::string message_;
 };
 
 // "smd_allreduce: peer rank 1 (pid 42) exited ... [SMD_ERR_PEER_FAILURE]":

@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
+#include <string>
+
 #include "smd_error.h"
 
 namespace smd_torch {
@@ -64,15 +67,27 @@ void Staged::copy_back() const {
 
 Packing plan_packing(const std::vector<at::Tensor> &tensors) {
   Packing p;
+  p.bytes = kAlign;  // the header
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  };
+  mix(tensors.size());
   for (const auto &t : tensors) {
     p.offsets.push_back(p.bytes);
     p.bytes += (t.nbytes() + kAlign - 1) / kAlign * kAlign;
+    mix(static_cast<uint64_t>(t.scalar_type()));
+    mix(t.nbytes());
   }
+  p.layout = h;
   return p;
 }
 
 void pack(const std::vector<at::Tensor> &tensors, const Packing &packing, at::Tensor &flat,
           size_t base) {
+  uint8_t header[kAlign] = {};
+  std::memcpy(header, &packing.layout, sizeof packing.layout);
+  std::memcpy(flat.data_ptr<uint8_t>() + base, header, sizeof header);
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].numel()) bytes_as(flat, base + packing.offsets[i], tensors[i]).copy_(tensors[i]);
 }
@@ -81,6 +96,20 @@ void unpack(const at::Tensor &flat, const Packing &packing, size_t base,
             std::vector<at::Tensor> &tensors) {
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].numel()) tensors[i].copy_(bytes_as(flat, base + packing.offsets[i], tensors[i]));
+}
+
+void check_layouts(const at::Tensor &flat, const Packing &packing, int ranks, const char *call) {
+  const uint8_t *all = flat.data_ptr<uint8_t>();
+  for (int r = 0; r < ranks; ++r) {
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, all + static_cast<size_t>(r) * packing.bytes, sizeof theirs);
+    if (theirs != packing.layout)
+      throw SmdError(SMD_ERR_MISMATCH,
+                     std::string(call) + ": rank " + std::to_string(r) +
+                         " passed other tensors (their number, dtypes or sizes) than this rank, "
+                         "of the same packed size: layout digest " + std::to_string(theirs) +
+                         " there, " + std::to_string(packing.layout) + " here");
+  }
 }
 
 at::Tensor flat_view(const at::Tensor &t) { return t.view({-1}); }

@@ -37,16 +37,24 @@ struct Staged {
 Staged stage_output(const at::Tensor &target);
 
 // Several tensors of any dtypes side by side in one uint8 tensor, each at
-// a 16-byte aligned offset (so a byte range can be viewed as any dtype).
+// a 16-byte aligned offset (so a byte range can be viewed as any dtype),
+// after a 16-byte header with the digest of the layout (how many tensors,
+// their dtypes and sizes): ranks whose packings differ but add up to the
+// same bytes would otherwise unpack each other's tensors at wrong offsets.
 struct Packing {
   std::vector<size_t> offsets;
   size_t bytes = 0;
+  uint64_t layout = 0;
 };
 Packing plan_packing(const std::vector<at::Tensor> &tensors);
-// Copies `tensors` into `flat` (uint8, at least packing.bytes long) at
-// `base` bytes.
+// Copies the header and `tensors` into `flat` (uint8, at least
+// packing.bytes long) at `base` bytes.
 void pack(const std::vector<at::Tensor> &tensors, const Packing &packing, at::Tensor &flat,
           size_t base);
+// Throws SmdError SMD_ERR_MISMATCH unless each of the `ranks` packings
+// gathered side by side in `flat` has this rank's layout (every rank sees
+// every header, so every rank throws).
+void check_layouts(const at::Tensor &flat, const Packing &packing, int ranks, const char *call);
 // Copies out of `flat` at `base` bytes into `tensors` (shapes and dtypes
 // as planned).
 void unpack(const at::Tensor &flat, const Packing &packing, size_t base,

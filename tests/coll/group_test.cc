@@ -295,6 +295,34 @@ TEST(Groups, GroupsArePerThread) {
   EXPECT_EQ(b[0], float(size()));
 }
 
+// A request of this thread's open group waited on, then freed, from
+// another thread: its group has not run, so each gets SMD_ERR_TIMEOUT at
+// SMD_TIMEOUT (this program runs these under a short one: the
+// group-np2-other-thread test) instead of waiting for ever. The group's
+// thread joins that thread before smd_group_end: without the deadline,
+// a deadlock. The request stays live and completes with the group.
+TEST(GroupsOtherThread, WaitAndFreeGetTheDeadline) {
+  std::vector<float> a(8, 1.0f), b(8, 0.0f);
+  SMD_OK(smd_group_start());
+  smd_request_t *r = nullptr;
+  SMD_OK(smd_iallreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr, &r));
+  smd_result_t waited = SMD_SUCCESS, freed = SMD_SUCCESS;
+  std::string why;
+  std::thread t([&] {
+    waited = smd_request_wait(r);
+    why = smd_last_error();
+    freed = smd_request_free(r);
+  });
+  t.join();
+  EXPECT_EQ(waited, SMD_ERR_TIMEOUT) << why;
+  EXPECT_NE(why.find("another thread has open"), std::string::npos) << why;
+  EXPECT_EQ(freed, SMD_ERR_TIMEOUT);
+  SMD_OK(smd_group_end());
+  SMD_OK(smd_request_wait(r));
+  SMD_OK(smd_request_free(r));
+  EXPECT_EQ(b[0], float(size()));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {

@@ -21,7 +21,7 @@ using mptest::world;
 namespace {
 
 struct Layout {
-  int nodes = 1, local_size = 1;
+  int nodes = 1, local_size = 1, max_local = 1;
   bool uniform = true;
 };
 
@@ -29,10 +29,11 @@ Layout layout_of(smd_comm_t *c) {
   Layout l;
   EXPECT_EQ(smd_comm_node_count(c, &l.nodes), SMD_SUCCESS);
   EXPECT_EQ(smd_comm_local_size(c, &l.local_size), SMD_SUCCESS);
-  int lo = 0, hi = 0;
+  int lo = 0;
   EXPECT_EQ(smd_allreduce(&l.local_size, &lo, 1, SMD_INT32, SMD_MIN, c, nullptr), SMD_SUCCESS);
-  EXPECT_EQ(smd_allreduce(&l.local_size, &hi, 1, SMD_INT32, SMD_MAX, c, nullptr), SMD_SUCCESS);
-  l.uniform = lo == hi;
+  EXPECT_EQ(smd_allreduce(&l.local_size, &l.max_local, 1, SMD_INT32, SMD_MAX, c, nullptr),
+            SMD_SUCCESS);
+  l.uniform = lo == l.max_local;
   return l;
 }
 
@@ -64,6 +65,33 @@ bool forced_flat() {
 // Slack for message headers and the small operations of a phase.
 constexpr double kHeaderSlack = 4096;
 
+// What one call sent across nodes (the most of any rank), against the
+// least its algorithm needs. Where the hierarchy applies it must be
+// chosen and stay within `hier_bound`; a forced flat algorithm must
+// exceed that bound (or the hierarchy saves nothing). Where it does not
+// apply (one member per node: the flat algorithms are the hierarchy;
+// allgather and reduce_scatter on nodes of different sizes), a flat
+// algorithm must be chosen and stay within `flat_bound`.
+void expect_cross_node_bytes(bool hier_applies, const std::string &algo, uint64_t sent,
+                             double hier_bound, double flat_bound) {
+  SCOPED_TRACE("algorithm " + algo + ", " + std::to_string(sent) + " B across nodes");
+  if (forced_flat()) {
+    EXPECT_NE(algo, "hierarchical");
+    if (hier_applies) {
+      EXPECT_GT(double(sent), hier_bound)
+          << "a flat algorithm should send more across nodes than the hierarchy";
+    }
+    return;
+  }
+  if (hier_applies) {
+    EXPECT_EQ(algo, "hierarchical");
+    EXPECT_LE(double(sent), hier_bound);
+  } else {
+    EXPECT_NE(algo, "hierarchical");
+    EXPECT_LE(double(sent), flat_bound);
+  }
+}
+
 TEST(Hierarchy, StatsValidateTheirArgument) {
   EXPECT_EQ(smd_comm_get_stats(world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
   smd_comm_stats_t s;
@@ -82,9 +110,13 @@ TEST(Hierarchy, StatsValidateTheirArgument) {
   EXPECT_GE(full.transport_count, size() > 1 ? 1 : 0);
 }
 
+// Uniform nodes of L members: each rank's rail allreduces 1/L of the
+// vector, 2(n-1)/n of S/L across nodes. Nodes of different sizes: the
+// leaders' way, the node leaders allreduce all of S (2(n-1)/n of S). One
+// member per node: a bandwidth-optimal flat allreduce, 2(p-1)/p of S.
 TEST(Hierarchy, AllreduceSendsTheMinimumAcrossNodes) {
   Layout l = layout_of(world());
-  if (l.nodes < 2 || !l.uniform) GTEST_SKIP() << "needs >= 2 nodes with as many ranks each";
+  ASSERT_GE(l.nodes, 2) << "run under smdrun --nodes with at least 2 nodes";
   const size_t count = size_t(1) << 20;  // 4 MiB of float32
   std::vector<float> in(count, float(rank() + 1)), out(count, -1);
   std::string algo;
@@ -98,24 +130,17 @@ TEST(Hierarchy, AllreduceSendsTheMinimumAcrossNodes) {
       &algo);
   float want = float(size()) * float(size() + 1) / 2;
   for (size_t i = 0; i < count; i += 4099) ASSERT_EQ(out[i], want) << "element " << i;
-  double n = l.nodes, bytes = double(count) * sizeof(float);
-  double bound = 2 * (n - 1) / n * bytes / l.local_size + kHeaderSlack;
-  if (forced_flat()) {
-    EXPECT_NE(algo, "hierarchical");
-    EXPECT_GT(double(sent), bound) << "a flat algorithm (" << algo
-                                   << ") should send more across nodes than the hierarchy";
-  } else {
-    EXPECT_EQ(algo, l.local_size > 1 ? "hierarchical" : algo);
-    if (l.local_size > 1) {
-      EXPECT_LE(double(sent), bound) << algo;
-    }
-  }
+  double n = l.nodes, p = size(), bytes = double(count) * sizeof(float);
+  double per_rank = l.uniform ? bytes / l.local_size : bytes;
+  expect_cross_node_bytes(l.max_local > 1, algo, sent, 2 * (n - 1) / n * per_rank + kHeaderSlack,
+                          2 * (p - 1) / p * bytes + kHeaderSlack);
 }
 
+// Uniform nodes: each rank sends its block to its rail peer on every
+// other node, (n-1) blocks. Otherwise the flat ring: (p-1) blocks.
 TEST(Hierarchy, AllgatherSendsTheMinimumAcrossNodes) {
   Layout l = layout_of(world());
-  if (l.nodes < 2 || !l.uniform || l.local_size < 2 || forced_flat())
-    GTEST_SKIP() << "needs >= 2 nodes with as many ranks each (>1) and no forced algorithm";
+  ASSERT_GE(l.nodes, 2) << "run under smdrun --nodes with at least 2 nodes";
   const size_t count = size_t(1) << 18;  // 1 MiB per rank
   std::vector<int32_t> in(count, rank()), out(count * size_t(size()), -1);
   std::string algo;
@@ -127,9 +152,35 @@ TEST(Hierarchy, AllgatherSendsTheMinimumAcrossNodes) {
       },
       &algo);
   for (int r = 0; r < size(); ++r) ASSERT_EQ(out[size_t(r) * count + count / 2], r);
-  EXPECT_EQ(algo, "hierarchical");
-  // Each rank sends its block to its rail peer on every other node.
-  EXPECT_LE(double(sent), (l.nodes - 1) * double(count) * 4 * 1.0 + kHeaderSlack);
+  double block = double(count) * 4;
+  expect_cross_node_bytes(l.uniform && l.local_size > 1, algo, sent,
+                          (l.nodes - 1) * block + kHeaderSlack, (size() - 1) * block + kHeaderSlack);
+}
+
+// The mirror of allgather: uniform nodes reduce-scatter n partial blocks
+// along the rail, (n-1) blocks across nodes; otherwise the flat ring,
+// (p-1) blocks.
+TEST(Hierarchy, ReduceScatterSendsTheMinimumAcrossNodes) {
+  Layout l = layout_of(world());
+  ASSERT_GE(l.nodes, 2) << "run under smdrun --nodes with at least 2 nodes";
+  const size_t count = size_t(1) << 18;  // 1 MiB per rank
+  std::vector<int32_t> in(count * size_t(size())), out(count, -1);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = int32_t(i / count) + rank();
+  std::string algo;
+  uint64_t sent = max_inter_node_sent(
+      world(),
+      [&] {
+        ASSERT_EQ(smd_reduce_scatter(in.data(), out.data(), count, SMD_INT32, SMD_SUM, world(),
+                                     nullptr),
+                  SMD_SUCCESS)
+            << smd_last_error();
+      },
+      &algo);
+  int32_t want = size() * rank() + size() * (size() - 1) / 2;
+  for (size_t i = 0; i < count; i += 4099) ASSERT_EQ(out[i], want) << "element " << i;
+  double block = double(count) * 4;
+  expect_cross_node_bytes(l.uniform && l.local_size > 1, algo, sent,
+                          (l.nodes - 1) * block + kHeaderSlack, (size() - 1) * block + kHeaderSlack);
 }
 
 // Ranks in reverse order: each node's members are no longer consecutive

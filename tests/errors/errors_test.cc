@@ -304,10 +304,21 @@ TEST(Mismatch, BroadcastRootsAndCountsEndEverywhere) {
   SMD_OK(smd_barrier(world(), nullptr));
 }
 
+uint64_t collectives_run(smd_comm_t *c) {
+  smd_comm_stats_t s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  EXPECT_EQ(smd_comm_get_stats(c, &s), SMD_SUCCESS) << smd_last_error();
+  return s.collectives;
+}
+
 // smd_comm_abort on rank 0 while its allreduce waits: rank 0 gets
 // SMD_ERR_ABORTED, and so does every other rank's matching allreduce (or
 // at the latest its next call), long before SMD_TIMEOUT, even where rank
-// 0's data had already left.
+// 0's data had already left. No sleeps order it: rank 0 aborts once its
+// statistics count the allreduce as started (the peers have not called
+// yet, so it waits), and the peers call only after a world barrier that
+// rank 0 enters once its allreduce has returned.
 TEST(Failure, AbortReachesEveryRank) {
   if (size() < 2) GTEST_SKIP() << "needs two ranks";
   smd_comm_t *c = nullptr;
@@ -316,14 +327,16 @@ TEST(Failure, AbortReachesEveryRank) {
   auto t0 = std::chrono::steady_clock::now();
   smd_result_t r;
   if (rank() == 0) {
-    std::thread aborter([c] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    uint64_t before = collectives_run(c);
+    std::thread aborter([c, before] {
+      while (collectives_run(c) == before) std::this_thread::yield();
       smd_comm_abort(c);
     });
     r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, c, nullptr);
     aborter.join();
+    SMD_OK(smd_barrier(world(), nullptr));
   } else {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    SMD_OK(smd_barrier(world(), nullptr));
     r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, c, nullptr);
     bool neighbour = rank() == 1 || rank() == size() - 1;
     if (r == SMD_SUCCESS && !neighbour) r = smd_barrier(c, nullptr);

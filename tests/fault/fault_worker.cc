@@ -30,6 +30,14 @@ int env_int(const char *name) {
   return v ? atoi(v) : -1;
 }
 
+uint64_t collectives_run(smd_comm_t *w) {
+  smd_comm_stats_t s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  smd_comm_get_stats(w, &s);
+  return s.collectives;
+}
+
 // "ALGO <the algorithm of the last collective>".
 void print_algorithm(smd_comm_t *w) {
   smd_comm_stats_t s;
@@ -39,13 +47,23 @@ void print_algorithm(smd_comm_t *w) {
   printf("ALGO %s\n", s.last_algorithm);
 }
 
+// Returns when the test closes this worker's stdin (or the test is gone).
+void wait_for_release() {
+  for (;;) {
+    char c;
+    ssize_t k = read(0, &c, 1);
+    if (k == 0 || (k < 0 && errno != EINTR)) return;
+  }
+}
+
 // Allreduce of `count` floats in a loop until something fails; the victim
 // kills itself on iteration `at`, inside the loop, without warning anyone.
-// After the first call: "ALGO <the algorithm smd chose>". A survivor waits
-// `linger_s` seconds after its error before it exits (without destroying
-// the communicator), so its peers do not learn of the failure from it.
+// After the first call: "ALGO <the algorithm smd chose>". With `hold`, a
+// survivor waits after its error until the test releases it (once every
+// survivor has reported) before it exits, without destroying the
+// communicator, so no peer learns of the failure from its exit.
 int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 << 16, int at = 50,
-                         int linger_s = 0) {
+                         bool hold = false) {
   std::vector<float> a(count, 1.0f), b(count);
   double t0 = now();
   for (int i = 0;; ++i) {
@@ -55,7 +73,7 @@ int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 <
     if (r == SMD_SUCCESS && i == 0) print_algorithm(w);
     if (r != SMD_SUCCESS) {
       report(r, t0);
-      sleep(linger_s);
+      if (hold) wait_for_release();
       return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
     }
   }
@@ -64,13 +82,15 @@ int killed_in_collective(smd_comm_t *w, int rank, int victim, size_t count = 1 <
 // Large allgathers and broadcasts from the victim with the cma algorithms
 // forced (SMD_ALGO), in a loop until something fails: the survivors spend
 // most of their time in cross-memory reads of the victim's buffers, where
-// a thread of the victim kills it `after_ms` into the loop.
-int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int after_ms) {
+// a thread of the victim kills it as its `at_call`-th collective of the
+// loop starts (its statistics count it), not after a sleep.
+int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int at_call) {
   const size_t n = 2 << 20;  // floats: 8 MiB blocks, a 24 MiB broadcast
   std::vector<float> block(n, float(rank)), all(n * size_t(size)), vec(3 * n, 1.0f);
   if (rank == victim) {
-    std::thread([after_ms] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    uint64_t start = collectives_run(w);
+    std::thread([w, start, at_call] {
+      while (collectives_run(w) < start + uint64_t(at_call)) std::this_thread::yield();
       kill(getpid(), SIGKILL);
     }).detach();
   }
@@ -85,15 +105,6 @@ int killed_during_cma(smd_comm_t *w, int rank, int size, int victim, int after_m
       report(r, t0);
       return r == SMD_ERR_PEER_FAILURE ? 0 : 1;
     }
-  }
-}
-
-// Returns when the test closes this worker's stdin (or the test is gone).
-void wait_for_release() {
-  for (;;) {
-    char c;
-    ssize_t k = read(0, &c, 1);
-    if (k == 0 || (k < 0 && errno != EINTR)) return;
   }
 }
 
@@ -119,10 +130,11 @@ int main(int argc, char **argv) {
   smd_comm_size(w, &size);
   if (scenario == "killed") return killed_in_collective(w, rank, atoi(argv[2]));
   // 4 MiB: the kill lands in the middle of an operation's phases.
-  // killed_large VICTIM LINGER_S
-  if (scenario == "killed_large") return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
-                                                             argc > 3 ? atoi(argv[3]) : 0);
-  // killed_cma VICTIM AFTER_MS
+  // killed_large VICTIM [hold]
+  if (scenario == "killed_large")
+    return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
+                                argc > 3 && std::string(argv[3]) == "hold");
+  // killed_cma VICTIM AT_CALL
   if (scenario == "killed_cma") return killed_during_cma(w, rank, size, atoi(argv[2]), atoi(argv[3]));
   if (scenario == "timeout") {
     // Only rank 0 enters the collective.
@@ -137,22 +149,27 @@ int main(int argc, char **argv) {
     return r == SMD_ERR_TIMEOUT ? 0 : 1;
   }
   if (scenario == "abort") {
+    // Ordered by the test, not by sleeps: rank 0 aborts while its
+    // allreduce waits (its statistics count the call as started, and the
+    // peer has not called), reports, and holds until released; the peer
+    // calls only once released, after rank 0 reported.
     int x = 1, y = 0;
     if (rank == 0) {
-      // A pending collective is unblocked by abort from another thread.
-      std::thread aborter([w] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      uint64_t before = collectives_run(w);
+      std::thread aborter([w, before] {
+        while (collectives_run(w) == before) std::this_thread::yield();
         smd_comm_abort(w);
       });
       t0 = now();
       r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
       aborter.join();
       report(r, t0);
+      wait_for_release();
       smd_comm_destroy(w);
       return r == SMD_ERR_ABORTED ? 0 : 1;
     }
     // The peer joins late and learns of the abort instead of timing out.
-    sleep(1);
+    wait_for_release();
     t0 = now();
     r = smd_allreduce(&x, &y, 1, SMD_INT32, SMD_SUM, w, nullptr);
     report(r, t0);

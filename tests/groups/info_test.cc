@@ -1,6 +1,7 @@
 // smd-info end to end: usage, the groups table and JSON checked against the
 // independent reference, the placement advisor's counts and choice, params,
 // and topology under smdrun. Finds the programs through SMD_INFO and SMDRUN.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -337,6 +338,16 @@ TEST_F(SmdInfo, TopologyOneNode) {
   EXPECT_TRUE(contains(text.out, "cpuset"));
   EXPECT_TRUE(contains(text.out, "no CUDA devices (") || contains(text.out, "GPUs of this machine: "))
       << text.out;
+  // Without a driver the runtime calls it "insufficient"; smd-info says
+  // there is none (as doctor does).
+  if (void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(driver);
+  } else {
+    EXPECT_FALSE(contains(text.out, "insufficient")) << text.out;
+    EXPECT_TRUE(contains(text.out, "no CUDA devices (no CUDA driver: libcuda.so.1 not found)") ||
+                contains(text.out, "no CUDA devices (the CUDA runtime could not be opened"))
+        << text.out;
+  }
 }
 
 TEST_F(SmdInfo, TopologyTwoNodes) {

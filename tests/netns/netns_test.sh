@@ -12,10 +12,13 @@
 #                       UCX_NET_DEVICES = the veth
 #   netns_test.sh cut   the link is cut (ip link set <A's veth> down) while
 #                       netns_worker runs allreduces across the nodes
-#   netns_test.sh tbf   the veths limited to 2 Gbit/s (tc tbf); prints, does
-#                       not assert, smd-bench allreduce flat (SMD_ALGO=ring)
-#                       against automatic (hierarchical):
-#                       smd-bench allreduce --json -b 1M -e 16M -f 4 -n 5 -w 1
+#   netns_test.sh tbf   the veths limited to 2 Gbit/s (tc tbf): smd-bench
+#                       allreduce flat (SMD_ALGO=ring) against automatic,
+#                       smd-bench allreduce --json -b 1M -e 16M -f 4 -n 5 -w 1;
+#                       prints the table and asserts that automatic chose
+#                       the hierarchy at every size, sent at most half the
+#                       ring's bytes across the link, and took less time
+#                       over all sizes together (the link is the bottleneck)
 #
 # Programs come from the environment (set by tests/netns/meson.build):
 # NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_BENCH.
@@ -233,6 +236,19 @@ case "$mode" in
     paste <(grep -o '"bytes": [0-9]*\|"time_us": [0-9.]*' "$work/bench-ring.0" | paste - - | awk '{print $2, $4}') \
       <(grep -o '"time_us": [0-9.]*' "$work/bench-auto.0" | awk '{print $2}') |
       awk '{printf "%-10s %12s %16s  %.2fx\n", $1, $2, $3, $2 / $3}'
+    field() { grep -o "\"$1\": \"*[0-9a-z.]*" "$work/bench-$2.0" | sed 's/.*: "*//'; }
+    sizes=$(field bytes ring | wc -l)
+    ((sizes == 3)) && (($(field bytes auto | wc -l) == sizes)) ||
+      fail "expected 3 sizes from each run, got $sizes (ring) and $(field bytes auto | wc -l) (auto)"
+    [[ $(field algo auto | sort -u) == hierarchical ]] ||
+      fail "automatic did not choose the hierarchy at every size: $(field algo auto | tr '\n' ' ')"
+    paste <(field inter_node_bytes ring) <(field inter_node_bytes auto) |
+      awk '$2 <= 0 || $1 < 2 * $2 {bad = 1} END {exit bad}' ||
+      fail "the hierarchy did not send at most half the ring's bytes across nodes"
+    paste <(field time_us ring) <(field time_us auto) |
+      awk '{ring += $1; auto += $2} END {exit !(auto < ring)}' ||
+      fail "the hierarchy was not faster than the flat ring over a 2 Gbit/s link"
+    echo "automatic chose the hierarchy at every size, with at most half the ring's bytes across nodes, and was faster"
     ;;
 esac
 exit 0

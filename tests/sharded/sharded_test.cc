@@ -2,13 +2,18 @@
 // ranks on a node, or fake nodes): gathered parameters equal what was
 // registered, gradients equal a full allreduce sliced, clipping equals the
 // unsharded norm, the max-live bound holds under random access orders, the
-// recorded order prefetches, and bad calls get clear errors.
+// recorded order prefetches, gathers across nodes take the configured form,
+// and bad calls get clear errors. SHARDED_HIERARCHICAL_ALLGATHER=0 in the
+// environment sets hierarchical_allgather = 0 in every set the tests make
+// (the run with the flat ring forced).
 #include <gtest/gtest.h>
 #include <smd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,11 +47,13 @@ smd_sharded_config_t config(uint64_t max_live = 1000000000, uint64_t threshold =
   EXPECT_EQ(smd_sharded_config_init(&c), SMD_SUCCESS);
   c.max_live_parameters = max_live;
   c.param_persistence_threshold = threshold;
+  if (const char *h = std::getenv("SHARDED_HIERARCHICAL_ALLGATHER")) c.hierarchical_allgather = std::atoi(h);
   return c;
 }
 
-void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts) {
-  ASSERT_EQ(smd_sharded_create(world(), &c, &s.set), SMD_SUCCESS) << smd_last_error();
+void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts,
+          smd_comm_t *comm = world()) {
+  ASSERT_EQ(smd_sharded_create(comm, &c, &s.set), SMD_SUCCESS) << smd_last_error();
   s.counts = counts;
   for (size_t p = 0; p < counts.size(); ++p) {
     std::vector<float> init(counts[p]);
@@ -280,41 +287,161 @@ TEST(Sharded, MaxLiveBoundHoldsUnderRandomOrders) {
 // A model's rounds: forward fetches layer by layer, backward in reverse,
 // then reduce_grads and a step that changes the shards. From the second
 // round on, the recorded order prefetches, and nothing stale is served.
+// What the prefetcher should have gathered: the lookahead fetch_order.h
+// documents (after each fetch call of a recorded round, up to `depth`
+// distinct parameters of the calls that follow, not the fetched ones, never
+// past the round's end), played over the recorded calls.
+std::vector<int32_t> expected_ahead(const std::vector<int32_t> &calls, size_t at, size_t depth) {
+  std::vector<int32_t> ahead;
+  for (size_t k = at + 1; k < calls.size() && ahead.size() < depth; ++k)
+    if (calls[k] != calls[at] && std::find(ahead.begin(), ahead.end(), calls[k]) == ahead.end())
+      ahead.push_back(calls[k]);
+  return ahead;
+}
+
+// With room for every parameter (no eviction), each fetch of a later round
+// gathers exactly the parameters the recorded order names next: the
+// parameters gathered (live_elements: their counts differ) and the
+// prefetch count match the lookahead after every call, and every fetch
+// but the round's first finds its parameter already gathered.
 TEST(Sharded, PrefetchFollowsTheRecordedOrder) {
   const std::vector<size_t> counts = {800, 1000, 1200, 900, 700, 1100};
-  for (uint64_t bound : {uint64_t(1000000), uint64_t(3000)}) {
-    SCOPED_TRACE("max_live_parameters " + std::to_string(bound));
-    Set s;
-    make(s, config(bound), counts);
+  Set s;
+  smd_sharded_config_t c = config();
+  ASSERT_EQ(c.prefetch_depth, 2);
+  make(s, c, counts);
+  std::vector<int32_t> order(s.ids);
+  order.insert(order.end(), s.ids.rbegin(), s.ids.rend());
+  std::vector<std::vector<float>> grads(counts.size());
+  std::vector<const void *> ptrs;
+  for (size_t p = 0; p < counts.size(); ++p) {
+    grads[p].assign(counts[p], 1.0f);
+    ptrs.push_back(grads[p].data());
+  }
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::set<int32_t> gathered;  // round 0 records: nothing is gathered ahead
+    for (size_t k = 0; k < order.size(); ++k) {
+      SCOPED_TRACE("call " + std::to_string(k) + ", parameter " + std::to_string(order[k]));
+      int32_t id = order[k];
+      smd_sharded_stats_t before = stats_of(s);
+      SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr));
+      smd_sharded_stats_t after = stats_of(s);
+      expect_full(s, id, float(round));
+      SMD_OK(smd_sharded_release(s.set, &id, 1));
+      if (round == 0) {
+        EXPECT_EQ(after.prefetches, before.prefetches);
+        continue;
+      }
+      EXPECT_EQ(after.cache_hits - before.cache_hits, gathered.count(id) ? 1u : 0u);
+      if (k > 0) {
+        EXPECT_TRUE(gathered.count(id)) << "not gathered ahead";
+      }
+      gathered.insert(id);
+      uint64_t fresh = 0;
+      for (int32_t next : expected_ahead(order, k, size_t(c.prefetch_depth))) fresh += gathered.insert(next).second;
+      EXPECT_EQ(after.prefetches - before.prefetches, fresh);
+      uint64_t live = 0;
+      for (int32_t g : gathered) live += counts[size_t(g)];
+      EXPECT_EQ(after.live_elements, live);
+    }
+    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+    // The "optimizer step": every element of every shard goes up by one.
+    for (int32_t id : s.ids) {
+      void *data = nullptr;
+      size_t count = 0, offset = 0;
+      SMD_OK(smd_sharded_shard(s.set, id, &data, &count, &offset, nullptr));
+      float *f = static_cast<float *>(data);
+      for (size_t i = 0; i < count && offset + i < counts[size_t(id)]; ++i) f[i] += 1.0f;
+    }
+  }
+}
+
+// With a max-live bound that forces evictions, prefetching stays inside it.
+TEST(Sharded, PrefetchStaysWithinTheLiveBound) {
+  const std::vector<size_t> counts = {800, 1000, 1200, 900, 700, 1100};
+  const uint64_t bound = 3000;
+  Set s;
+  make(s, config(bound), counts);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<int32_t> order(s.ids);
+    order.insert(order.end(), s.ids.rbegin(), s.ids.rend());
+    for (int32_t id : order) {
+      SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr));
+      expect_full(s, id);
+      SMD_OK(smd_sharded_release(s.set, &id, 1));
+      ASSERT_LE(stats_of(s).live_elements, bound);
+    }
     std::vector<std::vector<float>> grads(counts.size());
     std::vector<const void *> ptrs;
     for (size_t p = 0; p < counts.size(); ++p) {
-      grads[p].assign(counts[p], 1.0f);
+      grads[p].assign(counts[p], 0.0f);
       ptrs.push_back(grads[p].data());
     }
-    for (int round = 0; round < 4; ++round) {
-      std::vector<int32_t> order(s.ids);
-      std::vector<int32_t> back(s.ids.rbegin(), s.ids.rend());
-      order.insert(order.end(), back.begin(), back.end());
-      for (int32_t id : order) {
-        SMD_OK(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr));
-        expect_full(s, id, float(round));
-        SMD_OK(smd_sharded_release(s.set, &id, 1));
-        ASSERT_LE(stats_of(s).live_elements, bound);
-      }
-      SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
-      // The "optimizer step": every element of every shard goes up by one.
-      for (int32_t id : s.ids) {
-        void *data = nullptr;
-        size_t count = 0, offset = 0;
-        SMD_OK(smd_sharded_shard(s.set, id, &data, &count, &offset, nullptr));
-        float *f = static_cast<float *>(data);
-        for (size_t i = 0; i < count && offset + i < counts[size_t(id)]; ++i) f[i] += 1.0f;
-      }
-    }
-    smd_sharded_stats_t st = stats_of(s);
-    EXPECT_GT(st.prefetches, 0u);
-    EXPECT_LE(st.peak_live_elements, bound);
+    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+  }
+  smd_sharded_stats_t st = stats_of(s);
+  EXPECT_GT(st.prefetches, 0u);
+  EXPECT_LE(st.peak_live_elements, bound);
+}
+
+// The gather of one parameter, and what it sent across nodes (the most of
+// any rank) by the communicator's statistics.
+struct GatherSeen {
+  std::string algorithm;
+  uint64_t most_sent_across = 0;
+};
+
+GatherSeen gather_once(int hierarchical, size_t count) {
+  smd_sharded_config_t c = config();
+  c.hierarchical_allgather = hierarchical;
+  c.prefetch_depth = 0;
+  Set s;
+  make(s, c, {count});
+  smd_comm_stats_t st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  EXPECT_EQ(smd_comm_get_stats(world(), &st), SMD_SUCCESS);
+  uint64_t before = st.inter_node_bytes_sent;
+  int32_t id = 0;
+  EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_comm_get_stats(world(), &st), SMD_SUCCESS);
+  GatherSeen seen{st.last_algorithm, 0};
+  uint64_t mine = st.inter_node_bytes_sent - before;
+  EXPECT_EQ(smd_allreduce(&mine, &seen.most_sent_across, 1, SMD_UINT64, SMD_MAX, world(), nullptr),
+            SMD_SUCCESS);
+  expect_full(s, id);
+  EXPECT_EQ(smd_sharded_release(s.set, &id, 1), SMD_SUCCESS);
+  return seen;
+}
+
+// docs/SHARDING.md: across nodes, hierarchical_allgather = 1 gathers inside
+// nodes, then across (each rank sends its shard to one peer per other
+// node), and 0 forces the flat ring (a rank next to another node sends
+// p-1 shards across); inside one node the setting changes nothing.
+TEST(Sharded, GatherAcrossNodesTakesTheConfiguredForm) {
+  int nodes = 1, local = 1, lo = 0;
+  SMD_OK(smd_comm_node_count(world(), &nodes));
+  SMD_OK(smd_comm_local_size(world(), &local));
+  SMD_OK(smd_allreduce(&local, &lo, 1, SMD_INT32, SMD_MIN, world(), nullptr));
+  const size_t count = size_t(1) << 20;
+  const double shard_bytes = double((count + size_t(size()) - 1) / size_t(size())) * sizeof(float);
+  int configured = 1;
+  if (const char *h = std::getenv("SHARDED_HIERARCHICAL_ALLGATHER")) configured = std::atoi(h);
+  GatherSeen seen = gather_once(configured, count);
+  SCOPED_TRACE("algorithm " + seen.algorithm + ", " + std::to_string(seen.most_sent_across) +
+               " B across nodes");
+  if (nodes < 2) {
+    EXPECT_EQ(seen.algorithm, gather_once(1 - configured, count).algorithm);
+    EXPECT_EQ(seen.most_sent_across, 0u);
+  } else if (configured == 0) {
+    EXPECT_EQ(seen.algorithm, "ring");
+    EXPECT_GE(double(seen.most_sent_across), (size() - 1) * shard_bytes);
+  } else if (lo == local && local > 1) {  // as many ranks on every node
+    EXPECT_EQ(seen.algorithm, "hierarchical");
+    EXPECT_LE(double(seen.most_sent_across), (nodes - 1) * shard_bytes + 4096);
+  } else {  // nodes of different sizes, or one rank each: no hierarchy to take
+    EXPECT_NE(seen.algorithm, "hierarchical");
   }
 }
 
@@ -451,6 +578,55 @@ TEST(Sharded, DifferentRegistrationsMismatchOnEveryRank) {
   EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_ERR_MISMATCH);
   EXPECT_NE(std::string(smd_last_error()).find("registered parameters"), std::string::npos)
       << smd_last_error();
+}
+
+// Ranks that fetch or reduce different parameters of one size: each
+// collective carries its parameters' ids (its subject), so every rank gets
+// SMD_ERR_MISMATCH instead of half of each parameter. On a duplicate of
+// the world, which the mismatch poisons.
+TEST(Sharded, DifferentParametersOfOneSizeMismatchOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  const bool last = rank() == size() - 1;
+  for (uint64_t threshold : {uint64_t(0), uint64_t(1000)}) {  // sharded, then persistent
+    for (bool reduce : {false, true}) {
+      if (threshold && !reduce) continue;  // persistent parameters are not gathered
+      smd_comm_t *c = nullptr;
+      SMD_OK(smd_comm_dup(world(), &c));
+      {
+        Set s;
+        make(s, config(1000000000, threshold), {64, 64}, c);
+        int32_t id = last ? 1 : 0;
+        smd_result_t r;
+        if (reduce) {
+          std::vector<float> grad(64, 1.0f);
+          const void *g = grad.data();
+          r = smd_sharded_reduce_grads(s.set, &id, 1, &g, nullptr, nullptr);
+        } else {
+          r = smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr);
+        }
+        EXPECT_EQ(r, SMD_ERR_MISMATCH) << (reduce ? "reduce_grads" : "fetch") << " threshold "
+                                       << threshold << ": " << smd_last_error();
+      }
+      SMD_OK(smd_comm_destroy(c));
+      SMD_OK(smd_barrier(world(), nullptr));
+    }
+  }
+}
+
+// The same parameters in another order: the first gather differs.
+TEST(Sharded, FetchInAnotherOrderMismatchesOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  smd_comm_t *c = nullptr;
+  SMD_OK(smd_comm_dup(world(), &c));
+  {
+    Set s;
+    make(s, config(), {64, 64}, c);
+    std::vector<int32_t> ids = rank() == size() - 1 ? std::vector<int32_t>{1, 0} : std::vector<int32_t>{0, 1};
+    EXPECT_EQ(smd_sharded_fetch(s.set, ids.data(), ids.size(), nullptr, nullptr), SMD_ERR_MISMATCH)
+        << smd_last_error();
+  }
+  SMD_OK(smd_comm_destroy(c));
+  SMD_OK(smd_barrier(world(), nullptr));
 }
 
 }  // namespace

@@ -41,11 +41,7 @@ TEST(SmdrunFailure, ExitStatusOfTheFailedRankIsPropagated) {
 
 // A file for one rank's pid, so that another can wait until smdrun has
 // reaped it (see the helper's pidfile and reaped steps).
-std::string pid_file(const std::string &test) {
-  std::string path = testing::TempDir() + "smdrun-" + test + "-" + std::to_string(::getpid());
-  std::remove(path.c_str());
-  return path;
-}
+std::string pid_file(const std::string &test) { return unused_temp_path(test); }
 
 TEST(SmdrunFailure, FirstFailureDecidesTheExitStatus) {
   // Rank 0 fails only once smdrun has reaped rank 1 (not after a sleep that
@@ -123,6 +119,31 @@ TEST(SmdrunFailure, MissingProgramIsReported) {
   r = run_smdrun({"-n", "2", "/nonexistent/prog"});
   EXPECT_EQ(r.exit_code(), 127);
   EXPECT_EQ(r.err, "smdrun: cannot run '/nonexistent/prog': No such file or directory\n");
+}
+
+// A copy of a program whose library is found only through its
+// $ORIGIN-relative runpath cannot start: each rank prints the loader's
+// error, and smdrun adds one hint on what to set.
+TEST(SmdrunFailure, MissingSharedLibraryGetsOneHint) {
+  RunResult fine = run_smdrun({"-n", "1", SMDRUN_NEEDS_LIB});
+  ASSERT_EQ(fine.exit_code(), 0) << fine.err;  // where it was built, it runs
+
+  std::string copy = testing::TempDir() + "smdrun-needs-lib-" + std::to_string(::getpid());
+  {
+    std::ifstream in(SMDRUN_NEEDS_LIB, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf();
+  }
+  ::chmod(copy.c_str(), 0755);
+  RunResult r = run_smdrun({"-n", "2", copy}, {"LD_LIBRARY_PATH"});
+  std::remove(copy.c_str());
+  EXPECT_EQ(r.exit_code(), 127) << r.err;
+  EXPECT_TRUE(contains(r.err, "[0] ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "error while loading shared libraries")) << r.err;
+  size_t hint = r.err.find("smdrun: hint: the dynamic loader could not find");
+  ASSERT_NE(hint, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("smdrun: hint:", hint + 1), std::string::npos) << r.err;
+  EXPECT_TRUE(contains(r.err, "LD_LIBRARY_PATH")) << r.err;
 }
 
 TEST(SmdrunFailure, NonExecutableProgramIsReported) {

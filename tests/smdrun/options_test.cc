@@ -85,6 +85,12 @@ TEST(SmdrunOptions, ErrorsNameTheProblem) {
        "option '--master-port' needs a port in 1..65535, got '0'"},
       {{"-n", "2", "--nodes", "0", "p"},
        "option '--nodes' needs a node count of at least 1, got '0'"},
+      {{"-n", "2", "--nodes", "4", "p"},
+       "--nodes 4 with 2 ranks leaves nodes empty (ranks go in blocks of 1, filling 2 "
+       "nodes): give at most 2 nodes or more ranks"},
+      {{"-n", "5", "--nodes=4", "p"},
+       "--nodes 4 with 5 ranks leaves nodes empty (ranks go in blocks of 2, filling 3 "
+       "nodes): give at most 3 nodes or more ranks"},
       {{"-n", "2", "--master-addr=", "p"}, "option '--master-addr' needs an address, got ''"},
       {{"-n", "2", "--timeoutx=3", "p"}, "unknown option '--timeoutx=3'"},
       {{"-x", "p"}, "unknown option '-x'"},

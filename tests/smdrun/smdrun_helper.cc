@@ -13,6 +13,8 @@
 //   catch=K         on signal K print "caught signal K" and exit 0
 //   ignore=K        ignore signal K
 //   pidfile=F       write this process's pid to file F
+//   file=F          wait until file F exists; exit 97 if that takes over
+//                   a minute
 //   reaped=F        wait until file F names a pid that is gone (exited and
 //                   reaped by smdrun); exit 97 if that takes over a minute
 // Output goes straight to the fds (no stdio buffering) so each step's
@@ -102,6 +104,16 @@ void wait_until_reaped(const std::string &path) {
   std::_Exit(97);
 }
 
+void wait_for_file(const std::string &path) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < limit) {
+    if (::access(path.c_str(), F_OK) == 0) return;
+    ::usleep(10000);
+  }
+  put(2, "smdrun_helper: " + path + " still missing after 60 s\n");
+  std::_Exit(97);
+}
+
 void run_step(const std::string &name, const std::string &arg, int rank) {
   if (name == "env") {
     print_env();
@@ -139,6 +151,8 @@ void run_step(const std::string &name, const std::string &arg, int rank) {
     std::signal(std::atoi(arg.c_str()), SIG_IGN);
   } else if (name == "pidfile") {
     write_pid_file(arg);
+  } else if (name == "file") {
+    wait_for_file(arg);
   } else if (name == "reaped") {
     wait_until_reaped(arg);
   } else {

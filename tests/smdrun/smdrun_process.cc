@@ -1,6 +1,8 @@
 #include "smdrun_process.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <gtest/gtest.h>
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
@@ -96,7 +98,8 @@ std::vector<pid_t> RunResult::pids() const {
 }
 
 SmdrunProcess::SmdrunProcess(const std::vector<std::string> &args,
-                             const std::vector<std::string> &env) {
+                             const std::vector<std::string> &env,
+                             const std::vector<int> &ignored) {
   out_fd_ = ::memfd_create("smdrun-out", MFD_CLOEXEC);
   err_fd_ = ::memfd_create("smdrun-err", MFD_CLOEXEC);
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -114,6 +117,7 @@ SmdrunProcess::SmdrunProcess(const std::vector<std::string> &args,
     ::dup2(null_fd, 0);
     ::dup2(out_fd_, 1);
     ::dup2(err_fd_, 2);
+    for (int sig : ignored) std::signal(sig, SIG_IGN);
     ::execve(c_argv[0], c_argv.data(), c_envp.data());
     ::_exit(120);
   }
@@ -174,6 +178,12 @@ RunResult SmdrunProcess::wait(double timeout_s) {
 RunResult run_smdrun(const std::vector<std::string> &args,
                      const std::vector<std::string> &env) {
   return SmdrunProcess(args, env).wait();
+}
+
+std::string unused_temp_path(const std::string &name) {
+  std::string path = testing::TempDir() + "smdrun-" + name + "-" + std::to_string(::getpid());
+  std::remove(path.c_str());
+  return path;
 }
 
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }

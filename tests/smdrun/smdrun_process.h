@@ -29,8 +29,11 @@ class SmdrunProcess {
  public:
   // Starts `$SMDRUN args...`; `env` entries (NAME=value) are added to, or
   // replace entries of, the test's environment; NAME alone removes one.
+  // `ignored` signals start out ignored in smdrun (and so in its ranks),
+  // as a shell does for a job started with '&' from a script (SIGINT).
   explicit SmdrunProcess(const std::vector<std::string> &args,
-                         const std::vector<std::string> &env = {});
+                         const std::vector<std::string> &env = {},
+                         const std::vector<int> &ignored = {});
   ~SmdrunProcess();  // kills smdrun if the test did not wait for it
   SmdrunProcess(const SmdrunProcess &) = delete;
   SmdrunProcess &operator=(const SmdrunProcess &) = delete;
@@ -58,6 +61,10 @@ std::vector<std::string> rank_lines(const std::string &text, int rank);
 // Starts smdrun with `args` and waits for it.
 RunResult run_smdrun(const std::vector<std::string> &args,
                      const std::vector<std::string> &env = {});
+
+// A path in the test's temporary folder, named after `name` and this
+// process, with nothing there yet.
+std::string unused_temp_path(const std::string &name);
 
 // Whether process `pid` no longer exists (not even as a zombie).
 bool process_gone(pid_t pid);

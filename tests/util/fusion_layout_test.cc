@@ -1,7 +1,10 @@
 // The balanced fusion buffer (src/core/fusion/fusion_layout.h): whatever
 // the sizes of the tensors packed into a fused allreduce, the largest
 // share any rank reduces is at most one cache line above the smallest, on
-// one node and across nodes (each local rank's network link).
+// one node and across nodes (each local rank's network link), by the
+// shares the engine's split functions give. What the engine then sends
+// across nodes for a fused group is measured in
+// tests/coll/fusion_balance_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -128,24 +128,41 @@ void Job::on_exit(Rank &rank, int status) {
   rank.out.drain();
   rank.err.drain();
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  if (!failed || rank.signalled) return;
-  say("rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) +
-      ") " + describe_wait_status(status));
-  settle_exit_code(exit_code_of(status));
-  // The others usually notice the dead peer and fail with their own, more
-  // telling, messages: give them the grace period to do so.
-  if (!term_at_ && any_running()) term_at_ = Clock::now() + seconds(options_.grace_s);
+  if (!failed) return;
+  if (!rank.ended_by_smdrun(status)) {
+    say("rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) +
+        ") " + describe_wait_status(status));
+    if (rank.err.saw_loader_error() && !loader_hint_given_) {
+      loader_hint_given_ = true;
+      say("hint: the dynamic loader could not find a shared library the program "
+          "needs (its message is above); put the folder that holds it (libsmd's: "
+          "the build's src/ or the install's lib/) on LD_LIBRARY_PATH, or install it");
+    }
+    settle_exit_code(exit_code_of(status));
+  }
+  // A failure, or a rank ending of a signal smdrun passed on while others
+  // ignore it, ends the job: the others usually notice the dead peer and
+  // fail with their own, more telling, messages, so they get the grace
+  // period first. Once the job is stopping this is not restarted.
+  if (!stopping_ && any_running()) {
+    stopping_ = true;
+    term_at_ = Clock::now() + seconds(options_.grace_s);
+  }
 }
 
 void Job::on_signal(int sig) {
   settle_exit_code(128 + sig);
   if (!any_running()) return;
-  if (++stop_signals_ == 1) {
+  if (!first_stop_signal_) {
+    first_stop_signal_ = sig;
     say("received " + signal_name(sig) + "; forwarding it to ranks " +
         running_list() + " (send it again to kill them)");
     signal_running(sig);
   } else {
-    say("received " + signal_name(sig) + " again; killing ranks " + running_list());
+    stopping_ = true;
+    std::string again = sig == first_stop_signal_ ? " again"
+                                                  : " after " + signal_name(first_stop_signal_);
+    say("received " + signal_name(sig) + again + "; killing ranks " + running_list());
     signal_running(SIGKILL);
   }
 }
@@ -157,6 +174,7 @@ void Job::on_deadlines(Clock::time_point now) {
       say("timeout after " + format_seconds(*options_.timeout_s) +
           " s; ranks still running: " + running_list());
       settle_exit_code(124);
+      stopping_ = true;
       signal_running(SIGTERM);
       term_at_.reset();
       kill_at_ = now + kKillDelay;

@@ -50,7 +50,11 @@ class Job {
 
   // The first reason the job stopped decides the exit code.
   std::optional<int> exit_code_;
-  int stop_signals_ = 0;  // SIGINT/SIGTERM/SIGHUP received
+  int first_stop_signal_ = 0;  // the first SIGINT/SIGTERM/SIGHUP received
+  // The ranks still running are being stopped (grace period, timeout or a
+  // second stop signal): a later rank's end does not start another grace.
+  bool stopping_ = false;
+  bool loader_hint_given_ = false;
   std::optional<Clock::time_point> timeout_at_;  // --timeout
   std::optional<Clock::time_point> term_at_;     // end of the grace period
   std::optional<Clock::time_point> kill_at_;     // SIGTERM ignored too long

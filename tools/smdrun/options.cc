@@ -30,7 +30,8 @@ const char kHelp[] =
     "  --master-port P     rendezvous port (default: a free port on A)\n"
     "  --nodes K           pretend the ranks run on K nodes: rank r gets\n"
     "                      SMD_NODE_ID=node<r / ceil(N/K)> (contiguous blocks),\n"
-    "                      and its local rank and size within that block\n"
+    "                      and its local rank and size within that block;\n"
+    "                      every one of the K nodes must get a rank\n"
     "  --bind-to WHAT      core: pin rank r to the (r mod C)-th of the C CPUs\n"
     "                      smdrun may run on (its own affinity mask), as\n"
     "                      mpirun's --bind-to core; none: leave placement to\n"
@@ -64,6 +65,9 @@ const char kHelp[] =
     "on stderr, waits the grace period, then stops the rest (SIGTERM, then\n"
     "SIGKILL 2 s later). SIGINT, SIGTERM and SIGHUP sent to smdrun are\n"
     "forwarded to every rank; a second one kills them all with SIGKILL.\n"
+    "After a forwarded signal smdrun goes on as before: a rank that then\n"
+    "fails is reported, and once any rank has failed or died of the\n"
+    "forwarded signal, the rest get the grace period, then SIGTERM.\n"
     "\n"
     "Exit status:\n"
     "  0        every rank exited 0\n"
@@ -222,6 +226,17 @@ ParseResult parse_options(const std::vector<std::string> &args) {
   options.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (!have_nranks) return usage_error("-n N is required (the number of ranks)");
   if (options.command.empty()) return usage_error("no program to run");
+  if (options.nodes) {
+    // Ranks go to nodes in blocks of ceil(N/K), which can fill fewer than K.
+    int block = (options.nranks + *options.nodes - 1) / *options.nodes;
+    int filled = (options.nranks + block - 1) / block;
+    if (filled != *options.nodes)
+      return usage_error("--nodes " + std::to_string(*options.nodes) + " with " +
+                         std::to_string(options.nranks) + " ranks leaves nodes empty (" +
+                         "ranks go in blocks of " + std::to_string(block) + ", filling " +
+                         std::to_string(filled) + " nodes): give at most " +
+                         std::to_string(filled) + " nodes or more ranks");
+  }
   result.status = ParseStatus::kRun;
   return result;
 }

@@ -13,14 +13,19 @@ struct Rank {
   RankStream out;
   RankStream err;
   bool running = true;
-  // smdrun sent it a terminating signal, so its death is expected and is
-  // not reported as a failure of its own.
-  bool signalled = false;
+  // The signals smdrun sent it (bit sig), forwarded or its own.
+  unsigned long long sent = 0;
 
   // Sends `sig` to the rank's process group (the rank and what it
   // started), or to the rank alone if it left that group. Only for a rank
   // not yet reaped, whose pid cannot have been reused.
   void signal(int sig);
+
+  // Whether wait status `status` is the death smdrun asked for: killed by
+  // a signal smdrun sent, or exited with 128 + that signal as shells and
+  // Python do. Any other failure is the rank's own, signal or not: a
+  // rank that ignores a forwarded signal can still fail later.
+  bool ended_by_smdrun(int status) const;
 };
 
 }  // namespace smdrun

@@ -18,8 +18,12 @@ size_t RankStream::forward(size_t max) {
     close();
     return 0;
   }
+  std::string_view data(buf, static_cast<size_t>(n));
+  // ld.so writes its message in one write before any of the program runs.
+  if (data.find("error while loading shared libraries") != std::string_view::npos)
+    saw_loader_error_ = true;
   std::string out;
-  tagger_.feed(std::string_view(buf, static_cast<size_t>(n)), out);
+  tagger_.feed(data, out);
   sink_->write(out);
   return static_cast<size_t>(n);
 }

@@ -30,6 +30,10 @@ class RankStream {
   // partial line and closes.
   void close();
 
+  // Whether the stream carried the dynamic loader's "error while loading
+  // shared libraries" (the program could not start).
+  bool saw_loader_error() const { return saw_loader_error_; }
+
  private:
   // One read of at most `max` bytes (> 0), forwarded; returns the bytes
   // read, 0 when none were waiting or the stream ended.
@@ -38,6 +42,7 @@ class RankStream {
   UniqueFd fd_;
   LineTagger tagger_;
   OutputSink *sink_;
+  bool saw_loader_error_ = false;
 };
 
 }  // namespace smdrun

@@ -1,5 +1,7 @@
 """SageMaker's distributed-training module paths, served by smd, so scripts
-written for SMDDP and SMP run unchanged where smd provides the feature:
+written for SMDDP and SMP import and form their groups unchanged (tensors must
+be on the CPU: smd refuses CUDA tensors in this release, so an SMDDP script's
+``.cuda()`` calls must go):
 
 - ``smdistributed.dataparallel.torch.torch_smddp``: registers smd's torch
   backend as "smddp" (SMDDP's two lines work as written);

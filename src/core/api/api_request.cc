@@ -92,6 +92,25 @@ bool block(smd_request_t *r, const Deadline &d) {
   return true;
 }
 
+// Blocks with no deadline of its own (wait, free): a group's request that
+// another thread's open group holds completes at that group's end, which
+// may never come while this thread waits (the group's thread may be
+// waiting for this one): SMD_TIMEOUT bounds it, then SMD_ERR_TIMEOUT.
+// The group's own thread was refused earlier (check_not_in_open_group).
+void block_unbounded(smd_request_t *r, const char *what) {
+  if (!r->from_group) {
+    block(r, Deadline::never());
+    return;
+  }
+  int64_t ms = r->comm->ctx().timeout_ms();
+  if (!block(r, Deadline::after_ms(ms)))
+    fail(SMD_ERR_TIMEOUT,
+         "%s: the request belongs to a group that another thread has open; it completes at "
+         "that thread's smd_group_end, which did not come within SMD_TIMEOUT (%lld s)%s",
+         what, static_cast<long long>(ms / 1000),
+         std::string(what) == "smd_request_free" ? "; the request stays live" : "");
+}
+
 void report(smd_request_t *r) {
   if (r->result != SMD_SUCCESS)
     throw OperationError(r->result, operation_message(Error(r->result, r->error), r->op, r->buffer));
@@ -127,7 +146,7 @@ SMD_API smd_result_t smd_request_wait(smd_request_t *request) {
     smd_request_t *r = live(request);
     check_not_in_open_group(r);
     std::lock_guard<std::mutex> lock(r->mu);
-    block(r, Deadline::never());
+    block_unbounded(r, "smd_request_wait");
     report(r);
   });
 }
@@ -173,14 +192,16 @@ SMD_API smd_result_t smd_request_free(smd_request_t *request) {
   return guarded("smd_request_free", [&] {
     if (!request) fail(SMD_ERR_INVALID_ARGUMENT, "request is NULL");
     check_not_in_open_group(request);
+    // Its buffers are in use until it finishes: it stays live until then
+    // (a group's request that another thread's group holds may not finish).
+    {
+      smd_request_t *r = live(request);
+      std::lock_guard<std::mutex> lock(r->mu);
+      block_unbounded(r, "smd_request_free");
+    }
     if (!request_registry().remove(request))
       fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed twice?)", static_cast<void *>(request));
     std::unique_ptr<smd_request_t> r(request);
-    {
-      std::lock_guard<std::mutex> lock(r->mu);
-      // Its buffers are in use until it finishes.
-      block(r.get(), Deadline::never());
-    }
     report(r.get());
   });
 }

@@ -76,6 +76,7 @@ GroupCall &queue_call(const std::shared_ptr<Comm> &c, smd_request_t **request, s
     owned->count = elems;
     owned->elem_size = elem_size;
     owned->task = std::make_shared<Task>(nullptr);
+    owned->from_group = true;
     r = owned.release();
   }
   group.queued.push_back(std::move(g));

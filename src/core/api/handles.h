@@ -45,6 +45,10 @@ struct smd_request {
   // 1 (tag 9)", "allreduce"), and a receive's buffer ("16-byte buffer
   // (4 x float32)"; empty otherwise).
   std::string op, buffer;
+  // Queued in a group (group_calls.h): it completes at that group's
+  // smd_group_end, on the group's thread; another thread's wait or free
+  // gets SMD_TIMEOUT's deadline instead of waiting for ever.
+  bool from_group = false;
   std::mutex mu;
 };
 

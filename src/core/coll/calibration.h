@@ -76,8 +76,9 @@ void remember_calibration(Comm &comm, const Calibration &c);
 // The values this process last received (nullopt before any).
 std::optional<Calibration> process_calibration();
 
-// The cost model's intra-node link costs from measured values (arena,
-// local point-to-point and cma links). Unmeasured values leave defaults.
+// The cost model's intra-node link costs from measured values (arena and
+// local point-to-point links; the cma link keeps its default, see
+// calibration.cc). Unmeasured values leave defaults.
 void apply_calibration(const Calibration &c, CostModel &m);
 
 }  // namespace smd

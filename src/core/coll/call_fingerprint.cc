@@ -29,6 +29,7 @@ CallFingerprint fingerprint_of(const CollArgs &a, uint64_t seq) {
   if (reduces) f.op = static_cast<int32_t>(a.op);
   if (a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce || per_rank_blocks(a.kind))
     f.root = a.root;  // v-collectives: the counts' digest
+  f.subject = a.subject;
   f.seq = seq;
   return f;
 }
@@ -47,6 +48,7 @@ std::string describe(const CallFingerprint &f, bool with_seq) {
     if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" from root %d", f.root);
     if (per_rank_blocks(kind)) s += format(" with counts digest %08x", static_cast<uint32_t>(f.root));
   }
+  if (f.subject) s += format(" for subject %08x (a group's calls or sharded parameters)", f.subject);
   if (with_seq) s += format(" (call %llu)", static_cast<unsigned long long>(f.seq));
   return s;
 }

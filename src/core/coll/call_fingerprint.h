@@ -15,6 +15,8 @@ struct CallFingerprint {
   int32_t kind = 0, datatype = 0, op = 0, root = 0;
   uint64_t count = 0;
   uint64_t seq = 0;
+  uint32_t subject = 0;  // CollArgs::subject
+  uint32_t unused = 0;   // explicit padding: fingerprints compare as bytes
   bool operator<(const CallFingerprint &o) const;
   bool operator==(const CallFingerprint &o) const;
   bool operator!=(const CallFingerprint &o) const { return !(*this == o); }

@@ -47,6 +47,9 @@ struct CollState {
   // communicator's fusion buffer, released with it.
   std::shared_ptr<void> fusion_buffer;
   size_t fusion_buffer_bytes = 0;
+  // Groups whose collectives ran on this communicator (group_agreement.h
+  // names a mismatch's first differing call by it).
+  uint64_t groups_run = 0;
   // The slow-transfer switch of this communicator's large allgathers.
   SlowTransferGuard slow_transfer;
   CollState();

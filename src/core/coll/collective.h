@@ -44,6 +44,13 @@ struct CollArgs {
   std::shared_ptr<const BlockLayout> blocks = nullptr;
   // alltoallv: the blocks of sendbuf, send_blocks->counts[r] going to rank r.
   std::shared_ptr<const BlockLayout> send_blocks = nullptr;
+  // What the call stands for beyond its own arguments, which every member
+  // must agree on too (0: nothing, a plain call): inside a group, the
+  // digest of the group's calls on this communicator (their number, order
+  // and arguments), which a fused allreduce's packed total cannot show; a
+  // sharded set's gather or gradient bucket, the parameters it carries.
+  // Fingerprints and arena descriptors compare it.
+  uint32_t subject = 0;
 };
 
 // A call smd makes itself (kept out of the flight recorder and the trace).

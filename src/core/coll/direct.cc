@@ -21,6 +21,7 @@ OpDesc read_desc(const OpDesc &slot) {
   d.kind = __atomic_load_n(&slot.kind, __ATOMIC_RELAXED);
   d.datatype = __atomic_load_n(&slot.datatype, __ATOMIC_RELAXED);
   d.op = __atomic_load_n(&slot.op, __ATOMIC_RELAXED);
+  d.has_subject = __atomic_load_n(&slot.has_subject, __ATOMIC_RELAXED);
   d.root = __atomic_load_n(&slot.root, __ATOMIC_RELAXED);
   d.count = __atomic_load_n(&slot.count, __ATOMIC_RELAXED);
   return d;
@@ -61,6 +62,7 @@ void publish_desc(OpDesc &slot, const OpDesc &d) {
   __atomic_store_n(&slot.kind, d.kind, __ATOMIC_RELAXED);
   __atomic_store_n(&slot.datatype, d.datatype, __ATOMIC_RELAXED);
   __atomic_store_n(&slot.op, d.op, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.has_subject, d.has_subject, __ATOMIC_RELAXED);
   __atomic_store_n(&slot.root, d.root, __ATOMIC_RELAXED);
   __atomic_store_n(&slot.count, d.count, __ATOMIC_RELAXED);
 }
@@ -71,7 +73,11 @@ OpDesc desc_of(const CollArgs &a, uint64_t round) {
   d.kind = static_cast<uint8_t>(a.kind);
   d.datatype = static_cast<uint8_t>(a.datatype);
   d.op = static_cast<uint8_t>(a.op);
-  d.root = a.root;
+  // The subject (a group's digest, sharded parameters) rides in the root
+  // field, which every descriptor check compares: 0 for a plain call, so
+  // plain calls' descriptors are unchanged.
+  d.root = a.root ^ static_cast<int32_t>(a.subject);
+  d.has_subject = a.subject != 0;
   d.count = a.count;
   return d;
 }
@@ -339,7 +345,11 @@ void check_round_agreement(Comm &comm, CollKind running, uint64_t r, const OpDes
     CollKind kind = static_cast<CollKind>(d.kind);
     if (kind == CollKind::kAllreduce || kind == CollKind::kReduce || kind == CollKind::kReduceScatter)
       s += format(" op=%s", op_name(static_cast<smd_op_t>(d.op)));
-    if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" root=%d", d.root);
+    if (d.has_subject)
+      s += format(" for a subject (a group's calls or sharded parameters; root^subject %08x)",
+                  static_cast<uint32_t>(d.root));
+    else if (kind == CollKind::kBroadcast || kind == CollKind::kReduce)
+      s += format(" root=%d", d.root);
   }
   if (earlier)
     fail(SMD_ERR_MISMATCH, "%s on %s: an earlier %s was called with different arguments%s",

@@ -47,7 +47,7 @@ struct alignas(64) OpDesc {
   uint8_t kind;
   uint8_t datatype;
   uint8_t op;
-  uint8_t unused = 0;
+  uint8_t has_subject = 0;  // CollArgs::subject, mixed into root (direct.cc)
   int32_t root;
   uint64_t count;
   // The staged data of a one-round operation this small travels in the

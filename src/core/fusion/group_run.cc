@@ -9,6 +9,7 @@
 #include "core/comm/communicator.h"
 #include "core/comm/shared_memory.h"
 #include "core/exec/executor.h"
+#include "core/fusion/group_agreement.h"
 #include "core/fusion/fusion_layout.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -71,6 +72,7 @@ void run_fused(Comm &c, const std::vector<GroupCall *> &members) {
   // op's kernels on ordinary numbers.
   memset(buf + l.used * es, 0, (l.padded - l.used) * es);
   CollArgs a{CollKind::kAllreduce, buf, buf, l.padded, first.datatype, first.op, 0, first.memory};
+  a.subject = first.subject;  // how the ranks' groups divide the total
   run_collective(c, a);
   for (size_t i = 0; i < members.size(); ++i)
     m.copy(members[i]->args.recvbuf, buf + l.offsets[i] * es, counts[i] * es);
@@ -90,6 +92,19 @@ struct Bucket {
 // Every rank issued the same calls, so every rank runs the same sequence.
 void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
   size_t limit = fusion_bytes();
+  // Every call carries the digest of the whole list (group_agreement.h):
+  // the first transfer's check fails when the ranks' groups differ.
+  uint32_t subject = group_subject(calls);
+  for (GroupCall *g : calls) g->args.subject = subject;
+  uint64_t group = coll_state(c).groups_run++;
+  bool named = false;
+  // The reason a mismatch gets, once: the first differing call.
+  auto why = [&](const Error &e) {
+    if (e.code() != SMD_ERR_MISMATCH || named) return e.message();
+    named = true;
+    std::string difference = name_group_difference(c, calls, group);
+    return difference.empty() ? e.message() : difference + " (" + e.message() + ")";
+  };
   std::vector<Bucket> buckets;
   auto flush = [&](Bucket &b) {
     if (b.calls.empty()) return;
@@ -102,7 +117,8 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
       std::string msg = name_of(*b.calls[0]);
       if (b.calls.size() > 1)
         msg += ", fused with " + std::to_string(b.calls.size() - 1) + " other allreduce(s),";
-      for (GroupCall *g : b.calls) record(*g, e.code(), msg + " failed: " + e.message());
+      std::string reason = why(e);
+      for (GroupCall *g : b.calls) record(*g, e.code(), msg + " failed: " + reason);
     }
     b.calls.clear();
     b.bytes = 0;
@@ -116,7 +132,7 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
       try {
         run_collective(c, a);
       } catch (const Error &e) {
-        record(*g, e.code(), name_of(*g) + " failed: " + e.message());
+        record(*g, e.code(), name_of(*g) + " failed: " + why(e));
       }
       continue;
     }

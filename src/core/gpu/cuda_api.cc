@@ -116,7 +116,11 @@ Loaded load() {
   if ((l.driver = dlopen(driver_library().c_str(), RTLD_NOW | RTLD_LOCAL))) resolve_driver(l.driver, l.api);
   int count = 0;
   cuda_error_t err = l.api.GetDeviceCount(&count);
-  if (err != 0) {
+  if (err != 0 && !l.driver) {
+    // The runtime then says its driver is "insufficient": there is none.
+    l.status.reason = "no CUDA device: no CUDA driver: libcuda.so.1 not found";
+    l.api.GetLastError();
+  } else if (err != 0) {
     l.status.reason = "no CUDA device: " + error_text(&l.api, "cudaGetDeviceCount", err);
     l.api.GetLastError();  // clear the sticky-free error so later calls start clean
   } else if (count == 0) {

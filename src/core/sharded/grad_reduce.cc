@@ -24,15 +24,26 @@ Owned owned_part(const GradTarget &t, const GradSlice &s, int r) {
   return lo < hi ? Owned{lo, hi} : Owned{0, 0};
 }
 
-void allreduce_in_place(Comm &c, void *buf, size_t count, smd_datatype_t dt) {
+void allreduce_in_place(Comm &c, void *buf, size_t count, smd_datatype_t dt, uint32_t subject) {
   CollArgs a{CollKind::kAllreduce, buf, buf, count, dt, SMD_SUM, 0};
+  a.subject = subject;
   run_collective(c, a);
 }
 
-void run_on_replicas(const Config &cfg, void *buf, size_t count, smd_datatype_t dt) {
+void run_on_replicas(const Config &cfg, void *buf, size_t count, smd_datatype_t dt, uint32_t subject) {
   if (!cfg.replicas || cfg.replicas->size() == 1 || count == 0) return;
   Comm &r = *cfg.replicas;
-  r.executor().run_blocking([&] { allreduce_in_place(r, buf, count, dt); });
+  r.executor().run_blocking([&] { allreduce_in_place(r, buf, count, dt, subject); });
+}
+
+// Which parameters' elements a bucket carries, in order.
+uint32_t subject_of(const std::vector<GradTarget> &targets, const GradBucket &b) {
+  std::vector<uint64_t> values;
+  values.reserve(b.slices.size() * 3);
+  for (const GradSlice &s : b.slices)
+    for (uint64_t v : {static_cast<uint64_t>(targets[s.target].id), uint64_t(s.begin), uint64_t(s.end)})
+      values.push_back(v);
+  return parameter_subject(values);
 }
 
 }  // namespace
@@ -72,6 +83,7 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
   double replicas = cfg.replicas ? cfg.replicas->size() : 1;
   double scale = cfg.average ? 1.0 / (size * replicas) : 1.0;
   std::unique_ptr<char[]> send(new char[b.elements * wire_elem]);
+  uint32_t subject = subject_of(targets, b);
   if (b.persistent) {
     size_t at = 0;
     for (const GradSlice &s : b.slices) {
@@ -82,8 +94,8 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
                      t.datatype, n, 1.0);
       at += n;
     }
-    allreduce_in_place(comm, send.get(), b.elements, b.wire);
-    run_on_replicas(cfg, send.get(), b.elements, b.wire);
+    allreduce_in_place(comm, send.get(), b.elements, b.wire, subject);
+    run_on_replicas(cfg, send.get(), b.elements, b.wire, subject);
     at = 0;
     for (const GradSlice &s : b.slices) {
       const GradTarget &t = targets[s.target];
@@ -116,8 +128,9 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
   CollArgs a{CollKind::kReduceScatterv, send.get(), recv.get(), layout->total, b.wire, SMD_SUM,
              static_cast<int>(layout->digest)};
   a.blocks = layout;
+  a.subject = subject;
   run_collective(comm, a);
-  run_on_replicas(cfg, recv.get(), mine, b.wire);
+  run_on_replicas(cfg, recv.get(), mine, b.wire, subject);
   at = 0;
   for (const GradSlice &s : b.slices) {
     const GradTarget &t = targets[s.target];

@@ -21,6 +21,7 @@ struct GradTarget {
   size_t count = 0, chunk = 0;
   smd_datatype_t datatype = SMD_FLOAT32;
   bool persistent = false;
+  int32_t id = 0;  // the parameter's
 };
 
 // Elements [begin, end) of a target's full gradient.

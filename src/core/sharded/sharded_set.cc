@@ -41,6 +41,13 @@ std::string id_list(const std::vector<int32_t> &ids) {
 
 }  // namespace
 
+uint32_t parameter_subject(const std::vector<uint64_t> &values) {
+  uint64_t h = kDigestStart;
+  for (uint64_t v : values) h = mix(h, v);
+  uint32_t s = static_cast<uint32_t>(h ^ (h >> 32));
+  return s ? s : 1;
+}
+
 void agree(Comm &c, uint64_t value, const char *what) {
   std::vector<uint64_t> all(static_cast<size_t>(c.size()));
   c.executor().run_blocking([&] {
@@ -190,11 +197,13 @@ struct Gather {
   std::shared_ptr<char[]> full;
   size_t chunk;
   smd_datatype_t datatype;
+  int32_t id;
 };
 
 void run_gathers(Comm &c, const std::vector<Gather> &gathers, bool flat) {
   for (const Gather &g : gathers) {
     CollArgs a{CollKind::kAllgather, g.shard, g.full.get(), g.chunk, g.datatype, SMD_SUM, 0};
+    a.subject = parameter_subject({static_cast<uint64_t>(g.id)});
     if (flat) a.algo = Algo::kRing;
     run_collective(c, a);
   }
@@ -253,7 +262,7 @@ std::shared_ptr<Task> ShardedSet::fetch(const std::vector<int32_t> &ids, bool bl
     }
     stalled = true;
     started.push_back(id);
-    gathers.push_back(Gather{p.shard.get(), start_full(p), p.chunk, p.datatype});
+    gathers.push_back(Gather{p.shard.get(), start_full(p), p.chunk, p.datatype, id});
   }
   if (stalled) stats_.fetch_stalls++;
   Comm *c = comm_.get();
@@ -286,7 +295,7 @@ void ShardedSet::prefetch(const std::vector<int32_t> &ids) {
     Param &p = params_[size_t(id)];
     if (p.persistent || p.full) continue;
     if (!make_room(p.count, keep)) break;
-    std::vector<Gather> one{Gather{p.shard.get(), start_full(p), p.chunk, p.datatype}};
+    std::vector<Gather> one{Gather{p.shard.get(), start_full(p), p.chunk, p.datatype, id}};
     p.released_at = ++release_clock_;  // prefetched and unused: evictable like a released one
     Comm *c = comm_.get();
     std::shared_ptr<Task> task;
@@ -328,7 +337,8 @@ std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
   auto targets = std::make_shared<std::vector<GradTarget>>();
   for (size_t i = 0; i < ids.size(); ++i) {
     Param &p = params_[size_t(ids[i])];
-    targets->push_back(GradTarget{grads[i], p.grad.get(), p.count, p.chunk, p.datatype, p.persistent});
+    targets->push_back(
+        GradTarget{grads[i], p.grad.get(), p.count, p.chunk, p.datatype, p.persistent, ids[i]});
   }
   auto buckets = std::make_shared<std::vector<GradBucket>>(plan_buckets(*targets, cfg_));
   Comm *c = comm_.get();

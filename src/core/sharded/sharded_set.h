@@ -54,6 +54,13 @@ struct Param {
   bool stale = false;            // gathered before the shards changed: dropped at release
 };
 
+// The subject (CollArgs::subject) of a collective that carries these
+// parameters' data: ranks that gather or reduce different parameters of
+// the same size get SMD_ERR_MISMATCH from the call's own check instead of
+// each other's data. `values`: the ids (and, for gradient buckets, the
+// slices' bounds). Never 0.
+uint32_t parameter_subject(const std::vector<uint64_t> &values);
+
 // Every member's `value` compared on every member (one allgather), so a
 // difference fails everywhere alike: SMD_ERR_MISMATCH naming `what`.
 void agree(Comm &c, uint64_t value, const char *what);

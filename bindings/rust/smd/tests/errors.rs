@@ -121,14 +121,25 @@ fn a_rank_that_never_comes_is_a_timeout() {
         Launch::ranks(2),
         || {
             let world = world_with_timeout(Duration::from_millis(1500));
+            // Rank 0 creates this file once its call has ended: until then
+            // rank 1 stays away from the collective, and alive (however slow
+            // the machine), so rank 0 sees a timeout, not a dead peer.
+            let token = env::var("SMD_JOB_TOKEN").expect("SMD_JOB_TOKEN is set by smdrun");
+            let done = env::temp_dir().join(format!("smd-rs-timeout-{token}"));
             if world.rank() == 1 {
-                // Stays away from the collective, and alive until rank 0 is done.
-                std::thread::sleep(Duration::from_secs(5));
+                let limit = Instant::now() + Duration::from_secs(120);
+                while !done.exists() {
+                    assert!(Instant::now() < limit, "rank 0 never finished its call");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                std::fs::remove_file(&done).unwrap();
                 return;
             }
             let start = Instant::now();
-            let e = world.all_reduce(&mut [1i32], Op::Sum).unwrap_err();
+            let result = world.all_reduce(&mut [1i32], Op::Sum);
             let waited = start.elapsed();
+            std::fs::write(&done, b"").unwrap();
+            let e = result.unwrap_err();
             assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
             assert!(
                 waited >= Duration::from_secs(1) && waited < Duration::from_secs(5),
@@ -181,23 +192,33 @@ fn abort_from_another_thread_unblocks_every_rank() {
         "abort_from_another_thread_unblocks_every_rank",
         &[2],
         |world| {
+            // No sleeps order it: rank 0 aborts once its statistics count
+            // the barrier as started (rank 1 has not come, so it waits),
+            // and rank 1 comes only after a world barrier that rank 0
+            // enters once its call has returned.
+            let comm = world.dup().unwrap();
             let start = Instant::now();
             let result = if world.rank() == 0 {
-                std::thread::scope(|s| {
+                let before = comm.stats().unwrap().collectives;
+                let r = std::thread::scope(|s| {
                     s.spawn(|| {
-                        std::thread::sleep(Duration::from_millis(300));
-                        world.abort().unwrap();
+                        while comm.stats().unwrap().collectives == before {
+                            std::thread::yield_now();
+                        }
+                        comm.abort().unwrap();
                     });
-                    world.barrier() // rank 1 is not there yet
-                })
+                    comm.barrier() // rank 1 is not there yet
+                });
+                world.barrier().unwrap();
+                r
             } else {
-                std::thread::sleep(Duration::from_secs(1));
-                world.barrier()
+                world.barrier().unwrap();
+                comm.barrier()
             };
             let e = result.unwrap_err();
             assert_eq!(e.code(), ErrorCode::Aborted, "{e}");
             assert!(start.elapsed() < Duration::from_secs(10));
-            assert_eq!(world.async_error().unwrap(), Some(ErrorCode::Aborted));
+            assert_eq!(comm.async_error().unwrap(), Some(ErrorCode::Aborted));
         },
     );
 }

@@ -1,0 +1,31 @@
+// What the members of a communicator agree on for a group's calls: their
+// number, order and arguments, folded into one digest that every call of
+// the group carries as its subject (CollArgs::subject), so the checks each
+// call already has (fingerprints, arena descriptors, SMD_CHECK=full) cover
+// the group at no extra message. A fused allreduce's packed total cannot
+// show how the ranks' groups divide it; its subject does. When they
+// differ, a cheap exchange through the store names the first differing
+// call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/fusion/group_run.h"
+
+namespace smd {
+
+// The subject of one communicator's collectives of a group (never 0).
+uint32_t group_subject(const std::vector<GroupCall *> &calls);
+
+// After a call of the group failed with SMD_ERR_MISMATCH on `c`: this
+// rank's collectives of the group on `c` (its `group`-th group there)
+// compared with the nearest members' in the ring, published through the store.
+// Returns "the groups differ at ..." naming the first differing call and
+// both ranks' calls, or "" when the lists of the members nearest in the
+// ring (16 at most) did not come (within a few seconds) or equal this
+// rank's.
+std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls, uint64_t group);
+
+}  // namespace smd
