@@ -118,7 +118,7 @@ Loaded load() {
   cuda_error_t err = l.api.GetDeviceCount(&count);
   if (err != 0 && !l.driver) {
     // The runtime then says its driver is "insufficient": there is none.
-    l.status.reason = "no CUDA device: no CUDA driver: libcuda.so.1 not found";
+    l.status.reason = "no CUDA device: no CUDA driver: " + driver_library() + " not found";
     l.api.GetLastError();
   } else if (err != 0) {
     l.status.reason = "no CUDA device: " + error_text(&l.api, "cudaGetDeviceCount", err);
