@@ -6,6 +6,12 @@
 # stages, each one command, each writing what it found under $OUT (the
 # device tool brings that folder back) or build-dev/device-results.
 #
+#   scripts/device_check.sh run [--standin]  the one call of a device session (under 8 minutes):
+#                                            only the targets the GPU checks need, the
+#                                            gpu suite, the kernel benchmark, and
+#                                            $OUT/report.md (stages, tests, benchmark table);
+#                                            --standin rehearses it without a GPU over the
+#                                            host stand-in for CUDA (suite gpu-standin)
 #   scripts/device_check.sh build            core, shm and the CUDA parts into build-dev/
 #   scripts/device_check.sh gpu              the gpu test suite and the kernel benchmark
 #   scripts/device_check.sh host [NPS] [REPS] [MAX]
@@ -84,13 +90,85 @@ python_stage() {
   run python-suite meson test -C "$b" --suite python --print-errorlogs
 }
 
+# The targets the GPU checks need, nothing else (no GoogleTest there).
+DEVICE_TARGETS=(smd smd-transport-shm smd-transport-tcp smdrun smd-info smd-gpu gpu-kernels-test
+  gpu-collectives-test gpu-ipc-test gpu-kernel-bench cuda-abi-check)
+STANDIN_TARGETS=(smd-cuda-standin smd-gpu-standin)
+
+# stage NAME LIMIT CMD...: run() under a time limit, its seconds and exit
+# status kept for the report.
+stage() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  run "$name" timeout "$limit" "$@"
+  local rc=$?
+  echo "$name $((SECONDS - t0)) $rc" >>"$RESULTS/stages.txt"
+  return "$rc"
+}
+
+# The stages' limits add up to 455 s, so the report comes back from a
+# device command of 8 minutes whatever hangs.
+one_call() {
+  local standin=${1:-}
+  local suite=gpu targets=("${DEVICE_TARGETS[@]}")
+  : >"$RESULTS/stages.txt"
+  if [[ $standin == --standin ]]; then
+    # The same programs over the host stand-in: a rehearsal of the build
+    # and of the stages, not a check of CUDA.
+    # The gpu suite runs too (its tests skip without a device), so a
+    # target missing from DEVICE_TARGETS shows here.
+    suite=gpu-standin
+    targets+=("${STANDIN_TARGETS[@]}")
+    echo "mode: rehearsal over the host stand-in for CUDA (no GPU)" >"$RESULTS/mode.txt"
+  elif [[ -n $standin ]]; then
+    echo "run: unknown option $standin (only --standin)" >&2
+    return 2
+  else
+    echo "mode: device" >"$RESULTS/mode.txt"
+  fi
+  if [[ -f $BUILD/build.ninja ]]; then
+    # meson compile finds targets by the last configuration's list: bring
+    # it up to date with the meson files first.
+    stage regenerate 60 ninja -C "$BUILD" build.ninja || { report; return; }
+  else
+    stage setup 60 meson setup "$BUILD" -Dtests=disabled -Dpython=disabled -Drust=disabled \
+      -Dtorch=disabled -Djax=disabled -Ducx=disabled -Defa=disabled -Dhwloc=disabled \
+      -Dcuda=enabled || { report; return; }
+  fi
+  stage compile 240 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
+  local suites=(--suite gpu)
+  [[ $suite == gpu-standin ]] && suites+=(--suite gpu-standin)
+  stage tests 100 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
+  cp "$BUILD/meson-logs/testlog.json" "$RESULTS/testlog.json" 2>/dev/null
+  if [[ $suite == gpu-standin ]]; then
+    # The stand-in's kernels are host loops: a short run shows the
+    # benchmark works, its numbers mean nothing.
+    SMD_CUDA_LIBRARY=$BUILD/tests/gpu/cuda_standin/libsmd-cuda-standin.so \
+      SMD_CUDA_DRIVER_LIBRARY=$BUILD/tests/gpu/cuda_standin/libsmd-cuda-standin.so \
+      SMD_GPU_MODULE=$BUILD/tests/gpu/cuda_standin/libsmd-gpu-standin.so \
+      stage gpu-kernel-bench 60 "$BUILD/bench/gpu/gpu-kernel-bench" 4 2
+  else
+    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-kernel-bench 45 "$BUILD/bench/gpu/gpu-kernel-bench"
+    SMD_CUDA=on stage topology 10 "$BUILD/tools/smd-info" topology
+    nvidia-smi >"$RESULTS/nvidia-smi.txt" 2>&1
+  fi
+  report
+}
+
+report() {
+  python3 "$ROOT/scripts/device_report.py" "$RESULTS" >"$RESULTS/report.md" &&
+    say "report: $RESULTS/report.md" && cat "$RESULTS/report.md"
+}
+
 case ${1:-} in
+  run) shift; one_call "$@" ;;
   build) build ;;
   gpu) gpu ;;
   host) shift; host "$@" ;;
   python) python_stage ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

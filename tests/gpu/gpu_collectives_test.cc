@@ -4,33 +4,25 @@
 // reduce_scatter, broadcast, reduce, alltoall, for float32, float64, int32
 // and bfloat16, against values computed on the host; and the answers to
 // bad input (mixed memory kinds, a stream, device memory in
-// point-to-point). A plain program (no GoogleTest on GPU machines); exit 77
+// point-to-point); and host memory on one rank with device memory on the
+// others. A plain program (no GoogleTest on GPU machines); exit 77
 // without a device.
 #include <smd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "core/reduce/half.h"
 #include "core/util/dtype.h"
-#include "device_buffers.h"
+#include "rank_checks.h"
 
 using namespace smd;
 using namespace smd::gpu;
 using namespace smd::gpu::testing;
 
 namespace {
-
-int g_failures = 0;
-int g_rank = 0, g_size = 1;
-
-void expect(bool ok, const std::string &what) {
-  if (!ok) {
-    ++g_failures;
-    fprintf(stderr, "[rank %d] FAIL %s: %s\n", g_rank, what.c_str(), smd_last_error());
-  }
-}
 
 // Small integers, exact in every datatype tested (sums stay below 256).
 double value(int rank, size_t i) { return double((rank + 1) * int(i % 7 + 1)); }
@@ -142,6 +134,45 @@ void run_dtype(const World &w, smd_datatype_t dt) {
          "alltoall " + name);
 }
 
+// Rank 0 passes host memory, the others device memory. The staged route
+// runs this correctly (each rank stages its own buffers); the device
+// route (SMD_GPU_IPC=1), which reads peers' buffers in place, makes it
+// SMD_ERR_MISMATCH on every rank, as docs/GPU.md's contract says. On a
+// duplicate of the world: a mismatch leaves its communicator unusable.
+void kinds_differing_between_ranks(const World &w) {
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "comm_dup");
+  if (!comm) return;
+  const char *ipc = getenv("SMD_GPU_IPC");
+  const bool device_route = ipc && std::string(ipc) == "1";
+  const size_t n = 257;
+  std::vector<float> want(n);
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int r = 0; r < g_size; ++r) want[i] += float(value(r, i));
+  }
+  std::vector<float> in(n), out(n);
+  for (size_t i = 0; i < n; ++i) in[i] = float(value(g_rank, i));
+  std::unique_ptr<DeviceBuffer> d;
+  smd_result_t rc;
+  bool right;
+  if (g_rank == 0) {
+    rc = smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+    right = out == want;
+  } else {
+    d = std::make_unique<DeviceBuffer>(w.a, n * 4);
+    d->upload(0, in.data(), n * 4);
+    rc = smd_allreduce(d->data(), d->data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+    right = same(*d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
+                                                reinterpret_cast<unsigned char *>(want.data() + n)));
+  }
+  if (device_route)
+    expect(rc == SMD_ERR_MISMATCH, "host memory on rank 0, device memory elsewhere: a mismatch on every rank");
+  else
+    expect(rc == SMD_SUCCESS && right, "host memory on rank 0, device memory elsewhere: staged, correct");
+  smd_comm_destroy(comm);
+}
+
 void bad_input(const World &w) {
   DeviceBuffer d(w.a, 64);
   std::vector<float> h(16);
@@ -160,18 +191,11 @@ void bad_input(const World &w) {
 
 int main() {
   const CudaApi &a = require_device("gpu-collectives");
-  smd_comm_t *comm = nullptr;
-  if (smd_comm_init(nullptr, &comm) != SMD_SUCCESS) {
-    fprintf(stderr, "smd_comm_init: %s\n", smd_last_error());
-    return 1;
-  }
-  int local = 0;
-  smd_comm_rank(comm, &g_rank);
-  smd_comm_size(comm, &g_size);
-  smd_comm_local_rank(comm, &local);
-  check("cudaSetDevice", a.SetDevice(local % cuda_status().devices));
+  smd_comm_t *comm = init_world(a);
+  if (!comm) return 1;
   World w{comm, a};
   for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
+  if (g_size > 1) kinds_differing_between_ranks(w);
   bad_input(w);
   smd_comm_destroy(comm);
   if (g_rank == 0) printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");

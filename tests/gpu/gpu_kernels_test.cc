@@ -147,8 +147,11 @@ void bad_input(const CudaApi &a) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
   const CudaApi &a = require_device("gpu-kernels");
+  // --quick (the host stand-in's run): every case but the longest vectors,
+  // whose host loops would take most of a minute there.
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   printf("kernel module %s (%s)\n", kernel_module().path.c_str(), kernels().archs);
   std::mt19937_64 rng(18);
   const std::vector<std::vector<size_t>> alignments = {{0}, {1}, {0, 1, 2, 3}};
@@ -158,13 +161,14 @@ int main() {
       const auto op = static_cast<smd_op_t>(o);
       for (int nsrc : {1, 2, 3, SMD_GPU_MAX_INPUTS, SMD_GPU_MAX_INPUTS + 3})
         for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(33), size_t(4099), size_t(100003)})
-          for (const auto &offsets : alignments) reduce_case(a, dt, op, nsrc, count, offsets, false, rng);
-      reduce_case(a, dt, op, 4, 70001, {0}, true, rng);
-      reduce_case(a, dt, op, 4, 70001, {1}, true, rng);
+          if (!quick || count < 100000)
+            for (const auto &offsets : alignments) reduce_case(a, dt, op, nsrc, count, offsets, false, rng);
+      reduce_case(a, dt, op, 4, quick ? 7001 : 70001, {0}, true, rng);
+      reduce_case(a, dt, op, 4, quick ? 7001 : 70001, {1}, true, rng);
     }
   }
   for (smd_datatype_t narrow : {SMD_FLOAT16, SMD_BFLOAT16})
-    for (size_t count : {size_t(1), size_t(1000), size_t(1 << 20)}) cast_case(a, narrow, count, rng);
+    for (size_t count : {size_t(1), size_t(1000), size_t(quick ? 1 << 14 : 1 << 20)}) cast_case(a, narrow, count, rng);
   bad_input(a);
   printf("%d of %d cases passed\n", g_cases - g_failures, g_cases);
   return g_failures ? 1 : 0;

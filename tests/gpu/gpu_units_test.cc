@@ -31,17 +31,17 @@ struct FakeAllocation {
 std::vector<FakeAllocation> g_allocations;
 int g_fail_queries = 0;
 
-bool fake_query(const void *p, PointerInfo *info) {
-  if (g_fail_queries) return false;
+int fake_query(const void *p, PointerInfo *info) {
+  if (g_fail_queries) return 1;  // cudaErrorInvalidValue
   const auto a = reinterpret_cast<uintptr_t>(p);
   for (const auto &f : g_allocations)
     if (a >= f.base && a < f.base + f.size) {
       info->kind = f.kind;
       info->device = f.device;
-      return true;
+      return 0;
     }
   info->kind = PointerKind::kHost;
-  return true;
+  return 0;
 }
 
 bool fake_range(const void *p, uintptr_t *base, size_t *size) {
@@ -113,11 +113,15 @@ TEST_F(PointerClassifierTest, FullCacheReplacesRoundRobin) {
   EXPECT_EQ(c.queries(), uint64_t(PointerClassifier::kEntries) + 2);
 }
 
-TEST_F(PointerClassifierTest, CudaErrorMeansHostAndIsNotCached) {
+TEST_F(PointerClassifierTest, CudaErrorIsReportedAndNotCached) {
   g_fail_queries = 1;
-  EXPECT_EQ(c.classify(at(0x7000000000)).kind, PointerKind::kHost);
+  PointerInfo refused = c.classify(at(0x7000000000));
+  EXPECT_EQ(refused.cuda_error, 1);
+  EXPECT_FALSE(on_device(refused.kind));
   g_fail_queries = 0;
-  EXPECT_EQ(c.classify(at(0x7000000000)).kind, PointerKind::kDevice);
+  PointerInfo known = c.classify(at(0x7000000000));
+  EXPECT_EQ(known.kind, PointerKind::kDevice);
+  EXPECT_EQ(known.cuda_error, 0);
 }
 
 TEST(GpuTopology, NearestDeviceByPciTree) {

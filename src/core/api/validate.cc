@@ -39,6 +39,7 @@ void check_stream(smd_stream_t stream) {
 
 void check_host_memory(const void *buf, const char *name) {
   const gpu::PointerInfo info = gpu::classify_pointer(buf);
+  gpu::require_known(info, buf, name);
   if (gpu::on_device(info.kind))
     fail(SMD_ERR_NOT_SUPPORTED,
          "%s is %s memory of GPU %d, but point-to-point calls on device memory are not "
@@ -52,6 +53,8 @@ MemoryKind collective_memory(const CollArgs &a, int rank) {
   const void *send = a.kind == CollKind::kBroadcast && rank != a.root ? nullptr : a.sendbuf;
   const gpu::PointerInfo s = gpu::classify_pointer(send);
   const gpu::PointerInfo r = gpu::classify_pointer(a.recvbuf);
+  gpu::require_known(s, send, "sendbuf");
+  gpu::require_known(r, a.recvbuf, "recvbuf");
   const bool send_dev = gpu::on_device(s.kind), recv_dev = gpu::on_device(r.kind);
   if (send && a.recvbuf && send_dev != recv_dev)
     fail(SMD_ERR_INVALID_ARGUMENT,

@@ -16,6 +16,7 @@
 #include "core/coll/registry.h"
 #include "core/coll/stream_copy.h"
 #include "core/comm/communicator.h"
+#include "core/gpu/ipc_peers.h"
 
 namespace smd {
 
@@ -41,6 +42,7 @@ struct CollState {
   };
   std::array<CachedChoice, 64> cache{};
   std::unique_ptr<Hierarchy> hierarchy;  // made on first use (collective)
+  std::unique_ptr<gpu::IpcPeers> ipc_peers;  // device_ipc.cc, made on first use
   // Kept for the group-call layer above (fusion/group_run.cc): the
   // communicator's fusion buffer, released with it.
   std::shared_ptr<void> fusion_buffer;

@@ -4,6 +4,7 @@
 #include "core/coll/algorithms.h"
 #include "core/coll/call_check.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/device_ipc.h"
 #include "core/coll/device_staging.h"
 #include "core/coll/hierarchy.h"
 #include "core/coll/registry.h"
@@ -126,9 +127,10 @@ void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
-  // No algorithm runs on device memory yet: device calls are staged
-  // through pinned host memory (docs/GPU.md).
-  if (a.memory == MemoryKind::kDevice) return run_collective_staged(c, a);
+  // Device calls are staged through pinned host memory (docs/GPU.md),
+  // but for the allreduce of a node's ranks with SMD_GPU_IPC=1.
+  if (a.memory == MemoryKind::kDevice)
+    return device_ipc_applies(c, a) ? run_allreduce_ipc(c, a) : run_collective_staged(c, a);
   FlightScope flight(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);

@@ -5,6 +5,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/gpu/cuda_api.h"
+#include "core/gpu/device_ops.h"
 #include "core/gpu/pointer_kind.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
@@ -74,24 +75,13 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
   return s;
 }
 
-void run_collective_staged(Comm &comm, const CollArgs &a) {
-  if (a.kind == CollKind::kAlltoallv)
-    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
-  const gpu::CudaApi *api = gpu::cuda_api();
-  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+namespace {
+
+void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   const StagedShape s = staged_shape(a, comm.rank(), comm.size());
   // The buffers' GPU is current while staging (a nonblocking call runs on
   // the communicator's worker thread, whose current device is CUDA's 0).
-  const gpu::PointerInfo where = gpu::classify_pointer(s.recv_bytes ? a.recvbuf : a.sendbuf);
-  int previous = -1;
-  gpu::cuda_check("cudaGetDevice", api->GetDevice(&previous));
-  struct Restore {
-    const gpu::CudaApi *api;
-    int device;
-    ~Restore() { api->SetDevice(device); }
-  } restore{api, previous};
-  if (where.device >= 0 && where.device != previous)
-    gpu::cuda_check("cudaSetDevice", api->SetDevice(where.device));
+  gpu::DeviceScope on_device(gpu::classify_pointer(s.recv_bytes ? a.recvbuf : a.sendbuf).device);
   thread_local PinnedBlock pinned;
   const size_t send_room = s.overlap ? s.block : (s.send_bytes + 63) / 64 * 64;
   uint8_t *host = pinned.get(std::max<size_t>(1, s.overlap ? s.block : send_room + s.recv_bytes));
@@ -117,6 +107,31 @@ void run_collective_staged(Comm &comm, const CollArgs &a) {
 
   copy(a.recvbuf, hrecv, s.recv_bytes);
   gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+}
+
+}  // namespace
+
+void run_collective_staged(Comm &comm, const CollArgs &a) {
+  // Refusals every rank meets alike leave the communicator usable.
+  if (a.kind == CollKind::kAlltoallv)
+    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
+  const gpu::CudaApi *api = gpu::cuda_api();
+  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+  try {
+    stage(comm, a, api);
+  } catch (const Error &e) {
+    announce_device_failure(comm, e);
+    throw;
+  }
+}
+
+void announce_device_failure(Comm &comm, const Error &e) {
+  // A copy that failed (freed memory, a count past the allocation's end)
+  // leaves the peers inside the collective or waiting for this rank's
+  // data: they learn of it as of any failure half-way, rather than at
+  // SMD_TIMEOUT (the host algorithms' own failures are already announced:
+  // poison() is then false).
+  if (comm.poison(e.code(), e.message())) comm.ctx().announce_failure(comm.abort_key(), e.code(), e.message());
 }
 
 }  // namespace smd

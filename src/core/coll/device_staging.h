@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "core/coll/collective.h"
+#include "core/util/error.h"
 
 namespace smd {
 
@@ -31,5 +32,9 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size);
 // results are in the device buffers. Throws like run_collective, and
 // SMD_ERR_SYSTEM naming the CUDA call that failed.
 void run_collective_staged(Comm &comm, const CollArgs &a);
+
+// After a device call failed on this rank with `e`: poisons the
+// communicator and announces the failure, so the peers fail at once.
+void announce_device_failure(Comm &comm, const Error &e);
 
 }  // namespace smd

@@ -78,6 +78,13 @@ void resolve_driver(void *lib, CudaApi &a) {
   if (a.cuInit && a.cuInit(0) != 0) a.cuDeviceGet = nullptr;  // no usable driver
 }
 
+// libcuda.so.1, or SMD_CUDA_DRIVER_LIBRARY (the tests name the host
+// stand-in for CUDA there, which plays the driver too).
+const std::string &driver_library() {
+  static const std::string name = param_env("SMD_CUDA_DRIVER_LIBRARY").value_or("libcuda.so.1");
+  return name;
+}
+
 std::string error_text(const CudaApi *a, const char *call, cuda_error_t error) {
   const char *text = a && a->GetErrorString ? a->GetErrorString(error) : nullptr;
   return format("%s: %s (%d)", call, text ? text : "CUDA error", error);
@@ -106,12 +113,12 @@ Loaded load() {
   l.status.loaded = true;
   l.api.RuntimeGetVersion(&l.status.runtime_version);
   l.api.DriverGetVersion(&l.status.driver_version);
-  if ((l.driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) resolve_driver(l.driver, l.api);
+  if ((l.driver = dlopen(driver_library().c_str(), RTLD_NOW | RTLD_LOCAL))) resolve_driver(l.driver, l.api);
   int count = 0;
   cuda_error_t err = l.api.GetDeviceCount(&count);
   if (err != 0 && !l.driver) {
     // The runtime then says its driver is "insufficient": there is none.
-    l.status.reason = "no CUDA device: no CUDA driver: libcuda.so.1 not found";
+    l.status.reason = "no CUDA device: no CUDA driver: " + driver_library() + " not found";
     l.api.GetLastError();
   } else if (err != 0) {
     l.status.reason = "no CUDA device: " + error_text(&l.api, "cudaGetDeviceCount", err);
@@ -168,7 +175,7 @@ unsigned long long objects_loaded() {
 }
 
 bool driver_in_process() {
-  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  void *h = dlopen(driver_library().c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (h) dlclose(h);
   return h != nullptr;
 }

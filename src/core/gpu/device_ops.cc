@@ -19,7 +19,7 @@ const CudaApi &api() {
 
 void finish(const char *call, int error) {
   cuda_check(call, error);
-  cuda_check("cudaStreamSynchronize", api().StreamSynchronize(t_stream));
+  device_synchronize();
 }
 
 void kernel_error(const char *what, int error) {
@@ -32,6 +32,22 @@ void kernel_error(const char *what, int error) {
 StreamScope::StreamScope(void *stream) : saved_(t_stream) { t_stream = stream; }
 StreamScope::~StreamScope() { t_stream = saved_; }
 void *current_stream() { return t_stream; }
+
+DeviceScope::DeviceScope(int device) {
+  if (device < 0) return;
+  cuda_check("cudaGetDevice", api().GetDevice(&previous_));
+  if (previous_ == device) {
+    previous_ = -1;
+    return;
+  }
+  cuda_check("cudaSetDevice", api().SetDevice(device));
+}
+
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) api().SetDevice(previous_);
+}
+
+void device_synchronize() { cuda_check("cudaStreamSynchronize", api().StreamSynchronize(t_stream)); }
 
 void device_copy(void *dst, const void *src, size_t bytes) {
   if (!bytes || dst == src) return;

@@ -28,6 +28,24 @@ class StreamScope {
 
 void *current_stream();
 
+// Makes `device` the calling thread's current GPU for the life of the
+// scope (nothing when it is -1 or already current): a nonblocking call runs
+// on the communicator's worker thread, whose current device is CUDA's 0.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Waits for the calling thread's stream (and so, on the legacy default
+// stream, for the earlier work of the device's blocking streams).
+void device_synchronize();
+
 void device_copy(void *dst, const void *src, size_t bytes);
 void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t dt,
                    smd_op_t op, int divisor);

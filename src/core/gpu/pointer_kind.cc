@@ -1,6 +1,7 @@
 #include "core/gpu/pointer_kind.h"
 
 #include "core/gpu/cuda_api.h"
+#include "core/util/error.h"
 
 namespace smd::gpu {
 
@@ -21,7 +22,11 @@ PointerInfo PointerClassifier::classify(const void *p) {
     if (addr >= e.lo && addr < e.hi) return e.info;
   ++queries_;
   PointerInfo info;
-  if (!oracle_.query(p, &info)) return PointerInfo{};  // CUDA cannot say: host, not cached
+  if (const int error = oracle_.query(p, &info)) {
+    PointerInfo refused;  // not cached: the range may become valid again
+    refused.cuda_error = error;
+    return refused;
+  }
   uintptr_t base = addr;
   size_t size = 1;
   if (info.kind != PointerKind::kHost && oracle_.range && oracle_.range(p, &base, &size) &&
@@ -41,13 +46,13 @@ PointerInfo PointerClassifier::classify(const void *p) {
 
 namespace {
 
-bool cuda_query(const void *p, PointerInfo *info) {
+int cuda_query(const void *p, PointerInfo *info) {
   const CudaApi *a = cuda_api();
-  if (!a) return false;
+  if (!a) return 0;  // not reached: classify_pointer asks only when CUDA is active
   CudaPointerAttributes attr{};
-  if (a->PointerGetAttributes(&attr, p) != 0) {
+  if (const int error = a->PointerGetAttributes(&attr, p)) {
     a->GetLastError();  // not sticky; keep it from surfacing in the caller's next call
-    return false;
+    return error;
   }
   switch (attr.type) {
     case 1: info->kind = PointerKind::kPinnedHost; break;
@@ -56,7 +61,7 @@ bool cuda_query(const void *p, PointerInfo *info) {
     default: info->kind = PointerKind::kHost; break;
   }
   info->device = attr.type >= 1 ? attr.device : -1;
-  return true;
+  return 0;
 }
 
 bool cuda_range(const void *p, uintptr_t *base, size_t *size) {
@@ -71,6 +76,14 @@ PointerInfo classify_pointer(const void *p) {
   if (!p || !cuda_active()) return PointerInfo{};
   static PointerClassifier classifier(PointerOracle{cuda_query, cuda_range});
   return classifier.classify(p);
+}
+
+void require_known(const PointerInfo &info, const void *p, const char *name) {
+  if (info.cuda_error)
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "%s (%p) is memory CUDA does not know (%s): freed device memory, or a pointer into no "
+         "allocation",
+         name, p, cuda_error_text("cudaPointerGetAttributes", info.cuda_error).c_str());
 }
 
 }  // namespace smd::gpu

@@ -28,13 +28,17 @@ struct PointerInfo {
   // pinned memory); for plain host memory just the pointer itself.
   uintptr_t base = 0;
   size_t size = 0;
+  // CUDA's error when it refused to classify the pointer (freed device
+  // memory, for one: CUDA 11 and later answer host memory with success),
+  // 0 otherwise. Such a buffer is unusable: callers report it.
+  int cuda_error = 0;
 };
 
 // The questions asked of CUDA, replaceable for tests. query fills kind and
-// device and returns false on a CUDA error; range gives the allocation's
+// device and returns 0, or CUDA's error; range gives the allocation's
 // extent and returns false when unknown.
 struct PointerOracle {
-  bool (*query)(const void *p, PointerInfo *info);
+  int (*query)(const void *p, PointerInfo *info);
   bool (*range)(const void *p, uintptr_t *base, size_t *size);
 };
 
@@ -62,7 +66,11 @@ class PointerClassifier {
 };
 
 // The process's classifier over the loaded CUDA runtime: kHost without a
-// query when CUDA is not active, or when CUDA cannot say.
+// query when CUDA is not active; cuda_error set when CUDA refused.
 PointerInfo classify_pointer(const void *p);
+
+// Throws SMD_ERR_INVALID_ARGUMENT naming the buffer and CUDA's answer when
+// `info` carries a CUDA error.
+void require_known(const PointerInfo &info, const void *p, const char *name);
 
 }  // namespace smd::gpu
