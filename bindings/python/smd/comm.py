@@ -113,7 +113,7 @@ class Comm(RootedCalls, VCollectives):
     from this one): Ctrl-C interrupts blocking calls. They are the
     library's blocking functions, which notice SIGINT in their own waits
     (smd_set_interrupt_fd, see smd._interrupt), where the program left
-    SIGINT to Python's default handler; otherwise (a SIGINT handler of the
+    SIGINT to Python's default handler (or ignores it); otherwise (a SIGINT handler of the
     program's, or requests of this communicator still pending) the
     nonblocking form plus a wait in 50 ms slices, several microseconds
     slower. Set it to False to always call the blocking functions, Ctrl-C
