@@ -1,11 +1,13 @@
 """One rank of bench/python_call_cost.sh: the per-call time of an 8-byte
 allreduce (one float64, sum) and of a barrier, from Python, as the best of
 REPS loops of CALLS calls, and (smd) the time per queued
-allreduce of a group of GROUP_CALLS. --impl mpi4py runs under mpirun; smd and
-smd-blocking (interruptible=False) under smdrun. Rank 0 prints one JSON
+allreduce of a group of GROUP_CALLS. --impl mpi4py runs under mpirun; smd, smd-blocking
+(interruptible=False) and smd-sliced (a SIGINT handler of the program's:
+the wait in slices) under smdrun. Rank 0 prints one JSON
 line per call kind: {"impl", "call", "us"}."""
 import argparse
 import json
+import signal
 import time
 
 import numpy as np
@@ -27,7 +29,7 @@ def best_us(fn, calls, reps, sync):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--impl", choices=["mpi4py", "smd", "smd-blocking"], required=True)
+    p.add_argument("--impl", choices=["mpi4py", "smd", "smd-blocking", "smd-sliced"], required=True)
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--reps", type=int, default=5)
     a = p.parse_args()
@@ -44,7 +46,15 @@ def main():
         import smd
 
         comm = smd.init()
-        comm.interruptible = a.impl == "smd"
+        comm.interruptible = a.impl != "smd-blocking"
+        if a.impl == "smd-sliced":
+            # A SIGINT handler of the program's own: blocking calls keep the
+            # nonblocking form plus the wait in slices (the default before
+            # smd_set_interrupt_fd).
+            def on_sigint(signum, frame):
+                raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, on_sigint)
         calls = {"allreduce_8B": lambda: comm.allreduce(buf), "barrier": comm.barrier}
         group_bufs = [np.ones(1, np.float64) for _ in range(GROUP_CALLS)]
 

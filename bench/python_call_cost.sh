@@ -3,7 +3,8 @@
 # beside mpi4py (Open MPI), in one run on this machine: 2 ranks, an 8-byte
 # allreduce (one float64) and a barrier, best of REPS loops of CALLS calls,
 # for smd's default (interruptible) communicator, smd with
-# interruptible=False, and mpi4py; plus smd's cost per queued allreduce in a
+# interruptible=False, smd with a SIGINT handler of the program's (the wait
+# in slices, the default before smd_set_interrupt_fd), and mpi4py; plus smd's cost per queued allreduce in a
 # group of 100. Implementations alternate over ROUNDS rounds; the table keeps
 # each one's best. Prints the CPU, load and a memory-bandwidth probe first.
 #
@@ -56,7 +57,7 @@ for round in $(seq "$ROUNDS"); do
   if [ "$HAVE_MPI4PY" = 1 ]; then
     timeout -k 5 300 "${MPIRUN[@]}" -np 2 "$PY" "$WORKER" --impl mpi4py "${ARGS[@]}" >> "$RESULTS" || echo "# mpi4py run failed"
   fi
-  for impl in smd smd-blocking; do
+  for impl in smd smd-blocking smd-sliced; do
     timeout -k 5 300 "$BUILD/tools/smdrun" -n 2 "$PY" "$WORKER" --impl "$impl" "${ARGS[@]}" \
       >> "$RESULTS" || echo "# $impl run failed"
   done
@@ -73,7 +74,7 @@ calls = ["allreduce_8B", "barrier", "group_allreduce_8B"]
 ref = best.get("mpi4py", {})
 print("| us per call (best) | " + " | ".join(calls) + " |")
 print("|---|" + "---|" * len(calls))
-for impl in ["mpi4py", "smd", "smd-blocking"]:
+for impl in ["mpi4py", "smd", "smd-blocking", "smd-sliced"]:
     cells = []
     for c in calls:
         v = best.get(impl, {}).get(c)
