@@ -115,3 +115,10 @@ def test_blocking_calls_run_the_c_function(world, monkeypatch):
         world.allreduce(np.ones(2))
         world.barrier()
     assert world.interruptible and sliced == []
+
+
+def test_interrupt_fd_refuses_a_negative_fd():
+    """smd_set_interrupt_fd takes an fd or -1 (off), nothing below."""
+    from smd._ffi import lib
+
+    assert lib.smd_set_interrupt_fd(-2) == smd.Result.ERR_INVALID_ARGUMENT
