@@ -1098,6 +1098,36 @@ typedef struct smd_sharded_stats {
  * not set). */
 SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded_stats_t *stats);
 
+/* ---- Interrupting blocked calls (Ctrl-C) --------------------------------
+ *
+ * A call that blocks (a collective, smd_recv, smd_request_wait, ...) does
+ * not return when the process gets SIGINT: a signal handler only sets a
+ * flag. smd_set_interrupt_fd(fd) names, for the calling thread, the read
+ * end of a nonblocking pipe to which a signal handler writes the number of
+ * each signal it gets as one byte (Python's signal.set_wakeup_fd does; so
+ * can a C handler with write()). A wait of this thread that has lasted
+ * past its spinning phase reads the fd about once a millisecond, consuming
+ * what is there; a byte equal to SIGINT ends the call: its communicator is
+ * aborted, here and on its peers, exactly as by smd_comm_abort (a call
+ * cannot stop half-way alone), and the call returns SMD_ERR_ABORTED with a
+ * message saying it was interrupted. Other bytes are ignored, and so is
+ * what a call finds at its first read: signals from before the call (that
+ * read comes when its first wait has spun, microseconds in, so a SIGINT
+ * within those microseconds does not end the call). Waits of other threads
+ * (the communicators' workers included) never read the fd.
+ *
+ * A blocking call that runs on the calling thread is interrupted; one
+ * queued behind nonblocking calls of its communicator waits for the
+ * communicator's worker and is not (smd_request_wait_timeout in a loop is
+ * the way to wait interruptibly there). A wait that returns within its
+ * spinning phase (microseconds) never reads the fd, so the fd costs
+ * nothing to calls that do not wait.
+ *
+ * fd -1 turns it off for the thread. Returns SMD_SUCCESS, or
+ * SMD_ERR_INVALID_ARGUMENT for fd < -1. Local; the caller keeps the fd
+ * open while it is set. */
+SMD_API smd_result_t smd_set_interrupt_fd(int fd);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -30,8 +30,8 @@ Conventions of every collective:
 - **Datatypes** come from the arrays (numpy int8 ... float64, float16);
   ``dtype=`` reinterprets the bytes, e.g. ``dtype="bfloat16"`` for bfloat16
   bits in uint16 arrays. The result of a reduction has the input's dtype.
-- **Blocking calls** are the nonblocking form plus an interruptible wait:
-  Ctrl-C raises KeyboardInterrupt within 50 ms. A collective interrupted
+- **Blocking calls** are interruptible: Ctrl-C raises KeyboardInterrupt
+  within 50 ms (see Comm's ``interruptible``). A collective interrupted
   half-way leaves the ranks out of step and its buffers in use, so the
   communicator is aborted first (its peers' operations on it fail with
   AbortedError) and the communicator must then be destroyed.
@@ -54,15 +54,20 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
-from . import group_calls
+from . import _interrupt, group_calls
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output
-from .dtypes import DatatypeLike, OpLike, resolve_op
+from .dtypes import _FROM_NUMPY, _OPS_BY_NAME, DatatypeLike, Op, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
 from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
 from .tensors import read_only_reason
 
 _SUCCESS = int(Result.SUCCESS)
+
+# The lean path of a blocking allreduce of a numpy array (Comm._lean):
+# what a call would resolve, as plain ints, looked up by the caller's spelling.
+_DATATYPE_VALUES = {dtype: int(datatype) for dtype, datatype in _FROM_NUMPY.items()}
+_OP_VALUES = {**{name: int(op) for name, op in _OPS_BY_NAME.items()}, **{op: int(op) for op in Op}}
 
 if TYPE_CHECKING:
     from .groups import Groups
@@ -105,12 +110,15 @@ class Comm(RootedCalls, VCollectives):
     first, so that its peers fail at once instead of at their deadline.
 
     ``interruptible`` (default True, inherited by the communicators made
-    from this one): blocking calls are the nonblocking form plus a wait in
-    50 ms slices, so Ctrl-C interrupts them. Set it to False to call the
-    library's blocking functions instead, which run small collectives on
-    the calling thread (microseconds faster: no hand-off to the
-    communicator's worker thread), at the price of Ctrl-C being noticed only
-    when the call returns (at worst at the library's deadline).
+    from this one): Ctrl-C interrupts blocking calls. They are the
+    library's blocking functions, which notice SIGINT in their own waits
+    (smd_set_interrupt_fd, see smd._interrupt), where the program left
+    SIGINT to Python's default handler (or ignores it); otherwise (a SIGINT handler of the
+    program's, or requests of this communicator still pending) the
+    nonblocking form plus a wait in 50 ms slices, several microseconds
+    slower. Set it to False to always call the blocking functions, Ctrl-C
+    then being noticed only when the call returns (at worst at the
+    library's deadline).
     """
 
     def __init__(self, handle: Any, *, owner: Optional["Groups"] = None,
@@ -319,9 +327,16 @@ class Comm(RootedCalls, VCollectives):
         or, on a communicator that is not interruptible, the blocking C
         function."""
         if group_calls.active():  # queued: it runs (and fills the result) at the group's end
-            self._start(call)
+            if call.returns_count:  # the count comes from its request
+                self._start(call)
+            else:  # the blocking form queues with no request to make and free
+                check(call.blocking(*call.args))
+                group_calls.track(call.keep)
             return call.result
-        if not self.interruptible:
+        # The C function, where Ctrl-C interrupts the library's own wait
+        # (smd._interrupt): not behind requests of this communicator, whose
+        # worker the call would wait for uninterruptibly.
+        if not self.interruptible or (not self._pending and _interrupt.blocking_ok()):
             if call.returns_count:  # smd_recv does not say how much arrived
                 out = ffi.new("smd_request_t **")
                 check(call.start(*call.args, out))
@@ -346,6 +361,17 @@ class Comm(RootedCalls, VCollectives):
         finally:
             pending.discard(completion)
             completion.free()
+
+    def _lean(self) -> Any:
+        """The handle, when a blocking call may go straight to the C
+        function (no group open, Ctrl-C noticed in its wait: see _run);
+        else None (the general path decides, and raises what applies)."""
+        handle = self._handle
+        if handle is None or group_calls.active():
+            return None
+        if self.interruptible and (self._pending or not _interrupt.blocking_ok()):
+            return None
+        return handle
 
     def _output(self, out: Any, like: Buffer, count: int, shape: Tuple[int, ...],
                 dtype: DatatypeLike) -> Buffer:
@@ -518,6 +544,20 @@ class Comm(RootedCalls, VCollectives):
         op: "sum", "prod", "min", "max", "avg" (or smd.Op). Returns the
         object holding the result (`buf`, or `out`).
         """
+        # The common case, resolved in a few lookups (the general path
+        # checks and wraps the same things for any buffer and option).
+        if type(buf) is np.ndarray and out is None and dtype is None and stream is None:
+            datatype = _DATATYPE_VALUES.get(buf.dtype)
+            op_value = _OP_VALUES.get(op)
+            flags = buf.flags
+            if datatype is not None and op_value is not None and flags.c_contiguous and \
+                    flags.writeable:
+                handle = self._lean()
+                if handle is not None:
+                    ptr = ffi.from_buffer(buf, require_writable=True)
+                    check(lib.smd_allreduce(ptr, ptr, buf.size, datatype, op_value, handle,
+                                            ffi.NULL))
+                    return buf
         return self._run(self._allreduce(buf, op, out, dtype, stream))
 
     def allgather(self, buf: ArrayLike, *, out: Optional[ArrayLike] = None,
@@ -558,7 +598,11 @@ class Comm(RootedCalls, VCollectives):
 
     def barrier(self, *, stream: Any = None) -> None:
         """Return once every rank has entered the barrier."""
-        self._run(self._barrier(stream))
+        handle = self._lean() if stream is None else None
+        if handle is not None:
+            check(lib.smd_barrier(handle, ffi.NULL))
+        else:
+            self._run(self._barrier(stream))
 
     # -- point-to-point ------------------------------------------------------
 

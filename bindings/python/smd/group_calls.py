@@ -38,7 +38,7 @@ def active() -> bool:
 def track(request: Any) -> None:
     """Keep a request of this thread's open group (and so its buffers) alive
     until the group ends: freeing it earlier would wait for a group that
-    has not run."""
+    has not run. Also the buffers of a queued blocking call."""
     if active():
         _local.requests.append(request)
 

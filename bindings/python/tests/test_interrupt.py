@@ -85,3 +85,40 @@ def test_sigint_interrupts_communicator_creation(pair):
         assert time.monotonic() - start < DELAY + PROMPT
     world.barrier()
     c.destroy()
+
+
+def test_sigint_between_calls_leaves_next_wait_alone(pair):
+    """A Ctrl-C handled while no call waits must not interrupt a later
+    call's wait (its byte on the wakeup pipe is spent)."""
+    world = pair
+    c = world.dup()
+    if world.rank == 0:
+        with pytest.raises(KeyboardInterrupt), sigint_after(0.1):
+            c.barrier()  # with rank 1
+            time.sleep(5)  # interrupted here, in Python
+        with sigint_after(60):  # Python's handler; this SIGINT never comes
+            c.barrier()  # waits ~0.3 s for rank 1: long past spinning
+    else:
+        c.barrier()
+        time.sleep(0.4)
+        c.barrier()
+    c.barrier()
+    c.destroy()
+
+
+def test_blocking_calls_run_the_c_function(world, monkeypatch):
+    """The default (interruptible) blocking call is the library's blocking
+    function where SIGINT has Python's handler: no wait in slices."""
+    sliced = []
+    monkeypatch.setattr(smd.comm, "run_to_completion", lambda *a: sliced.append(a))
+    with sigint_after(60):
+        world.allreduce(np.ones(2))
+        world.barrier()
+    assert world.interruptible and sliced == []
+
+
+def test_interrupt_fd_refuses_a_negative_fd():
+    """smd_set_interrupt_fd takes an fd or -1 (off), nothing below."""
+    from smd._ffi import lib
+
+    assert lib.smd_set_interrupt_fd(-2) == smd.Result.ERR_INVALID_ARGUMENT

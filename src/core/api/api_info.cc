@@ -1,7 +1,9 @@
-// Library-level queries: versions, result names, last error, datatypes.
+// Library-level queries and settings: versions, result names, last error,
+// datatypes, the calling thread's interrupt fd.
 #include <smd.h>
 
 #include "core/api/guard.h"
+#include "core/exec/interrupt.h"
 #include "core/util/dtype.h"
 
 using namespace smd;
@@ -55,6 +57,13 @@ SMD_API smd_result_t smd_init_options_init(smd_init_options_t *options) {
     if (!options) fail(SMD_ERR_INVALID_ARGUMENT, "options is NULL");
     smd_init_options_t defaults = SMD_INIT_OPTIONS_INIT;
     *options = defaults;
+  });
+}
+
+SMD_API smd_result_t smd_set_interrupt_fd(int fd) {
+  return guarded("smd_set_interrupt_fd", [&] {
+    if (fd < -1) fail(SMD_ERR_INVALID_ARGUMENT, "fd %d: expected an open file descriptor, or -1", fd);
+    set_interrupt_fd(fd);
   });
 }
 

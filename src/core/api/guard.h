@@ -12,6 +12,7 @@
 
 #include "core/api/group_calls.h"
 #include "core/api/op_errors.h"
+#include "core/exec/interrupt.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 
@@ -21,6 +22,7 @@ template <class F>
 smd_result_t guarded(const char *call, F &&body) noexcept {
   try {
     group_call_started(call);
+    interrupt_call_started();
     body();
     clear_last_error();
     return SMD_SUCCESS;

@@ -9,6 +9,7 @@
 #include "core/comm/arena.h"
 #include "core/comm/p2p_matcher.h"
 #include "core/exec/futex.h"
+#include "core/exec/interrupt.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 
@@ -52,6 +53,18 @@ void Waiter::check() {
   }
   if (WaitHook *hook = comm_.wait_hook()) hook->poll();
   int64_t now = now_ns();
+  if (interrupt_requested(now)) {
+    // The call cannot stop half-way alone: its peers are told (as by
+    // smd_comm_abort), and its buffers are released with the error. A wait
+    // in an adopted communicator (a hierarchical call's node phase) aborts
+    // the one the caller called too.
+    for (Comm *c = &comm_; c != nullptr; c = c->parent_) {
+      c->abort_local();
+      c->ctx().announce_abort(c->abort_key());
+    }
+    fail(SMD_ERR_ABORTED, "%s on %s: interrupted (SIGINT on the interrupt fd, smd_set_interrupt_fd); "
+         "the communicator was aborted", what_, comm_.where().c_str());
+  }
   if (now >= deadline_ns_ && !grace_used_ && in_node_phase()) {
     // A wait on node peers inside a call that spans nodes usually waits
     // for a leader that waits across the network: both reach SMD_TIMEOUT

@@ -2470,3 +2470,6 @@ extern "C" {
         stats: *mut smd_sharded_stats_t,
     ) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_set_interrupt_fd(fd: ::std::os::raw::c_int) -> smd_result_t;
+}
