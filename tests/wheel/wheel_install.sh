@@ -25,7 +25,7 @@ rm -rf "$work/dist" "$work/venv"
 
 start=$SECONDS
 "$py" -m pip wheel -q --no-build-isolation --no-deps --no-index -w "$work/dist" \
-  -Cbuild-dir="$wheel_build" -Csetup-args=-Dtorch=disabled "$src"
+  --config-settings=build-dir="$wheel_build" --config-settings=setup-args=-Dtorch=disabled "$src"
 wheel=$(ls "$work"/dist/smd-*.whl)
 echo "built $(basename "$wheel") in $((SECONDS - start)) s"
 
