@@ -91,12 +91,13 @@ LAUNCHER_VARIABLES = ("SMD_RANK", "SMD_WORLD_SIZE", "SMD_LOCAL_RANK", "SMD_LOCAL
                       "MASTER_PORT")
 
 
-def launch(ranks, script, *args, timeout=120, env=None):
+def launch(ranks, script, *args, timeout=120, env=None, options=()):
     """Run `script` (a path, or a name in jobs/) on `ranks` ranks under
-    smdrun; returns (exit status, stdout and stderr)."""
+    smdrun (with smdrun's `options`, such as --nodes); returns (exit
+    status, stdout and stderr)."""
     job_env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
     job_env.update(env or {})
-    command = [smdrun(), "-n", str(ranks), "--timeout", str(timeout - 10), PYTHON,
+    command = [smdrun(), "-n", str(ranks), "--timeout", str(timeout - 10), *options, PYTHON,
                str(JOBS / script), *map(str, args)]  # JOBS / absolute = absolute
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=job_env)
     return done.returncode, done.stdout + done.stderr
