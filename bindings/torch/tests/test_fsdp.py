@@ -62,3 +62,21 @@ def test_fsdp_over_smddp_equals_gloo(solo, over_gloo, tmp_path):
     got = run("smddp", ("fsdp", "fsdp2"), tmp_path)
     for wrapper in ("fsdp", "fsdp2"):
         assert_equal_runs(got[wrapper], over_gloo[wrapper], f"{wrapper} over smddp")
+
+
+def test_functional_all_gather(world, rank, size):
+    """torch 2.x's functional all-gathers (what DTensor's redistribute and
+    distributed checkpoint's full state dicts call) reach the backend's
+    allgather_into_tensor_coalesced: every rank's tensors, in rank order."""
+    import torch.distributed._functional_collectives as funcol
+    one = torch.arange(6, dtype=torch.float32).reshape(2, 3) + 100 * rank
+    got = funcol.all_gather_tensor(one, 0, world)
+    expected = torch.cat([torch.arange(6, dtype=torch.float32).reshape(2, 3) + 100 * r
+                          for r in range(size)])
+    torch.testing.assert_close(torch.as_tensor(got) + 0, expected, rtol=0, atol=0)
+    pair = [torch.full((3,), float(rank)), torch.arange(4, dtype=torch.int64) * (rank + 1)]
+    gathered = funcol.all_gather_into_tensor_coalesced(pair, world)
+    torch.testing.assert_close(gathered[0] + 0, torch.arange(size, dtype=torch.float32)
+                               .repeat_interleave(3), rtol=0, atol=0)
+    torch.testing.assert_close(gathered[1] + 0, torch.cat([torch.arange(4) * (r + 1)
+                                                           for r in range(size)]), rtol=0, atol=0)
