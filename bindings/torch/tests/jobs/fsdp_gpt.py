@@ -35,6 +35,9 @@ elif backend == "smd":
     import smd.torch  # noqa: F401
 dist.init_process_group(backend=backend)
 rank, size = dist.get_rank(), dist.get_world_size()
+# Ranks outnumber cores: torch's intra-op threads would spin against each
+# other (torch 2.x: tens of times slower steps).
+torch.set_num_threads(1)
 
 
 def wrap(model, wrapper):
