@@ -3,7 +3,8 @@
 # run the main job (4 local processes train a small model data-parallel
 # through libsmd and check that it equals the single-process model, in C,
 # then in Python, then through the Rust binding when cargo is installed),
-# train with PyTorch DDP over smd and over gloo when torch is installed,
+# train with PyTorch DDP over smd and over gloo when torch is installed
+# (torch 2.x from .venv when scripts/test.sh made it, else Debian's 1.13),
 # and finish with a short allreduce/allgather benchmark.
 #
 # Works from any directory; a second run installs nothing and reuses build/.
@@ -64,15 +65,26 @@ fi
 
 # PyTorch: DistributedDataParallel over the c10d backend "smd" and over
 # gloo, side by side on the same ranks; the example checks that losses
-# and final parameters agree. Needs the backend built (python3-torch,
+# and final parameters agree. With torch 2.x in .venv (scripts/test.sh
+# makes it; the demo installs no torch) the backend is built against it in
+# build-torch2/; else build/'s, against Debian's torch 1.13 (python3-torch,
 # libtorch-dev, pybind11-dev; meson's summary line 'torch' says).
-torch_ext="$(find "$build/bindings/torch" -maxdepth 1 -name '_smd_c10d*.so' 2>/dev/null | head -n 1)"
+torch_build="$build"
+if smd_torch2_ready; then
+  py="$SMD_VENV_PY"
+  torch_build=build-torch2
+  smd_log_section "building the backend against .venv's torch 2.x ($torch_build/)"
+  smd_configure_torch2_build "$torch_build"
+  smd_build "$torch_build"
+fi
+torch_ext="$(find "$torch_build/bindings/torch" -maxdepth 1 -name '_smd_c10d*.so' 2>/dev/null | head -n 1)"
 if [[ -n "$torch_ext" ]] && "$py" -c 'import torch' 2>/dev/null; then
-  smd_log_section "PyTorch DDP, backend smd vs gloo: $ranks ranks ($py examples/torch/train_ddp.py)"
+  torch_version="$("$py" -c 'import torch; print(torch.__version__)')"
+  smd_log_section "PyTorch $torch_version DDP, backend smd vs gloo: $ranks ranks ($py examples/torch/train_ddp.py)"
   PYTHONPATH="$SMD_ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
-    SMD_LIBRARY="$SMD_ROOT/$build/src/libsmd.so.0" SMD_TORCH_BACKEND="$SMD_ROOT/$torch_ext" \
-    "$build/tools/smdrun" -n "$ranks" --timeout 300 "$py" examples/torch/train_ddp.py
-  torch_demo="; DDP over smd matched gloo"
+    SMD_LIBRARY="$SMD_ROOT/$torch_build/src/libsmd.so.0" SMD_TORCH_BACKEND="$SMD_ROOT/$torch_ext" \
+    "$torch_build/tools/smdrun" -n "$ranks" --timeout 300 "$py" examples/torch/train_ddp.py
+  torch_demo="; DDP over smd matched gloo (torch $torch_version)"
 else
   smd_log_section "PyTorch backend: skipped (not built: see the 'torch' line of meson's summary)"
   torch_demo="; the PyTorch example was skipped"

@@ -144,3 +144,97 @@ smd_build() {
   shift
   ninja -C "$dir" -j "${SMD_JOBS:-$(nproc)}" "$@" || smd_die "build in $dir failed"
 }
+
+# ---- torch 2.x: the virtual environment .venv ------------------------------
+# Debian's python3-torch is torch 1.13; the torch 2.x backend and its tests
+# use a virtual environment at the repository root (.venv, ignored by git)
+# made from Debian's python3 with the newest torch 2.x that pip finds.
+# The light install (docs/TORCH.md has the sizes and times): the torch wheel
+# without its dependencies, its plain-Python requirements, numpy, pytest,
+# expecttest, and only the CUDA wheels scripts/torch2_requirements.py names;
+# if torch then does not import, torch's full requirements.
+SMD_VENV="$SMD_ROOT/.venv"
+SMD_VENV_PY="$SMD_VENV/bin/python"
+
+# True when .venv imports torch 2.x and everything its tests need.
+smd_torch2_ready() {
+  [[ -x "$SMD_VENV_PY" ]] && "$SMD_VENV_PY" -c '
+import sys, numpy, pytest, expecttest, torch, torch.distributed
+sys.exit(int(torch.__version__.split(".")[0]) < 2 or not torch.distributed.is_available())' \
+    >/dev/null 2>&1
+}
+
+# pip install into .venv. pip complains about torch's requirements that the
+# light install leaves out on purpose ("torch X requires nvidia-..., which
+# is not installed"): those lines are dropped, every other line is kept.
+_smd_venv_pip() {
+  local rc
+  { "$SMD_VENV_PY" -m pip install -q --disable-pip-version-check "$@" 2>&1 1>&3 |
+      grep -v -E "^torch [^ ]+ requires |dependency resolver does not currently" >&2
+    rc="${PIPESTATUS[0]}"; } 3>&1
+  return "$rc"
+}
+
+# Makes .venv when smd_torch2_ready says no; prints why and returns 1 when
+# it cannot (offline, SMD_NO_INSTALL=1): the callers then skip their
+# torch 2.x parts. A second run finds .venv ready and installs nothing.
+smd_setup_torch2_venv() {
+  if smd_torch2_ready; then
+    smd_log ".venv ready: torch $("$SMD_VENV_PY" -c 'import torch; print(torch.__version__)')"
+    return 0
+  fi
+  if [[ "${SMD_NO_INSTALL:-0}" == 1 ]]; then
+    smd_log "no torch 2.x in .venv and SMD_NO_INSTALL=1: the torch 2.x parts are skipped"
+    return 1
+  fi
+  local base=/usr/bin/python3
+  [[ -x "$base" ]] || base="$(command -v python3)"
+  if [[ ! -x "$SMD_VENV_PY" ]]; then
+    "$base" -m venv "$SMD_VENV" || {
+      smd_log "cannot make .venv with $base -m venv (Debian: python3-venv): the torch 2.x parts are skipped"
+      return 1
+    }
+  fi
+  local started=$SECONDS
+  if ! "$SMD_VENV_PY" -c 'import importlib.metadata as m, sys; sys.exit(int(m.version("torch").split(".")[0]) < 2)' 2>/dev/null; then
+    smd_log "installing torch 2.x into .venv (the wheel alone, about 540 MB)"
+    # Few retries and a short timeout: offline, this is where it fails.
+    _smd_venv_pip --retries 1 --timeout 30 --no-deps 'torch>=2,<3' || {
+      smd_log "cannot install torch 2.x from the package index (offline?): the torch 2.x parts are skipped"
+      return 1
+    }
+  fi
+  local -a pure light
+  mapfile -t pure < <("$SMD_VENV_PY" "$SMD_ROOT/scripts/torch2_requirements.py" python)
+  mapfile -t light < <("$SMD_VENV_PY" "$SMD_ROOT/scripts/torch2_requirements.py" cuda)
+  _smd_venv_pip "${pure[@]}" numpy pytest expecttest "${light[@]}" || {
+    smd_log "cannot install torch's requirements into .venv: the torch 2.x parts are skipped"
+    return 1
+  }
+  if ! smd_torch2_ready; then
+    smd_log "torch does not import with the light install:"
+    "$SMD_VENV_PY" -c 'import torch' 2>&1 | tail -n 1
+    local version
+    version="$("$SMD_VENV_PY" -c 'import importlib.metadata as m; print(m.version("torch"))')"
+    smd_log "installing torch $version with all its requirements (several GB)"
+    _smd_venv_pip "torch==$version" || {
+      smd_log "cannot install torch's full requirements: the torch 2.x parts are skipped"
+      return 1
+    }
+    smd_torch2_ready || {
+      smd_log "torch 2.x in .venv does not import: the torch 2.x parts are skipped"
+      return 1
+    }
+  fi
+  smd_log ".venv made in $((SECONDS - started)) s: torch $("$SMD_VENV_PY" -c 'import torch; print(torch.__version__)'), $(du -sh "$SMD_VENV" | cut -f1)"
+}
+
+# smd_configure_torch2_build BUILD_DIR: a build directory whose c10d backend
+# is built against .venv's torch 2.x (the same sources as build/'s, which
+# uses Debian's torch 1.13). Only what the torch suites need is on: the
+# other parts are built and tested in build/ already.
+smd_configure_torch2_build() {
+  smd_configure_build "${1:?smd_configure_torch2_build: BUILD_DIR missing}" \
+    -Dtorch_python="$SMD_VENV_PY" -Dtorch=enabled \
+    -Dtests=disabled -Dcuda=disabled -Drust=disabled -Djax=disabled -Dpython=disabled
+}

@@ -5,6 +5,13 @@
 # (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer) with every
 # suite but the slowest multi-process variants (suite 'slow').
 #
+# Then the torch 2.x suites: scripts/lib.sh makes .venv (the newest
+# torch 2.x, light install: docs/TORCH.md) unless it is ready, and
+# build-torch2/ builds the same backend sources against it; its suite
+# 'torch' runs there too (build/'s ran under Debian's torch 1.13). Offline
+# without .venv, or with SMD_NO_TORCH2=1, this part is skipped with a
+# message.
+#
 # Then the hardening tools: the libFuzzer targets (tests/fuzz/run.sh:
 # the store protocol, rank records, plugin address blobs and configuration
 # parsers, built with clang++ from those sources alone into build-fuzz/,
@@ -12,7 +19,8 @@
 # (tests/tsan.sh, build-tsan/) of only the executor and thread-world tests.
 # Together about 4-5 minutes on a 2-core machine.
 #
-# Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_SANITIZE=1 (skip
+# Environment: SMD_NO_INSTALL=1 (never install), SMD_NO_TORCH2=1 (skip the
+# torch 2.x suites), SMD_NO_SANITIZE=1 (skip
 # the sanitizer build), SMD_NO_FUZZ=1 (skip the fuzzers), SMD_NO_TSAN=1
 # (skip the ThreadSanitizer build), SMD_TEST_HEAVY=0 (skip the heavy variants, about
 # 2.5 minutes of the normal build's run on a 2-core machine), SMD_JOBS=N
@@ -72,6 +80,15 @@ if [[ "${SMD_TEST_STRESS:-0}" == "1" ]]; then
   taskset -c 0 meson test -C build --print-errorlogs --timeout-multiplier 3 ${SMD_TEST_ARGS:-}
   stop_busy
   trap - EXIT INT TERM
+fi
+
+if [[ "${SMD_NO_TORCH2:-0}" != "1" ]]; then
+  smd_log_section "torch 2.x (.venv, build-torch2/)"
+  if smd_setup_torch2_venv; then
+    smd_configure_torch2_build build-torch2
+    smd_build build-torch2
+    meson test -C build-torch2 --print-errorlogs --suite torch
+  fi
 fi
 
 if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "smd_error.h"
+#include "torch_compat.h"
 
 namespace smd_torch {
 namespace {
@@ -90,7 +91,7 @@ ReducePlan plan_reduction(at::ScalarType type, const c10d::ReduceOp &op, const c
       plan.op = SMD_SUM;
       plan.premultiply = true;
       plan.factor = factor->double_factor;
-      plan.tensor_factors = factor->tensor_factors;
+      plan.tensor_factors = premul_sum_tensor_factors(*factor);
       return plan;
     }
     default:
@@ -104,6 +105,8 @@ void premultiply(const ReducePlan &plan, at::Tensor &buffer, size_t index) {
     buffer.mul_(plan.factor);
     return;
   }
+  // One factor for every input (torch 2.x), or one per input (1.13).
+  if (plan.tensor_factors.size() == 1) index = 0;
   if (index >= plan.tensor_factors.size())
     throw SmdError(SMD_ERR_INVALID_ARGUMENT,
                    "PREMUL_SUM has " + std::to_string(plan.tensor_factors.size()) +

@@ -8,11 +8,14 @@
 
 #include <torch/version.h>
 
+#include <vector>
+
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #else
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #endif
+#include <torch/csrc/distributed/c10d/Types.hpp>
 
 namespace smd_torch {
 
@@ -21,5 +24,17 @@ using BackendBase = c10d::Backend;
 #else
 using BackendBase = c10d::ProcessGroup;
 #endif
+
+// PREMUL_SUM's factor tensors: torch 1.13 carries one per input tensor,
+// torch 2.x one for all (empty: the factor is a number, double_factor).
+inline std::vector<at::Tensor> premul_sum_tensor_factors(
+    const c10d::NCCLPreMulSumSupplement &supplement) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (!supplement.tensor_factor.defined()) return {};
+  return {supplement.tensor_factor};
+#else
+  return supplement.tensor_factors;
+#endif
+}
 
 }  // namespace smd_torch

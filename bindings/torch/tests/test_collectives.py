@@ -46,7 +46,10 @@ def test_all_reduce_premul_sum(world, gloo, rank, size, factor):
     t = values(rank, SHAPE, torch.float32)
     f = torch.tensor([2.0]) if factor == "tensor" else factor
     want = ref.all_reduce(t * 2.0, dist.ReduceOp.SUM, gloo)
-    dist.all_reduce(t, op=dist._make_nccl_premul_sum([f] if factor == "tensor" else f))
+    # torch 1.13 takes one factor tensor per input tensor, 2.x one tensor.
+    if factor == "tensor" and torch.__version__.startswith("1."):
+        f = [f]
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(f))
     assert torch.equal(t, want)
 
 

@@ -22,18 +22,15 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-from . import errors
-from ._loader import load as _load
+from . import _loader, errors
 from .errors import Error
 
-_c10d, EXTENSION_PATH = _load()
+_c10d, EXTENSION_PATH = _loader.load()
 
 #: The name to pass to init_process_group / new_group.
 BACKEND = "smd"
 
-_built = tuple(int(x) for x in _c10d.TORCH_VERSION.split("."))
-_running = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-if _built != _running:
+if _loader.major_minor(_c10d.TORCH_VERSION) != _loader.major_minor(torch.__version__):
     raise ImportError(f"smd.torch: {EXTENSION_PATH} was built for torch {_c10d.TORCH_VERSION} "
                       f"but this is torch {torch.__version__}; rebuild it (ninja -C build)")
 

@@ -5,7 +5,11 @@ imports; first found wins:
 
 1. ``$SMD_TORCH_BACKEND``: a path to the extension (no fallback when set);
 2. next to this file, where ``meson install`` (or a copy) puts it;
-3. the source tree's build directory: ``build/bindings/torch/``.
+3. the source tree's build directories: ``build/bindings/torch/`` (built
+   by meson with python3: Debian's torch 1.13) and
+   ``build-torch2/bindings/torch/`` (built with .venv's torch 2.x by
+   scripts/test.sh), skipping one whose ``_smd_c10d.torch_version`` (written
+   by meson beside it) names another torch than the one running.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import importlib.machinery
 import importlib.util
 import os
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from .._ffi import SOURCE_ROOT, _in_source_tree, lib
 
@@ -36,8 +40,23 @@ def candidates() -> List[Tuple[Path, str]]:
         return [(Path(explicit), "SMD_TORCH_BACKEND")]
     found = [(p, "next to smd.torch") for p in _named(HERE)]
     if _in_source_tree():
-        found += [(p, "build tree") for p in _named(SOURCE_ROOT / "build" / "bindings" / "torch")]
+        for build in ("build", "build-torch2"):
+            found += [(p, "build tree") for p in _named(SOURCE_ROOT / build / "bindings" / "torch")]
     return found
+
+
+def major_minor(version: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in version.split("+")[0].split(".")[:2])
+
+
+def built_for(path: Path) -> Optional[str]:
+    """The torch version meson built the extension at `path` for, or None
+    when it does not say (an installed copy)."""
+    stamp = path.parent / (MODULE + ".torch_version")
+    try:
+        return stamp.read_text().strip() or None
+    except OSError:
+        return None
 
 
 def load():
@@ -46,10 +65,16 @@ def load():
     # dependency on libsmd.so.0 is then met by that copy (by its soname),
     # wherever the extension was installed or copied to.
     lib._load()
+    import torch
+
     tried = []
     for path, why in candidates():
         if not path.is_file():
             tried.append(f"{path} ({why}): no such file")
+            continue
+        version = built_for(path)
+        if version and major_minor(version) != major_minor(torch.__version__):
+            tried.append(f"{path} ({why}): built for torch {version}, this is torch {torch.__version__}")
             continue
         name = f"{__package__}.{MODULE}"
         loader = importlib.machinery.ExtensionFileLoader(name, str(path))
