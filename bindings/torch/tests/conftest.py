@@ -30,10 +30,6 @@ PYTHON = sys.executable
 # SMD_TEST_HEAVY=1: larger tensors and a longer example run (the normal
 # suite stays within about 1.5 minutes on 2 cores).
 HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
-# The suite's ranks outnumber the cores: one intra-op thread per rank, or
-# torch's threads spin against each other's ranks (torch 2.x: a small
-# model's step measured 40x slower under load).
-torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
