@@ -226,33 +226,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_coalesced(
   return launch(std::move(l));
 }
 
-#if TORCH_VERSION_MAJOR >= 2
-c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
-    std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
-    const c10d::AllgatherOptions &opts) {
-  // torch 2.x's functional all_gather_into_tensor (DTensor's redistribute,
-  // distributed checkpoint's full state dicts) comes here.
-  const char *call = "allgather_into_tensor_coalesced";
-  if (outputs.size() != inputs.size())
-    refuse(call, "there must be one output per input (" + std::to_string(inputs.size()) +
-                     "), not " + std::to_string(outputs.size()));
-  std::vector<std::vector<at::Tensor>> lists(size_);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    require_dense_cpu(inputs[i], call);
-    require_like(outputs[i], inputs[i].scalar_type(), inputs[i].numel() * size_, call,
-                 "output " + std::to_string(i) + " (world size x input " + std::to_string(i) +
-                     ")");
-    if (!outputs[i].is_contiguous())
-      refuse(call, "output " + std::to_string(i) + " must be contiguous");
-    // Rank r's piece of output i is its r-th slice: allgather_coalesced's
-    // packed allgather fills them.
-    const int64_t n = inputs[i].numel();
-    for (int r = 0; r < size_; ++r) lists[r].push_back(outputs[i].view({-1}).narrow(0, r * n, n));
-  }
-  return allgather_coalesced(lists, inputs, opts);
-}
-#endif
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::gather(
     std::vector<std::vector<at::Tensor>> &outputs, std::vector<at::Tensor> &inputs,
     const c10d::GatherOptions &opts) {

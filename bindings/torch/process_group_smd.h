@@ -80,12 +80,6 @@ class ProcessGroupSmd : public BackendBase {
   c10::intrusive_ptr<c10d::Work> allgather_coalesced(
       std::vector<std::vector<at::Tensor>> &output_lists, std::vector<at::Tensor> &inputs,
       const c10d::AllgatherOptions &opts) override;
-#if TORCH_VERSION_MAJOR >= 2
-  // Output i = every rank's input i, in rank order (torch 2.x).
-  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
-      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
-      const c10d::AllgatherOptions &opts) override;
-#endif
   c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
                                         std::vector<at::Tensor> &inputs,
                                         const c10d::GatherOptions &opts) override;
