@@ -155,6 +155,32 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_allgather_base(
   return launch_into(std::move(l), out);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+    const c10d::AllgatherOptions &opts) {
+  const char *call = "allgather_into_tensor_coalesced";
+  require_pairs(outputs, inputs, call);
+  Launch l(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced", call, opts.timeout);
+  l.inputs = inputs;
+  l.outputs = outputs;
+  std::vector<Start> starts;
+  std::vector<Staged> staged;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    require_dense_cpu(inputs[i], call);
+    require_like(outputs[i], inputs[i].scalar_type(), inputs[i].numel() * size_, call,
+                 "output " + std::to_string(i) + " (world size x input " + std::to_string(i) + ")");
+    at::Tensor in = contiguous_input(inputs[i]);
+    Staged out = stage_output(outputs[i]);
+    l.keep_alive.push_back(in);
+    l.keep_alive.push_back(out.buffer);
+    staged.push_back(out);
+    starts.push_back(gather_call(in, out.buffer.data_ptr()));
+  }
+  l.start = all_of(std::move(starts));
+  l.finish = [staged] { copy_back_all(staged); };
+  return launch(std::move(l));
+}
+
 ProcessGroupSmd::Start ProcessGroupSmd::gather_call(const at::Tensor &in, void *all) {
   Payload payload = payload_of(in);
   void *mine = in.data_ptr();

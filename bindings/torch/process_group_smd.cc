@@ -93,13 +93,15 @@ ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, i
   }
   // A deadline passed: abort the communicators, which ends every pending
   // request here and tells the peers, whose pending operations end too.
-  completions_ = std::make_unique<CompletionThread>([this] {
-    smd_comm_abort(comm_);
-    smd_comm_abort(side_);
-    smd_comm_abort(group_comm_);
-  });
+  completions_ = std::make_unique<CompletionThread>([this] { abort_communicators(); });
   group_worker_ = std::make_unique<GroupWorker>();
   init();
+}
+
+void ProcessGroupSmd::abort_communicators() {
+  smd_comm_abort(comm_);
+  smd_comm_abort(side_);
+  smd_comm_abort(group_comm_);
 }
 
 ProcessGroupSmd::~ProcessGroupSmd() {
@@ -194,6 +196,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_into(Launch l, const Stag
   l.keep_alive.push_back(out.buffer);
   if (out.copied()) l.finish = [out] { out.copy_back(); };
   return launch(std::move(l));
+}
+
+ProcessGroupSmd::Start ProcessGroupSmd::all_of(std::vector<Start> starts) {
+  return [starts = std::move(starts)](std::vector<smd_request_t *> &requests,
+                                      const std::string &what, uint64_t seq) {
+    for (const auto &start : starts) start(requests, what, seq);
+  };
 }
 
 ProcessGroupSmd::Start ProcessGroupSmd::one_call(
@@ -394,6 +403,42 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
     });
   }
   return launch_into(std::move(l), out);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+    const c10d::ReduceScatterOptions &opts) {
+  const char *call = "reduce_scatter_tensor_coalesced";
+  require_pairs(outputs, inputs, call);
+  Launch l(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced", call, opts.timeout);
+  l.inputs = inputs;
+  l.outputs = outputs;
+  std::vector<Start> starts;
+  std::vector<Staged> staged;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    require_dense_cpu(outputs[i], call);
+    require_like(inputs[i], outputs[i].scalar_type(), outputs[i].numel() * size_, call,
+                 "input " + std::to_string(i) + " (world size x output " + std::to_string(i) + ")");
+    ReducePlan plan = plan_reduction(outputs[i].scalar_type(), opts.reduceOp, call);
+    at::Tensor in = contiguous_input(inputs[i]);
+    if (plan.premultiply) {
+      if (in.is_same(inputs[i])) in = inputs[i].clone();  // the caller's input stays as it was
+      premultiply(plan, in, 0);
+    }
+    Staged out = stage_output(outputs[i]);
+    l.keep_alive.push_back(in);
+    l.keep_alive.push_back(out.buffer);
+    staged.push_back(out);
+    void *send = in.data_ptr();
+    void *recv = out.buffer.data_ptr();
+    const size_t count = out.buffer.numel();
+    starts.push_back(one_call([this, plan, send, recv, count](smd_request_t **r) {
+      return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
+    }));
+  }
+  l.start = all_of(std::move(starts));
+  l.finish = [staged] { copy_back_all(staged); };
+  return launch(std::move(l));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::barrier(const c10d::BarrierOptions &opts) {

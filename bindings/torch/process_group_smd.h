@@ -58,6 +58,19 @@ class ProcessGroupSmd : public BackendBase {
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
       at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
+  // Blocks: rank 0 waits for every rank until the deadline, names the ones
+  // that did not arrive (gloo's wording, which torch's tests match), then
+  // releases them. A failure aborts the group, as a timeout does.
+  void monitoredBarrier(const c10d::BarrierOptions &opts, bool wait_all_ranks) override;
+
+  // torch 2.x's coalesced flat forms (FSDP, FSDP2, DTensor): one Work and
+  // one sequence number for all pairs, one smd call per pair.
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+      const c10d::AllgatherOptions &opts) SMD_TORCH2_OVERRIDE;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+      const c10d::ReduceScatterOptions &opts) SMD_TORCH2_OVERRIDE;
 
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &outputs,
                                            std::vector<at::Tensor> &inputs,
@@ -161,6 +174,11 @@ class ProcessGroupSmd : public BackendBase {
                                                       std::vector<size_t> counts = {});
   // A Start that allgathers `in` into `all` (world size x in) on comm_.
   Start gather_call(const at::Tensor &in, void *all);
+  // A Start that runs every one of `starts` (one Work over several calls).
+  static Start all_of(std::vector<Start> starts);
+  // Aborts the communicators: every pending request here ends, and the
+  // peers' pending operations on them too.
+  void abort_communicators();
   // The user's send or recv (not a collective: no sequence number).
   static Launch user_p2p(c10d::OpType type, const char *title, const char *name);
   // Throws unless `peer` is a rank of the group and `tag` one smd carries.

@@ -31,7 +31,9 @@ void require_dense_cpu(const at::Tensor &t, const char *call) {
            std::string("smd takes dense tensors; this one is ") + c10::str(t.layout()));
   if (!t.device().is_cpu())
     refuse(SMD_ERR_NOT_SUPPORTED, call,
-           "smd takes CPU tensors in this release; this one is on " + t.device().str());
+           "smd takes CPU tensors in this release (CUDA tensors need smd's GPU support in "
+           "the c10d backend, not there yet); this one is on " +
+               t.device().str());
 }
 
 void require_one(const std::vector<at::Tensor> &tensors, const char *call) {
@@ -59,6 +61,19 @@ at::Tensor contiguous_input(const at::Tensor &t) { return t.contiguous(); }
 Staged stage_output(const at::Tensor &target) {
   if (target.is_contiguous()) return {target, target};
   return {target, at::empty_like(target, at::MemoryFormat::Contiguous)};
+}
+
+void copy_back_all(const std::vector<Staged> &staged) {
+  for (const auto &out : staged)
+    if (out.copied()) out.copy_back();
+}
+
+void require_pairs(const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &inputs,
+                   const char *call) {
+  if (outputs.size() != inputs.size())
+    refuse(SMD_ERR_INVALID_ARGUMENT, call,
+           std::to_string(outputs.size()) + " outputs but " + std::to_string(inputs.size()) +
+               " inputs (one output per input)");
 }
 
 void Staged::copy_back() const {

@@ -35,6 +35,12 @@ struct Staged {
   void copy_back() const;
 };
 Staged stage_output(const at::Tensor &target);
+// copy_back() of every staged result that was copied.
+void copy_back_all(const std::vector<Staged> &staged);
+
+// Throws unless there is one output per input (the coalesced flat forms).
+void require_pairs(const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &inputs,
+                   const char *call);
 
 // Several tensors of any dtypes side by side in one uint8 tensor, each at
 // a 16-byte aligned offset (so a byte range can be viewed as any dtype),

@@ -16,6 +16,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #endif
 #include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 namespace smd_torch {
 
@@ -23,6 +24,24 @@ namespace smd_torch {
 using BackendBase = c10d::Backend;
 #else
 using BackendBase = c10d::ProcessGroup;
+#endif
+
+// Entry points only torch 2.x's Backend declares (the coalesced flat
+// collectives FSDP and DTensor use): overrides there, plain members that
+// nothing calls in 1.13.
+#if TORCH_VERSION_MAJOR >= 2
+#define SMD_TORCH2_OVERRIDE override
+#else
+#define SMD_TORCH2_OVERRIDE
+#endif
+
+// Their Works' op types (1.13 has none of its own for them).
+#if TORCH_VERSION_MAJOR >= 2
+constexpr c10d::OpType kAllgatherIntoTensorCoalesced = c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED;
+constexpr c10d::OpType kReduceScatterTensorCoalesced = c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED;
+#else
+constexpr c10d::OpType kAllgatherIntoTensorCoalesced = c10d::OpType::ALLGATHER_COALESCED;
+constexpr c10d::OpType kReduceScatterTensorCoalesced = c10d::OpType::REDUCE_SCATTER;
 #endif
 
 // PREMUL_SUM's factor tensors: torch 1.13 carries one per input tensor,

@@ -91,12 +91,33 @@ LAUNCHER_VARIABLES = ("SMD_RANK", "SMD_WORLD_SIZE", "SMD_LOCAL_RANK", "SMD_LOCAL
                       "MASTER_PORT")
 
 
-def launch(ranks, script, *args, timeout=120, env=None):
+def launch(ranks, script, *args, timeout=120, env=None, options=()):
     """Run `script` (a path, or a name in jobs/) on `ranks` ranks under
-    smdrun; returns (exit status, stdout and stderr)."""
+    smdrun (with smdrun's `options`, such as --nodes); returns (exit
+    status, stdout and stderr)."""
     job_env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
     job_env.update(env or {})
-    command = [smdrun(), "-n", str(ranks), "--timeout", str(timeout - 10), PYTHON,
+    command = [smdrun(), "-n", str(ranks), "--timeout", str(timeout - 10), *options, PYTHON,
                str(JOBS / script), *map(str, args)]  # JOBS / absolute = absolute
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=job_env)
     return done.returncode, done.stdout + done.stderr
+
+
+def resident_elements(module):
+    """Elements the module's parameters hold in memory now (a freed
+    parameter keeps its shape over an empty storage)."""
+    return sum(p.data.storage().size() if not hasattr(p, "untyped_storage")
+               else p.untyped_storage().nbytes() // p.element_size()
+               for p in module.parameters())
+
+
+def assert_same(sharded, reference, tol=1e-5):
+    """(losses, state) of two trainings agree within tol."""
+    (losses, state), (ref_losses, ref_state) = sharded, reference
+    assert len(losses) == len(ref_losses)
+    for a, b in zip(losses, ref_losses):
+        assert abs(a - b) <= tol * max(1.0, abs(b)), (losses, ref_losses)
+    assert state.keys() == ref_state.keys()
+    for name in ref_state:
+        torch.testing.assert_close(state[name], ref_state[name], rtol=tol, atol=tol,
+                                   msg=lambda m, name=name: f"{name}: {m}")

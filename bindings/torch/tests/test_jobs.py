@@ -4,6 +4,7 @@ timeout, the DDP example. They run once, in the one-rank suite."""
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 
@@ -131,3 +132,64 @@ def test_torch_own_any_source_tests(solo, tmp_path):
     ran = re.search(r"^Ran (\d+) tests? in", out, re.M)
     assert ran and int(ran.group(1)) == (3 if HEAVY else 1), out
     assert re.search(r"^OK$", out, re.M), out
+
+
+def _launched_ranks(out):
+    """The JSON lines of launcher_init.py, by rank."""
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {row["rank"]: row for row in rows}
+
+
+@pytest.mark.parametrize("backend", ["smd", "smddp"])
+def test_init_under_mpirun(solo, tmp_path, backend):
+    """mpirun -np 2 python train.py with init_process_group("smd") or
+    SMDDP's init_process_group(): rank, size and the store come from Open
+    MPI's variables through smd, not torch's "RANK expected" error."""
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("no mpirun (Debian: openmpi-bin)")
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
+    env.update(SMD_RENDEZVOUS_DIR=str(tmp_path / "notes"), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm="isolated",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    command = [mpirun, "-np", "2", "--oversubscribe", "-x", "PYTHONPATH", "-x", "SMD_LIBRARY",
+               "-x", "SMD_TORCH_BACKEND", "-x", "SMD_PLUGIN_PATH", "-x", "SMD_RENDEZVOUS_DIR",
+               "-x", "OMP_NUM_THREADS", PYTHON, str(JOBS / "launcher_init.py"), backend]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    ranks = _launched_ranks(out)
+    assert sorted(ranks) == [0, 1], out
+    for rank, row in ranks.items():
+        assert row["size"] == 2 and row["sum_ok"] and row["backend"] == backend, out
+        if backend == "smddp":
+            assert row["local_rank"] == rank, out
+
+
+def test_init_under_slurm_variables(solo, tmp_path):
+    """Two ranks with only Slurm's variables (as srun sets them on one
+    node): init_process_group("smd") forms the group from them."""
+    base = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
+    base.update(SMD_RENDEZVOUS_DIR=str(tmp_path / "notes"), SLURM_NTASKS="2",
+                SLURM_TASKS_PER_NODE="2", SLURM_JOB_ID=str(os.getpid()), SLURM_STEP_ID="0",
+                SLURM_NODEID="0", SLURM_STEP_NODELIST=socket.gethostname())
+    procs = []
+    for rank in range(2):
+        env = dict(base, SLURM_PROCID=str(rank), SLURM_LOCALID=str(rank))
+        procs.append(subprocess.Popen([PYTHON, str(JOBS / "launcher_init.py"), "smd"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=300)[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    out = "".join(outs)
+    assert all(p.returncode == 0 for p in procs), out
+    ranks = _launched_ranks(out)
+    assert sorted(ranks) == [0, 1], out
+    assert all(row["size"] == 2 and row["sum_ok"] for row in ranks.values()), out

@@ -16,13 +16,14 @@ store torch hands it. See bindings/torch/README.md for what it supports and how.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 
-from . import _loader, errors
+from . import _loader, errors, launcher_env
 from .errors import Error
 
 _c10d, EXTENSION_PATH = _loader.load()
@@ -42,21 +43,56 @@ def _create_process_group(store, rank: int, size: int, timeout: timedelta):
     return ProcessGroupSmd(store, rank, size, timeout)
 
 
+#: Every name register() gave smd's backend (lower case).
+_NAMES = set()
+
+
 def register(name: str = BACKEND) -> None:
     """Make smd's backend available to torch.distributed under `name` too
     (smdistributed.dataparallel.torch.torch_smddp registers "smddp").
     Registering a name again does nothing."""
+    _NAMES.add(name.lower())
     if name.upper() in getattr(dist.Backend, "_plugins", {}):
         return  # already registered (this module was loaded twice)
     kwargs = {}
-    # torch >= 2.1 asks which devices a backend serves; smd takes CPU
-    # tensors in this release.
+    # torch >= 2.1 asks which devices a backend serves. smd takes CPU
+    # tensors in this release; it also takes "cuda" so that a CUDA tensor
+    # reaches smd, which refuses it naming the missing GPU support, instead
+    # of torch's "no backend type associated with device type cuda".
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
-        kwargs["devices"] = ["cpu"]
+        kwargs["devices"] = ["cpu", "cuda"]
     dist.Backend.register_backend(name, _create_process_group, **kwargs)
 
 
 register()
+
+
+def _is_smd(backend) -> bool:
+    """True for "smd", "smddp", "cpu:smd", "cpu:smd,cuda:smd", ..."""
+    if backend is None:
+        return False
+    names = {part.split(":")[-1].strip().lower() for part in str(backend).split(",")}
+    return bool(names) and names <= _NAMES
+
+
+_torch_init_process_group = dist.init_process_group
+
+
+@functools.wraps(_torch_init_process_group)
+def init_process_group(backend=None, init_method=None, *args, **kwargs):
+    """torch's init_process_group; for smd's backends under mpirun or srun
+    (no RANK/WORLD_SIZE), torch's env:// variables come first from the
+    launcher's environment (smd.torch.launcher_env)."""
+    if (_is_smd(backend) and init_method in (None, "env://") and "store" not in kwargs
+            and not args and launcher_env.missing() and launcher_env.launched()):
+        launcher_env.fill()
+    return _torch_init_process_group(backend, init_method, *args, **kwargs)
+
+
+# SMDDP scripts call torch.distributed.init_process_group("smddp") directly,
+# so the function torch.distributed exports is the one replaced.
+dist.init_process_group = init_process_group
+dist.distributed_c10d.init_process_group = init_process_group
 
 from .sharded_data_parallel import ShardedDataParallel, smp_config  # noqa: E402
 

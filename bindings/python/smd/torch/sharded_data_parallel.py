@@ -16,45 +16,50 @@ torch modules, over smd's sharded parameter sets (smd.ShardedParameters).
     full = model.state_dict()    # gathered: the unwrapped module's keys
 
 At wrap time every parameter of the module is registered, with rank 0's
-values (as DDP does), with a set over the process group's ranks: a parameter of at least
-param_persistence_threshold elements keeps only this rank's shard (its
-``.data`` becomes an empty tensor, and the shard, a flat view of the set's
-memory, is an nn.Parameter of this wrapper); a smaller one stays whole
-("persistent"), its ``.data`` a view of the set's memory.
+values (as DDP does), with a set over the process group's ranks: a
+parameter of at least param_persistence_threshold elements keeps only this
+rank's shard (the shard, a flat view of the set's memory, is an
+nn.Parameter of this wrapper; the module's parameter keeps its shape over a
+storage of its own, freed to 0 bytes); a smaller one stays whole
+("persistent"), its ``.data`` a view of the set's memory. When nothing
+reaches the threshold, rank 0 warns once with the sizes.
 
-Every submodule that has sharded parameters of its own gets hooks: before
-its forward its parameters are fetched (gathered; the set prefetches the
-next ones along the order the first step recorded) and their ``.data``
-points at the whole arrays; after it, they are released. Its outputs pass
-through an identity autograd function whose backward fetches them again
-before the submodule's backward, and its inputs through one whose backward
-releases them after it. When the backward pass ends, the whole gradients
-are reduce-scattered into the gradient shards (``shard.grad``), clipped to
-gradient_clipping when given. At most max_live_parameters elements are
-gathered at any time.
+Gathering is per unit: a module of a `units` class (default:
+nn.MultiheadAttention and the transformer layers, whose forwards read
+their children's weights directly) gathers its whole subtree, any other
+module its own sharded parameters. Before a unit's forward its parameters
+are fetched (the set prefetches the next ones along the order the first
+step recorded) and copied into their storages, resized back in place;
+after it, the storages are freed again. As FSDP does it, the storage
+object stays the same, so views an operation saved for its backward (a
+transposed weight, a slice of a packed projection) see the values again
+when the unit is gathered for its backward. The unit's outputs pass
+through an identity autograd function whose backward gathers them again
+before the unit's backward, and its inputs through one whose backward frees
+them after it. When the backward pass ends, the whole gradients are
+reduce-scattered into the gradient shards (``shard.grad``), clipped to
+gradient_clipping when given.
 
 Limits of this release: CPU tensors of float32 or float64; one backward
-per optimizer step (the gradient shards are overwritten by each); an
-operation must not keep a view of a sharded parameter for its backward
-(nn.Linear's is replaced by one that keeps the parameter itself, as
-DeepSpeed's ZeRO-3 does; nn.MultiheadAttention, whose packed in_proj
-weight is sliced, is refused unless that weight is persistent).
+per optimizer step (the gradient shards are overwritten by each); a
+parameter must be used only inside the forward of a unit that holds it
+(a freed parameter holds no memory).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import nn
 
 from .. import _world
 from ..comm import Comm
-from ..errors import InvalidArgumentError, InvalidUsageError
+from ..errors import InvalidArgumentError, InvalidUsageError, NoMemoryError
 from ..sharded import ShardedParameters
 
 __all__ = ["ShardedDataParallel", "smp_config"]
@@ -71,6 +76,34 @@ SMP_KEYS = {
 SMP_DEFAULTS = {"sharded_data_parallel_degree": 1, "sdp_gradient_clipping": 1.0}
 
 _SUPPORTED = (torch.float32, torch.float64)
+
+#: A param_persistence_threshold no parameter reaches: plain data
+#: parallelism, on purpose (no warning that nothing is sharded).
+NO_SHARDING = 2 ** 63
+
+#: Modules whose forward uses their children's parameters without calling
+#: the children's forward (MultiheadAttention reads out_proj.weight; the
+#: transformer layers' inference fast path reads every weight of the
+#: layer): each is gathered as one unit, its whole subtree at once.
+_UNITS = (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+
+
+def _units(module: nn.Module, whole: Tuple[type, ...]) -> List[Tuple[nn.Module, List[nn.Parameter]]]:
+    """The modules to hook and the parameters each gathers: a module of a
+    `whole` class gathers its subtree's, any other its own (and its
+    children are visited)."""
+    out: List[Tuple[nn.Module, List[nn.Parameter]]] = []
+
+    def visit(sub: nn.Module) -> None:
+        if isinstance(sub, whole):
+            out.append((sub, list(sub.parameters())))
+            return
+        out.append((sub, list(sub.parameters(recurse=False))))
+        for child in sub.children():
+            visit(child)
+
+    visit(module)
+    return out
 
 
 def shard_group(process_group: Any) -> Comm:
@@ -117,37 +150,21 @@ def smp_config(config: Dict[str, Any]) -> Dict[str, Any]:
         kwargs["process_group"] = world
     elif degree == 1:
         kwargs["process_group"] = world
-        kwargs["param_persistence_threshold"] = 2 ** 63  # every parameter whole: plain DP
+        kwargs["param_persistence_threshold"] = NO_SHARDING
     else:
         kwargs["process_group"] = world.split(world.rank // degree, world.rank)
         kwargs["replica_group"] = world.split(world.rank % degree, world.rank)
     return kwargs
 
 
-class _LinearKeepingWeight(torch.autograd.Function):
-    """F.linear whose backward reads the weight parameter itself (autograd's
-    own linear saves a transposed view, which would keep pointing at the
-    released gathered memory)."""
-
-    @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor,
-                bias: Optional[torch.Tensor]) -> torch.Tensor:
-        ctx.save_for_backward(x, weight)
-        ctx.has_bias = bias is not None
-        return F.linear(x, weight, bias)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        x, weight = ctx.saved_tensors
-        grad_x = grad.matmul(weight) if ctx.needs_input_grad[0] else None
-        rows = grad.reshape(-1, grad.shape[-1])
-        grad_w = rows.t().matmul(x.reshape(-1, x.shape[-1])) if ctx.needs_input_grad[1] else None
-        grad_b = rows.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
-        return grad_x, grad_w, grad_b
-
-
-def _linear_forward(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
-    return _LinearKeepingWeight.apply(x, module.weight, module.bias)
+def _storage_resize(tensor: torch.Tensor, elements: int) -> None:
+    """Resize the storage under `tensor` in place (0: free its memory). Views
+    of it, such as those autograd saved for a backward, keep pointing at
+    this storage and see its memory again once it is resized back."""
+    if hasattr(tensor, "untyped_storage"):  # torch >= 2.0
+        tensor.untyped_storage().resize_(elements * tensor.element_size())
+    else:
+        tensor.storage().resize_(elements)
 
 
 class _Identity(torch.autograd.Function):
@@ -208,7 +225,7 @@ class _Entry:
     and what the optimizer sees (the shard, or the parameter itself when
     persistent)."""
 
-    __slots__ = ("name", "param", "pid", "persistent", "shard", "holds")
+    __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel")
 
     def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
         self.name = name
@@ -216,7 +233,8 @@ class _Entry:
         self.pid = pid
         self.persistent = False
         self.shard: Optional[nn.Parameter] = None
-        self.holds = 0  # fetches not yet released (a module may run twice)
+        self.holds = 0  # gathers not yet let go (a module may run twice)
+        self.numel = param.numel()
 
 
 class ShardedDataParallel(nn.Module):
@@ -232,7 +250,10 @@ class ShardedDataParallel(nn.Module):
     each backward (None: not clipped); prefetch_depth: parameters gathered
     ahead; replica_group: the data-parallel replicas of this shard group
     (the ranks holding the same shard, as an smd.Comm or a process group),
-    over which gradient shards are averaged too (None: no replicas).
+    over which gradient shards are averaged too (None: no replicas);
+    units: module classes gathered whole, their subtree at once (None:
+    nn.MultiheadAttention, nn.TransformerEncoderLayer,
+    nn.TransformerDecoderLayer).
 
     ``parameters()`` yields what this rank owns (the shards and the
     persistent parameters): give those to the optimizer. ``state_dict()``
@@ -244,7 +265,7 @@ class ShardedDataParallel(nn.Module):
                  param_persistence_threshold: int = int(1e6),
                  reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
                  gradient_clipping: Optional[float] = None, prefetch_depth: int = 2,
-                 replica_group: Any = None) -> None:
+                 replica_group: Any = None, units: Optional[Iterable[type]] = None) -> None:
         super().__init__()
         if gradient_clipping is not None and not gradient_clipping > 0:
             raise InvalidArgumentError(f"gradient_clipping must be > 0 or None, got "
@@ -283,25 +304,38 @@ class ShardedDataParallel(nn.Module):
             else:
                 entry.shard = nn.Parameter(torch.from_numpy(self._set.shard(entry.pid)),
                                            requires_grad=entry.param.requires_grad)
-                entry.param.data = torch.empty(0, dtype=entry.param.dtype)
+                # The parameter keeps its shape and a storage of its own,
+                # freed while not gathered and refilled in place when it
+                # is (as FSDP does), so views saved for a backward
+                # (a transposed weight, a slice of a packed one) stay valid.
+                entry.param.data = torch.empty(entry.param.shape, dtype=entry.param.dtype)
+                _storage_resize(entry.param.data, 0)
             owned.append(entry.shard)
         self.shards = nn.ParameterList(owned)
+        self._gathered_elements = 0
+        self._max_live = max_live_parameters
+        self._peak_gathered_elements = 0
         self._hooks = []
         self._backward_queued = False
-        for sub in module.modules():
-            mine = [self._by_param[id(p)] for p in sub.parameters(recurse=False)
-                    if not self._by_param[id(p)].persistent]
+        whole = _UNITS if units is None else tuple(units)
+        if not all(isinstance(u, type) and issubclass(u, nn.Module) for u in whole):
+            raise InvalidArgumentError(f"units must be nn.Module classes, got {units!r}")
+        for sub, params in _units(module, whole):
+            mine = [self._by_param[id(p)] for p in params]
+            mine = [e for e in mine if not e.persistent]
             if not mine:
                 continue
-            if isinstance(sub, nn.MultiheadAttention):
-                raise InvalidArgumentError(
-                    "nn.MultiheadAttention keeps views of its packed in_proj_weight for its "
-                    "backward, which cannot be sharded: set param_persistence_threshold above "
-                    f"{max(e.param.numel() for e in mine)} or use separate Linear projections")
-            if isinstance(sub, nn.Linear) and "forward" not in vars(sub):
-                sub.forward = _linear_forward.__get__(sub)
             self._hooks.append(sub.register_forward_pre_hook(self._pre_forward_hook(mine)))
             self._hooks.append(sub.register_forward_hook(self._post_forward_hook(mine)))
+        if self._set.comm.rank == 0 and self._entries and param_persistence_threshold < NO_SHARDING \
+                and all(e.persistent for e in self._entries):
+            largest = max(e.numel for e in self._entries)
+            warnings.warn(
+                f"ShardedDataParallel shards nothing: none of the {len(self._entries)} "
+                f"parameters ({sum(e.numel for e in self._entries)} elements, the largest "
+                f"{largest}) reaches param_persistence_threshold={param_persistence_threshold} "
+                f"elements, so every rank keeps all of them whole, as DDP does; set "
+                f"param_persistence_threshold to at most {largest} to shard", stacklevel=2)
 
     # -- gathering -------------------------------------------------------------
 
@@ -309,22 +343,36 @@ class ShardedDataParallel(nn.Module):
         missing = [e for e in entries if e.holds == 0]
         for e in entries:
             e.holds += 1
-        if missing:
-            fulls = self._set.fetch([e.pid for e in missing])
+        if not missing:
+            return
+        adding = sum(e.numel for e in missing)
+        if self._gathered_elements + adding > self._max_live:
+            # Every rank holds the same units: every rank raises here.
+            for e in entries:
+                e.holds -= 1
+            raise NoMemoryError(
+                f"gathering {adding} more elements beside the {self._gathered_elements} "
+                f"gathered would pass max_live_parameters={self._max_live}: raise it to at "
+                f"least the largest unit's sharded elements")
+        pids = [e.pid for e in missing]
+        fulls = self._set.fetch(pids)
+        with torch.no_grad():
             for e, full in zip(missing, fulls):
-                e.param.data = torch.from_numpy(full)
+                data = e.param.data  # a fresh version counter: autograd sees no write
+                _storage_resize(data, e.numel)
+                data.copy_(torch.from_numpy(full))
+        # Copied: the set may reuse its gathered memory (or keep it cached).
+        self._set.release(pids)
+        self._gathered_elements += sum(e.numel for e in missing)
+        self._peak_gathered_elements = max(self._peak_gathered_elements, self._gathered_elements)
 
     def _let_go(self, entries: List[_Entry]) -> None:
-        done = []
         for e in entries:
             if e.holds > 0:
                 e.holds -= 1
                 if e.holds == 0:
-                    done.append(e)
-        if done:
-            for e in done:
-                e.param.data = torch.empty(0, dtype=e.param.dtype)
-            self._set.release([e.pid for e in done])
+                    _storage_resize(e.param.data, 0)
+                    self._gathered_elements -= e.numel
 
     def _pre_forward_hook(self, entries: List[_Entry]) -> Any:
         def hook(module: nn.Module, inputs: Any) -> Any:
@@ -458,10 +506,15 @@ class ShardedDataParallel(nn.Module):
 
     def stats(self) -> Dict[str, Any]:
         """The set's statistics on this rank (smd.ShardedParameters.stats)
-        and the bytes of parameters resident here now: the shards and the
-        persistent parameters (owned) and what is gathered (live)."""
+        and this wrapper's: the bytes of the shards and persistent
+        parameters (owned_bytes) and the elements of the module's sharded
+        parameters gathered in their storages now and at most so far
+        (gathered_elements, peak_gathered_elements; the set's own
+        gathered copies are its live/peak_live elements)."""
         s = self._set.stats()
         s["owned_bytes"] = sum(e.shard.numel() * e.shard.element_size() for e in self._entries)
+        s["gathered_elements"] = self._gathered_elements
+        s["peak_gathered_elements"] = self._peak_gathered_elements
         return s
 
     @property
