@@ -135,8 +135,11 @@ def test_torch_own_any_source_tests(solo, tmp_path):
 
 
 def _launched_ranks(out):
-    """The JSON lines of launcher_init.py, by rank."""
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    """The JSON objects launcher_init.py prints, by rank. mpirun forwards
+    each rank's output as it comes, so two ranks' lines may share one line."""
+    rows = []
+    for text in re.findall(r'\{"rank": [^{}]*\}', out):
+        rows.append(json.loads(text))
     return {row["rank"]: row for row in rows}
 
 
