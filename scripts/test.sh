@@ -106,7 +106,7 @@ if [[ "${SMD_NO_SANITIZE:-0}" != "1" ]]; then
   # numbers of reports.
   smd_configure_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=plain -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 \
-    -Dcuda=disabled -Dpython=disabled -Drust=disabled -Dtorch=disabled
+    -Dcuda=disabled -Dpython=disabled -Drust=disabled -Dtorch=disabled -Djax=disabled
   smd_build build-asan
   smd_log_section "tests (build-asan/)"
   # Leaks are errors; UBSan findings stop the test that triggers them.
