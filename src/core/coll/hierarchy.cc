@@ -13,24 +13,6 @@ namespace smd {
 
 namespace {
 
-// Agrees on two fresh communicator ids among the members (the node and
-// the rail sub-communicators share this rank, so they need different
-// ids; communicators of other nodes or rails share no rank with them).
-uint32_t agree_two_ids(Comm &c) {
-  uint32_t proposal = c.ctx().propose_comm_id();
-  Bytes mine(sizeof proposal);
-  memcpy(mine.data(), &proposal, sizeof proposal);
-  uint32_t id = 0;
-  for (const Bytes &b : c.exchange(mine, TagKind::kSetup, c.id(), 3)) {
-    uint32_t v = 0;
-    if (b.size() != sizeof v) fail(SMD_ERR_TRANSPORT, "malformed hierarchy-formation message");
-    memcpy(&v, b.data(), sizeof v);
-    if (v > id) id = v;
-  }
-  c.ctx().accept_comm_id(id + 1);
-  return id;
-}
-
 std::shared_ptr<Comm> make_child(Comm &parent, uint32_t id, const std::vector<int> &ranks,
                                  int my_index) {
   std::vector<int> world;
@@ -73,9 +55,16 @@ Hierarchy &hierarchy_of(Comm &c) {
     if (k == h->node_index) rail_index = static_cast<int>(rail.size());
     rail.push_back(nk[size_t(h->local_rank)]);
   }
-  uint32_t id = agree_two_ids(c);
-  h->node = make_child(c, id, mine, h->local_rank);
-  h->rail = make_child(c, id + 1, rail, rail_index);
+  // The ids the communicator reserved when it was formed (kCommIdBlock):
+  // agreeing on fresh ones here would race with another communicator's
+  // hierarchy forming at the same time on another thread, and two that
+  // picked the same id would take each other's setup messages.
+  static_assert(kCommIdBlock >= 3);
+  if (h->nodes < 2 || st.shape.max_local < 2)
+    fail(SMD_ERR_INTERNAL, "%s: no hierarchy to form (its node and rail ids are reserved only "
+         "for communicators spanning nodes with several members on one)", c.where().c_str());
+  h->node = make_child(c, c.id() + 1, mine, h->local_rank);
+  h->rail = make_child(c, c.id() + 2, rail, rail_index);
   SMD_INFO("coll", "%s: hierarchy of %d node(s), %zu local member(s) here (%s), rail of %zu",
            c.where().c_str(), h->nodes, mine.size(),
            h->node->arena() ? "shared-memory arena" : "no arena", rail.size());

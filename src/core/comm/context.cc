@@ -385,7 +385,7 @@ uint32_t Context::propose_comm_id() {
 
 void Context::accept_comm_id(uint32_t id) {
   std::lock_guard<std::mutex> lock(id_mu_);
-  if (id + 1 > next_comm_id_) next_comm_id_ = id + 1;
+  if (id + kCommIdBlock > next_comm_id_) next_comm_id_ = id + kCommIdBlock;
 }
 
 std::string Context::describe_rank(int r) const {

@@ -21,6 +21,10 @@
 
 namespace smd {
 
+// Ids one communicator reserves: its own, then its hierarchy's node and
+// rail communicators' (coll/hierarchy.cc).
+constexpr uint32_t kCommIdBlock = 3;
+
 class TcpRendezvous;
 
 // Options after merging smd_init_options_t with the environment.
@@ -71,7 +75,11 @@ class Context {
   const std::vector<Transport *> &transports() const { return transport_list_; }
 
   // A fresh communicator id agreed by max-of-proposals: propose() gives
-  // this rank's proposal, accept() records the agreed one.
+  // this rank's proposal, accept() records the agreed one. Each agreed id
+  // reserves a block of kCommIdBlock ids: the communicator's own and its
+  // hierarchy's node and rail communicators' (id + 1, id + 2), formed
+  // later without agreeing again, so communicators forming hierarchies at
+  // once (a group's batches run concurrently) cannot pick the same ids.
   uint32_t propose_comm_id();
   void accept_comm_id(uint32_t id);
 
@@ -122,7 +130,8 @@ class Context {
   std::mutex connect_mu_;
 
   std::mutex id_mu_;
-  uint32_t next_comm_id_ = 2;  // 0: setup traffic, 1: the world
+  // 0: setup traffic; 1: the world, 2 and 3 its hierarchy's (kCommIdBlock).
+  uint32_t next_comm_id_ = 1 + kCommIdBlock;
 
   std::mutex health_mu_;
   int64_t last_store_check_ns_ = 0;
