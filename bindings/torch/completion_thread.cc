@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "exit_guard.h"
 #include "smd_error.h"
 
 namespace smd_torch {
@@ -156,8 +157,9 @@ void CompletionThread::run() {
     bool progressed = false;
     for (auto it = active.begin(); it != active.end();) {
       if (advance(**it)) {
+        ReleaseScope releasing;  // the Work completes: Python may head for exit
         complete(**it);
-        it = active.erase(it);
+        it = active.erase(it);  // the operation's Work and tensors go here
         progressed = true;
       } else {
         ++it;

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "exit_guard.h"
 #include "process_group_smd.h"
 #include "smd_error.h"
 
@@ -76,15 +77,23 @@ PYBIND11_MODULE(_smd_c10d, m) {
       "A torch.distributed process group run by smd; made by "
       "torch.distributed through smd.torch's registration")
       .def(py::init([](const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout, std::string name) {
              return GilFreeDestroyHolder<ProcessGroupSmd>(
-                 c10::make_intrusive<ProcessGroupSmd>(store, rank, size, timeout));
+                 c10::make_intrusive<ProcessGroupSmd>(store, rank, size, timeout, std::move(name)));
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+           py::arg("name") = "smd",
            // Forming the world waits for every rank: other Python threads
            // (and a Python store's callbacks) must run meanwhile.
            py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("timeout", &ProcessGroupSmd::timeout);
+      .def_property_readonly("timeout", &ProcessGroupSmd::timeout)
+      .def_property_readonly("name", &ProcessGroupSmd::name,
+                             "the backend name the group was made under");
+
+  m.def("_wait_for_releases", &smd_torch::wait_for_releases,
+        "Returns once no backend thread is releasing a finished operation's tensors "
+        "(smd.torch calls it at exit, before the interpreter finalizes)",
+        py::call_guard<py::gil_scoped_release>());
 
   m.attr("TORCH_VERSION") = std::to_string(TORCH_VERSION_MAJOR) + "." +
                             std::to_string(TORCH_VERSION_MINOR);

@@ -40,7 +40,8 @@ void ProcessGroupSmd::monitoredBarrier(const c10d::BarrierOptions &opts, bool wa
     seq = ++seq_;
   }
   const std::string what = "monitoredBarrier #" + std::to_string(seq);
-  const int64_t timeout_ms = opts.timeout.count() > 0 ? opts.timeout.count() : timeout_.count();
+  // Negative: unset (the group's); 0 is a deadline already reached, as in gloo.
+  const int64_t timeout_ms = opts.timeout.count() >= 0 ? opts.timeout.count() : timeout_.count();
   const int64_t deadline_ns = CompletionThread::now_ns() + timeout_ms * 1000000;
   const int tag = side_tag(seq);
   // One byte per peer, alive until every request has ended.
@@ -94,8 +95,22 @@ void ProcessGroupSmd::monitoredBarrier(const c10d::BarrierOptions &opts, bool wa
   for (int r = 1; r < size_; ++r) post(false, r);
   std::vector<int> missing;
   for (int r = 1; r < size_; ++r) {
-    // Without wait_all_ranks, the first missing rank is enough to report.
+    // Without wait_all_ranks, the first missing rank is enough to report,
+    // and so is a deadline passed before the next rank's turn (gloo's
+    // wording: rank 0 ran out of time, whoever was late).
     if (!missing.empty() && !wait_all_ranks) break;
+    int done = 0;
+    if (!wait_all_ranks && (timeout_ms == 0 || CompletionThread::now_ns() > deadline_ns) &&
+        smd_request_test(requests[r], &done) == SMD_SUCCESS && !done) {
+      release(true);
+      std::string processed;
+      for (int q = 1; q < r; ++q) processed += (q > 1 ? ", " : "") + std::to_string(q);
+      throw SmdError(SMD_ERR_TIMEOUT,
+                     what + ": Rank 0 timed out in monitoredBarrier after " +
+                         std::to_string(timeout_ms) + " ms.\n" +
+                         (processed.empty() ? "No ranks successfully processed in monitoredBarrier."
+                                            : "Successfully processed ranks: " + processed));
+    }
     if (!arrived(requests[r], deadline_ns)) missing.push_back(r);
   }
   if (!missing.empty()) {

@@ -424,6 +424,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recv(std::vector<at::Tensor> &te
   Staged out = stage_output(tensors[0]);
 
   Launch l = user_p2p(c10d::OpType::RECV, "smd:recv", call);
+  l.inputs = tensors;  // the profiler's shapes, as gloo gives them
   l.outputs = tensors;
   l.source_rank = src;
   l.start = [this, src, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
@@ -439,6 +440,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recvAnysource(std::vector<at::Te
   require_peer(rank_, tag, call, "source");  // the tag's range
   Staged out = stage_output(tensors[0]);
   Launch l = user_p2p(c10d::OpType::RECVANYSOURCE, "smd:recvAnySource", call);
+  l.inputs = tensors;
   l.outputs = tensors;
   l.start = [this, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
     start_p2p(false, whole(buf), SMD_ANY_SOURCE, tag, comm_, requests, what);

@@ -7,6 +7,11 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "exit_guard.h"
 #include "smd_error.h"
 #include "tensor_staging.h"
 #include "tensor_types.h"
@@ -50,11 +55,27 @@ std::function<void(smd_result_t, const std::string &)> finishing(
   };
 }
 
+// The title of a Work's profiler event: `title` ("smd:all_reduce") under
+// the group's backend name. The profiler keeps the pointer, so each title
+// is made once and kept (a few per name).
+const char *titled(const std::string &backend, const char *title) {
+  if (backend == "smd" || title == nullptr) return title;
+  static std::mutex mu;
+  static std::set<std::string> titles;
+  const char *op = strchr(title, ':');
+  std::string full = backend + ":" + (op ? op + 1 : title);
+  std::lock_guard<std::mutex> lock(mu);
+  return titles.insert(std::move(full)).first->c_str();
+}
+
 }  // namespace
 
 ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
-                                 std::chrono::milliseconds timeout)
-    : BackendBase(rank, size), store_(std::make_unique<StoreAdapter>(store)), timeout_(timeout) {
+                                 std::chrono::milliseconds timeout, std::string name)
+    : BackendBase(rank, size),
+      store_(std::make_unique<StoreAdapter>(store)),
+      timeout_(timeout),
+      name_(std::move(name)) {
   if (timeout_.count() <= 0)
     throw SmdError(SMD_ERR_INVALID_ARGUMENT,
                    "the process group's timeout must be positive, not " +
@@ -134,7 +155,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
   std::lock_guard<std::mutex> lock(issue_mu_);
   const uint64_t seq = l.collective ? ++seq_ : seq_;
   std::string what = l.collective ? std::string(l.name) + " #" + std::to_string(seq) : l.name;
-  auto work = c10::make_intrusive<WorkSmd>(rank_, l.type, l.profiling_title, what, l.outputs,
+  auto work = c10::make_intrusive<WorkSmd>(rank_, l.type, titled(name_, l.profiling_title), what, l.outputs,
                                            c10::optional<std::vector<at::Tensor>>(l.inputs));
   work->set_source_rank(l.source_rank);
 
@@ -151,8 +172,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
     // Refusals by smd now reach the Work, not the caller.
     op->on_done = finishing(work, std::move(l.finish), std::move(l.keep_alive));
     auto job = std::make_shared<std::unique_ptr<PendingOp>>(std::move(op));
-    group_worker_->add([this, job, start = std::move(l.start), seq] {
-      run_grouped(std::move(*job), start, seq);
+    group_worker_->add([this, job, start = std::move(l.start), seq]() mutable {
+      run_grouped(std::move(*job), std::move(start), seq);
     });
     return work;
   }
@@ -173,8 +194,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
   return work;
 }
 
-void ProcessGroupSmd::run_grouped(std::unique_ptr<PendingOp> op, const Start &start,
-                                  uint64_t seq) {
+void ProcessGroupSmd::run_grouped(std::unique_ptr<PendingOp> op, Start start, uint64_t seq) {
   smd_group_start();
   try {
     start(op->requests, op->what, seq);
@@ -182,14 +202,21 @@ void ProcessGroupSmd::run_grouped(std::unique_ptr<PendingOp> op, const Start &st
     // A refused call fails the whole group: smd_group_end names it, and
     // every request already made completes with that error.
   }
+  // Nothing that holds tensors stays on this thread past the hand-over:
+  // the Work may complete on the completion thread at once (exit_guard.h).
+  start = nullptr;
   const std::string what = op->what;
-  auto on_done = op->on_done;
   // Watched from now on (deadline included); the requests complete when
   // the group has run.
-  const bool watched = !op->requests.empty();
-  if (watched) completions_->add(std::move(op));
+  if (!op->requests.empty()) {
+    completions_->add(std::move(op));
+    smd_group_end();
+    return;
+  }
   smd_result_t rc = smd_group_end();
-  if (!watched) on_done(rc, rc == SMD_SUCCESS ? "" : last_error(what));
+  ReleaseScope releasing;
+  op->on_done(rc, rc == SMD_SUCCESS ? "" : last_error(what));
+  op.reset();
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_into(Launch l, const Staged &out) {
@@ -217,6 +244,8 @@ ProcessGroupSmd::Start ProcessGroupSmd::one_call(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce(std::vector<at::Tensor> &tensors,
                                                           const c10d::AllreduceOptions &opts) {
+  if (tensors.size() == 1 && tensors[0].defined() && tensors[0].is_sparse())
+    return allreduce_sparse_coo(tensors, opts);
   require_one(tensors, "allreduce");
   const at::Tensor &t = tensors[0];
   ReducePlan plan = plan_reduction(t.scalar_type(), opts.reduceOp, "allreduce");

@@ -35,14 +35,16 @@ namespace smd_torch {
 class ProcessGroupSmd : public BackendBase {
  public:
   // Collective over the group's ranks: forms the smd world. Throws
-  // SmdError (smd's message) when that fails.
+  // SmdError (smd's message) when that fails. `name`: the backend name
+  // the group was made under ("smd", "smddp", ...), which titles its
+  // profiler events ("smddp:all_reduce", torch's convention).
   ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
-                  std::chrono::milliseconds timeout);
+                  std::chrono::milliseconds timeout, std::string name = "smd");
   // Waits for the operations still running (each ends by its deadline),
   // then releases the smd communicators.
   ~ProcessGroupSmd() override;
 
-  const std::string getBackendName() const override { return "smd"; }
+  const std::string getBackendName() const override { return name_; }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
                                            const c10d::BroadcastOptions &opts) override;
@@ -108,8 +110,13 @@ class ProcessGroupSmd : public BackendBase {
   uint64_t getSequenceNumberForGroup() override;
 
   std::chrono::milliseconds timeout() const { return timeout_; }
+  const std::string &name() const { return name_; }
 
  private:
+  // allreduce of a sparse COO tensor (sparse_allreduce.cc).
+  c10::intrusive_ptr<c10d::Work> allreduce_sparse_coo(std::vector<at::Tensor> &tensors,
+                                                      const c10d::AllreduceOptions &opts);
+
   // Starts an operation's smd calls (under the issue lock), adding each
   // request to `requests`; throws SmdError when smd refuses.
   using Start = std::function<void(std::vector<smd_request_t *> &requests,
@@ -153,7 +160,7 @@ class ProcessGroupSmd : public BackendBase {
                              std::function<smd_result_t(void *, size_t, smd_request_t **)> call);
   // On the group worker: opens an smd group, starts the operation's calls,
   // hands its requests to the completion thread and ends the group.
-  void run_grouped(std::unique_ptr<PendingOp> op, const Start &start, uint64_t seq);
+  void run_grouped(std::unique_ptr<PendingOp> op, Start start, uint64_t seq);
 
   // Tag of point-to-point messages that make up the collective `seq` on
   // the side communicator.
@@ -186,6 +193,7 @@ class ProcessGroupSmd : public BackendBase {
 
   std::unique_ptr<StoreAdapter> store_;
   std::chrono::milliseconds timeout_;
+  std::string name_;
   // Collectives and the user's send/recv.
   smd_comm_t *comm_ = nullptr;
   // Collectives made of point-to-point messages, whose tags must not meet

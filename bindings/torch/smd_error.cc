@@ -17,6 +17,10 @@ std::string last_error(const std::string &context) {
   return context.empty() ? said : context + ": " + said;
 }
 
+void refuse(smd_result_t code, const char *call, const std::string &why) {
+  throw SmdError(code, std::string(call) + ": " + why);
+}
+
 void check(smd_result_t rc, const std::string &context) {
   if (rc != SMD_SUCCESS) throw SmdError(rc, last_error(context));
 }

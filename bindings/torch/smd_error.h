@@ -34,4 +34,7 @@ void check(smd_result_t rc, const std::string &context);
 // The message of an smd call that just failed on this thread, with context.
 std::string last_error(const std::string &context);
 
+// Throws SmdError(code, "<call>: <why>"): the backend refuses an argument.
+[[noreturn]] void refuse(smd_result_t code, const char *call, const std::string &why);
+
 }  // namespace smd_torch

@@ -12,10 +12,6 @@ namespace {
 
 constexpr size_t kAlign = 16;
 
-[[noreturn]] void refuse(smd_result_t code, const char *call, const std::string &why) {
-  throw SmdError(code, std::string(call) + ": " + why);
-}
-
 at::Tensor bytes_as(const at::Tensor &flat, size_t offset, const at::Tensor &like) {
   return flat.narrow(0, static_cast<int64_t>(offset), static_cast<int64_t>(like.nbytes()))
       .view(like.scalar_type())

@@ -283,6 +283,33 @@ TEST(Groups, CollectivesAndPointToPointOnTwoCommunicators) {
   SMD_OK(smd_comm_destroy(dup));
 }
 
+// A group's first collectives on fresh communicators run on their workers
+// at once, so over several nodes each forms its hierarchy (node and rail
+// communicators) at the same time as the others. Their ids must differ:
+// two that shared one took each other's setup messages (an arena mapping
+// another communicator's segment, which its creator then released).
+TEST(Groups, FreshCommunicatorsFormTheirHierarchiesAtOnce) {
+  constexpr int kComms = 3;
+  for (int round = 0; round < 6; ++round) {
+    smd_comm_t *c[kComms] = {};
+    for (auto &x : c) SMD_OK(smd_comm_dup(world(), &x));
+    std::vector<std::vector<float>> in(kComms), out(kComms);
+    SMD_OK(smd_group_start());
+    for (int k = 0; k < kComms; ++k) {
+      in[k].assign(4096 + size_t(k), float(k + 1));
+      out[k].assign(in[k].size(), 0.0f);
+      SMD_OK(smd_allreduce(in[k].data(), out[k].data(), in[k].size(), SMD_FLOAT32, SMD_SUM, c[k],
+                           nullptr));
+    }
+    SMD_OK(smd_group_end());
+    for (int k = 0; k < kComms; ++k) {
+      EXPECT_EQ(out[k].front(), float((k + 1) * size())) << "round " << round << " comm " << k;
+      EXPECT_EQ(out[k].back(), float((k + 1) * size())) << "round " << round << " comm " << k;
+    }
+    for (auto &x : c) SMD_OK(smd_comm_destroy(x));
+  }
+}
+
 TEST(Groups, GroupsArePerThread) {
   std::vector<float> a(8, 1.0f), b(8, 0.0f);
   SMD_OK(smd_group_start());

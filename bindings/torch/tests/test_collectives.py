@@ -277,3 +277,40 @@ def test_empty_tensors(world, rank, size):
     out = [torch.zeros(0) for _ in range(size)]
     dist.all_gather(out, t)
     assert all(o.numel() == 0 for o in out)
+
+
+def sparse_of(rank, dense_dims=1, dtype=torch.float32):
+    """Rank r's entries: rows r..2r (rank 0: none), some shared with others."""
+    rows = torch.arange(rank, 2 * rank, dtype=torch.int64)
+    indices = torch.stack([rows, rows % 3])
+    values = torch.ones((rank,) + (2,) * dense_dims, dtype=dtype) * (rank + 1)
+    return torch.sparse_coo_tensor(indices, values, (8, 3) + (2,) * dense_dims)
+
+
+@pytest.mark.parametrize("dense_dims", [0, 1, 2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=dtype_id)
+def test_all_reduce_sparse(world, rank, size, dense_dims, dtype):
+    """SUM of sparse COO tensors of different numbers of entries (rank 0
+    has none), as DDP sends sparse embedding gradients."""
+    t = sparse_of(rank, dense_dims, dtype)
+    dist.all_reduce(t)
+    want = sum(sparse_of(r, dense_dims, dtype).to_dense() for r in range(size))
+    assert t.is_sparse
+    assert torch.equal(t.to_dense(), want)
+
+
+def test_all_reduce_sparse_other_shape_fails_everywhere(world, pair, rank):
+    import smd.torch
+
+    t = sparse_of(rank) if rank else torch.sparse_coo_tensor(
+        torch.zeros((2, 1), dtype=torch.int64), torch.ones(1, 2), (9, 3, 2))
+    with pytest.raises(smd.torch.errors.MismatchError, match="another dtype, shape"):
+        dist.all_reduce(t)
+    dist.barrier()  # the group stays usable
+
+
+def test_all_reduce_sparse_refuses_other_ops(world, rank):
+    import smd.torch
+
+    with pytest.raises(smd.torch.errors.NotSupportedError, match="SUM only"):
+        dist.all_reduce(sparse_of(rank), op=dist.ReduceOp.MAX)

@@ -85,3 +85,36 @@ def test_ddp_fusion_hook(world, gloo, rank):
     assert_same(train(world, rank, hook=fusion_hook), train(gloo, rank))
     assert_same(train(world, rank, hook=fusion_hook, bucket_cap_mb=0.001),
                 train(gloo, rank, bucket_cap_mb=0.001))
+
+
+class SparseEmbeddingNet(nn.Module):
+    """A recommendation-style model: sparse embedding gradients (DDP
+    allreduces each as a sparse tensor) beside dense ones."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.embedding = nn.EmbeddingBag(100, 8, mode="sum", sparse=True)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, ids):
+        return self.head(self.embedding(ids))
+
+
+def train_sparse(group, rank, steps=5):
+    net = DDP(SparseEmbeddingNet(), process_group=group)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(200 + rank)
+    losses = []
+    for _ in range(steps):
+        ids = torch.randint(0, 100, (6, 4), generator=gen)
+        loss = nn.functional.mse_loss(net(ids), torch.randn(6, 2, generator=gen))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in net.parameters()]
+
+
+def test_ddp_sparse_embedding_gradients(world, gloo, rank):
+    assert_same(train_sparse(world, rank), train_sparse(gloo, rank))

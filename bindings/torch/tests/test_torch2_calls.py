@@ -86,3 +86,15 @@ def test_monitored_barrier_names_missing_ranks(world, pair, rank, size, wait_all
             dist.monitored_barrier(group, timeout=timedelta(seconds=10), wait_all_ranks=wait_all)
     dist.barrier()  # on the world group, which the failure left alone
     dist.destroy_process_group(group)
+
+
+@torch2_only
+def test_monitored_barrier_zero_timeout_is_rank_0s(world, pair, rank):
+    """A timeout of 0 is a deadline already passed (gloo's reading, not the
+    group's default): rank 0 says it ran out of time, naming nobody late."""
+    group = dist.new_group(backend="smd")
+    if rank == 0:
+        with pytest.raises(RuntimeError, match="Rank 0 timed out in monitoredBarrier after 0 ms"):
+            dist.monitored_barrier(group, timeout=timedelta(seconds=0))
+    dist.barrier()
+    dist.destroy_process_group(group)

@@ -81,6 +81,19 @@ def test_profiling_titles(world):
         assert title in names, sorted(n for n in names if "smd" in n or "all" in n)
 
 
+def test_profiling_titles_under_another_name(world):
+    """A group made under another name smd registered ("smddp", as SMDDP's
+    scripts use) titles its events with that name, torch's convention."""
+    smd.torch.register("smddp")
+    group = dist.new_group(backend="smddp")
+    t = torch.ones(4)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        dist.all_reduce(t, group=group)
+    names = {e.name for e in prof.events()}
+    assert "smddp:all_reduce" in names, sorted(n for n in names if "all" in n)
+    dist.destroy_process_group(group)
+
+
 def test_sequence_numbers(world, gloo, rank, size):
     """Every collective counts once, alike on every rank."""
     pg = dist.distributed_c10d._get_default_group()

@@ -70,7 +70,7 @@ def _use_smd_for_gloo():
 
     def create(opts, backend_options=None):
         return smd.torch.ProcessGroupSmd(opts.store, opts.group_rank, opts.group_size,
-                                         opts.timeout)
+                                         opts.timeout, "gloo")
 
     plugins["GLOO"] = type(plugins["GLOO"])(create, True)
 

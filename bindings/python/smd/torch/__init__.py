@@ -16,6 +16,7 @@ store torch hands it. See bindings/torch/README.md for what it supports and how.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 from datetime import timedelta
@@ -37,10 +38,19 @@ if _loader.major_minor(_c10d.TORCH_VERSION) != _loader.major_minor(torch.__versi
 
 ProcessGroupSmd = _c10d.ProcessGroupSmd
 
+# A backend thread may still be releasing a finished operation's tensors
+# when the script ends; the interpreter must not finalize under it.
+atexit.register(_c10d._wait_for_releases)
 
-def _create_process_group(store, rank: int, size: int, timeout: timedelta):
-    """torch.distributed calls this for every group with backend "smd"."""
-    return ProcessGroupSmd(store, rank, size, timeout)
+
+def _creator(name: str):
+    """What torch.distributed calls for every group with backend `name`:
+    the group titles its profiler events "<name>:all_reduce", ..."""
+
+    def create_process_group(store, rank: int, size: int, timeout: timedelta):
+        return ProcessGroupSmd(store, rank, size, timeout, name.lower())
+
+    return create_process_group
 
 
 #: Every name register() gave smd's backend (lower case).
@@ -61,7 +71,7 @@ def register(name: str = BACKEND) -> None:
     # of torch's "no backend type associated with device type cuda".
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
         kwargs["devices"] = ["cpu", "cuda"]
-    dist.Backend.register_backend(name, _create_process_group, **kwargs)
+    dist.Backend.register_backend(name, _creator(name), **kwargs)
 
 
 register()
