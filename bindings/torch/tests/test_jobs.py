@@ -51,6 +51,18 @@ def test_init_method(solo, tmp_path, method):
         assert f"ok {method} {r}" in out, out
 
 
+@pytest.mark.skipif(tuple(int(v) for v in __import__("torch").__version__.split(".")[:2]) < (2, 2),
+                    reason="device-qualified backend names and init_device_mesh are torch 2.x's")
+def test_backend_names_and_reinit(solo):
+    """"cpu:smd", "smddp" (with new_group and a DeviceMesh) and "smd" again,
+    one after another in one process: each forms, reduces and titles its
+    events with its own name."""
+    status, out = launch(2, "backend_names.py", timeout=150)
+    assert status == 0, out
+    for r in range(2):
+        assert f"ok names {r}" in out, out
+
+
 def test_killed_rank_ends_pending_works(solo):
     """One rank of three dies (SIGKILL); every pending Work of the other two
     ends with PeerFailureError naming it, within seconds, not at the
