@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Settings that must agree across ranks (src/core/coll/settings_agreement.h),
-# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES or
+# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC or
 # tuning file makes init fail at once with SMD_ERR_MISMATCH on every rank,
 # naming the variable (before this check such a job waited for SMD_TIMEOUT);
 # the default written out on one rank only, or the same tuning numbers
@@ -41,6 +41,7 @@ expect_mismatch() {
 
 expect_mismatch 2 SMD_ALGO allreduce=ring
 expect_mismatch 3 SMD_FUSION_BYTES 4096
+expect_mismatch 2 SMD_GPU_IPC 1
 printf 'arena_gbps = 5\n' >"$dir/tuning"
 printf 'arena_gbps = 6\n' >"$dir/other"
 export SMD_TUNING_FILE=$dir/tuning
@@ -51,4 +52,5 @@ out=$(run 2 SMD_TUNING_FILE @tuning) || fail "the same tuning file under two pat
 unset SMD_TUNING_FILE
 out=$(run 2 SMD_ALGO auto) || fail "SMD_ALGO=auto on one rank only: $out"
 out=$(run 3 SMD_HIER_CHUNK_BYTES 1048576) || fail "the default chunk written out: $out"
+out=$(run 2 SMD_GPU_IPC false) || fail "SMD_GPU_IPC's default written out: $out"
 echo "settings_check: ok"

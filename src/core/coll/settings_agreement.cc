@@ -24,12 +24,19 @@ uint64_t digest(const std::string &s) {
 
 std::string env_or_empty(const char *name) { return param_env(name).value_or(""); }
 
+enum class Kind { kString, kNumber, kBool };
+
 // The value in effect (the default when unset, so that "auto" set and
-// unset agree; numbers as parsed). A value that does not parse is compared
-// as written: it fails where it is used, with its own message.
-std::string effective(const char *name, bool number) {
+// unset agree; numbers and switches as parsed). A value that does not parse
+// is compared as written: it fails where it is used, with its own message.
+std::string effective(const char *name, Kind kind) {
   try {
-    return number ? std::to_string(param_int(name)) : param_string(name);
+    switch (kind) {
+      case Kind::kNumber: return std::to_string(param_int(name));
+      case Kind::kBool: return param_bool(name) ? "1" : "0";
+      case Kind::kString: break;
+    }
+    return param_string(name);
   } catch (const Error &) {
     return env_or_empty(name);
   }
@@ -48,10 +55,12 @@ std::string tuning_contents() {
 }  // namespace
 
 std::vector<SharedSetting> shared_settings() {
-  return {{"SMD_ALGO", effective("SMD_ALGO", false)},
-          {"SMD_CHECK", effective("SMD_CHECK", false)},
-          {"SMD_FUSION_BYTES", effective("SMD_FUSION_BYTES", true)},
-          {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", true)},
+  return {{"SMD_ALGO", effective("SMD_ALGO", Kind::kString)},
+          {"SMD_CHECK", effective("SMD_CHECK", Kind::kString)},
+          {"SMD_FUSION_BYTES", effective("SMD_FUSION_BYTES", Kind::kNumber)},
+          {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", Kind::kNumber)},
+          // Decides whether a device allreduce reads peers in place or stages.
+          {"SMD_GPU_IPC", effective("SMD_GPU_IPC", Kind::kBool)},
           {"SMD_TUNING_FILE", tuning_contents()}};
 }
 

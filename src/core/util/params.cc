@@ -50,7 +50,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_CUDA", "string", "auto", "Whether smd looks at CUDA: auto (once the process has loaded the CUDA driver, buffers are classified as host or device memory), on (load the CUDA runtime at the first call), off (every buffer is host memory; CUDA is never opened)."},
       {"SMD_CUDA_LIBRARY", "string", "", "The CUDA runtime library to open (a path or soname); default: libcudart.so.13, .12, then libcudart.so."},
       {"SMD_CUDA_DRIVER_LIBRARY", "string", "libcuda.so.1", "The CUDA driver library: its presence in the process makes SMD_CUDA=auto count it as a CUDA process, and smd asks it for address ranges, device names and memory. Tests name the host stand-in for CUDA here (docs/GPU.md)."},
-      {"SMD_GPU_IPC", "bool", "0", "1: the allreduce of a communicator whose members are all on one node, on device memory, reads the peers' buffers in place through CUDA IPC instead of staging through host memory (young: not yet run on a GPU, see docs/GPU.md). Every rank must set it alike."},
+      {"SMD_GPU_IPC", "bool", "0", "1: the allreduce of a communicator whose members are all on one node, on device memory, reads the peers' buffers in place through CUDA IPC instead of staging through host memory (young: not yet run on a GPU, see docs/GPU.md). Every rank must set it alike (smd_comm_init checks)."},
       {"SMD_GPU_MODULE", "string", "", "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, gpu/), then the install directory."},
       // Logging
       {"SMD_DEBUG", "string", "warn", "Log level: none, warn, info, trace."},
