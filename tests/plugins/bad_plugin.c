@@ -41,15 +41,27 @@ __attribute__((visibility("default"))) int smd_test_leaked_helper(void);
 int smd_test_leaked_helper(void) { return 42; }
 #endif
 
+#ifdef GRABS_SIGNALS
+#include <signal.h>
+#include <stdlib.h>
+/* As libinfinipath's: Ctrl-C would end the process with no word. */
+static void grabber_exit(int signo) { exit(signo); }
+__attribute__((constructor)) static void grab_at_load(void) { signal(SIGUSR1, grabber_exit); }
+#endif
+
 static smd_transport_status_t bad_init(const smd_transport_host_t *host, void **ctx) {
   *ctx = NULL;
+#ifdef GRABS_SIGNALS
+  signal(SIGINT, grabber_exit);
+  signal(SIGSEGV, SIG_DFL);
+#endif
 #ifdef BAD_UNDEFINED
   if (smd_test_symbol_nobody_defines()) return SMD_TRANSPORT_ERR_OTHER;
 #endif
 #if defined(BAD_INIT_FAILS)
   host->set_error(host->host, "no device here");
   return SMD_TRANSPORT_ERR_SYSTEM;
-#elif defined(OLD_V1)
+#elif defined(OLD_V1) || defined(GRABS_SIGNALS)
   static int context;
   (void)host;
   *ctx = &context;

@@ -20,6 +20,9 @@ inline constexpr const char *kNoEntry = "no-entry";
 inline constexpr const char *kLeakyExport = "leaky-export";
 // Not broken: a v1 plugin built against the first v1 header (bad_plugin.c).
 inline constexpr const char *kOldV1 = "old-v1";
+// Not broken either: it replaces the process's signal handlers when loaded
+// and initialised (as libraries under real transports do).
+inline constexpr const char *kSignalGrabber = "signal-grabber";
 
 inline std::string bad_plugin_dir() { return BAD_PLUGIN_DIR; }
 

@@ -4,6 +4,8 @@
 // a later good one, and lists the plugins it can see.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
@@ -151,6 +153,35 @@ TEST(Loader, OlderV1TableLoadsWithoutItsOptionalEntries) {
   EXPECT_TRUE(t.peer_alive(nullptr));
 }
 
+void application_handler(int) {}
+
+// What a plugin's libraries do to the process's signals is undone: the
+// application's handlers stay (src/core/plugin/signal_guard.h).
+TEST(Loader, PluginsLeaveTheApplicationsSignalHandlersAlone) {
+  struct sigaction mine {}, before_segv {}, old_int {}, old_usr1 {};
+  mine.sa_handler = application_handler;
+  sigemptyset(&mine.sa_mask);
+  ASSERT_EQ(sigaction(SIGINT, &mine, &old_int), 0);
+  ASSERT_EQ(sigaction(SIGUSR1, &mine, &old_usr1), 0);
+  sigaction(SIGSEGV, nullptr, &before_segv);
+  {
+    std::shared_ptr<LoadedPlugin> plugin = open_plugin_file(bad_plugin(test::kSignalGrabber));
+    ASSERT_TRUE(plugin);
+    TransportPlacement where;
+    where.world_size = where.local_size = 2;
+    Transport t(plugin, where);
+  }
+  struct sigaction now {};
+  sigaction(SIGINT, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, application_handler) << "SIGINT's handler was replaced";
+  sigaction(SIGUSR1, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, application_handler) << "SIGUSR1's handler (set at load) stayed";
+  sigaction(SIGSEGV, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, before_segv.sa_handler);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGUSR1, &old_usr1, nullptr);
+}
+
 TEST(Loader, PluginPathIsSearchedFirst) {
   TempDir dir;
   std::string shadow = dir.copy(bad_plugin(test::kBadInit), "libsmd-transport-shm.so");
@@ -222,7 +253,7 @@ TEST(Loader, DiscoverSeesTheBrokenPluginsByName) {
   std::vector<std::string> names = discover_plugins();
   for (const char *n : {test::kBadAbi, test::kBadMissingEntry, test::kBadNullTable,
                         test::kBadInit, test::kBadUndefined, test::kBadSmallTable,
-                        test::kBadCaps, test::kNoEntry, test::kOldV1})
+                        test::kBadCaps, test::kNoEntry, test::kOldV1, test::kSignalGrabber})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n << " not listed";
 }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/plugin/signal_guard.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
@@ -189,7 +190,11 @@ std::shared_ptr<LoadedPlugin> open_plugin_file(const std::string &path) {
   // keep thread-local storage; unloaded mid-process they leave stale
   // thread-local blocks behind (LeakSanitizer's exit scan crashed on them
   // after auto selection dropped an unusable efa plugin).
-  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  void *h;
+  {
+    SignalGuard signals("plugin " + path);  // libraries' constructors run here
+    h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  }
   if (!h) fail(SMD_ERR_PLUGIN, "plugin %s: cannot load: %s", path.c_str(), dlerror());
   void *sym = dlsym(h, SMD_TRANSPORT_ENTRY_V1);
   if (!sym) {

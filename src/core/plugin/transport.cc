@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/plugin/signal_guard.h"
 #include "core/plugin/unmap_log.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -108,7 +109,11 @@ Transport::Transport(std::shared_ptr<LoadedPlugin> plugin, const TransportPlacem
   serialise_ = !(table_->caps & SMD_TRANSPORT_CAP_THREAD_SAFE);
   host_ = std::make_unique<PluginHost>(plugin_->name, where);
   tls_plugin_error.clear();
-  smd_transport_status_t st = table_->init(host_->host(), &ctx_);
+  smd_transport_status_t st;
+  {
+    SignalGuard signals("transport " + plugin_->name);
+    st = table_->init(host_->host(), &ctx_);
+  }
   if (st != SMD_TRANSPORT_OK) {
     std::string why = tls_plugin_error.empty() ? smd_transport_status_string(st) : tls_plugin_error;
     fail(SMD_ERR_PLUGIN, "transport %s (%s) failed to initialise: %s", name().c_str(),
@@ -227,7 +232,11 @@ void *Transport::connect(int peer, const Bytes &address) {
   auto l = lock();
   void *ep = nullptr;
   tls_plugin_error.clear();
-  smd_transport_status_t st = table_->connect(ctx_, peer, address.data(), address.size(), &ep);
+  smd_transport_status_t st;
+  {
+    SignalGuard signals("transport " + name());  // the first endpoint starts some libraries
+    st = table_->connect(ctx_, peer, address.data(), address.size(), &ep);
+  }
   if (st != SMD_TRANSPORT_OK) raise(st, "connect", peer);
   return ep;
 }
