@@ -2,8 +2,9 @@
 allreduce (one float64, sum) and of a barrier, from Python, as the best of
 REPS loops of CALLS calls, and (smd) the time per queued
 allreduce of a group of GROUP_CALLS. --impl mpi4py runs under mpirun; smd, smd-blocking
-(interruptible=False) and smd-sliced (a SIGINT handler of the program's:
-the wait in slices) under smdrun. Rank 0 prints one JSON
+(interruptible=False), smd-cffi (the default without the compiled fast path,
+SMD_PY_FASTCALL=0, set by the script) and smd-sliced (a SIGINT handler of
+the program's: the wait in slices) under smdrun. Rank 0 prints one JSON
 line per call kind: {"impl", "call", "us"}."""
 import argparse
 import json
@@ -29,7 +30,8 @@ def best_us(fn, calls, reps, sync):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--impl", choices=["mpi4py", "smd", "smd-blocking", "smd-sliced"], required=True)
+    p.add_argument("--impl", choices=["mpi4py", "smd", "smd-cffi", "smd-blocking", "smd-sliced"],
+                   required=True)
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--reps", type=int, default=5)
     a = p.parse_args()

@@ -33,6 +33,9 @@ WORKER="$ROOT/bench/python_call_cost.py"
 ARGS=(--calls "$CALLS" --reps "$REPS")
 export SMD_LIBRARY="$BUILD/src/libsmd.so" SMD_PLUGIN_PATH="$BUILD/src/plugins/shm"
 export PYTHONPATH="$ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
+# The compiled fast path this build made (smd/_fast.py); "smd-cffi" runs without it.
+FASTCALL=$(ls "$BUILD"/bindings/python/_fastcall*.so 2>/dev/null | head -1)
+export SMD_PY_FASTCALL="${FASTCALL:-0}"
 RESULTS=$(mktemp)
 trap 'rm -f "$RESULTS"' EXIT
 
@@ -57,9 +60,11 @@ for round in $(seq "$ROUNDS"); do
   if [ "$HAVE_MPI4PY" = 1 ]; then
     timeout -k 5 300 "${MPIRUN[@]}" -np 2 "$PY" "$WORKER" --impl mpi4py "${ARGS[@]}" >> "$RESULTS" || echo "# mpi4py run failed"
   fi
-  for impl in smd smd-blocking smd-sliced; do
-    timeout -k 5 300 "$BUILD/tools/smdrun" -n 2 "$PY" "$WORKER" --impl "$impl" "${ARGS[@]}" \
-      >> "$RESULTS" || echo "# $impl run failed"
+  for impl in smd smd-cffi smd-blocking smd-sliced; do
+    fast=$SMD_PY_FASTCALL
+    [ "$impl" = smd-cffi ] && fast=0
+    SMD_PY_FASTCALL=$fast timeout -k 5 300 "$BUILD/tools/smdrun" -n 2 "$PY" "$WORKER" \
+      --impl "$impl" "${ARGS[@]}" >> "$RESULTS" || echo "# $impl run failed"
   done
 done
 "$PY" - "$RESULTS" <<'PYEOF'
@@ -74,7 +79,7 @@ calls = ["allreduce_8B", "barrier", "group_allreduce_8B"]
 ref = best.get("mpi4py", {})
 print("| us per call (best) | " + " | ".join(calls) + " |")
 print("|---|" + "---|" * len(calls))
-for impl in ["mpi4py", "smd", "smd-blocking", "smd-sliced"]:
+for impl in ["mpi4py", "smd", "smd-cffi", "smd-blocking", "smd-sliced"]:
     cells = []
     for c in calls:
         v = best.get(impl, {}).get(c)

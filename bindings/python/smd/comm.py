@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
-from . import _interrupt, group_calls
+from . import _fast, _interrupt, group_calls
 from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output
 from .dtypes import _FROM_NUMPY, _OPS_BY_NAME, DatatypeLike, Op, OpLike, resolve_op
@@ -126,6 +126,9 @@ class Comm(RootedCalls, VCollectives):
         """Internal: wrap a live smd_comm_t (use smd.init() and the methods
         that create communicators)."""
         self._handle = handle
+        # The handle as a number and the compiled fast path (smd/_fast.py).
+        self._address = int(ffi.cast("uintptr_t", handle))
+        self._fast = _fast.get()
         self._owner = owner
         self.interruptible = interruptible
         # The C requests started on it and not yet freed (destroy waits).
@@ -554,9 +557,15 @@ class Comm(RootedCalls, VCollectives):
                     flags.writeable:
                 handle = self._lean()
                 if handle is not None:
-                    ptr = ffi.from_buffer(buf, require_writable=True)
-                    check(lib.smd_allreduce(ptr, ptr, buf.size, datatype, op_value, handle,
-                                            ffi.NULL))
+                    fast = self._fast
+                    if fast is not None:
+                        rc = fast.allreduce(self._address, buf, buf.size, datatype, op_value)
+                    else:
+                        ptr = ffi.from_buffer(buf, require_writable=True)
+                        rc = lib.smd_allreduce(ptr, ptr, buf.size, datatype, op_value, handle,
+                                               ffi.NULL)
+                    if rc:
+                        check(rc)
                     return buf
         return self._run(self._allreduce(buf, op, out, dtype, stream))
 
@@ -600,7 +609,11 @@ class Comm(RootedCalls, VCollectives):
         """Return once every rank has entered the barrier."""
         handle = self._lean() if stream is None else None
         if handle is not None:
-            check(lib.smd_barrier(handle, ffi.NULL))
+            fast = self._fast
+            rc = fast.barrier(self._address) if fast is not None else \
+                lib.smd_barrier(handle, ffi.NULL)
+            if rc:
+                check(rc)
         else:
             self._run(self._barrier(stream))
 

@@ -28,11 +28,15 @@ from ._ffi import lib
 from .errors import check
 
 _local = threading.local()
+# Group blocks open on any thread: while none is, active() answers without
+# reading the thread-local (the common case of every blocking call).
+_open_anywhere = 0
+_open_lock = threading.Lock()
 
 
 def active() -> bool:
     """True while this thread is inside a group block."""
-    return getattr(_local, "depth", 0) > 0
+    return _open_anywhere > 0 and getattr(_local, "depth", 0) > 0
 
 
 def track(request: Any) -> None:
@@ -49,13 +53,19 @@ class group:
     expect them) and the block's exception propagates."""
 
     def __enter__(self) -> "group":
+        global _open_anywhere
         check(lib.smd_group_start())
         if not active():
             _local.requests = []
         _local.depth = getattr(_local, "depth", 0) + 1
+        with _open_lock:
+            _open_anywhere += 1
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        global _open_anywhere
+        with _open_lock:
+            _open_anywhere -= 1
         _local.depth -= 1
         held: List[Any] = []
         if _local.depth == 0:

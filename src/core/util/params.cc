@@ -72,6 +72,7 @@ const std::vector<ForeignParam> &foreign_params() {
       {"SMD_TORCH_BACKEND", "python binding: the torch backend extension to load"},
       {"SMD_HEADER", "python binding: the smd.h to read declarations from"},
       {"SMD_PY_BACKEND", "python binding: cffi or ctypes"},
+      {"SMD_PY_FASTCALL", "python binding: the smd._fastcall extension to load (0: none)"},
       {"SMD_SMDRUN", "bindings' tests and smd.run: the smdrun to launch"},
       {"SMD_LIB_DIR", "rust binding's build script: where libsmd.so is"},
       {"SMD_ROOT", "scripts: the source tree"},
