@@ -555,7 +555,8 @@ class Comm(RootedCalls, VCollectives):
             flags = buf.flags
             if datatype is not None and op_value is not None and flags.c_contiguous and \
                     flags.writeable:
-                handle = self._lean()
+                queued = group_calls.active()  # then the C call queues it and returns
+                handle = self._handle if queued else self._lean()
                 if handle is not None:
                     fast = self._fast
                     if fast is not None:
@@ -566,6 +567,8 @@ class Comm(RootedCalls, VCollectives):
                                                ffi.NULL)
                     if rc:
                         check(rc)
+                    if queued:
+                        group_calls.track(buf)  # read and written when the group ends
                     return buf
         return self._run(self._allreduce(buf, op, out, dtype, stream))
 

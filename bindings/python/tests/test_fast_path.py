@@ -46,3 +46,15 @@ def test_fast_barrier_after_destroy_refuses(world):
     c.destroy()
     with pytest.raises(smd.Error):
         c.barrier()
+
+
+def test_fast_allreduce_queued_in_a_group(world):
+    """Inside a group the call queues and returns; the array (kept alive by
+    the group even when the caller drops it) holds the sum once it ends."""
+    kept = []
+    with smd.group():
+        for k in range(5):
+            kept.append(world.allreduce(np.full(4, float(k))))
+            world.allreduce(np.full(3, 1.0))  # dropped at once: the group holds it
+    for k, a in enumerate(kept):
+        assert np.array_equal(a, np.full(4, float(k * world.size)))
