@@ -13,22 +13,19 @@
 
 #include "process_group_smd.h"
 #include "smd_error.h"
+#include "tensor_staging.h"
 
 namespace smd_torch {
 namespace {
 
 // What every rank's tensor must share: dtype, sparse and dense dims, sizes.
 int64_t layout_digest(const at::Tensor &t) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](int64_t v) {
-    h ^= static_cast<uint64_t>(v);
-    h *= 1099511628211ull;
-  };
-  mix(static_cast<int64_t>(t.scalar_type()));
-  mix(t.sparse_dim());
-  mix(t.dense_dim());
-  for (int64_t s : t.sizes()) mix(s);
-  return static_cast<int64_t>(h >> 1);
+  LayoutDigest digest;
+  digest.mix(static_cast<uint64_t>(t.scalar_type()));
+  digest.mix(static_cast<uint64_t>(t.sparse_dim()));
+  digest.mix(static_cast<uint64_t>(t.dense_dim()));
+  for (int64_t s : t.sizes()) digest.mix(static_cast<uint64_t>(s));
+  return static_cast<int64_t>(digest.value() >> 1);
 }
 
 }  // namespace

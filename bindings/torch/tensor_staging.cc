@@ -79,18 +79,15 @@ void Staged::copy_back() const {
 Packing plan_packing(const std::vector<at::Tensor> &tensors) {
   Packing p;
   p.bytes = kAlign;  // the header
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-  };
-  mix(tensors.size());
+  LayoutDigest digest;
+  digest.mix(tensors.size());
   for (const auto &t : tensors) {
     p.offsets.push_back(p.bytes);
     p.bytes += (t.nbytes() + kAlign - 1) / kAlign * kAlign;
-    mix(static_cast<uint64_t>(t.scalar_type()));
-    mix(t.nbytes());
+    digest.mix(static_cast<uint64_t>(t.scalar_type()));
+    digest.mix(t.nbytes());
   }
-  p.layout = h;
+  p.layout = digest.value();
   return p;
 }
 

@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,19 @@ void copy_back_all(const std::vector<Staged> &staged);
 // Throws unless there is one output per input (the coalesced flat forms).
 void require_pairs(const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &inputs,
                    const char *call);
+
+// FNV-1a over 64-bit values, byte by byte: the digests of tensor layouts
+// that ranks compare before moving data laid out by them.
+class LayoutDigest {
+ public:
+  void mix(uint64_t v) {
+    for (int i = 0; i < 8; ++i) h_ = (h_ ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
 
 // Several tensors of any dtypes side by side in one uint8 tensor, each at
 // a 16-byte aligned offset (so a byte range can be viewed as any dtype),
