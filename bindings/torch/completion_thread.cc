@@ -82,13 +82,16 @@ void CompletionThread::complete(Active &a) {
   a.op->requests.clear();
   smd_result_t rc = a.rc;
   std::string message = a.message;
-  if (a.timed_out && rc != SMD_SUCCESS) {
+  if (rc != SMD_SUCCESS && (a.timed_out || rc == SMD_ERR_TIMEOUT)) {
+    // The communicator carries the group's timeout too, so smd's own
+    // deadline may end the request before this thread's does; either way
+    // the message has the wording gloo uses and torch's own tests match
+    // (` (Timed out|closed|timeout) `), and smd's detail when it has one.
+    const std::string cause =
+        a.timed_out ? "the process group is aborted, so later operations on it fail" : message;
     rc = SMD_ERR_TIMEOUT;
-    // "Timed out" between spaces is the wording gloo uses and torch's own
-    // tests match (` (Timed out|closed|timeout) `).
     message = a.op->what + ": Timed out after " + std::to_string(a.op->timeout_ms) +
-              " ms (the process group's timeout); the process group is aborted, so later "
-              "operations on it fail";
+              " ms (the process group's timeout); " + cause;
   } else if (rc == SMD_ERR_ABORTED && !abort_reason_.empty()) {
     message += " (" + abort_reason_ + ")";
   }

@@ -163,22 +163,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
   Launch l(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced", call, opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs;
-  std::vector<Start> starts;
-  std::vector<Staged> staged;
+  std::vector<PairCall> pairs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     require_dense_cpu(inputs[i], call);
     require_like(outputs[i], inputs[i].scalar_type(), inputs[i].numel() * size_, call,
                  "output " + std::to_string(i) + " (world size x input " + std::to_string(i) + ")");
     at::Tensor in = contiguous_input(inputs[i]);
     Staged out = stage_output(outputs[i]);
-    l.keep_alive.push_back(in);
-    l.keep_alive.push_back(out.buffer);
-    staged.push_back(out);
-    starts.push_back(gather_call(in, out.buffer.data_ptr()));
+    pairs.push_back({in, out, gather_call(in, out.buffer.data_ptr())});
   }
-  l.start = all_of(std::move(starts));
-  l.finish = [staged] { copy_back_all(staged); };
-  return launch(std::move(l));
+  return launch_pairs(std::move(l), std::move(pairs));
 }
 
 ProcessGroupSmd::Start ProcessGroupSmd::gather_call(const at::Tensor &in, void *all) {

@@ -225,11 +225,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_into(Launch l, const Stag
   return launch(std::move(l));
 }
 
-ProcessGroupSmd::Start ProcessGroupSmd::all_of(std::vector<Start> starts) {
-  return [starts = std::move(starts)](std::vector<smd_request_t *> &requests,
-                                      const std::string &what, uint64_t seq) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_pairs(Launch l,
+                                                             std::vector<PairCall> pairs) {
+  std::vector<Start> starts;
+  std::vector<Staged> staged;
+  for (auto &pair : pairs) {
+    l.keep_alive.push_back(pair.in);
+    l.keep_alive.push_back(pair.out.buffer);
+    staged.push_back(pair.out);
+    starts.push_back(std::move(pair.start));
+  }
+  l.start = [starts = std::move(starts)](std::vector<smd_request_t *> &requests,
+                                         const std::string &what, uint64_t seq) {
     for (const auto &start : starts) start(requests, what, seq);
   };
+  l.finish = [staged = std::move(staged)] { copy_back_all(staged); };
+  return launch(std::move(l));
 }
 
 ProcessGroupSmd::Start ProcessGroupSmd::one_call(
@@ -442,8 +453,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
   Launch l(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced", call, opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs;
-  std::vector<Start> starts;
-  std::vector<Staged> staged;
+  std::vector<PairCall> pairs;
   for (size_t i = 0; i < outputs.size(); ++i) {
     require_dense_cpu(outputs[i], call);
     require_like(inputs[i], outputs[i].scalar_type(), outputs[i].numel() * size_, call,
@@ -455,19 +465,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
       premultiply(plan, in, 0);
     }
     Staged out = stage_output(outputs[i]);
-    l.keep_alive.push_back(in);
-    l.keep_alive.push_back(out.buffer);
-    staged.push_back(out);
     void *send = in.data_ptr();
     void *recv = out.buffer.data_ptr();
     const size_t count = out.buffer.numel();
-    starts.push_back(one_call([this, plan, send, recv, count](smd_request_t **r) {
+    Start start = one_call([this, plan, send, recv, count](smd_request_t **r) {
       return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
-    }));
+    });
+    pairs.push_back({in, out, std::move(start)});
   }
-  l.start = all_of(std::move(starts));
-  l.finish = [staged] { copy_back_all(staged); };
-  return launch(std::move(l));
+  return launch_pairs(std::move(l), std::move(pairs));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::barrier(const c10d::BarrierOptions &opts) {

@@ -181,8 +181,16 @@ class ProcessGroupSmd : public BackendBase {
                                                       std::vector<size_t> counts = {});
   // A Start that allgathers `in` into `all` (world size x in) on comm_.
   Start gather_call(const at::Tensor &in, void *all);
-  // A Start that runs every one of `starts` (one Work over several calls).
-  static Start all_of(std::vector<Start> starts);
+  // One call of a coalesced operation: its contiguous input, its staged
+  // output and how to start it.
+  struct PairCall {
+    at::Tensor in;
+    Staged out;
+    Start start;
+  };
+  // One Work over every pair's call; each staged output is copied back
+  // once all of them are done.
+  c10::intrusive_ptr<c10d::Work> launch_pairs(Launch l, std::vector<PairCall> pairs);
   // Aborts the communicators: every pending request here ends, and the
   // peers' pending operations on them too.
   void abort_communicators();
