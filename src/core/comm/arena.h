@@ -182,9 +182,9 @@ class Arena {
   // Large buffers: 4 keep every member's staging in the last-level cache.
   static constexpr uint64_t kSlots = 4;
   // Rounds in flight (descriptors and small buffers): how far a broadcast
-  // root may run ahead. 4 ranks' 8-byte broadcast on the 2-core machine:
-  // 2.5 us with 4, 1.0 us with 16, 0.67 us with 64 (Open MPI 0.75); 8-byte
-  // and 1 KiB allreduce at np=2 cost the same with 16 and 64.
+  // root may run ahead of receivers that catch up in batches; more rounds
+  // cost small allreduces nothing measurable (docs/PERFORMANCE.md, "How
+  // many rounds may be in flight").
   static constexpr uint64_t kRounds = 64;
   static constexpr size_t kSmallBytes = 1024;
   // How far ahead of the slowest member a round with these buffers may be.

@@ -89,9 +89,9 @@ class JsonSink {
 };
 
 namespace {
-// The recorder's clock: the kernel's tick-granular monotonic time (a few
-// ns to read where a precise read costs 70-80 ns on some virtual
-// machines, twice per call). Millisecond resolution is enough to see
+// The recorder's clock: the kernel's tick-granular monotonic time, far
+// cheaper to read twice per call than the precise clock on virtual
+// machines where a precise read can cost a system call. Millisecond resolution is enough to see
 // which call hung and since when; SMD_TRACE times calls precisely.
 int64_t coarse_now_ns() {
   timespec ts;

@@ -61,7 +61,8 @@ void Backoff::reset() {
 Backoff::Action Backoff::next(int64_t *sleep_us) {
   if (start_ns_ < 0) start_ns_ = last_now_ns_ = last_yield_ns_ = now_ns();
   ++polls_;
-  // Reading the clock costs ~20 ns; while spinning, look only now and then.
+  // Reading the clock is dear next to one poll; while spinning, look only
+  // now and then.
   if (policy_.spin_ns > 0 && (polls_ & 15) != 0 && elapsed_ns() < policy_.spin_ns)
     return Action::kSpin;
   last_now_ns_ = now_ns();
