@@ -25,7 +25,7 @@ if ! command -v git >/dev/null || ! git -C "$src" rev-parse --git-dir >/dev/null
   exit 77
 fi
 with_torch=0
-"$py" -c 'import torch' 2>/dev/null && with_torch=1
+"$py" "$src/bindings/torch/probe_torch.py" >/dev/null && with_torch=1  # as meson decides
 mkdir -p "$work"
 rm -rf "$work/clone" "$work/dist" "$work/sdist-setup"
 

@@ -22,9 +22,13 @@ if ! "$py" -c 'import mesonpy' 2>/dev/null; then
   echo "SKIP: $py has no meson-python (scripts/lib.sh installs it into .venv)"
   exit 77
 fi
-with_torch=0
-torch_version=$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null) && with_torch=1
-echo "torch backend in the wheel: ${torch_version:-no (no torch for $py)}"
+# The torch backend is built where meson's probe finds torch with its C++
+# headers (bindings/torch/probe_torch.py; pip's torch has them).
+with_torch=0 torch_version=
+if probe=$("$py" "$src/bindings/torch/probe_torch.py"); then
+  with_torch=1 torch_version=$(sed -n 's/^version=//p' <<<"$probe")
+fi
+echo "torch backend in the wheel: ${torch_version:-no ($py: $probe)}"
 mkdir -p "$work"
 rm -rf "$work/dist"
 
