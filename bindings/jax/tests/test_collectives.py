@@ -133,3 +133,28 @@ def test_bad_input_is_refused_before_tracing(world):
     if world.size > 1:
         with pytest.raises(smd.InvalidArgumentError, match="equal blocks"):
             sj.alltoall(jnp.ones(world.size + 1))
+
+
+def test_allreduce_runs_in_place_with_no_copy_per_round(world):
+    """XLA's compiled program: the allreduce's result takes its operand's
+    buffer, so a fori_loop of allreduces copies nothing per round (only the
+    caller's argument, once, on entry), and a donated argument is not
+    copied at all; the results stay right (docs/PERFORMANCE.md, JAX)."""
+    x = jnp.arange(1024, dtype=jnp.float32)
+
+    def loop(a):
+        return jax.lax.fori_loop(0, 3, lambda i, y: sj.allreduce(y), a)
+
+    def copies(text):
+        return [line for line in text.splitlines() if " copy(" in line and "f32[1024]" in line]
+
+    looped = jax.jit(loop).lower(x).compile().as_text()
+    assert "output_to_operand_aliasing" in looped, looped
+    assert len(copies(looped)) == 1, copies(looped)  # the entry's copy of the argument
+    donated = jax.jit(sj.allreduce, donate_argnums=0).lower(x).compile().as_text()
+    assert copies(donated) == [], copies(donated)
+
+    n = world.size
+    np.testing.assert_array_equal(np.asarray(jax.jit(loop)(x)), np.arange(1024) * n ** 3)
+    got = jax.jit(sj.allreduce, donate_argnums=0)(jnp.arange(1024, dtype=jnp.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.arange(1024) * n)
