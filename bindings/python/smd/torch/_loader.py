@@ -68,6 +68,7 @@ def load():
     import torch
 
     tried = []
+    other_torch = None  # a copy built for another torch was found
     for path, why in candidates():
         if not path.is_file():
             tried.append(f"{path} ({why}): no such file")
@@ -75,6 +76,7 @@ def load():
         version = built_for(path)
         if version and major_minor(version) != major_minor(torch.__version__):
             tried.append(f"{path} ({why}): built for torch {version}, this is torch {torch.__version__}")
+            other_torch = other_torch or version
             continue
         name = f"{__package__}.{MODULE}"
         loader = importlib.machinery.ExtensionFileLoader(name, str(path))
@@ -87,7 +89,12 @@ def load():
             continue
         return module, path
     where = "\n  ".join(tried) if tried else "(no candidate: not installed, no build tree)"
+    rebuild = ""
+    if other_torch:
+        rebuild = (f"\nrun under torch {other_torch.split('+')[0]}, or install smd again where this "
+                   "torch is (pip install --no-build-isolation . in smd's source tree or sdist "
+                   "builds the backend against the torch it finds); or")
     raise ImportError("smd.torch: cannot load the c10d backend extension; tried:\n  " + where +
-                      "\nbuild it with meson (meson setup build && ninja -C build: needs torch's "
+                      rebuild + "\nbuild it with meson (meson setup build && ninja -C build: needs torch's "
                       "C++ headers, Debian: libtorch-dev pybind11-dev) or set SMD_TORCH_BACKEND "
                       "to its path")
