@@ -1,0 +1,299 @@
+// Going on after a lost rank, with real processes: a rank is killed with
+// SIGKILL (never asked to leave), and the survivors revoke, agree, shrink
+// and run collectives at the new size. Ranks are forked from this test
+// (before any smd call here) and report through their exit status; the
+// test orders their steps with pipes, never with sleeps.
+#include <fcntl.h>
+#include <poll.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <smd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "free_port.h"
+
+namespace {
+
+// A rank's failure: the message on stderr, a distinct exit status.
+#define CHECK_RANK(cond, ...)                                                       \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "rank %d: check failed at line %d: %s: ", rank_, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fprintf(stderr, " (last error: %s)\n", smd_last_error());                     \
+      _exit(10);                                                                    \
+    }                                                                               \
+  } while (0)
+
+int rank_ = -1;
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe(fd) != 0) abort();
+  }
+  void put() {
+    char c = 1;
+    if (write(fd[1], &c, 1) != 1) abort();
+  }
+  // Blocks until a byte comes (or every writer closed: false).
+  bool take() {
+    char c;
+    return read(fd[0], &c, 1) == 1;
+  }
+  void close_writer() {
+    if (fd[1] >= 0) close(fd[1]);
+    fd[1] = -1;
+  }
+};
+
+// Ranks wait here before they leave: the first to leave would take the
+// store (rank 0) or its connections with it while others still work. The
+// test closes it once every rank has arrived.
+struct Leave {
+  Pipe p;
+  void wait() {
+    p.close_writer();  // the rank's own copy of the write end
+    if (p.take()) abort();
+  }
+};
+
+struct Job {
+  std::vector<pid_t> pids;
+  std::vector<int> status;  // of ranks that ended, by rank
+  Pipe arrived;  // every rank puts a byte when it reaches a step
+  Leave leave;
+  // Forks `n` ranks running body(rank); the transport and nodes from `env`.
+  void start(int n, const std::vector<std::pair<std::string, std::string>> &env,
+             bool own_nodes, const std::function<void(int)> &body) {
+    int port = smdrun::pick_free_port("127.0.0.1");
+    for (int r = 0; r < n; ++r) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        rank_ = r;
+        setenv("SMD_RANK", std::to_string(r).c_str(), 1);
+        setenv("SMD_WORLD_SIZE", std::to_string(n).c_str(), 1);
+        setenv("SMD_MASTER_ADDR", "127.0.0.1", 1);
+        setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
+        setenv("SMD_JOB_TOKEN", "elastic-test-token", 1);
+        if (own_nodes) setenv("SMD_NODE_ID", ("node" + std::to_string(r)).c_str(), 1);
+        for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+        body(r);
+        _exit(0);
+      }
+      pids.push_back(pid);
+      status.push_back(-1);
+    }
+  }
+  static int decode(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
+  // Exit status of rank r (waits for it); -SIG when killed by a signal.
+  int finish(int r) {
+    if (pids[size_t(r)] > 0) {
+      int st = 0;
+      waitpid(pids[size_t(r)], &st, 0);
+      pids[size_t(r)] = -1;
+      status[size_t(r)] = decode(st);
+    }
+    return status[size_t(r)];
+  }
+  // Reads n arrivals; false when a rank ended first (it failed: its exit
+  // status says how) or two minutes passed.
+  bool await_arrivals(int n) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (n > 0) {
+      pollfd p{arrived.fd[0], POLLIN, 0};
+      if (poll(&p, 1, 50) == 1) {
+        if (!arrived.take()) return false;
+        --n;
+        continue;
+      }
+      for (size_t r = 0; r < pids.size(); ++r) {
+        int st = 0;
+        if (pids[r] > 0 && waitpid(pids[r], &st, WNOHANG) == pids[r]) {
+          pids[r] = -1;
+          status[r] = decode(st);
+          return false;
+        }
+      }
+      if (std::chrono::steady_clock::now() > until) return false;
+    }
+    return true;
+  }
+  void kill_rank(int r) {
+    kill(pids[size_t(r)], SIGKILL);
+    finish(r);
+  }
+  ~Job() {
+    for (pid_t p : pids)
+      if (p > 0) {
+        kill(p, SIGKILL);
+        waitpid(p, nullptr, 0);
+      }
+  }
+};
+
+smd_comm_t *init_world() {
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(nullptr, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "smd_comm_init: %s", smd_result_string(rc));
+  return world;
+}
+
+// Sum of `value` over the communicator, checked against `want`.
+void expect_sum(smd_comm_t *comm, int64_t value, int64_t want) {
+  int64_t got = 0;
+  smd_result_t rc = smd_allreduce(&value, &got, 1, SMD_INT64, SMD_SUM, comm, nullptr);
+  CHECK_RANK(rc == SMD_SUCCESS, "allreduce: %s", smd_result_string(rc));
+  CHECK_RANK(got == want, "allreduce gave %lld, want %lld", (long long)got, (long long)want);
+}
+
+struct Transport {
+  const char *name;
+  std::vector<std::pair<std::string, std::string>> env;
+  bool own_nodes;
+};
+
+std::vector<Transport> transports() {
+  return {{"shm", {{"SMD_TIMEOUT", "30"}}, false},
+          {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, true}};
+}
+
+// Rank 2 of 4 is killed while the others are in an allreduce; every
+// survivor sees the loss, revokes, agrees on the failed set, shrinks to 3
+// and reduces correctly at 3.
+void survivor(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2 + 3);
+  // Killed once every rank has its result (tcp drops data that a killed
+  // peer sent but this rank had not read yet).
+  job.arrived.put();
+  if (r == 2) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED,
+             "allreduce with a killed peer ended with %s", smd_result_string(rc));
+  CHECK_RANK(smd_comm_revoke(world) == SMD_SUCCESS, "revoke");
+  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_REVOKED, "a call after revoke ended with %s", smd_result_string(rc));
+
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[4];
+  rc = smd_comm_shrink(world, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1 && old_to_new[3] == 2,
+             "old_to_new %d %d %d %d", old_to_new[0], old_to_new[1], old_to_new[2], old_to_new[3]);
+  int size = 0, me = -1, world_rank = -1;
+  smd_comm_size(shrunk, &size);
+  smd_comm_rank(shrunk, &me);
+  CHECK_RANK(size == 3 && me == old_to_new[r], "new size %d rank %d", size, me);
+  smd_comm_world_rank(shrunk, me, &world_rank);
+  CHECK_RANK(world_rank == r, "world rank %d", world_rank);
+  expect_sum(shrunk, r, 0 + 1 + 3);
+  expect_sum(shrunk, me + 1, 1 + 2 + 3);
+  // A larger reduction, so that ring or hierarchical algorithms run too.
+  std::vector<float> big(1 << 16, float(me + 1)), sum(big.size());
+  rc = smd_allreduce(big.data(), sum.data(), big.size(), SMD_FLOAT32, SMD_SUM, shrunk, nullptr);
+  CHECK_RANK(rc == SMD_SUCCESS, "big allreduce: %s", smd_result_string(rc));
+  for (float x : sum) CHECK_RANK(x == 6.0f, "big allreduce element %g", double(x));
+
+  // The survivors agree again on the old communicator: the AND of their
+  // flags (each clears its own bit) and the same failed set.
+  uint32_t flag = ~(1u << r);
+  int failed[4] = {-1, -1, -1, -1}, nfailed = -1;
+  rc = smd_comm_agree(world, &flag, failed, 4, &nfailed);
+  CHECK_RANK(rc == SMD_SUCCESS, "agree: %s", smd_result_string(rc));
+  CHECK_RANK(flag == ~((1u << 0) | (1u << 1) | (1u << 3)), "agreed flag %#x", flag);
+  CHECK_RANK(nfailed == 1 && failed[0] == 2, "agreed %d failed, first %d", nfailed, failed[0]);
+  job.arrived.put();
+  job.leave.wait();
+  CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy shrunk");
+  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy world");
+}
+
+TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Job job;
+    job.start(4, t.env, t.own_nodes, [&](int r) { survivor(r, job); });
+    ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the kill";
+    job.kill_rank(2);
+    EXPECT_EQ(job.finish(2), -SIGKILL);
+    EXPECT_TRUE(job.await_arrivals(3)) << "a survivor failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {0, 1, 3}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+// Rank 0 revokes from its main thread while another of its threads and
+// rank 1 are in an allreduce that rank 2 never joins: both end with
+// SMD_ERR_REVOKED; rank 2's first call after that ends the same way.
+// Rank 0 revokes from its main thread while another of its threads and
+// rank 1 are in an allreduce that rank 2 never joins: both end with
+// SMD_ERR_REVOKED; rank 2's first call after that ends the same way.
+void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  int64_t v = 1, out = 0;
+  if (r == 0) {
+    smd_result_t in_thread = SMD_SUCCESS;
+    std::thread t([&] { in_thread = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr); });
+    // Both peers are past the warm-up call (a revoke ends calls in flight
+    // too) and rank 1 is about to call again.
+    CHECK_RANK(stuck.take() && stuck.take(), "the peers' signals");
+    CHECK_RANK(smd_comm_revoke(world) == SMD_SUCCESS, "revoke");
+    t.join();
+    CHECK_RANK(in_thread == SMD_ERR_REVOKED, "the other thread's allreduce: %s",
+               smd_result_string(in_thread));
+    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "a later call: %s", smd_result_string(rc));
+  } else if (r == 1) {
+    stuck.put();  // the call below cannot finish without rank 2, revoked or not
+    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "allreduce on a revoked communicator: %s", smd_result_string(rc));
+    smd_result_t async = SMD_SUCCESS;
+    smd_comm_get_async_error(world, &async);
+    CHECK_RANK(async == SMD_ERR_REVOKED, "async error %s", smd_result_string(async));
+  } else {
+    stuck.put();
+    CHECK_RANK(go.take(), "the test's go");
+    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "the first call after a peer's revoke: %s", smd_result_string(rc));
+  }
+  job.arrived.put();
+  job.leave.wait();
+  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy");
+}
+
+TEST(Elastic, RevokeEndsPendingAndLaterCallsOnEveryRank) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Pipe stuck, go;
+    Job job;
+    job.start(3, t.env, t.own_nodes, [&](int r) { revoker(r, job, stuck, go); });
+    EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+    go.put();
+    EXPECT_TRUE(job.await_arrivals(1)) << "rank 2 failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+TEST(Elastic, ArgumentsAreChecked) {
+  uint32_t flag = 1;
+  int nfailed = 0;
+  EXPECT_EQ(smd_comm_revoke(nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(nullptr, &flag, nullptr, 0, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_shrink(nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(smd_result_string(SMD_ERR_REVOKED), "SMD_ERR_REVOKED");
+}
+
+}  // namespace
