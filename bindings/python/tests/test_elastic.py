@@ -1,0 +1,49 @@
+"""Surviving a lost rank (docs/ELASTIC.md): revoke, agree and shrink on a
+healthy communicator at any job size, and a job that loses a rank to
+SIGKILL and goes on at three."""
+
+import re
+
+import numpy as np
+import pytest
+
+import smd
+
+from conftest import JOBS, PYTHON, run_job, smdrun
+
+
+def test_revoke_ends_later_calls_and_shrink_keeps_everyone(world):
+    comm = world.dup()
+    comm.revoke()
+    with pytest.raises(smd.RevokedError):
+        comm.allreduce(np.ones(4, np.float32))
+    flag, failed = comm.agree(0xFFFFFFFF & ~(1 << (world.rank % 32)))
+    want = 0xFFFFFFFF
+    for r in range(world.size):
+        want &= ~(1 << (r % 32))
+    assert (flag, failed) == (want, [])
+    shrunk, old_to_new = comm.shrink()
+    try:
+        assert old_to_new == list(range(world.size))
+        assert (shrunk.size, shrunk.rank) == (world.size, world.rank)
+        out = shrunk.allreduce(np.array([world.rank], np.int64))
+        assert out[0] == world.size * (world.size - 1) // 2
+    finally:
+        shrunk.destroy()
+        comm.destroy()
+
+
+def test_agree_checks_its_flag(world):
+    with pytest.raises(smd.InvalidArgumentError):
+        world.agree(-1)
+    assert smd.Result.ERR_REVOKED.name == "ERR_REVOKED"
+
+
+def test_survivors_shrink_after_a_killed_rank(solo):
+    status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
+                           str(JOBS / "elastic_survivors.py")],
+                          env={"SMD_TIMEOUT": "60"}, timeout=120)
+    reports = re.findall(r"^\[([013])\] shrunk ok after (PeerFailureError|RevokedError): 3 ranks$",
+                         out, re.M)
+    assert sorted(r for r, _ in reports) == ["0", "1", "3"], out
+    assert status == 128 + 9, out  # smdrun: rank 2 died of SIGKILL
