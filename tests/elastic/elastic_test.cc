@@ -74,7 +74,7 @@ struct Job {
   Leave leave;
   // Forks `n` ranks running body(rank); the transport and nodes from `env`.
   void start(int n, const std::vector<std::pair<std::string, std::string>> &env,
-             bool own_nodes, const std::function<void(int)> &body) {
+             int ranks_per_node, const std::function<void(int)> &body) {
     int port = smdrun::pick_free_port("127.0.0.1");
     for (int r = 0; r < n; ++r) {
       pid_t pid = fork();
@@ -85,7 +85,8 @@ struct Job {
         setenv("SMD_MASTER_ADDR", "127.0.0.1", 1);
         setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
         setenv("SMD_JOB_TOKEN", "elastic-test-token", 1);
-        if (own_nodes) setenv("SMD_NODE_ID", ("node" + std::to_string(r)).c_str(), 1);
+        if (ranks_per_node > 0)
+          setenv("SMD_NODE_ID", ("node" + std::to_string(r / ranks_per_node)).c_str(), 1);
         for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
         body(r);
         _exit(0);
@@ -159,18 +160,21 @@ void expect_sum(smd_comm_t *comm, int64_t value, int64_t want) {
 struct Transport {
   const char *name;
   std::vector<std::pair<std::string, std::string>> env;
-  bool own_nodes;
+  int ranks_per_node;  // fake nodes as smdrun --nodes makes them; 0: one node
 };
 
+// One node (the shared-memory arena), every rank its own node over tcp,
+// and two nodes of two (hierarchical: shm inside a node, tcp between).
 std::vector<Transport> transports() {
-  return {{"shm", {{"SMD_TIMEOUT", "30"}}, false},
-          {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, true}};
+  return {{"shm", {{"SMD_TIMEOUT", "30"}}, 0},
+          {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, 1},
+          {"shm+tcp, 2 nodes", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "shm+tcp"}, {"SMD_ALGO", "allreduce=hierarchical"}}, 2}};
 }
 
 // Rank 2 of 4 is killed while the others are in an allreduce; every
 // survivor sees the loss, revokes, agrees on the failed set, shrinks to 3
 // and reduces correctly at 3.
-void survivor(int r, Job &job) {
+void survivor(int r, int ranks_per_node, Job &job) {
   smd_comm_t *world = init_world();
   expect_sum(world, r, 0 + 1 + 2 + 3);
   // Killed once every rank has its result (tcp drops data that a killed
@@ -197,6 +201,16 @@ void survivor(int r, Job &job) {
   CHECK_RANK(size == 3 && me == old_to_new[r], "new size %d rank %d", size, me);
   smd_comm_world_rank(shrunk, me, &world_rank);
   CHECK_RANK(world_rank == r, "world rank %d", world_rank);
+  // The node structure is the survivors': with two nodes of two, rank 3
+  // is alone on the second node now.
+  int nodes = 0, node = -1, local_size = 0;
+  smd_comm_node_count(shrunk, &nodes);
+  smd_comm_node_index(shrunk, &node);
+  smd_comm_local_size(shrunk, &local_size);
+  int want_nodes = ranks_per_node == 0 ? 1 : ranks_per_node == 1 ? 3 : 2;
+  int want_local = ranks_per_node == 0 ? 3 : ranks_per_node == 1 ? 1 : r == 3 ? 1 : 2;
+  CHECK_RANK(nodes == want_nodes && local_size == want_local, "%d nodes (want %d), %d local (want %d)",
+             nodes, want_nodes, local_size, want_local);
   expect_sum(shrunk, r, 0 + 1 + 3);
   expect_sum(shrunk, me + 1, 1 + 2 + 3);
   // A larger reduction, so that ring or hierarchical algorithms run too.
@@ -204,6 +218,12 @@ void survivor(int r, Job &job) {
   rc = smd_allreduce(big.data(), sum.data(), big.size(), SMD_FLOAT32, SMD_SUM, shrunk, nullptr);
   CHECK_RANK(rc == SMD_SUCCESS, "big allreduce: %s", smd_result_string(rc));
   for (float x : sum) CHECK_RANK(x == 6.0f, "big allreduce element %g", double(x));
+  if (ranks_per_node == 2) {  // the node and rail sub-communicators were built from the survivors
+    smd_comm_stats_t stats{};
+    stats.struct_size = sizeof stats;
+    smd_comm_get_stats(shrunk, &stats);
+    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s", stats.last_algorithm);
+  }
 
   // The survivors agree again on the old communicator: the AND of their
   // flags (each clears its own bit) and the same failed set.
@@ -223,7 +243,7 @@ TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
   for (const Transport &t : transports()) {
     SCOPED_TRACE(t.name);
     Job job;
-    job.start(4, t.env, t.own_nodes, [&](int r) { survivor(r, job); });
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { survivor(r, t.ranks_per_node, job); });
     ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the kill";
     job.kill_rank(2);
     EXPECT_EQ(job.finish(2), -SIGKILL);
@@ -278,7 +298,7 @@ TEST(Elastic, RevokeEndsPendingAndLaterCallsOnEveryRank) {
     SCOPED_TRACE(t.name);
     Pipe stuck, go;
     Job job;
-    job.start(3, t.env, t.own_nodes, [&](int r) { revoker(r, job, stuck, go); });
+    job.start(3, t.env, t.ranks_per_node, [&](int r) { revoker(r, job, stuck, go); });
     EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
     go.put();
     EXPECT_TRUE(job.await_arrivals(1)) << "rank 2 failed (its status below)";
