@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -251,6 +252,78 @@ TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
     job.leave.p.close_writer();
     for (int r : {0, 1, 3}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
   }
+}
+
+// Faults during recovery: rank 2 is killed, then rank 3 while the others
+// shrink (it never votes): the two left agree on both and go on at 2.
+void second_death(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2 + 3);
+  job.arrived.put();
+  if (r == 2) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  smd_comm_revoke(world);
+  job.arrived.put();
+  if (r == 3) pause();  // killed while ranks 0 and 1 shrink
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[4];
+  rc = smd_comm_shrink(world, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1 && old_to_new[3] == -1,
+             "old_to_new %d %d %d %d", old_to_new[0], old_to_new[1], old_to_new[2], old_to_new[3]);
+  expect_sum(shrunk, r + 1, 1 + 2);
+  job.arrived.put();
+  job.leave.wait();
+  smd_comm_destroy(shrunk);
+  smd_comm_destroy(world);
+}
+
+TEST(Elastic, SecondRankDyingDuringTheShrinkIsLeftOutToo) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Job job;
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { second_death(r, job); });
+    ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the first kill";
+    job.kill_rank(2);
+    ASSERT_TRUE(job.await_arrivals(3)) << "a survivor failed before the second kill";
+    job.kill_rank(3);
+    EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {0, 1}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+// The store's host (world rank 0) is killed: the survivors' shrink ends
+// with SMD_ERR_PEER_FAILURE naming the lost store, not a hang.
+void store_lost(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  job.arrived.put();
+  if (r == 0) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc != SMD_SUCCESS, "allreduce without rank 0 succeeded");
+  smd_comm_revoke(world);
+  smd_comm_t *shrunk = nullptr;
+  rc = smd_comm_shrink(world, &shrunk, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE && strstr(smd_last_error(), "store") != nullptr,
+             "shrink without the store: %s", smd_result_string(rc));
+  job.arrived.put();
+  job.leave.wait();
+  smd_comm_destroy(world);
+}
+
+TEST(Elastic, LosingTheStoresHostEndsTheShrinkWithAClearError) {
+  Transport t = transports()[0];
+  Job job;
+  job.start(3, t.env, t.ranks_per_node, [&](int r) { store_lost(r, job); });
+  ASSERT_TRUE(job.await_arrivals(3)) << "a rank failed before the kill";
+  job.kill_rank(0);
+  EXPECT_TRUE(job.await_arrivals(2)) << "rank 1 or 2 failed (its status below)";
+  job.leave.p.close_writer();
+  for (int r : {1, 2}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
 }
 
 // Rank 0 revokes from its main thread while another of its threads and
