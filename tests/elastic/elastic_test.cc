@@ -572,4 +572,35 @@ TEST(Elastic, ArgumentsAreChecked) {
   EXPECT_STREQ(smd_result_string(SMD_ERR_REVOKED), "SMD_ERR_REVOKED");
 }
 
+// A world of one (no launcher variables here): the calls' own checks, and
+// agree and shrink still working on a revoked communicator. Last: this
+// process starts smd's threads, and the tests above fork.
+TEST(Elastic, OneRankWorldAgreesAndShrinksAfterRevoke) {
+  smd_comm_t *world = nullptr;
+  ASSERT_EQ(smd_comm_init(nullptr, &world), SMD_SUCCESS) << smd_last_error();
+  uint32_t flag = 0x5a;
+  int failed[1] = {7}, nfailed = -1;
+  EXPECT_EQ(smd_comm_agree(world, &flag, failed, -1, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(world, &flag, nullptr, 1, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(world, nullptr, nullptr, 0, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_revoke(world), SMD_SUCCESS);
+  EXPECT_EQ(smd_comm_revoke(world), SMD_SUCCESS);  // twice is fine
+  int64_t v = 1, out = 0;
+  EXPECT_EQ(smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr), SMD_ERR_REVOKED);
+  smd_result_t async = SMD_SUCCESS;
+  EXPECT_EQ(smd_comm_get_async_error(world, &async), SMD_SUCCESS);
+  EXPECT_EQ(async, SMD_ERR_REVOKED);
+  ASSERT_EQ(smd_comm_agree(world, &flag, nullptr, 0, &nfailed), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(flag, 0x5au);
+  EXPECT_EQ(nfailed, 0);
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[1] = {-5};
+  ASSERT_EQ(smd_comm_shrink(world, &shrunk, old_to_new), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(old_to_new[0], 0);
+  EXPECT_EQ(smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, shrunk, nullptr), SMD_SUCCESS);
+  EXPECT_EQ(out, 1);
+  EXPECT_EQ(smd_comm_destroy(shrunk), SMD_SUCCESS);
+  EXPECT_EQ(smd_comm_destroy(world), SMD_SUCCESS);
+}
+
 }  // namespace

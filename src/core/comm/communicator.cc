@@ -44,9 +44,10 @@ void Waiter::arm() {
 }
 
 void Waiter::check() {
+  // Ended here: this rank knows how, without asking the store.
   if (comm_.aborted())
-    fail(comm_.end_code(), "%s on %s: the communicator was %s", what_, comm_.where().c_str(),
-         comm_.revoked() ? "revoked" : "aborted");
+    fail(comm_.revoked() ? SMD_ERR_REVOKED : SMD_ERR_ABORTED, "%s on %s: the communicator was %s",
+         what_, comm_.where().c_str(), comm_.revoked() ? "revoked" : "aborted");
   if (Arena *a = comm_.arena()) {
     int by = a->aborted_by();
     if (by >= 0) {
