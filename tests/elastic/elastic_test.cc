@@ -509,12 +509,14 @@ TEST(Elastic, LosingTheStoresHostEndsTheShrinkWithAClearError) {
   for (int r : {1, 2}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
 }
 
-// Rank 0 revokes from its main thread while another of its threads and
-// rank 1 are in an allreduce that rank 2 never joins: both end with
-// SMD_ERR_REVOKED; rank 2's first call after that ends the same way.
-// Rank 0 revokes from its main thread while another of its threads and
-// rank 1 are in an allreduce that rank 2 never joins: both end with
-// SMD_ERR_REVOKED; rank 2's first call after that ends the same way.
+// Rank 0 revokes from its main thread while another of its threads is in
+// an allreduce and rank 1 waits for an iallreduce that rank 2 never joins:
+// both end with SMD_ERR_REVOKED; rank 2's first call after that ends the
+// same way.
+// Rank 0 revokes from its main thread while another of its threads is in
+// an allreduce and rank 1 waits for an iallreduce that rank 2 never joins:
+// both end with SMD_ERR_REVOKED; rank 2's first call after that ends the
+// same way.
 void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
   smd_comm_t *world = init_world();
   expect_sum(world, r, 0 + 1 + 2);
@@ -532,9 +534,17 @@ void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
     smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
     CHECK_RANK(rc == SMD_ERR_REVOKED, "a later call: %s", smd_result_string(rc));
   } else if (r == 1) {
-    stuck.put();  // the call below cannot finish without rank 2, revoked or not
-    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-    CHECK_RANK(rc == SMD_ERR_REVOKED, "allreduce on a revoked communicator: %s", smd_result_string(rc));
+    // Nonblocking here: the request's wait ends with the revoke too.
+    smd_request_t *req = nullptr;
+    smd_result_t rc = smd_iallreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr, &req);
+    CHECK_RANK(rc == SMD_SUCCESS, "iallreduce: %s", smd_result_string(rc));
+    stuck.put();  // it cannot finish without rank 2, revoked or not
+    rc = smd_request_wait(req);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "iallreduce on a revoked communicator: %s", smd_result_string(rc));
+    rc = smd_request_free(req);  // returns the operation's result
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "free: %s", smd_result_string(rc));
+    rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "a later call: %s", smd_result_string(rc));
     smd_result_t async = SMD_SUCCESS;
     smd_comm_get_async_error(world, &async);
     CHECK_RANK(async == SMD_ERR_REVOKED, "async error %s", smd_result_string(async));
