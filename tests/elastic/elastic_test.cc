@@ -509,6 +509,39 @@ TEST(Elastic, LosingTheStoresHostEndsTheShrinkWithAClearError) {
   for (int r : {1, 2}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
 }
 
+// A member that is alive but later than SMD_TIMEOUT to an agreement is
+// declared failed by the others, and its own call then fails instead of
+// answering differently.
+void late_member(int r, Job &job, Pipe &go) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  uint32_t flag = 1;
+  int failed[3], nfailed = 0;
+  if (r == 2) CHECK_RANK(go.take(), "the test's go");  // after the others have agreed
+  smd_result_t rc = smd_comm_agree(world, &flag, failed, 3, &nfailed);
+  if (r == 2) {
+    CHECK_RANK(rc == SMD_ERR_PEER_FAILURE && strstr(smd_last_error(), "declared this rank failed"),
+               "a late agree: %s", smd_result_string(rc));
+  } else {
+    CHECK_RANK(rc == SMD_SUCCESS && nfailed == 1 && failed[0] == 2, "agree: %s, %d failed",
+               smd_result_string(rc), nfailed);
+  }
+  job.arrived.put();
+  job.leave.wait();
+  smd_comm_destroy(world);
+}
+
+TEST(Elastic, AMemberLaterThanTheTimeoutIsDeclaredFailedAndToldSo) {
+  Pipe go;
+  Job job;
+  job.start(3, {{"SMD_TIMEOUT", "4"}}, 0, [&](int r) { late_member(r, job, go); });
+  ASSERT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+  go.put();
+  EXPECT_TRUE(job.await_arrivals(1)) << "rank 2 failed (its status below)";
+  job.leave.p.close_writer();
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+}
+
 // Rank 0 revokes from its main thread while another of its threads is in
 // an allreduce and rank 1 waits for an iallreduce that rank 2 never joins:
 // both end with SMD_ERR_REVOKED; rank 2's first call after that ends the
