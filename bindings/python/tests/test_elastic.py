@@ -1,6 +1,6 @@
 """Surviving a lost rank (docs/ELASTIC.md): revoke, agree and shrink on a
-healthy communicator at any job size, and a job that loses a rank to
-SIGKILL and goes on at three."""
+healthy communicator at any job size, and the example whose job loses a
+rank to SIGKILL and goes on at three."""
 
 import re
 
@@ -9,7 +9,7 @@ import pytest
 
 import smd
 
-from conftest import JOBS, PYTHON, REPO, run_job, smdrun
+from conftest import PYTHON, REPO, run_job, smdrun
 
 
 def test_revoke_ends_later_calls_and_shrink_keeps_everyone(world):
@@ -39,24 +39,17 @@ def test_agree_checks_its_flag(world):
     assert smd.Result.ERR_REVOKED.name == "ERR_REVOKED"
 
 
-def test_survivors_shrink_after_a_killed_rank(solo):
-    status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
-                           str(JOBS / "elastic_survivors.py")],
-                          env={"SMD_TIMEOUT": "60"}, timeout=120)
-    reports = re.findall(r"^\[([013])\] shrunk ok after (PeerFailureError|RevokedError): 3 ranks$",
-                         out, re.M)
-    assert sorted(r for r, _ in reports) == ["0", "1", "3"], out
-    assert status == 128 + 9, out  # smdrun: rank 2 died of SIGKILL
-
-
 def test_example_train_elastic(solo):
     """examples/elastic: rank 2 of 4 dies mid-step; the survivors shrink, redo
     the step at 3 and end with the parameters of an uninterrupted run."""
     status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
                            str(REPO / "examples" / "elastic" / "train_elastic.py"), "--steps", "30"],
                           env={"SMD_TIMEOUT": "60"}, timeout=120)
-    assert len(re.findall(r"^\[[013]\] step 10: \w+Error; going on as rank [012] of 3 from step 10$",
-                          out, re.M)) == 3, out
+    # World ranks 0, 1, 3 become 0, 1, 2 (each learnt of the loss by
+    # PeerFailureError, or RevokedError when another survivor revoked first).
+    moves = re.findall(r"^\[([013])\] step 10: (?:PeerFailure|Revoked)Error; going on as rank ([012]) "
+                       r"of 3 from step 10$", out, re.M)
+    assert sorted(moves) == [("0", "0"), ("1", "1"), ("3", "2")], out
     assert "3 ranks at the end" in out and "FAIL" not in out, out
     assert out.count("elastic check passed") == 3, out
     assert status == 128 + 9, out  # smdrun reports the killed rank
