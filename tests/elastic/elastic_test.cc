@@ -144,6 +144,15 @@ struct Job {
   }
 };
 
+// A rank's end: it reports its arrival, waits for the test's leave, then
+// destroys its communicators (shrunk may be NULL).
+void arrive_and_leave(Job &job, smd_comm_t *shrunk, smd_comm_t *world) {
+  job.arrived.put();
+  job.leave.wait();
+  if (shrunk) CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy the shrunk communicator");
+  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy the world");
+}
+
 smd_comm_t *init_world() {
   smd_comm_t *world = nullptr;
   smd_result_t rc = smd_comm_init(nullptr, &world);
@@ -247,10 +256,7 @@ void survivor(int r, int ranks_per_node, Job &job) {
   CHECK_RANK(rc == SMD_SUCCESS, "agree: %s", smd_result_string(rc));
   CHECK_RANK(flag == ~((1u << 0) | (1u << 1) | (1u << 3)), "agreed flag %#x", flag);
   CHECK_RANK(nfailed == 1 && failed[0] == 2, "agreed %d failed, first %d", nfailed, failed[0]);
-  job.arrived.put();
-  job.leave.wait();
-  CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy shrunk");
-  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy world");
+  arrive_and_leave(job, shrunk, world);
 }
 
 bool plugin_built(const std::string &name) {
@@ -413,10 +419,7 @@ void rank0_lost(int r, Job &job, FileStore &store) {
   rc = smd_comm_agree(world, &flag, failed, 4, &nfailed);
   CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 1 && failed[0] == 0, "agree: %s, %d failed",
              smd_result_string(rc), nfailed);
-  job.arrived.put();
-  job.leave.wait();
-  smd_comm_destroy(shrunk);
-  smd_comm_destroy(world);
+  arrive_and_leave(job, shrunk, world);
 }
 
 TEST(Elastic, WithAnInjectedStoreLosingWorldRankZeroIsSurvivable) {
@@ -457,10 +460,7 @@ void second_death(int r, Job &job) {
   CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1 && old_to_new[3] == -1,
              "old_to_new %d %d %d %d", old_to_new[0], old_to_new[1], old_to_new[2], old_to_new[3]);
   expect_sum(shrunk, r + 1, 1 + 2);
-  job.arrived.put();
-  job.leave.wait();
-  smd_comm_destroy(shrunk);
-  smd_comm_destroy(world);
+  arrive_and_leave(job, shrunk, world);
 }
 
 TEST(Elastic, SecondRankDyingDuringTheShrinkIsLeftOutToo) {
@@ -493,9 +493,7 @@ void store_lost(int r, Job &job) {
   rc = smd_comm_shrink(world, &shrunk, nullptr);
   CHECK_RANK(rc == SMD_ERR_PEER_FAILURE && strstr(smd_last_error(), "store") != nullptr,
              "shrink without the store: %s", smd_result_string(rc));
-  job.arrived.put();
-  job.leave.wait();
-  smd_comm_destroy(world);
+  arrive_and_leave(job, nullptr, world);
 }
 
 TEST(Elastic, LosingTheStoresHostEndsTheShrinkWithAClearError) {
@@ -526,9 +524,7 @@ void late_member(int r, Job &job, Pipe &go) {
     CHECK_RANK(rc == SMD_SUCCESS && nfailed == 1 && failed[0] == 2, "agree: %s, %d failed",
                smd_result_string(rc), nfailed);
   }
-  job.arrived.put();
-  job.leave.wait();
-  smd_comm_destroy(world);
+  arrive_and_leave(job, nullptr, world);
 }
 
 TEST(Elastic, AMemberLaterThanTheTimeoutIsDeclaredFailedAndToldSo) {
@@ -587,9 +583,7 @@ void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
     smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
     CHECK_RANK(rc == SMD_ERR_REVOKED, "the first call after a peer's revoke: %s", smd_result_string(rc));
   }
-  job.arrived.put();
-  job.leave.wait();
-  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy");
+  arrive_and_leave(job, nullptr, world);
 }
 
 TEST(Elastic, RevokeEndsPendingAndLaterCallsOnEveryRank) {
