@@ -136,6 +136,9 @@ typedef enum smd_result {
   SMD_ERR_TRUNCATED = 14,
   /* A bug in smd: please report it with the message. */
   SMD_ERR_INTERNAL = 15,
+  /* smd_comm_revoke() was called on the communicator, here or on a peer:
+   * it can only be agreed on, shrunk and destroyed now. */
+  SMD_ERR_REVOKED = 16,
   /* Not a value: these make every int a valid smd_result_t value, so a bad value
    * from any language reaches smd's argument checks. */
   SMD_RESULT_RANGE_MIN_ = -2147483647 - 1,
@@ -1127,6 +1130,55 @@ SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded
  * SMD_ERR_INVALID_ARGUMENT for fd < -1. Local; the caller keeps the fd
  * open while it is set. */
 SMD_API smd_result_t smd_set_interrupt_fd(int fd);
+
+/* ---- Surviving a lost rank (docs/ELASTIC.md) ------------------------------
+ *
+ * After SMD_ERR_PEER_FAILURE the survivors can go on without restarting
+ * the job: one of them revokes the communicator (so that every survivor
+ * leaves whatever call it is in), they all shrink it, and the new
+ * communicator has the survivors only, ranked densely in their old order.
+ * All three work through the world's key-value store, never through the
+ * communicator's own traffic, so they work on a communicator that has
+ * failed, been revoked or been aborted. The store must outlive the job: the
+ * TCP store is served by world rank 0's process, so a lost rank 0 is not
+ * survivable (the survivors get SMD_ERR_PEER_FAILURE naming the store). */
+
+/* Make every pending and future call on `comm` end with SMD_ERR_REVOKED,
+ * here and on every member that can be reached (through the store), from
+ * any thread. Local and nonblocking: peers blocked in a call on `comm` leave
+ * it within about a second; a peer that has not noticed yet learns it at
+ * its next wait on `comm`. smd_comm_agree, smd_comm_shrink and
+ * smd_comm_destroy still work on a revoked communicator. Revoking twice is
+ * fine. Sub-communicators made from `comm` are not revoked. */
+SMD_API smd_result_t smd_comm_revoke(smd_comm_t *comm);
+
+/* Collective over the survivors of `comm` (every member that has not
+ * failed calls it, the same number of times): they agree on the bitwise
+ * AND of their *flag values and on the set of members that failed, even
+ * when members fail during the agreement. On return *flag is the AND and
+ * failed[0..min(*nfailed, failed_capacity)) the failed members' ranks in
+ * `comm`, ascending; *nfailed is their count (pass failed_capacity =
+ * the communicator's size to get them all; failed may be NULL when
+ * failed_capacity is 0). A member is failed when the store saw its
+ * process die, a transport lost it, an earlier agreement on `comm` found
+ * it failed, or it did not arrive within SMD_TIMEOUT; a member that
+ * arrives after the others declared it failed gets
+ * SMD_ERR_PEER_FAILURE instead of a result. Every survivor gets the same
+ * result. Errors: SMD_ERR_PEER_FAILURE (the store is gone, or this rank
+ * was declared failed), SMD_ERR_TIMEOUT (a member died between the two
+ * store operations of its vote: call it again). */
+SMD_API smd_result_t smd_comm_agree(smd_comm_t *comm, uint32_t *flag, int *failed,
+                                    int failed_capacity, int *nfailed);
+
+/* Collective over the survivors of `comm`: agree on the failed members
+ * (as smd_comm_agree) and form *newcomm from the others, ranked in their
+ * order in `comm`, with its node and rail structure computed afresh.
+ * old_to_new (may be NULL) gets comm's size entries: the new rank of each
+ * old rank, -1 for a failed one. `comm` is left as it was (revoke and
+ * destroy it). A member that fails while the new communicator forms makes
+ * the survivors' shrink fail with SMD_ERR_PEER_FAILURE; shrink `comm`
+ * again. */
+SMD_API smd_result_t smd_comm_shrink(smd_comm_t *comm, smd_comm_t **newcomm, int *old_to_new);
 
 #ifdef __cplusplus
 } /* extern "C" */

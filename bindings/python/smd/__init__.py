@@ -52,3 +52,5 @@ __all__ = [
 ]
 __all__ += ["group"]  # group calls: smd/group_calls.py
 __all__ += ["ShardedParameters"]  # sharded data parallelism: smd/sharded.py
+from .errors import RevokedError  # noqa: E402
+__all__ += ["RevokedError"]  # surviving a lost rank: docs/ELASTIC.md

@@ -273,6 +273,37 @@ class Comm(RootedCalls, VCollectives):
         if handle is not None:
             lib.smd_comm_abort(handle)
 
+    # -- surviving a lost rank (docs/ELASTIC.md) ------------------------------
+
+    def revoke(self) -> None:
+        """Make every pending and future call on this communicator raise
+        RevokedError, here and on every member that can be reached; from any
+        thread. agree(), shrink() and destroy() still work afterwards."""
+        check(lib.smd_comm_revoke(self._live()))
+
+    def agree(self, flag: int = 1) -> Tuple[int, list[int]]:
+        """Collective over the survivors: returns the bitwise AND of their
+        `flag` values (unsigned 32-bit) and the ranks of this communicator
+        that failed, ascending; every survivor gets the same answer, even
+        when members fail during the call."""
+        if not 0 <= int(flag) <= 0xFFFFFFFF:
+            raise InvalidArgumentError(f"flag {flag} is not an unsigned 32-bit value")
+        io = ffi.new("uint32_t *", int(flag))
+        failed = ffi.new("int[]", self.size)
+        nfailed = ffi.new("int *")
+        check(lib.smd_comm_agree(self._live(), io, failed, self.size, nfailed))
+        return int(io[0]), [int(failed[i]) for i in range(min(nfailed[0], self.size))]
+
+    def shrink(self) -> Tuple["Comm", list[int]]:
+        """Collective over the survivors: a new communicator of the members
+        that have not failed, ranked in their order here, and the list
+        that maps each rank here to its new rank (-1 for a failed one).
+        This communicator stays as it is (revoke and destroy it)."""
+        out = ffi.new("smd_comm_t **")
+        old_to_new = ffi.new("int[]", self.size)
+        check(lib.smd_comm_shrink(self._live(), out, old_to_new))
+        return Comm(out[0], interruptible=self.interruptible), list(old_to_new)
+
     def destroy(self) -> None:
         """Release the communicator (local, not collective). Its pending
         requests are waited for first (interruptibly; they stay usable).

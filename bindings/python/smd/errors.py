@@ -124,11 +124,18 @@ class InternalError(Error):
     default_code = "ERR_INTERNAL"
 
 
+class RevokedError(Error):
+    """The communicator was revoked, here or by a peer (SMD_ERR_REVOKED): it
+    can still be agreed on, shrunk and destroyed (docs/ELASTIC.md)."""
+    default_code = "ERR_REVOKED"
+
+
 _CLASSES: Dict[int, Type[Error]] = {
     Result[cls.default_code]: cls
     for cls in (InvalidArgumentError, InvalidUsageError, NoMemoryError, TimeoutError,
                 PeerFailureError, AbortedError, MismatchError, TransportError, PluginError,
-                NotSupportedError, SystemCallError, BootstrapError, TruncatedError, InternalError)
+                NotSupportedError, SystemCallError, BootstrapError, TruncatedError, InternalError,
+                RevokedError)
 }
 
 

@@ -119,7 +119,7 @@ SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm, smd_result_t *er
   return guarded("smd_comm_get_async_error", [&] {
     require_out(error, "error");
     auto c = comm_of(comm);
-    *error = c->aborted() ? SMD_ERR_ABORTED : c->async_error();
+    *error = c->revoked() ? SMD_ERR_REVOKED : c->aborted() ? SMD_ERR_ABORTED : c->async_error();
   });
 }
 

@@ -28,6 +28,7 @@ SMD_API const char *smd_result_string(smd_result_t result) {
     case SMD_ERR_BOOTSTRAP: return "SMD_ERR_BOOTSTRAP";
     case SMD_ERR_TRUNCATED: return "SMD_ERR_TRUNCATED";
     case SMD_ERR_INTERNAL: return "SMD_ERR_INTERNAL";
+    case SMD_ERR_REVOKED: return "SMD_ERR_REVOKED";
     default: break;
   }
   return "SMD_ERR_UNKNOWN";

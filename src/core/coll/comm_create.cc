@@ -112,6 +112,11 @@ std::shared_ptr<Comm> split_comm(Comm &parent, int color, int key) {
   return finish(parent.ctx_ptr(), id, std::move(members), my_index);
 }
 
+std::shared_ptr<Comm> create_comm_with_members(std::shared_ptr<Context> ctx, uint32_t id,
+                                               std::vector<int> members, int my_index) {
+  return finish(std::move(ctx), id, std::move(members), my_index);
+}
+
 std::shared_ptr<Comm> create_group_comm(Comm &parent, const int *ranks, int n) {
   std::vector<int> members;
   int my_index = -1;

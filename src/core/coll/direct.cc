@@ -85,8 +85,11 @@ OpDesc desc_of(const CollArgs &a, uint64_t round) {
 void fail_if_aborted(Comm &c, const char *what) {
   if (!c.arena()->any_aborted()) return;
   int by = c.arena()->aborted_by();
-  if (by >= 0)
-    fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what, c.where().c_str(), by);
+  if (by >= 0) {
+    smd_result_t code = c.end_code();
+    fail(code, "%s on %s: rank %d %s the communicator", what, c.where().c_str(), by,
+         code == SMD_ERR_REVOKED ? "revoked" : "aborted");
+  }
 }
 
 void describe_pending(Comm &c, Waiter &w) {

@@ -44,12 +44,17 @@ void Waiter::arm() {
 }
 
 void Waiter::check() {
+  // Ended here: this rank knows how, without asking the store.
   if (comm_.aborted())
-    fail(SMD_ERR_ABORTED, "%s on %s: the communicator was aborted", what_, comm_.where().c_str());
+    fail(comm_.revoked() ? SMD_ERR_REVOKED : SMD_ERR_ABORTED, "%s on %s: the communicator was %s",
+         what_, comm_.where().c_str(), comm_.revoked() ? "revoked" : "aborted");
   if (Arena *a = comm_.arena()) {
     int by = a->aborted_by();
-    if (by >= 0)
-      fail(SMD_ERR_ABORTED, "%s on %s: rank %d aborted the communicator", what_, comm_.where().c_str(), by);
+    if (by >= 0) {
+      smd_result_t code = comm_.end_code();
+      fail(code, "%s on %s: rank %d %s the communicator", what_, comm_.where().c_str(), by,
+           code == SMD_ERR_REVOKED ? "revoked" : "aborted");
+    }
   }
   if (WaitHook *hook = comm_.wait_hook()) hook->poll();
   int64_t now = now_ns();
@@ -83,7 +88,15 @@ void Waiter::check() {
   // Peers are checked only when one wait has lasted long: healthy waits are short.
   if (backoff_.elapsed_ns() > 100 * 1000000LL && now >= next_health_ns_) {
     next_health_ns_ = now + 200 * 1000000LL;
-    comm_.ctx().check_health(comm_.health_members(), comm_.abort_key(), what_);
+    try {
+      comm_.ctx().check_health(comm_.health_members(), comm_.abort_key(), what_);
+    } catch (const Error &e) {
+      // Later calls here fail at once with the same code, as on the rank
+      // that revoked.
+      if (e.code() == SMD_ERR_REVOKED)
+        for (Comm *c = &comm_; c != nullptr; c = c->parent_) c->revoke_local();
+      throw;
+    }
   }
 }
 
@@ -403,6 +416,7 @@ std::vector<Bytes> Comm::exchange(const Bytes &mine, TagKind kind, uint32_t comm
 }
 
 void Comm::check_usable() const {
+  if (revoked()) fail(SMD_ERR_REVOKED, "%s: the communicator was revoked", where().c_str());
   if (aborted())
     fail(SMD_ERR_ABORTED, "%s: the communicator was aborted", where().c_str());
   if (poisoned_.load(std::memory_order_acquire)) {
@@ -421,6 +435,21 @@ bool Comm::poison(smd_result_t code, const std::string &message) {
   }
   for (auto &child : children()) child->poison(code, message);
   return true;
+}
+
+void Comm::revoke_local() {
+  revoked_.store(true, std::memory_order_relaxed);
+  for (auto &child : children()) child->revoke_local();
+  abort_local();
+}
+
+smd_result_t Comm::end_code() {
+  if (revoked()) return SMD_ERR_REVOKED;
+  if (ctx_->revoke_announced(abort_key_)) {
+    revoke_local();
+    return SMD_ERR_REVOKED;
+  }
+  return SMD_ERR_ABORTED;
 }
 
 void Comm::abort_local() {

@@ -221,6 +221,18 @@ class Comm : public std::enable_shared_from_this<Comm> {
   smd_result_t async_error() const { return poisoned_.load() ? poison_code_ : SMD_SUCCESS; }
   void abort_local();
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  // smd_comm_revoke: an abort whose calls end with SMD_ERR_REVOKED.
+  void revoke_local();
+  bool revoked() const { return revoked_.load(std::memory_order_relaxed); }
+  // The code of a call that ends because this communicator was ended here
+  // or by a peer: SMD_ERR_REVOKED once a revoke is known (asking the store
+  // when a peer's abort mark is all there is), else SMD_ERR_ABORTED.
+  smd_result_t end_code();
+
+  // Agreements among survivors (core/elastic): how many ran on this
+  // communicator, and the world ranks they found failed.
+  uint32_t next_agreement() { return agreements_++; }
+  std::vector<int> &agreed_failed() { return agreed_failed_; }
 
   // Wake threads of this rank sleeping in waits of this communicator.
   void wake_local();
@@ -253,6 +265,9 @@ class Comm : public std::enable_shared_from_this<Comm> {
   Comm *parent_ = nullptr;  // the communicator that adopted this one
   std::unique_ptr<FlightRecorder> flight_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> revoked_{false};
+  uint32_t agreements_ = 0;
+  std::vector<int> agreed_failed_;
   std::atomic<bool> poisoned_{false};
   smd_result_t poison_code_ = SMD_SUCCESS;
   std::string poison_message_;

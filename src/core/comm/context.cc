@@ -424,11 +424,12 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
   std::string announced;
   try {
     failed = store_->failed_ranks();
-    if (!abort_key.empty() && store_->add(abort_key, 0) > 0)
-      fail(SMD_ERR_ABORTED, "%s: a peer aborted the communicator", what);
+    int64_t ended = abort_key.empty() ? 0 : store_->add(abort_key, 0);
+    if (ended >= kRevokeMark) fail(SMD_ERR_REVOKED, "%s: a peer revoked the communicator", what);
+    if (ended > 0) fail(SMD_ERR_ABORTED, "%s: a peer aborted the communicator", what);
     announced = read_failure(abort_key);
   } catch (const Error &e) {
-    if (e.code() == SMD_ERR_ABORTED) throw;
+    if (e.code() == SMD_ERR_ABORTED || e.code() == SMD_ERR_REVOKED) throw;
     if (tcp_ && rank_ != 0)
       fail(SMD_ERR_PEER_FAILURE, "%s: lost the store served by %s (%s)", what,
            describe_rank(0).c_str(), e.what());
@@ -455,6 +456,32 @@ std::string Context::read_failure(const std::string &abort_key) {
   if (!present || present->empty() || !(*present)[0]) return {};
   Bytes b = store_->get(key, Deadline::after_ms(timeout_ms_ > 0 ? timeout_ms_ : 1000));
   return std::string(b.begin(), b.end());
+}
+
+void Context::announce_revoke(const std::string &abort_key) {
+  if (!store_) return;
+  try {
+    store_->add(abort_key, kRevokeMark);
+  } catch (const Error &e) {
+    SMD_TRACE("store", "announcing a revoke: %s", e.what());
+  }
+}
+
+bool Context::revoke_announced(const std::string &abort_key) {
+  if (!store_) return false;
+  try {
+    return store_->add(abort_key, 0) >= kRevokeMark;
+  } catch (const Error &e) {
+    SMD_TRACE("store", "reading a revoke: %s", e.what());
+    return false;
+  }
+}
+
+bool Context::transport_sees_alive(int peer) {
+  if (peer < 0 || peer >= static_cast<int>(peers_.size()) || peer == rank_) return true;
+  Peer &p = peers_[peer];
+  void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE);
+  return !ep || p.transport->peer_alive(ep);
 }
 
 void Context::announce_abort(const std::string &abort_key) {

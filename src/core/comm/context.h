@@ -24,6 +24,9 @@ namespace smd {
 // Ids one communicator reserves: its own, then its hierarchy's node and
 // rail communicators' (coll/hierarchy.cc).
 constexpr uint32_t kCommIdBlock = 3;
+// What a revoke adds to a communicator's abort counter in the store (an
+// abort adds 1): counts at or above it mean revoked.
+constexpr int64_t kRevokeMark = int64_t(1) << 32;
 
 class TcpRendezvous;
 
@@ -90,6 +93,13 @@ class Context {
                     const char *what);
   // Tell peers that the communicator with this key was aborted.
   void announce_abort(const std::string &abort_key);
+  // Tell peers that it was revoked (an abort mark of its own weight, so one
+  // store read tells the two apart), and whether a peer did.
+  void announce_revoke(const std::string &abort_key);
+  bool revoke_announced(const std::string &abort_key);
+  // False once a transport lost world rank `peer` (a connected endpoint
+  // that reports it gone); true when not connected yet.
+  bool transport_sees_alive(int peer);
   // Tell peers that a collective on the communicator with this key failed
   // here: their waits on it end with the same code and this message
   // (check_health reads it) instead of at SMD_TIMEOUT. The first

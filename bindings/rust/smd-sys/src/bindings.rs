@@ -62,6 +62,9 @@ impl smd_result {
     pub const SMD_ERR_INTERNAL: smd_result = smd_result(15);
 }
 impl smd_result {
+    pub const SMD_ERR_REVOKED: smd_result = smd_result(16);
+}
+impl smd_result {
     pub const SMD_RESULT_RANGE_MIN_: smd_result = smd_result(-2147483648);
 }
 impl smd_result {
@@ -2472,4 +2475,23 @@ extern "C" {
 }
 extern "C" {
     pub fn smd_set_interrupt_fd(fd: ::std::os::raw::c_int) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_revoke(comm: *mut smd_comm_t) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_agree(
+        comm: *mut smd_comm_t,
+        flag: *mut u32,
+        failed: *mut ::std::os::raw::c_int,
+        failed_capacity: ::std::os::raw::c_int,
+        nfailed: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_shrink(
+        comm: *mut smd_comm_t,
+        newcomm: *mut *mut smd_comm_t,
+        old_to_new: *mut ::std::os::raw::c_int,
+    ) -> smd_result_t;
 }

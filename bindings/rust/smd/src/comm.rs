@@ -347,6 +347,60 @@ impl Communicator {
         check(unsafe { sys::smd_comm_abort(self.as_raw()) })
     }
 
+    /// Make every pending and future call on this communicator fail with
+    /// [`ErrorCode::Revoked`], here and on every member that can be
+    /// reached; from any thread. [`agree`](Self::agree),
+    /// [`shrink`](Self::shrink) and dropping still work (docs/ELASTIC.md).
+    pub fn revoke(&self) -> Result<()> {
+        // SAFETY: live communicator.
+        check(unsafe { sys::smd_comm_revoke(self.as_raw()) })
+    }
+
+    /// Collective over the survivors: the bitwise AND of their `flag`s and
+    /// the ranks of this communicator that failed, ascending; every
+    /// survivor gets the same answer, even when members fail during it.
+    pub fn agree(&self, flag: u32) -> Result<(u32, Vec<usize>)> {
+        let mut flag = flag;
+        let mut failed: Vec<c_int> = vec![0; self.size()];
+        let mut nfailed: c_int = 0;
+        let capacity = to_c_int(self.size(), "size")?;
+        // SAFETY: live communicator; `failed` holds `capacity` ints.
+        check(unsafe {
+            sys::smd_comm_agree(
+                self.as_raw(),
+                &mut flag,
+                failed.as_mut_ptr(),
+                capacity,
+                &mut nfailed,
+            )
+        })?;
+        failed.truncate(to_usize(nfailed, "nfailed")?.min(self.size()));
+        let failed = failed
+            .into_iter()
+            .map(|r| to_usize(r, "failed rank"))
+            .collect::<Result<_>>()?;
+        Ok((flag, failed))
+    }
+
+    /// Collective over the survivors: a new communicator of the members that
+    /// have not failed, ranked in their order here, and for each rank here
+    /// its new rank (`None` for a failed one). This communicator stays as
+    /// it is (revoke and drop it).
+    pub fn shrink(&self) -> Result<(Communicator, Vec<Option<usize>>)> {
+        let mut raw = ptr::null_mut();
+        let mut old_to_new: Vec<c_int> = vec![-1; self.size()];
+        // SAFETY: live communicator, valid out-pointer, `old_to_new` holds size() ints.
+        check(unsafe { sys::smd_comm_shrink(self.as_raw(), &mut raw, old_to_new.as_mut_ptr()) })?;
+        let comm = Communicator::adopt(raw)?;
+        Ok((
+            comm,
+            old_to_new
+                .into_iter()
+                .map(|r| usize::try_from(r).ok())
+                .collect(),
+        ))
+    }
+
     /// The background failure of this communicator, if any (a peer died
     /// while no call was waiting on it, an abort).
     ///

@@ -55,6 +55,8 @@ pub enum ErrorCode {
     Truncated,
     /// `SMD_ERR_INTERNAL`: a bug in smd.
     Internal,
+    /// `SMD_ERR_REVOKED`: the communicator was revoked, here or by a peer.
+    Revoked,
     /// A code this binding has no name for: one that a newer libsmd added
     /// (or `SMD_IN_PROGRESS` where an operation cannot be in progress).
     Unknown(i32),
@@ -85,6 +87,7 @@ impl ErrorCode {
             R::SMD_ERR_BOOTSTRAP => ErrorCode::Bootstrap,
             R::SMD_ERR_TRUNCATED => ErrorCode::Truncated,
             R::SMD_ERR_INTERNAL => ErrorCode::Internal,
+            R::SMD_ERR_REVOKED => ErrorCode::Revoked,
             R(other) => ErrorCode::Unknown(other),
         })
     }
@@ -112,6 +115,7 @@ impl ErrorCode {
             ErrorCode::Bootstrap => R::SMD_ERR_BOOTSTRAP,
             ErrorCode::Truncated => R::SMD_ERR_TRUNCATED,
             ErrorCode::Internal => R::SMD_ERR_INTERNAL,
+            ErrorCode::Revoked => R::SMD_ERR_REVOKED,
             ErrorCode::Unknown(raw) => R(raw),
         }
     }

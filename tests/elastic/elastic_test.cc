@@ -1,0 +1,643 @@
+// Going on after a lost rank, with real processes: a rank is killed with
+// SIGKILL (never asked to leave), and the survivors revoke, agree, shrink
+// and run collectives at the new size. Ranks are forked from this test
+// (before any smd call here) and report through their exit status; the
+// test orders their steps with pipes, never with sleeps.
+#include <fcntl.h>
+#include <poll.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <smd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "free_port.h"
+
+namespace {
+
+// A rank's failure: the message on stderr, a distinct exit status.
+#define CHECK_RANK(cond, ...)                                                       \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "rank %d: check failed at line %d: %s: ", rank_, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fprintf(stderr, " (last error: %s)\n", smd_last_error());                     \
+      _exit(10);                                                                    \
+    }                                                                               \
+  } while (0)
+
+int rank_ = -1;
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe(fd) != 0) abort();
+  }
+  void put() {
+    char c = 1;
+    if (write(fd[1], &c, 1) != 1) abort();
+  }
+  // Blocks until a byte comes (or every writer closed: false).
+  bool take() {
+    char c;
+    return read(fd[0], &c, 1) == 1;
+  }
+  void close_writer() {
+    if (fd[1] >= 0) close(fd[1]);
+    fd[1] = -1;
+  }
+};
+
+// Ranks wait here before they leave: the first to leave would take the
+// store (rank 0) or its connections with it while others still work. The
+// test closes it once every rank has arrived.
+struct Leave {
+  Pipe p;
+  void wait() {
+    p.close_writer();  // the rank's own copy of the write end
+    if (p.take()) abort();
+  }
+};
+
+struct Job {
+  std::vector<pid_t> pids;
+  std::vector<int> status;  // of ranks that ended, by rank
+  Pipe arrived;  // every rank puts a byte when it reaches a step
+  Leave leave;
+  // Forks `n` ranks running body(rank); the transport and nodes from `env`.
+  void start(int n, const std::vector<std::pair<std::string, std::string>> &env,
+             int ranks_per_node, const std::function<void(int)> &body) {
+    int port = smdrun::pick_free_port("127.0.0.1");
+    for (int r = 0; r < n; ++r) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        rank_ = r;
+        setenv("SMD_RANK", std::to_string(r).c_str(), 1);
+        setenv("SMD_WORLD_SIZE", std::to_string(n).c_str(), 1);
+        setenv("SMD_MASTER_ADDR", "127.0.0.1", 1);
+        setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
+        setenv("SMD_JOB_TOKEN", "elastic-test-token", 1);
+        if (ranks_per_node > 0)
+          setenv("SMD_NODE_ID", ("node" + std::to_string(r / ranks_per_node)).c_str(), 1);
+        for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+        body(r);
+        _exit(0);
+      }
+      pids.push_back(pid);
+      status.push_back(-1);
+    }
+  }
+  static int decode(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
+  // Exit status of rank r (waits for it); -SIG when killed by a signal.
+  int finish(int r) {
+    if (pids[size_t(r)] > 0) {
+      int st = 0;
+      waitpid(pids[size_t(r)], &st, 0);
+      pids[size_t(r)] = -1;
+      status[size_t(r)] = decode(st);
+    }
+    return status[size_t(r)];
+  }
+  // Reads n arrivals; false when a rank ended first (it failed: its exit
+  // status says how) or two minutes passed.
+  bool await_arrivals(int n) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (n > 0) {
+      pollfd p{arrived.fd[0], POLLIN, 0};
+      if (poll(&p, 1, 50) == 1) {
+        if (!arrived.take()) return false;
+        --n;
+        continue;
+      }
+      for (size_t r = 0; r < pids.size(); ++r) {
+        int st = 0;
+        if (pids[r] > 0 && waitpid(pids[r], &st, WNOHANG) == pids[r]) {
+          pids[r] = -1;
+          status[r] = decode(st);
+          return false;
+        }
+      }
+      if (std::chrono::steady_clock::now() > until) return false;
+    }
+    return true;
+  }
+  void kill_rank(int r) {
+    kill(pids[size_t(r)], SIGKILL);
+    finish(r);
+  }
+  ~Job() {
+    for (pid_t p : pids)
+      if (p > 0) {
+        kill(p, SIGKILL);
+        waitpid(p, nullptr, 0);
+      }
+  }
+};
+
+// A rank's end: it reports its arrival, waits for the test's leave, then
+// destroys its communicators (shrunk may be NULL).
+void arrive_and_leave(Job &job, smd_comm_t *shrunk, smd_comm_t *world) {
+  job.arrived.put();
+  job.leave.wait();
+  if (shrunk) CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy the shrunk communicator");
+  CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy the world");
+}
+
+smd_comm_t *init_world() {
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(nullptr, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "smd_comm_init: %s", smd_result_string(rc));
+  return world;
+}
+
+// Sum of `value` over the communicator, checked against `want`.
+void expect_sum(smd_comm_t *comm, int64_t value, int64_t want) {
+  int64_t got = 0;
+  smd_result_t rc = smd_allreduce(&value, &got, 1, SMD_INT64, SMD_SUM, comm, nullptr);
+  CHECK_RANK(rc == SMD_SUCCESS, "allreduce: %s", smd_result_string(rc));
+  CHECK_RANK(got == want, "allreduce gave %lld, want %lld", (long long)got, (long long)want);
+}
+
+struct Transport {
+  const char *name;
+  std::vector<std::pair<std::string, std::string>> env;
+  int ranks_per_node;  // fake nodes as smdrun --nodes makes them; 0: one node
+};
+
+// One node (the shared-memory arena), every rank its own node over tcp,
+// and two nodes of two (hierarchical: shm inside a node, tcp between).
+std::vector<Transport> transports() {
+  return {{"shm", {{"SMD_TIMEOUT", "30"}}, 0},
+          {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, 1},
+          {"shm+tcp, 2 nodes", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "shm+tcp"}, {"SMD_ALGO", "allreduce=hierarchical"}}, 2}};
+}
+
+// Rank 2 of 4 is killed while the others are in an allreduce; every
+// survivor sees the loss, revokes, agrees on the failed set, shrinks to 3
+// and reduces correctly at 3.
+void survivor(int r, int ranks_per_node, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2 + 3);
+  // Killed once every rank has its result (tcp drops data that a killed
+  // peer sent but this rank had not read yet).
+  job.arrived.put();
+  if (r == 2) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED,
+             "allreduce with a killed peer ended with %s", smd_result_string(rc));
+  CHECK_RANK(smd_comm_revoke(world) == SMD_SUCCESS, "revoke");
+  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_REVOKED, "a call after revoke ended with %s", smd_result_string(rc));
+
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[4];
+  rc = smd_comm_shrink(world, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1 && old_to_new[3] == 2,
+             "old_to_new %d %d %d %d", old_to_new[0], old_to_new[1], old_to_new[2], old_to_new[3]);
+  int size = 0, me = -1, world_rank = -1;
+  smd_comm_size(shrunk, &size);
+  smd_comm_rank(shrunk, &me);
+  CHECK_RANK(size == 3 && me == old_to_new[r], "new size %d rank %d", size, me);
+  smd_comm_world_rank(shrunk, me, &world_rank);
+  CHECK_RANK(world_rank == r, "world rank %d", world_rank);
+  // The node structure is the survivors': with two nodes of two, rank 3
+  // is alone on the second node now.
+  int nodes = 0, node = -1, local_size = 0;
+  smd_comm_node_count(shrunk, &nodes);
+  smd_comm_node_index(shrunk, &node);
+  smd_comm_local_size(shrunk, &local_size);
+  int want_nodes = ranks_per_node == 0 ? 1 : ranks_per_node == 1 ? 3 : 2;
+  int want_local = ranks_per_node == 0 ? 3 : ranks_per_node == 1 ? 1 : r == 3 ? 1 : 2;
+  CHECK_RANK(nodes == want_nodes && local_size == want_local, "%d nodes (want %d), %d local (want %d)",
+             nodes, want_nodes, local_size, want_local);
+  expect_sum(shrunk, r, 0 + 1 + 3);
+  expect_sum(shrunk, me + 1, 1 + 2 + 3);
+  // A larger reduction, so that ring or hierarchical algorithms run too.
+  std::vector<float> big(1 << 16, float(me + 1)), sum(big.size());
+  rc = smd_allreduce(big.data(), sum.data(), big.size(), SMD_FLOAT32, SMD_SUM, shrunk, nullptr);
+  CHECK_RANK(rc == SMD_SUCCESS, "big allreduce: %s", smd_result_string(rc));
+  for (float x : sum) CHECK_RANK(x == 6.0f, "big allreduce element %g", double(x));
+  if (ranks_per_node == 2) {  // the node and rail sub-communicators were built from the survivors
+    smd_comm_stats_t stats{};
+    stats.struct_size = sizeof stats;
+    smd_comm_get_stats(shrunk, &stats);
+    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s", stats.last_algorithm);
+  }
+
+  // Rank groups (dp, tp, pp, ...) form on the shrunk communicator as on a
+  // world: 3 ranks, tp = pp = 1, so dp has all three.
+  smd_groups_config_t cfg = SMD_GROUPS_CONFIG_INIT;
+  smd_groups_t *groups = nullptr;
+  rc = smd_groups_create(shrunk, &cfg, &groups);
+  CHECK_RANK(rc == SMD_SUCCESS, "groups on the shrunk communicator: %s", smd_result_string(rc));
+  smd_comm_t *dp = nullptr;
+  rc = smd_groups_comm(groups, SMD_GROUP_DP, &dp);
+  CHECK_RANK(rc == SMD_SUCCESS, "dp: %s", smd_result_string(rc));
+  expect_sum(dp, r, 0 + 1 + 3);
+  CHECK_RANK(smd_groups_destroy(groups) == SMD_SUCCESS, "destroy groups");
+
+  // The survivors agree again on the old communicator: the AND of their
+  // flags (each clears its own bit) and the same failed set.
+  uint32_t flag = ~(1u << r);
+  int failed[4] = {-1, -1, -1, -1}, nfailed = -1;
+  rc = smd_comm_agree(world, &flag, failed, 4, &nfailed);
+  CHECK_RANK(rc == SMD_SUCCESS, "agree: %s", smd_result_string(rc));
+  CHECK_RANK(flag == ~((1u << 0) | (1u << 1) | (1u << 3)), "agreed flag %#x", flag);
+  CHECK_RANK(nfailed == 1 && failed[0] == 2, "agreed %d failed, first %d", nfailed, failed[0]);
+  arrive_and_leave(job, shrunk, world);
+}
+
+bool plugin_built(const std::string &name) {
+  std::string path = getenv("SMD_PLUGIN_PATH") ? getenv("SMD_PLUGIN_PATH") : "";
+  for (size_t i = 0; i <= path.size();) {
+    size_t end = path.find(':', i);
+    if (end == std::string::npos) end = path.size();
+    if (access((path.substr(i, end - i) + "/libsmd-transport-" + name + ".so").c_str(), R_OK) == 0)
+      return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+// transports() and, where built, the ucx and efa plugins (over TCP
+// sockets: UCX_TLS=tcp, libfabric's tcp provider), every rank its own node.
+std::vector<Transport> with_network_plugins() {
+  std::vector<Transport> all = transports();
+  for (const char *name : {"ucx", "efa"})
+    if (plugin_built(name))
+      all.push_back({name,
+                     {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", name}, {"UCX_TLS", "tcp"},
+                      {"SMD_EFA_PROVIDER", "tcp;ofi_rxm"}},
+                     1});
+  return all;
+}
+
+TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
+  for (const Transport &t : with_network_plugins()) {
+    SCOPED_TRACE(t.name);
+    Job job;
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { survivor(r, t.ranks_per_node, job); });
+    ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the kill";
+    job.kill_rank(2);
+    EXPECT_EQ(job.finish(2), -SIGKILL);
+    EXPECT_TRUE(job.await_arrivals(3)) << "a survivor failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {0, 1, 3}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+// A store shared by the ranks through files in a directory, injected
+// through smd_store_ops_t: it outlives any rank (so losing world rank 0 is
+// survivable) and, like most framework stores, cannot say which keys exist
+// or which ranks died (agreement then reads slots with short waits and
+// learns of deaths from the transports).
+struct FileStore {
+  std::string dir;
+
+  std::string path(const char *key) const {
+    std::string p = dir + "/";
+    for (const char *c = key; *c; ++c) {
+      char hex[3];
+      snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(*c));
+      p += hex;
+    }
+    return p;
+  }
+  static FileStore &of(void *user) { return *static_cast<FileStore *>(user); }
+  static bool write_file(const std::string &path, const void *value, size_t size) {
+    std::string tmp = path + ".tmp" + std::to_string(getpid());
+    FILE *f = fopen(tmp.c_str(), "wb");
+    if (!f) return false;
+    bool ok = fwrite(value, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp.c_str(), path.c_str()) == 0;  // readers see all of it or nothing
+  }
+  static bool read_file(const std::string &path, std::string *out) {
+    FILE *f = fopen(path.c_str(), "rb");
+    if (!f) return false;
+    char buf[4096];
+    size_t n;
+    out->clear();
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+    fclose(f);
+    return true;
+  }
+  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *error,
+                          size_t error_size) {
+    if (write_file(of(user).path(key), value, size)) return SMD_SUCCESS;
+    snprintf(error, error_size, "cannot write key %s", key);
+    return SMD_ERR_SYSTEM;
+  }
+  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
+                          size_t *size, char *error, size_t error_size) {
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    std::string got;
+    while (!read_file(of(user).path(key), &got)) {
+      if (std::chrono::steady_clock::now() >= until) {
+        snprintf(error, error_size, "no key %s", key);
+        return SMD_ERR_TIMEOUT;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // polling a file, not deciding
+    }
+    *size = got.size();
+    *value = malloc(got.size() ? got.size() : 1);
+    memcpy(*value, got.data(), got.size());
+    return SMD_SUCCESS;
+  }
+  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
+                          char *error, size_t error_size) {
+    FileStore &s = of(user);
+    int lock = open((s.dir + "/lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+      snprintf(error, error_size, "cannot lock the store");
+      if (lock >= 0) close(lock);
+      return SMD_ERR_SYSTEM;
+    }
+    std::string path = s.path(key), text;
+    int64_t v = read_file(path, &text) ? strtoll(text.c_str(), nullptr, 10) : 0;
+    v += delta;
+    text = std::to_string(v);
+    bool ok = write_file(path, text.data(), text.size());
+    close(lock);  // releases the lock
+    if (!ok) {
+      snprintf(error, error_size, "cannot write key %s", key);
+      return SMD_ERR_SYSTEM;
+    }
+    *new_value = v;
+    return SMD_SUCCESS;
+  }
+  smd_store_ops_t ops() {
+    smd_store_ops_t o{};
+    o.struct_size = sizeof o;
+    o.version = SMD_STORE_OPS_VERSION;
+    o.user = this;
+    o.set = &FileStore::set;
+    o.get = &FileStore::get;
+    o.add = &FileStore::add;
+    return o;
+  }
+};
+
+// World rank 0 is killed; with a store of their own the survivors shrink
+// to 3 (ranks 1, 2, 3 become 0, 1, 2) and reduce.
+void rank0_lost(int r, Job &job, FileStore &store) {
+  smd_store_ops_t ops = store.ops();
+  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
+  options.store = &ops;
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(&options, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
+  expect_sum(world, r, 0 + 1 + 2 + 3);
+  job.arrived.put();
+  if (r == 0) pause();
+  int64_t v = 1, out = 0;
+  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  smd_comm_revoke(world);
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[4];
+  rc = smd_comm_shrink(world, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == -1 && old_to_new[r] == r - 1, "old_to_new %d, mine %d", old_to_new[0],
+             old_to_new[r]);
+  expect_sum(shrunk, r, 1 + 2 + 3);
+  uint32_t flag = 1;
+  int failed[4], nfailed = 0;
+  rc = smd_comm_agree(world, &flag, failed, 4, &nfailed);
+  CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 1 && failed[0] == 0, "agree: %s, %d failed",
+             smd_result_string(rc), nfailed);
+  arrive_and_leave(job, shrunk, world);
+}
+
+TEST(Elastic, WithAnInjectedStoreLosingWorldRankZeroIsSurvivable) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    char dir[] = "/tmp/smd-elastic-store-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    FileStore store{dir};
+    Job job;
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { rank0_lost(r, job, store); });
+    ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the kill";
+    job.kill_rank(0);
+    EXPECT_TRUE(job.await_arrivals(3)) << "a survivor failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {1, 2, 3}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+    std::string cleanup = std::string("rm -rf ") + dir;
+    EXPECT_EQ(system(cleanup.c_str()), 0);
+  }
+}
+
+// Faults during recovery: rank 2 is killed, then rank 3 while the others
+// shrink (it never votes): the two left agree on both and go on at 2.
+void second_death(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2 + 3);
+  job.arrived.put();
+  if (r == 2) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  smd_comm_revoke(world);
+  job.arrived.put();
+  if (r == 3) pause();  // killed while ranks 0 and 1 shrink
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[4];
+  rc = smd_comm_shrink(world, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1 && old_to_new[3] == -1,
+             "old_to_new %d %d %d %d", old_to_new[0], old_to_new[1], old_to_new[2], old_to_new[3]);
+  expect_sum(shrunk, r + 1, 1 + 2);
+  arrive_and_leave(job, shrunk, world);
+}
+
+TEST(Elastic, SecondRankDyingDuringTheShrinkIsLeftOutToo) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Job job;
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { second_death(r, job); });
+    ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the first kill";
+    job.kill_rank(2);
+    ASSERT_TRUE(job.await_arrivals(3)) << "a survivor failed before the second kill";
+    job.kill_rank(3);
+    EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {0, 1}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+// The store's host (world rank 0) is killed: the survivors' shrink ends
+// with SMD_ERR_PEER_FAILURE naming the lost store, not a hang.
+void store_lost(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  job.arrived.put();
+  if (r == 0) pause();
+  int64_t v = 1, out = 0;
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  CHECK_RANK(rc != SMD_SUCCESS, "allreduce without rank 0 succeeded");
+  smd_comm_revoke(world);
+  smd_comm_t *shrunk = nullptr;
+  rc = smd_comm_shrink(world, &shrunk, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE && strstr(smd_last_error(), "store") != nullptr,
+             "shrink without the store: %s", smd_result_string(rc));
+  arrive_and_leave(job, nullptr, world);
+}
+
+TEST(Elastic, LosingTheStoresHostEndsTheShrinkWithAClearError) {
+  Transport t = transports()[0];
+  Job job;
+  job.start(3, t.env, t.ranks_per_node, [&](int r) { store_lost(r, job); });
+  ASSERT_TRUE(job.await_arrivals(3)) << "a rank failed before the kill";
+  job.kill_rank(0);
+  EXPECT_TRUE(job.await_arrivals(2)) << "rank 1 or 2 failed (its status below)";
+  job.leave.p.close_writer();
+  for (int r : {1, 2}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+}
+
+// A member that is alive but later than SMD_TIMEOUT to an agreement is
+// declared failed by the others, and its own call then fails instead of
+// answering differently.
+void late_member(int r, Job &job, Pipe &go) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  uint32_t flag = 1;
+  int failed[3], nfailed = 0;
+  if (r == 2) CHECK_RANK(go.take(), "the test's go");  // after the others have agreed
+  smd_result_t rc = smd_comm_agree(world, &flag, failed, 3, &nfailed);
+  if (r == 2) {
+    CHECK_RANK(rc == SMD_ERR_PEER_FAILURE && strstr(smd_last_error(), "declared this rank failed"),
+               "a late agree: %s", smd_result_string(rc));
+  } else {
+    CHECK_RANK(rc == SMD_SUCCESS && nfailed == 1 && failed[0] == 2, "agree: %s, %d failed",
+               smd_result_string(rc), nfailed);
+  }
+  arrive_and_leave(job, nullptr, world);
+}
+
+TEST(Elastic, AMemberLaterThanTheTimeoutIsDeclaredFailedAndToldSo) {
+  Pipe go;
+  Job job;
+  job.start(3, {{"SMD_TIMEOUT", "4"}}, 0, [&](int r) { late_member(r, job, go); });
+  ASSERT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+  go.put();
+  EXPECT_TRUE(job.await_arrivals(1)) << "rank 2 failed (its status below)";
+  job.leave.p.close_writer();
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+}
+
+// Rank 0 revokes from its main thread while another of its threads is in
+// an allreduce and rank 1 waits for an iallreduce that rank 2 never joins:
+// both end with SMD_ERR_REVOKED; rank 2's first call after that ends the
+// same way.
+// Rank 0 revokes from its main thread while another of its threads is in
+// an allreduce and rank 1 waits for an iallreduce that rank 2 never joins:
+// both end with SMD_ERR_REVOKED; rank 2's first call after that ends the
+// same way.
+void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
+  smd_comm_t *world = init_world();
+  expect_sum(world, r, 0 + 1 + 2);
+  int64_t v = 1, out = 0;
+  if (r == 0) {
+    smd_result_t in_thread = SMD_SUCCESS;
+    std::thread t([&] { in_thread = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr); });
+    // Both peers are past the warm-up call (a revoke ends calls in flight
+    // too) and rank 1 is about to call again.
+    CHECK_RANK(stuck.take() && stuck.take(), "the peers' signals");
+    CHECK_RANK(smd_comm_revoke(world) == SMD_SUCCESS, "revoke");
+    t.join();
+    CHECK_RANK(in_thread == SMD_ERR_REVOKED, "the other thread's allreduce: %s",
+               smd_result_string(in_thread));
+    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "a later call: %s", smd_result_string(rc));
+  } else if (r == 1) {
+    // Nonblocking here: the request's wait ends with the revoke too.
+    smd_request_t *req = nullptr;
+    smd_result_t rc = smd_iallreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr, &req);
+    CHECK_RANK(rc == SMD_SUCCESS, "iallreduce: %s", smd_result_string(rc));
+    stuck.put();  // it cannot finish without rank 2, revoked or not
+    rc = smd_request_wait(req);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "iallreduce on a revoked communicator: %s", smd_result_string(rc));
+    rc = smd_request_free(req);  // returns the operation's result
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "free: %s", smd_result_string(rc));
+    rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "a later call: %s", smd_result_string(rc));
+    smd_result_t async = SMD_SUCCESS;
+    smd_comm_get_async_error(world, &async);
+    CHECK_RANK(async == SMD_ERR_REVOKED, "async error %s", smd_result_string(async));
+  } else {
+    stuck.put();
+    CHECK_RANK(go.take(), "the test's go");
+    smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "the first call after a peer's revoke: %s", smd_result_string(rc));
+  }
+  arrive_and_leave(job, nullptr, world);
+}
+
+TEST(Elastic, RevokeEndsPendingAndLaterCallsOnEveryRank) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Pipe stuck, go;
+    Job job;
+    job.start(3, t.env, t.ranks_per_node, [&](int r) { revoker(r, job, stuck, go); });
+    EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
+    go.put();
+    EXPECT_TRUE(job.await_arrivals(1)) << "rank 2 failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+  }
+}
+
+TEST(Elastic, ArgumentsAreChecked) {
+  uint32_t flag = 1;
+  int nfailed = 0;
+  EXPECT_EQ(smd_comm_revoke(nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(nullptr, &flag, nullptr, 0, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_shrink(nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(smd_result_string(SMD_ERR_REVOKED), "SMD_ERR_REVOKED");
+}
+
+// A world of one (no launcher variables here): the calls' own checks, and
+// agree and shrink still working on a revoked communicator. Last: this
+// process starts smd's threads, and the tests above fork.
+TEST(Elastic, OneRankWorldAgreesAndShrinksAfterRevoke) {
+  smd_comm_t *world = nullptr;
+  ASSERT_EQ(smd_comm_init(nullptr, &world), SMD_SUCCESS) << smd_last_error();
+  uint32_t flag = 0x5a;
+  int failed[1] = {7}, nfailed = -1;
+  EXPECT_EQ(smd_comm_agree(world, &flag, failed, -1, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(world, &flag, nullptr, 1, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_agree(world, nullptr, nullptr, 0, &nfailed), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_comm_revoke(world), SMD_SUCCESS);
+  EXPECT_EQ(smd_comm_revoke(world), SMD_SUCCESS);  // twice is fine
+  int64_t v = 1, out = 0;
+  EXPECT_EQ(smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr), SMD_ERR_REVOKED);
+  smd_result_t async = SMD_SUCCESS;
+  EXPECT_EQ(smd_comm_get_async_error(world, &async), SMD_SUCCESS);
+  EXPECT_EQ(async, SMD_ERR_REVOKED);
+  ASSERT_EQ(smd_comm_agree(world, &flag, nullptr, 0, &nfailed), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(flag, 0x5au);
+  EXPECT_EQ(nfailed, 0);
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[1] = {-5};
+  ASSERT_EQ(smd_comm_shrink(world, &shrunk, old_to_new), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(old_to_new[0], 0);
+  EXPECT_EQ(smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, shrunk, nullptr), SMD_SUCCESS);
+  EXPECT_EQ(out, 1);
+  EXPECT_EQ(smd_comm_destroy(shrunk), SMD_SUCCESS);
+  EXPECT_EQ(smd_comm_destroy(world), SMD_SUCCESS);
+}
+
+}  // namespace
