@@ -21,10 +21,10 @@ namespace {
 // What every rank's tensor must share: dtype, sparse and dense dims, sizes.
 int64_t layout_digest(const at::Tensor &t) {
   LayoutDigest digest;
-  digest.mix(static_cast<uint64_t>(t.scalar_type()));
-  digest.mix(static_cast<uint64_t>(t.sparse_dim()));
-  digest.mix(static_cast<uint64_t>(t.dense_dim()));
-  for (int64_t s : t.sizes()) digest.mix(static_cast<uint64_t>(s));
+  digest.mix_u64(static_cast<uint64_t>(t.scalar_type()));
+  digest.mix_u64(static_cast<uint64_t>(t.sparse_dim()));
+  digest.mix_u64(static_cast<uint64_t>(t.dense_dim()));
+  for (int64_t s : t.sizes()) digest.mix_u64(static_cast<uint64_t>(s));
   return static_cast<int64_t>(digest.value() >> 1);
 }
 

@@ -80,12 +80,12 @@ Packing plan_packing(const std::vector<at::Tensor> &tensors) {
   Packing p;
   p.bytes = kAlign;  // the header
   LayoutDigest digest;
-  digest.mix(tensors.size());
+  digest.mix_u64(tensors.size());
   for (const auto &t : tensors) {
     p.offsets.push_back(p.bytes);
     p.bytes += (t.nbytes() + kAlign - 1) / kAlign * kAlign;
-    digest.mix(static_cast<uint64_t>(t.scalar_type()));
-    digest.mix(t.nbytes());
+    digest.mix_u64(static_cast<uint64_t>(t.scalar_type()));
+    digest.mix_u64(t.nbytes());
   }
   p.layout = digest.value();
   return p;

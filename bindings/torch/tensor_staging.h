@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/util/fnv1a.h"
+
 namespace smd_torch {
 
 // Throws SmdError naming `call` unless the tensor is a dense CPU tensor.
@@ -43,18 +45,9 @@ void copy_back_all(const std::vector<Staged> &staged);
 void require_pairs(const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &inputs,
                    const char *call);
 
-// FNV-1a over 64-bit values, byte by byte: the digests of tensor layouts
-// that ranks compare before moving data laid out by them.
-class LayoutDigest {
- public:
-  void mix(uint64_t v) {
-    for (int i = 0; i < 8; ++i) h_ = (h_ ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0xcbf29ce484222325ull;
-};
+// The digests of tensor layouts that ranks compare before moving data laid
+// out by them: the core's FNV-1a, fed 64-bit values (mix_u64).
+using LayoutDigest = smd::Fnv1a64;
 
 // Several tensors of any dtypes side by side in one uint8 tensor, each at
 // a 16-byte aligned offset (so a byte range can be viewed as any dtype),

@@ -16,10 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "json_lite.h"
+#include <nlohmann/json.hpp>
+
 #include "reference.h"
 
 namespace {
+
+// Objects keep their members in file order (the key order is checked).
+using Json = nlohmann::ordered_json;
 
 struct Output {
   int status = -1;  // exit status, or -1 if it did not exit
@@ -106,28 +110,29 @@ void expect_json_matches_reference(int world, int tp, int pp, const std::string 
   Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) + " --pp " +
               std::to_string(pp) + " --placement " + placement + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  jsonlite::Value doc = jsonlite::parse(r.out);
-  ASSERT_EQ(doc.type, jsonlite::Value::Type::kArray);
-  ASSERT_EQ(doc.items.size(), static_cast<size_t>(world));
+  Json doc = Json::parse(r.out);
+  ASSERT_TRUE(doc.is_array());
+  ASSERT_EQ(doc.size(), static_cast<size_t>(world));
   groupsref::Layout ref = groupsref::make(world, tp, pp, placement);
   const std::vector<std::string> keys = {"rank",     "rdp_rank", "pp_rank",   "tp_rank",
                                          "dp_rank",  "mp_rank",  "tp_group",  "pp_group",
                                          "rdp_group", "dp_group", "mp_group"};
   for (int rank = 0; rank < world; ++rank) {
-    const jsonlite::Value &o = doc.items[rank];
-    ASSERT_EQ(o.fields.size(), keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(o.fields[i].first, keys[i]);
-    EXPECT_EQ(o.at("rank").i, rank);
-    EXPECT_EQ(o.at("rdp_rank").i, ref.coords[rank][0]);
-    EXPECT_EQ(o.at("pp_rank").i, ref.coords[rank][1]);
-    EXPECT_EQ(o.at("tp_rank").i, ref.coords[rank][2]);
-    EXPECT_EQ(o.at("dp_rank").i, ref.group_rank[SMD_GROUP_DP][rank]);
-    EXPECT_EQ(o.at("mp_rank").i, ref.group_rank[SMD_GROUP_MP][rank]);
-    EXPECT_EQ(o.at("tp_group").ints(), ref.members[SMD_GROUP_TP][rank]);
-    EXPECT_EQ(o.at("pp_group").ints(), ref.members[SMD_GROUP_PP][rank]);
-    EXPECT_EQ(o.at("rdp_group").ints(), ref.members[SMD_GROUP_RDP][rank]);
-    EXPECT_EQ(o.at("dp_group").ints(), ref.members[SMD_GROUP_DP][rank]);
-    EXPECT_EQ(o.at("mp_group").ints(), ref.members[SMD_GROUP_MP][rank]);
+    const Json &o = doc[rank];
+    std::vector<std::string> got;
+    for (const auto &member : o.items()) got.push_back(member.key());
+    ASSERT_EQ(got, keys);
+    EXPECT_EQ(o.at("rank").get<int64_t>(), rank);
+    EXPECT_EQ(o.at("rdp_rank").get<int64_t>(), ref.coords[rank][0]);
+    EXPECT_EQ(o.at("pp_rank").get<int64_t>(), ref.coords[rank][1]);
+    EXPECT_EQ(o.at("tp_rank").get<int64_t>(), ref.coords[rank][2]);
+    EXPECT_EQ(o.at("dp_rank").get<int64_t>(), ref.group_rank[SMD_GROUP_DP][rank]);
+    EXPECT_EQ(o.at("mp_rank").get<int64_t>(), ref.group_rank[SMD_GROUP_MP][rank]);
+    EXPECT_EQ(o.at("tp_group").get<std::vector<int>>(), ref.members[SMD_GROUP_TP][rank]);
+    EXPECT_EQ(o.at("pp_group").get<std::vector<int>>(), ref.members[SMD_GROUP_PP][rank]);
+    EXPECT_EQ(o.at("rdp_group").get<std::vector<int>>(), ref.members[SMD_GROUP_RDP][rank]);
+    EXPECT_EQ(o.at("dp_group").get<std::vector<int>>(), ref.members[SMD_GROUP_DP][rank]);
+    EXPECT_EQ(o.at("mp_group").get<std::vector<int>>(), ref.members[SMD_GROUP_MP][rank]);
   }
 }
 
@@ -185,12 +190,12 @@ RefScore ref_score(const groupsref::Layout &l, smd_group_kind_t kind, int per_no
   return s;
 }
 
-jsonlite::Value advise(int world, int tp, int pp, int nodes, const std::string &extra = "") {
+Json advise(int world, int tp, int pp, int nodes, const std::string &extra = "") {
   Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) + " --pp " +
               std::to_string(pp) + " --nodes " + std::to_string(nodes) + " --ranks-per-node " +
               std::to_string(world / nodes) + " --json " + extra);
   EXPECT_EQ(r.status, 0) << r.err;
-  return jsonlite::parse(r.out);
+  return Json::parse(r.out);
 }
 
 // Counts match the reference for every placement and kind, and the choice
@@ -198,54 +203,55 @@ jsonlite::Value advise(int world, int tp, int pp, int nodes, const std::string &
 void expect_advice_matches(int world, int tp, int pp, int nodes, const std::string &extra = "") {
   SCOPED_TRACE("world " + std::to_string(world) + " tp " + std::to_string(tp) + " pp " +
                std::to_string(pp) + " nodes " + std::to_string(nodes) + " " + extra);
-  jsonlite::Value a = advise(world, tp, pp, nodes, extra);
+  Json a = advise(world, tp, pp, nodes, extra);
   const std::map<std::string, smd_group_kind_t> kinds = {
       {"tp", SMD_GROUP_TP}, {"pp", SMD_GROUP_PP}, {"dp", SMD_GROUP_DP}, {"rdp", SMD_GROUP_RDP},
       {"mp", SMD_GROUP_MP}};
   std::vector<std::string> priority;
-  for (const auto &p : a.at("priority").items) priority.push_back(p.s);
+  for (const auto &p : a.at("priority")) priority.push_back(p.get<std::string>());
   ASSERT_EQ(priority.size(), 5u);
-  const auto &rows = a.at("placements").items;
+  const auto &rows = a.at("placements");
   ASSERT_EQ(rows.size(), 6u);
   std::set<std::string> letters;
   std::string best;
   std::vector<int> best_key;
   for (const auto &row : rows) {
-    std::string name = row.at("placement").s;
+    std::string name = row.at("placement").get<std::string>();
     letters.insert(name);
     groupsref::Layout ref = groupsref::make(world, tp, pp, name);
     std::vector<int> key;
     for (const std::string &k : priority) {
       RefScore s = ref_score(ref, kinds.at(k), world / nodes);
-      const jsonlite::Value &got = row.at(k);
-      EXPECT_EQ(got.at("groups").i, s.groups) << name << " " << k;
-      EXPECT_EQ(got.at("split_groups").i, s.split) << name << " " << k;
-      EXPECT_EQ(got.at("off_node_members").i, s.off_node) << name << " " << k;
+      const Json &got = row.at(k);
+      EXPECT_EQ(got.at("groups").get<int64_t>(), s.groups) << name << " " << k;
+      EXPECT_EQ(got.at("split_groups").get<int64_t>(), s.split) << name << " " << k;
+      EXPECT_EQ(got.at("off_node_members").get<int64_t>(), s.off_node) << name << " " << k;
       key.push_back(s.off_node);
     }
     if (best.empty() || key < best_key) best = name, best_key = key;
   }
   EXPECT_EQ(letters, (std::set<std::string>{"DPT", "DTP", "PDT", "PTD", "TDP", "TPD"}));
-  EXPECT_EQ(rows[0].at("alias").s, "cluster");
-  EXPECT_EQ(rows[0].at("placement").s, "DPT");
-  EXPECT_EQ(rows[1].at("alias").s, "spread");
-  EXPECT_EQ(rows[1].at("placement").s, "TPD");
-  EXPECT_EQ(a.at("recommended").s, best);
+  EXPECT_EQ(rows[0].at("alias").get<std::string>(), "cluster");
+  EXPECT_EQ(rows[0].at("placement").get<std::string>(), "DPT");
+  EXPECT_EQ(rows[1].at("alias").get<std::string>(), "spread");
+  EXPECT_EQ(rows[1].at("placement").get<std::string>(), "TPD");
+  EXPECT_EQ(a.at("recommended").get<std::string>(), best);
 }
 
 TEST_F(SmdInfo, AdvisorKnownCase) {
   // 16 ranks, tp 4, pp 2, two nodes of 8: cluster keeps every tp group in a node.
-  jsonlite::Value a = advise(16, 4, 2, 2);
-  const jsonlite::Value &cluster = a.at("placements").items.at(0);
-  EXPECT_EQ(cluster.at("placement").s, "DPT");
-  EXPECT_EQ(cluster.at("tp").at("off_node_members").i, 0);
-  EXPECT_EQ(cluster.at("tp").at("split_groups").i, 0);
-  EXPECT_EQ(cluster.at("tp").at("groups").i, 4);
-  std::string rec = a.at("recommended").s;
-  for (const auto &row : a.at("placements").items)
-    if (row.at("placement").s == rec) {
-      EXPECT_EQ(row.at("tp").at("off_node_members").i, 0);
-      EXPECT_EQ(row.at("dp").at("off_node_members").i, 0);  // PDT: tp and dp both inside nodes
+  Json a = advise(16, 4, 2, 2);
+  const Json &cluster = a.at("placements").at(0);
+  EXPECT_EQ(cluster.at("placement").get<std::string>(), "DPT");
+  EXPECT_EQ(cluster.at("tp").at("off_node_members").get<int64_t>(), 0);
+  EXPECT_EQ(cluster.at("tp").at("split_groups").get<int64_t>(), 0);
+  EXPECT_EQ(cluster.at("tp").at("groups").get<int64_t>(), 4);
+  std::string rec = a.at("recommended").get<std::string>();
+  for (const auto &row : a.at("placements"))
+    if (row.at("placement").get<std::string>() == rec) {
+      EXPECT_EQ(row.at("tp").at("off_node_members").get<int64_t>(), 0);
+      // PDT: tp and dp both inside nodes
+      EXPECT_EQ(row.at("dp").at("off_node_members").get<int64_t>(), 0);
     }
   EXPECT_EQ(rec, "PDT");
   expect_advice_matches(16, 4, 2, 2);
@@ -257,10 +263,10 @@ TEST_F(SmdInfo, AdvisorAgainstTheDefinition) {
   expect_advice_matches(24, 2, 3, 3, "--heaviest dp");
   expect_advice_matches(32, 4, 2, 4, "--heaviest rdp --placement spread");
   expect_advice_matches(8, 8, 1, 2);  // tp cannot fit in a node
-  jsonlite::Value given = advise(16, 2, 2, 4, "--placement spread");
-  EXPECT_EQ(given.at("given").s, "TPD");
-  jsonlite::Value pp_first = advise(16, 4, 2, 2, "--heaviest pp");
-  EXPECT_EQ(pp_first.at("priority").items.at(0).s, "pp");
+  Json given = advise(16, 2, 2, 4, "--placement spread");
+  EXPECT_EQ(given.at("given").get<std::string>(), "TPD");
+  Json pp_first = advise(16, 4, 2, 2, "--heaviest pp");
+  EXPECT_EQ(pp_first.at("priority").at(0).get<std::string>(), "pp");
 }
 
 TEST_F(SmdInfo, AdvisorText) {
@@ -284,15 +290,15 @@ TEST_F(SmdInfo, Params) {
   EXPECT_TRUE(contains(r.out, "SMD_SHM_CMA")) << r.out;
   Output j = run("params --json");
   ASSERT_EQ(j.status, 0) << j.err;
-  jsonlite::Value all = jsonlite::parse(j.out);
+  Json all = Json::parse(j.out);
   std::set<std::string> sources;
-  for (const auto &v : all.items) {
-    sources.insert(v.at("source").s);
-    if (v.at("name").s == "SMD_SHM_CMA") {
-      EXPECT_EQ(v.at("source").s, "shm");
+  for (const auto &v : all) {
+    sources.insert(v.at("source").get<std::string>());
+    if (v.at("name").get<std::string>() == "SMD_SHM_CMA") {
+      EXPECT_EQ(v.at("source").get<std::string>(), "shm");
     }
-    if (v.at("name").s == "SMD_TIMEOUT") {
-      EXPECT_EQ(v.at("default").s, "300");
+    if (v.at("name").get<std::string>() == "SMD_TIMEOUT") {
+      EXPECT_EQ(v.at("default").get<std::string>(), "300");
     }
   }
   EXPECT_TRUE(sources.count("core") && sources.count("shm") && sources.count("tcp"));
@@ -308,30 +314,30 @@ TEST_F(SmdInfo, TopologyOneNode) {
   if (program("SMDRUN").empty()) GTEST_SKIP() << "SMDRUN is not set";
   Output r = topology("-n 4");
   ASSERT_EQ(r.status, 0) << r.err;
-  jsonlite::Value t = jsonlite::parse(r.out);
-  EXPECT_EQ(t.at("ranks").i, 4);
-  EXPECT_EQ(t.at("nodes").i, 1);
+  Json t = Json::parse(r.out);
+  EXPECT_EQ(t.at("ranks").get<int64_t>(), 4);
+  EXPECT_EQ(t.at("nodes").get<int64_t>(), 1);
   std::set<int64_t> pids;
-  const auto &ranks = t.at("by_rank").items;
+  const auto &ranks = t.at("by_rank");
   ASSERT_EQ(ranks.size(), 4u);
   for (int r = 0; r < 4; ++r) {
     const auto &x = ranks[r];
-    EXPECT_EQ(x.at("rank").i, r);
-    EXPECT_EQ(x.at("node").i, 0);
-    EXPECT_EQ(x.at("local_rank").i, r);
-    EXPECT_EQ(x.at("local_size").i, 4);
-    EXPECT_GE(x.at("cpus").i, 1);
-    EXPECT_FALSE(x.at("cpuset").s.empty());
-    EXPECT_FALSE(x.at("host").s.empty());
-    EXPECT_GE(x.at("numa_node").i, -1);
-    pids.insert(x.at("pid").i);
+    EXPECT_EQ(x.at("rank").get<int64_t>(), r);
+    EXPECT_EQ(x.at("node").get<int64_t>(), 0);
+    EXPECT_EQ(x.at("local_rank").get<int64_t>(), r);
+    EXPECT_EQ(x.at("local_size").get<int64_t>(), 4);
+    EXPECT_GE(x.at("cpus").get<int64_t>(), 1);
+    EXPECT_FALSE(x.at("cpuset").get<std::string>().empty());
+    EXPECT_FALSE(x.at("host").get<std::string>().empty());
+    EXPECT_GE(x.at("numa_node").get<int64_t>(), -1);
+    pids.insert(x.at("pid").get<int64_t>());
   }
   EXPECT_EQ(pids.size(), 4u);
   // GPUs of the machine, or why there are none (docs/GPU.md).
-  if (t.at("gpus").items.empty()) {
-    EXPECT_FALSE(t.at("gpus_absent_reason").s.empty());
+  if (t.at("gpus").empty()) {
+    EXPECT_FALSE(t.at("gpus_absent_reason").get<std::string>().empty());
   }
-  for (const auto &g : t.at("gpus").items) EXPECT_FALSE(g.at("pci").s.empty());
+  for (const auto &g : t.at("gpus")) EXPECT_FALSE(g.at("pci").get<std::string>().empty());
   Output text = run("-n 2 --timeout 60 " + program("SMD_INFO") + " topology", "SMDRUN");
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "[0] world: 2 ranks on 1 node"));
@@ -356,14 +362,14 @@ TEST_F(SmdInfo, TopologyTwoNodes) {
   if (r.status != 0 && contains(r.err, "no network transport plugin is usable"))
     GTEST_SKIP() << "ranks on two nodes need a network transport plugin, and none is built";
   ASSERT_EQ(r.status, 0) << r.err;
-  jsonlite::Value t = jsonlite::parse(r.out);
-  EXPECT_EQ(t.at("nodes").i, 2);
-  const auto &ranks = t.at("by_rank").items;
+  Json t = Json::parse(r.out);
+  EXPECT_EQ(t.at("nodes").get<int64_t>(), 2);
+  const auto &ranks = t.at("by_rank");
   ASSERT_EQ(ranks.size(), 4u);
   for (int r = 0; r < 4; ++r) {
-    EXPECT_EQ(ranks[r].at("node").i, r / 2);
-    EXPECT_EQ(ranks[r].at("local_rank").i, r % 2);
-    EXPECT_EQ(ranks[r].at("local_size").i, 2);
+    EXPECT_EQ(ranks[r].at("node").get<int64_t>(), r / 2);
+    EXPECT_EQ(ranks[r].at("local_rank").get<int64_t>(), r % 2);
+    EXPECT_EQ(ranks[r].at("local_size").get<int64_t>(), 2);
   }
 }
 

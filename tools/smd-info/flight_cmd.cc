@@ -72,56 +72,57 @@ constexpr size_t kMaxDumpBytes = size_t(1) << 30;
 
 // "" when the dump's numbers are ones smd writes; else the first that is
 // not, so that a crafted file is refused instead of sizing the report.
-std::string dump_problem(const JsonValue &v) {
+std::string dump_problem(const Json &v) {
   auto outside = [&](const char *key, int64_t lo, int64_t hi) -> std::string {
-    int64_t x = v.int_of(key, lo - 1);
+    int64_t x = int_of(v, key, lo - 1);
     if (x >= lo && x < hi) return "";
-    const JsonValue *raw = v.find(key);
-    return std::string(key) + " " + (raw ? raw->text : "missing") + " is not in [" + std::to_string(lo) +
+    const Json *raw = member(v, key);
+    std::string shown = raw ? raw->dump(-1, ' ', false, Json::error_handler_t::replace) : "missing";
+    return std::string(key) + " " + shown + " is not in [" + std::to_string(lo) +
            ", " + std::to_string(hi) + ")";
   };
   std::string p;
   if (!(p = outside("world_size", 1, kMaxRanks + 1)).empty()) return p;
-  if (!(p = outside("world_rank", 0, v.int_of("world_size"))).empty()) return p;
+  if (!(p = outside("world_rank", 0, int_of(v, "world_size"))).empty()) return p;
   if (!(p = outside("comm_size", 1, kMaxRanks + 1)).empty()) return p;
-  if (!(p = outside("comm_rank", 0, v.int_of("comm_size"))).empty()) return p;
+  if (!(p = outside("comm_rank", 0, int_of(v, "comm_size"))).empty()) return p;
   if (!(p = outside("comm", 0, INT64_MAX)).empty()) return p;
-  if (!(p = outside("comm_first_member", 0, v.int_of("world_size"))).empty()) return p;
-  const JsonValue *entries = v.find("entries");
-  if (!entries || entries->type != JsonValue::Type::kArray) return "entries is not a list";
-  if (entries->items.size() > kMaxEntries)
-    return "entries has " + std::to_string(entries->items.size()) + " calls, more than a ring holds (" +
+  if (!(p = outside("comm_first_member", 0, int_of(v, "world_size"))).empty()) return p;
+  const Json *entries = member(v, "entries");
+  if (!entries || !entries->is_array()) return "entries is not a list";
+  if (entries->size() > kMaxEntries)
+    return "entries has " + std::to_string(entries->size()) + " calls, more than a ring holds (" +
            std::to_string(kMaxEntries) + ")";
-  for (const JsonValue &e : entries->items) {
-    if (e.type != JsonValue::Type::kObject) return "an entry is not an object";
-    if (e.int_of("seq", -1) < 0 || e.int_of("count", -1) < 0)
+  for (const Json &e : *entries) {
+    if (!e.is_object()) return "an entry is not an object";
+    if (int_of(e, "seq", -1) < 0 || int_of(e, "count", -1) < 0)
       return "an entry has a negative or missing seq or count";
-    int64_t root = e.int_of("root", -1);
-    if (root < 0 || root >= v.int_of("comm_size"))
-      return "entry with seq " + std::to_string(e.int_of("seq")) + " has root " + std::to_string(root) +
+    int64_t root = int_of(e, "root", -1);
+    if (root < 0 || root >= int_of(v, "comm_size"))
+      return "entry with seq " + std::to_string(int_of(e, "seq")) + " has root " + std::to_string(root) +
              ", not a rank of the communicator";
   }
   return "";
 }
 
-Dump read_dump(const std::string &path, const JsonValue &v) {
+Dump read_dump(const std::string &path, const Json &v) {
   Dump d;
   d.file = path;
-  d.reason = v.string_of("reason");
-  d.world_rank = static_cast<int>(v.int_of("world_rank"));
-  d.comm_rank = static_cast<int>(v.int_of("comm_rank"));
-  if (const JsonValue *entries = v.find("entries"))
-    for (const JsonValue &e : entries->items) {
+  d.reason = string_of(v, "reason");
+  d.world_rank = static_cast<int>(int_of(v, "world_rank"));
+  d.comm_rank = static_cast<int>(int_of(v, "comm_rank"));
+  if (const Json *entries = member(v, "entries"))
+    for (const Json &e : *entries) {
       Call c;
-      c.seq = e.int_of("seq", -1);
-      c.kind = e.string_of("kind");
-      c.datatype = e.string_of("datatype");
-      c.op = e.string_of("op");
-      c.algorithm = e.string_of("algorithm");
-      c.state = e.string_of("state");
-      c.result = e.string_of("result");
-      c.count = e.int_of("count");
-      c.root = e.int_of("root");
+      c.seq = int_of(e, "seq", -1);
+      c.kind = string_of(e, "kind");
+      c.datatype = string_of(e, "datatype");
+      c.op = string_of(e, "op");
+      c.algorithm = string_of(e, "algorithm");
+      c.state = string_of(e, "state");
+      c.result = string_of(e, "result");
+      c.count = int_of(e, "count");
+      c.root = int_of(e, "root");
       if (c.state != "queued") d.reached = std::max(d.reached, c.seq);
       if (c.state == "done") d.last_done = std::max(d.last_done, c.seq);
       d.calls.push_back(std::move(c));
@@ -208,19 +209,19 @@ int run_flight(const Options &o) {
   int unreadable = 0;
   for (const std::string &path : dump_files(o.paths[0])) {
     try {
-      JsonValue v = read_json_file(path, kMaxDumpBytes);
-      if (!v.find("smd_flight_recorder")) continue;
+      Json v = read_json_file(path, kMaxDumpBytes);
+      if (!member(v, "smd_flight_recorder")) continue;
       std::string problem = dump_problem(v);
       if (!problem.empty()) throw JsonError{path + ": not a flight recorder dump smd wrote: " + problem};
-      auto key = std::make_pair(v.int_of("comm"), v.int_of("comm_first_member"));
+      auto key = std::make_pair(int_of(v, "comm"), int_of(v, "comm_first_member"));
       CommDumps &cd = comms[key];
-      if (!cd.dumps.empty() && cd.size != v.int_of("comm_size"))
-        throw JsonError{path + ": comm_size " + std::to_string(v.int_of("comm_size")) +
+      if (!cd.dumps.empty() && cd.size != int_of(v, "comm_size"))
+        throw JsonError{path + ": comm_size " + std::to_string(int_of(v, "comm_size")) +
                         " differs from the " + std::to_string(cd.size) + " of " + cd.dumps[0].file +
                         " (same communicator)"};
       cd.id = key.first;
       cd.first_member = key.second;
-      cd.size = v.int_of("comm_size");
+      cd.size = int_of(v, "comm_size");
       cd.dumps.push_back(read_dump(path, v));
     } catch (const JsonError &e) {
       fprintf(stderr, "smd-info: %s\n", e.message.c_str());

@@ -1,41 +1,36 @@
-// A small JSON reader for the files smd itself writes (flight recorder
-// dumps, traces): a value tree, numbers kept as text too so 64-bit
-// integers survive. Throws JsonError with the offset of the problem.
+// JSON for smd-info: nlohmann-json (Debian nlohmann-json3-dev) over the
+// files smd itself writes (flight recorder dumps, traces), read with a size
+// limit and a nesting limit, and typed members with a fallback. Throws
+// JsonError naming the file and the problem.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <string>
-#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace smdinfo {
+
+// Objects keep their members in file order (a trace's events are copied
+// through as they were written).
+using Json = nlohmann::ordered_json;
 
 struct JsonError {
   std::string message;
 };
 
-struct JsonValue {
-  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject } type = Type::kNull;
-  bool boolean = false;
-  std::string text;  // a string's value, or a number as written
-  std::vector<JsonValue> items;
-  std::vector<std::pair<std::string, JsonValue>> members;  // in file order
-
-  // The member named `key`, or nullptr (objects only).
-  const JsonValue *find(const std::string &key) const;
-  // Typed members with a fallback when absent or of another type.
-  int64_t int_of(const std::string &key, int64_t fallback = 0) const;
-  std::string string_of(const std::string &key, const std::string &fallback = "") const;
-};
+// The member `key` of an object, or nullptr (also when v is no object).
+const Json *member(const Json &v, const std::string &key);
+// Typed members with a fallback when absent or of another type; a number
+// that is not an integer is truncated, one beyond int64 clamped.
+int64_t int_of(const Json &v, const std::string &key, int64_t fallback = 0);
+std::string string_of(const Json &v, const std::string &key, const std::string &fallback = "");
 
 // Parses the whole text (nesting at most 64 deep); trailing non-space is an error.
-JsonValue parse_json(const std::string &text);
-// The value as compact JSON text (appended to out).
-void write_json(const JsonValue &v, std::string &out);
+Json parse_json(const std::string &text);
 // Reads and parses a regular file of at most max_bytes (a FIFO, device or
 // larger file is refused unread); JsonError names the file.
-JsonValue read_json_file(const std::string &path, size_t max_bytes = size_t(1) << 34);
+Json read_json_file(const std::string &path, size_t max_bytes = size_t(1) << 34);
 
 }  // namespace smdinfo

@@ -48,13 +48,13 @@ int run_trace(const Options &o) {
   std::string out = "{\"traceEvents\":[";
   size_t events = 0;
   for (const std::string &f : files) {
-    JsonValue v = read_json_file(f);
-    const JsonValue *list = v.find("traceEvents");
-    if (!list || list->type != JsonValue::Type::kArray)
+    Json v = read_json_file(f);
+    const Json *list = member(v, "traceEvents");
+    if (!list || !list->is_array())
       throw JsonError{f + ": no traceEvents array"};
-    for (const JsonValue &e : list->items) {
+    for (const Json &e : *list) {
       if (events++) out += ",\n";
-      write_json(e, out);
+      out += e.dump(-1, ' ', false, Json::error_handler_t::replace);
     }
   }
   out += "],\"displayTimeUnit\":\"ns\"}\n";

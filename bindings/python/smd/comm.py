@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Set, Tuple
+from typing import Any, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
@@ -59,6 +59,7 @@ from ._ffi import constants, ffi, lib
 from .buffers import Buffer, as_buffer, new_output
 from .dtypes import _FROM_NUMPY, _OPS_BY_NAME, DatatypeLike, Op, OpLike, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError, Result, check, error_for
+from .groups import Groups
 from .request import Completion, Request, call_interruptibly, run_to_completion, settle_all
 from .tensors import read_only_reason
 
@@ -68,9 +69,6 @@ _SUCCESS = int(Result.SUCCESS)
 # what a call would resolve, as plain ints, looked up by the caller's spelling.
 _DATATYPE_VALUES = {dtype: int(datatype) for dtype, datatype in _FROM_NUMPY.items()}
 _OP_VALUES = {**{name: int(op) for name, op in _OPS_BY_NAME.items()}, **{op: int(op) for op in Op}}
-
-if TYPE_CHECKING:
-    from .groups import Groups
 
 # Re-exported: smd's ANY_SOURCE, ANY_TAG, TAG_MAX and UNDEFINED are these.
 from ._call import ANY_SOURCE, ANY_TAG, TAG_MAX, UNDEFINED, ArrayLike, _Call, _stream  # noqa: F401
@@ -714,7 +712,5 @@ class Comm(RootedCalls, VCollectives):
         """Collective: model-parallel rank groups (tp, pp, dp, rdp, mp, sdp,
         world) with a communicator each; sdp is the sharded data-parallel
         degree (dividing rdp); see smd.Groups."""
-        from .groups import Groups
-
         return Groups._create(self, tp, pp, placement, sdp)
 

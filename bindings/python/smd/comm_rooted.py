@@ -4,17 +4,14 @@ sendrecv, and mpi4py's object calls. A part of Comm (comm.py), which
 mixes it in."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from ._call import TAG_MAX, ArrayLike, _bytes
 from .buffers import as_buffer, require_host
 from .dtypes import DatatypeLike
 from .errors import InvalidArgumentError
+from .objects import Objects
 from .request import waitall
-
-if TYPE_CHECKING:
-    from .comm import Comm
-    from .objects import Objects
 
 
 class RootedCalls:
@@ -25,7 +22,7 @@ class RootedCalls:
         if side is not None and not side.destroyed:
             side.destroy()
 
-    def _side_tag(self) -> Tuple["Comm", int]:
+    def _side_tag(self) -> Tuple["RootedCalls", int]:
         """The side communicator (made at the first call: collective, like
         the call itself) and the tag of this call, the same on every rank."""
         if self._side is None:
@@ -33,7 +30,7 @@ class RootedCalls:
         self._side_calls += 1
         return self._side, self._side_calls % (TAG_MAX + 1)
 
-    def _finish_side(self, side: "Comm", requests: list) -> None:
+    def _finish_side(self, side: "RootedCalls", requests: list) -> None:
         """Wait for a gather's or scatter's messages; Ctrl-C aborts (the
         other ranks would wait for messages that never come)."""
         try:
@@ -115,10 +112,8 @@ class RootedCalls:
         return waitall([receive, send])[0]
 
     @property
-    def objects(self) -> "Objects":
+    def objects(self) -> Objects:
         """mpi4py's lower-case object calls (pickle) on this communicator:
         ``comm.objects.bcast(obj)``, ``allgather``, ``gather``, ``scatter``,
         ``alltoall``, ``allreduce``, ``reduce``, ``send``, ``recv``."""
-        from .objects import Objects
-
         return Objects(self)

@@ -19,14 +19,28 @@ from __future__ import annotations
 
 import enum
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Generic, Optional, Protocol, Set, Tuple, TypeVar, Union
 
 from ._ffi import enum_values, ffi, lib
-from .errors import InvalidUsageError, check
+from .errors import InvalidArgumentError, InvalidUsageError, check
 from .request import call_interruptibly, settle_all
 
-if TYPE_CHECKING:
-    from .comm import Comm
+
+class GroupComm(Protocol):
+    """What Groups needs of the communicator it is made from, and of the
+    ones it makes, which are of the parent's class (a Comm: this module
+    sits below comm.py and does not import it)."""
+
+    interruptible: bool
+    _pending: Set[Any]
+
+    def __init__(self, handle: Any, *, owner: Any, interruptible: bool) -> None: ...
+    def _live(self) -> Any: ...
+    def _forget(self) -> None: ...
+    def abort(self) -> None: ...
+
+
+CommT = TypeVar("CommT", bound=GroupComm)
 
 #: smd_group_kind_t, named without the SMD_GROUP_ prefix.
 GroupKind = enum.IntEnum("GroupKind", enum_values("smd_group_kind_t", "SMD_GROUP_",
@@ -42,8 +56,6 @@ def _kind(kind: KindLike) -> GroupKind:
     try:
         return GroupKind[str(kind).upper()]
     except KeyError:
-        from .errors import InvalidArgumentError
-
         raise InvalidArgumentError(f"unknown group kind {kind!r}; one of: "
                                    + ", ".join(k.name.lower() for k in GroupKind)) from None
 
@@ -71,23 +83,23 @@ def _destroy_handle(handle: Any) -> None:
     lib.smd_groups_destroy(handle)
 
 
-class Groups:
+class Groups(Generic[CommT]):
     """This rank's model-parallel groups, each with a communicator; made by
     :meth:`smd.Comm.groups` (collective). The communicators belong to the
     Groups: they go when it is destroyed (``destroy()``, the end of a
     ``with`` block, or garbage collection) and cannot be destroyed alone.
     """
 
-    def __init__(self, handle: Any, parent: "Comm") -> None:
+    def __init__(self, handle: Any, parent: CommT) -> None:
         """Internal: use Comm.groups()."""
         self._handle = handle
         self._parent = parent
-        self._comms: Dict[GroupKind, "Comm"] = {}
+        self._comms: Dict[GroupKind, CommT] = {}
         self._finalizer = weakref.finalize(self, _destroy_handle, handle)
 
     @classmethod
-    def _create(cls, parent: "Comm", tp: int, pp: int, placement: Optional[str],
-                sdp: int = 1) -> "Groups":
+    def _create(cls, parent: CommT, tp: int, pp: int, placement: Optional[str],
+                sdp: int = 1) -> "Groups[CommT]":
         config, _text = _config(tp, pp, placement, sdp)
         out = ffi.new("smd_groups_t **")
         call_interruptibly(lib.smd_groups_create, parent._live(), config, out,
@@ -126,17 +138,15 @@ class Groups:
         k = _kind(kind)
         return _members(lib.smd_groups_members, self._live(), k, capacity=self.size(k))
 
-    def comm(self, kind: KindLike) -> "Comm":
+    def comm(self, kind: KindLike) -> CommT:
         """The communicator of this rank's group of `kind` (owned by the Groups)."""
-        from .comm import Comm
-
         k = _kind(kind)
         found = self._comms.get(k)
         if found is None:
             out = ffi.new("smd_comm_t **")
             check(lib.smd_groups_comm(self._live(), k, out))
-            found = self._comms[k] = Comm(out[0], owner=self,
-                                          interruptible=self._parent.interruptible)
+            found = self._comms[k] = type(self._parent)(
+                out[0], owner=self, interruptible=self._parent.interruptible)
         return found
 
     @property
@@ -150,38 +160,38 @@ class Groups:
         return {k.name.lower(): self.size(k) for k in GroupKind}
 
     @property
-    def tp(self) -> "Comm":
+    def tp(self) -> CommT:
         """The tensor-parallel group (same rdp and pp coordinates)."""
         return self.comm(GroupKind.TP)
 
     @property
-    def pp(self) -> "Comm":
+    def pp(self) -> CommT:
         """The pipeline-parallel group (same rdp and tp coordinates)."""
         return self.comm(GroupKind.PP)
 
     @property
-    def dp(self) -> "Comm":
+    def dp(self) -> CommT:
         """The data-parallel group (same pp coordinate; tp * rdp ranks)."""
         return self.comm(GroupKind.DP)
 
     @property
-    def rdp(self) -> "Comm":
+    def rdp(self) -> CommT:
         """The reduced-data-parallel group (same pp and tp coordinates)."""
         return self.comm(GroupKind.RDP)
 
     @property
-    def mp(self) -> "Comm":
+    def mp(self) -> CommT:
         """The model-parallel group: one model replica (tp * pp ranks)."""
         return self.comm(GroupKind.MP)
 
     @property
-    def sdp(self) -> "Comm":
+    def sdp(self) -> CommT:
         """The sharded data-parallel group: a chunk of sdp consecutive
         members of the rdp group (the shard group of sharded parameters)."""
         return self.comm(GroupKind.SDP)
 
     @property
-    def world(self) -> "Comm":
+    def world(self) -> CommT:
         """Every rank of the communicator the groups came from."""
         return self.comm(GroupKind.WORLD)
 
@@ -204,7 +214,7 @@ class Groups:
         self._finalizer.detach()
         check(lib.smd_groups_destroy(handle))
 
-    def __enter__(self) -> "Groups":
+    def __enter__(self) -> "Groups[CommT]":
         self._live()
         return self
 

@@ -51,6 +51,7 @@ from typing import Any, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import _ffi
+from ._world import init, world
 from .dtypes import Datatype, Op, datatype_of, resolve_op
 from .errors import InvalidArgumentError, InvalidUsageError
 
@@ -116,8 +117,6 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
     (``"host:port"``, the number of processes, this process's index); with
     none, from the launcher's environment (smdrun, torchrun, ...), as
     :func:`smd.init`. Returns the world."""
-    from ._world import init
-
     if coordinator_address is not None:
         host, sep, port = coordinator_address.rpartition(":")
         if not sep or not port.isdigit():
@@ -328,8 +327,6 @@ def _apply(params: _Params, x: Any) -> Any:
 
 def _run(kind: str, x: Any, comm: Any, *, op: Any = "sum", root: int = 0) -> Any:
     import jax.numpy as jnp
-
-    from ._world import world
 
     comm = world() if comm is None else comm
     x = jnp.asarray(x)

@@ -12,14 +12,28 @@ from __future__ import annotations
 import functools
 import operator
 import pickle
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
 from .errors import InvalidArgumentError
 
-if TYPE_CHECKING:
-    from .comm import Comm
+
+class BufferCalls(Protocol):
+    """The buffer calls of a communicator (a Comm) that the object calls
+    ride on; this module sits below comm.py and does not import it."""
+
+    @property
+    def rank(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    def allgather(self, *args: Any, **kwargs: Any) -> Any: ...
+    def gather(self, *args: Any, **kwargs: Any) -> Any: ...
+    def scatter(self, *args: Any, **kwargs: Any) -> Any: ...
+    def alltoall(self, *args: Any, **kwargs: Any) -> Any: ...
+    def broadcast(self, *args: Any, **kwargs: Any) -> Any: ...
+    def send(self, *args: Any, **kwargs: Any) -> Any: ...
+    def recv(self, *args: Any, **kwargs: Any) -> Any: ...
 
 #: Python reductions by name, for allreduce/reduce (or pass a callable).
 OPS = {"sum": operator.add, "prod": operator.mul, "min": min, "max": max}
@@ -58,7 +72,7 @@ class Objects:
     calls must be made by every rank in the same order as the communicator's
     other collectives."""
 
-    def __init__(self, comm: "Comm") -> None:
+    def __init__(self, comm: BufferCalls) -> None:
         self.comm = comm
 
     def _lengths(self, length: int) -> np.ndarray:

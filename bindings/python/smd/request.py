@@ -14,14 +14,21 @@ import builtins
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Protocol, Sequence, Set, Tuple
 
 from ._ffi import ffi, lib
 from .errors import (Error, InvalidArgumentError, InvalidUsageError, Result, error_for,
                      last_error_message)
 
-if TYPE_CHECKING:
-    from .comm import Comm
+class RequestOwner(Protocol):
+    """What requests need of their communicator (a Comm; this module sits
+    below comm.py and does not import it): the completions still pending
+    on it, and abort() for a wait that Ctrl-C interrupts."""
+
+    _pending: Set[Any]
+
+    def abort(self) -> None: ...
+
 
 #: Milliseconds of one wait slice: the longest Ctrl-C waits to be noticed.
 SLICE_MS = 50
@@ -123,7 +130,7 @@ class Completion:
         lib.smd_request_free(self.handle)
 
 
-def run_to_completion(completion: Completion, comm: "Comm") -> Outcome:
+def run_to_completion(completion: Completion, comm: "RequestOwner") -> Outcome:
     """Wait for a request the caller is blocked on (a blocking call). Ctrl-C
     aborts the communicator first: a half-done operation cannot be cancelled
     alone, and the abort ends it now, so its buffers are released before
@@ -136,7 +143,7 @@ def run_to_completion(completion: Completion, comm: "Comm") -> Outcome:
         raise
 
 
-def settle_all(*comms: "Comm") -> None:
+def settle_all(*comms: "RequestOwner") -> None:
     """Wait for every unfreed request of the communicators (before they are
     destroyed: the library would wait without a way to interrupt it). Ctrl-C
     aborts them, which ends the wait promptly."""
@@ -153,7 +160,7 @@ def settle_all(*comms: "Comm") -> None:
         raise
 
 
-def _release(completion: Completion, comm: "Comm", keep: Tuple[Any, ...]) -> None:
+def _release(completion: Completion, comm: "RequestOwner", keep: Tuple[Any, ...]) -> None:
     """Free a request nobody waited for (garbage-collected, or at exit). Its
     buffers (`keep`, held until here) are in use until it finishes, so it is
     waited for first, and Ctrl-C aborts its communicator to end that wait."""
@@ -178,7 +185,7 @@ class Request:
     __slots__ = ("_completion", "_comm", "_result", "_returns_count", "_error", "_count",
                  "_status", "_finalizer", "__weakref__")
 
-    def __init__(self, handle: Any, comm: "Comm", keep: Tuple[Any, ...], result: Any = None, *,
+    def __init__(self, handle: Any, comm: "RequestOwner", keep: Tuple[Any, ...], result: Any = None, *,
                  p2p: bool = False, returns_count: bool = False) -> None:
         completion = Completion(handle, p2p)
         self._completion: Optional[Completion] = completion

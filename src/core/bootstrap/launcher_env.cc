@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
 
@@ -300,12 +301,7 @@ LaunchEnv detect_launch_env() {
 int default_store_port(const LaunchEnv &env) {
   if (env.job_token.empty()) return 29500;
   // FNV-1a: unlike std::hash, the same on every rank and every build.
-  uint32_t h = 2166136261u;
-  for (unsigned char c : env.job_token) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return 29500 + static_cast<int>(h % 2000);
+  return 29500 + static_cast<int>(fnv1a32(env.job_token) % 2000);
 }
 
 std::string slurm_first_host(const std::string &hostlist) {

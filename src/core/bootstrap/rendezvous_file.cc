@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 #include "core/util/log.h"
 #include "core/util/params.h"
 #include "core/util/private_dir.h"
@@ -103,11 +104,7 @@ std::string rendezvous_dir(bool single_host) {
 std::string rendezvous_note_path(const std::string &dir, const std::string &job_key,
                                  uint32_t epoch) {
   // FNV-1a, 64 bits: the same on every rank and build.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : job_key) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  uint64_t h = fnv1a64(job_key);
   return format("%s/job-%016llx-%u", dir.c_str(), static_cast<unsigned long long>(h), epoch);
 }
 

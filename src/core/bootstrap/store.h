@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/util/bytes.h"
 #include "core/util/clock.h"
 
 namespace smd {
-
-using Bytes = std::vector<uint8_t>;
 
 class Store {
  public:

@@ -2,39 +2,37 @@
 
 #include <cstdio>
 
+#include "core/util/byte_codec.h"
 #include "core/util/error.h"
 
 namespace smd::wire {
 namespace {
 
+// A frame: its length prefix filled in last; every length checked against
+// kMaxFrame before it is written.
 class Writer {
  public:
-  Writer() { out_.resize(kHeaderSize); }
-  void u8(uint8_t v) { out_.push_back(v); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
-  void i64(int64_t v) {
-    auto u = static_cast<uint64_t>(v);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
-  }
+  Writer() : out_(kHeaderSize), w_(out_) {}
+  void u8(uint8_t v) { w_.u8(v); }
+  void u32(uint32_t v) { w_.u32(v); }
+  void i32(int32_t v) { w_.u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { w_.u64(static_cast<uint64_t>(v)); }
   void blob(const uint8_t *data, size_t size) {
     check_size(size);
-    u32(static_cast<uint32_t>(size));
-    out_.insert(out_.end(), data, data + size);
+    w_.blob(data, size);
   }
   void blob(const std::string &s) {
-    blob(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+    check_size(s.size());
+    w_.blob(s);
   }
   void count(size_t n) {
     check_size(n);
-    u32(static_cast<uint32_t>(n));
+    w_.u32(static_cast<uint32_t>(n));
   }
   Bytes finish() {
     size_t body = out_.size() - kHeaderSize;
     check_size(body);
-    for (int i = 0; i < 4; ++i) out_[i] = static_cast<uint8_t>(body >> (8 * i));
+    store_u32_le(out_.data(), static_cast<uint32_t>(body));
     return std::move(out_);
   }
 
@@ -46,66 +44,7 @@ class Writer {
            kMaxFrame >> 20);
   }
   Bytes out_;
-};
-
-class Reader {
- public:
-  Reader(const uint8_t *data, size_t size) : p_(data), end_(data + size) {}
-  uint8_t u8(const char *what) {
-    need(1, what);
-    return *p_++;
-  }
-  uint32_t u32(const char *what) {
-    need(4, what);
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p_[i]) << (8 * i);
-    p_ += 4;
-    return v;
-  }
-  int32_t i32(const char *what) { return static_cast<int32_t>(u32(what)); }
-  int64_t i64(const char *what) {
-    need(8, what);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p_[i]) << (8 * i);
-    p_ += 8;
-    return static_cast<int64_t>(v);
-  }
-  std::string str(const char *what) {
-    uint32_t n = u32(what);
-    need(n, what);
-    std::string s(reinterpret_cast<const char *>(p_), n);
-    p_ += n;
-    return s;
-  }
-  Bytes bytes(const char *what) {
-    uint32_t n = u32(what);
-    need(n, what);
-    Bytes b(p_, p_ + n);
-    p_ += n;
-    return b;
-  }
-  // An item count, refused when the items could not fit in what is left
-  // (each takes at least min_item bytes): no allocation from a lie.
-  uint32_t count(const char *what, size_t min_item) {
-    uint32_t n = u32(what);
-    if (static_cast<size_t>(n) * min_item > left())
-      fail(SMD_ERR_BOOTSTRAP,
-           "malformed store message: %s claims %u items in %zu bytes", what,
-           n, left());
-    return n;
-  }
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-
- private:
-  void need(size_t n, const char *what) {
-    if (left() < n)
-      fail(SMD_ERR_BOOTSTRAP,
-           "malformed store message: %s cut short (%zu bytes left, %zu "
-           "needed)",
-           what, left(), n);
-  }
-  const uint8_t *p_;
-  const uint8_t *end_;
+  ByteWriter w_;
 };
 
 }  // namespace
@@ -184,8 +123,7 @@ Bytes encode(const Message &m) {
 }
 
 uint32_t frame_body_size(const uint8_t *header, uint32_t max_frame) {
-  uint32_t len = 0;
-  for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(header[i]) << (8 * i);
+  uint32_t len = load_u32_le(header);
   if (len == 0)
     fail(SMD_ERR_BOOTSTRAP, "malformed store message: empty frame");
   if (len > max_frame)
@@ -205,7 +143,7 @@ Message decode(const uint8_t *frame, size_t size) {
   if (size < kHeaderSize + 1)
     fail(SMD_ERR_BOOTSTRAP, "malformed store message: frame of %zu bytes",
          size);
-  Reader r(frame + kHeaderSize, size - kHeaderSize);
+  ByteReader r(frame + kHeaderSize, size - kHeaderSize, "store message");
   Message m;
   uint8_t op = r.u8("opcode");
   m.op = static_cast<Op>(op);
@@ -216,37 +154,37 @@ Message decode(const uint8_t *frame, size_t size) {
         fail(SMD_ERR_BOOTSTRAP,
              "malformed store message: HELLO magic 0x%08x is not smd's", magic);
       m.version = r.u32("HELLO version");
-      m.token = r.str("HELLO token");
-      m.rank = r.i32("HELLO rank");
-      m.world_size = r.i32("HELLO world size");
+      m.token = r.text("HELLO token");
+      m.rank = static_cast<int32_t>(r.u32("HELLO rank"));
+      m.world_size = static_cast<int32_t>(r.u32("HELLO world size"));
       // An older client's HELLO still decodes, so that the refusal can
       // name the version rather than call the frame malformed.
       if (m.version >= 2) m.epoch = r.u32("HELLO epoch");
       break;
     }
     case Op::kSet:
-      m.key = r.str("SET key");
+      m.key = r.text("SET key");
       m.value = r.bytes("SET value");
       break;
     case Op::kGet:
-      m.key = r.str("GET key");
-      m.number = r.i64("GET timeout");
+      m.key = r.text("GET key");
+      m.number = static_cast<int64_t>(r.u64("GET timeout"));
       break;
     case Op::kAdd:
-      m.key = r.str("ADD key");
-      m.number = r.i64("ADD delta");
+      m.key = r.text("ADD key");
+      m.number = static_cast<int64_t>(r.u64("ADD delta"));
       break;
     case Op::kCheck: {
       uint32_t n = r.count("CHECK key count", 4);
       m.keys.reserve(n);
-      for (uint32_t i = 0; i < n; ++i) m.keys.push_back(r.str("CHECK key"));
+      for (uint32_t i = 0; i < n; ++i) m.keys.push_back(r.text("CHECK key"));
       break;
     }
     case Op::kValue:
       m.value = r.bytes("VALUE value");
       break;
     case Op::kInteger:
-      m.number = r.i64("INTEGER value");
+      m.number = static_cast<int64_t>(r.u64("INTEGER value"));
       break;
     case Op::kFlags: {
       uint32_t n = r.count("FLAGS count", 1);
@@ -262,14 +200,15 @@ Message decode(const uint8_t *frame, size_t size) {
     case Op::kRanks: {
       uint32_t n = r.count("RANKS count", 4);
       m.ranks.reserve(n);
-      for (uint32_t i = 0; i < n; ++i) m.ranks.push_back(r.i32("RANKS item"));
+      for (uint32_t i = 0; i < n; ++i)
+        m.ranks.push_back(static_cast<int32_t>(r.u32("RANKS item")));
       break;
     }
     case Op::kError:
-      m.reason = r.str("ERROR reason");
+      m.reason = r.text("ERROR reason");
       break;
     case Op::kRetry:
-      m.reason = r.str("RETRY reason");
+      m.reason = r.text("RETRY reason");
       break;
     case Op::kFailedRanks:
     case Op::kGoodbye:

@@ -4,6 +4,7 @@
 
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 
 namespace smd {
 
@@ -57,9 +58,7 @@ uint32_t tag_salt_of(const CallFingerprint &f) {
   CallFingerprint g = f;
   g.seq = 0;
   // FNV-1a over the bytes, folded to the 6 bits the tag leaves free.
-  uint64_t h = 0xcbf29ce484222325ull;
-  const unsigned char *p = reinterpret_cast<const unsigned char *>(&g);
-  for (size_t i = 0; i < sizeof g; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  uint64_t h = Fnv1a64().mix_bytes(&g, sizeof g).value();
   h ^= h >> 32;
   h ^= h >> 16;
   h ^= h >> 8;

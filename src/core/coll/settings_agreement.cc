@@ -7,20 +7,12 @@
 #include "core/coll/cost_model.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 #include "core/util/params.h"
 
 namespace smd {
 
 namespace {
-
-uint64_t digest(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 std::string env_or_empty(const char *name) { return param_env(name).value_or(""); }
 
@@ -91,7 +83,7 @@ void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
   std::vector<uint64_t> mine, all(settings.size() * static_cast<size_t>(world.size()));
-  for (const SharedSetting &s : settings) mine.push_back(digest(s.value));
+  for (const SharedSetting &s : settings) mine.push_back(fnv1a64(s.value));
   // The ring, whatever SMD_ALGO says: the one setting this exchange checks
   // must not decide how it runs.
   CollArgs a = internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);

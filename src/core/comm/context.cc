@@ -11,6 +11,7 @@
 #include "core/comm/tags.h"
 #include "core/plugin/network_order.h"
 #include "core/plugin/plugin_survey.h"
+#include "core/util/byte_codec.h"
 #include "core/util/env_check.h"
 #include "core/util/error.h"
 #include "core/util/log.h"
@@ -209,26 +210,17 @@ std::vector<Bytes> Context::store_allgather(const std::string &name, const Bytes
     if (rank_ == 0) {
       // Rank 0 gathers and republishes, so each rank reads one key.
       Bytes joined;
+      ByteWriter w(joined);
       for (int r = 0; r < size_; ++r) {
         all[r] = r == 0 ? mine : store_->get(key_base + std::to_string(r), deadline);
-        uint32_t n = static_cast<uint32_t>(all[r].size());
-        for (int i = 0; i < 4; ++i) joined.push_back(static_cast<uint8_t>(n >> (8 * i)));
-        joined.insert(joined.end(), all[r].begin(), all[r].end());
+        w.blob(all[r]);
       }
       store_->set(key_base + "all", joined);
       return all;
     }
     Bytes joined = store_->get(key_base + "all", deadline);
-    size_t pos = 0;
-    for (int r = 0; r < size_; ++r) {
-      if (pos + 4 > joined.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rendezvous record");
-      uint32_t n = 0;
-      for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(joined[pos + i]) << (8 * i);
-      pos += 4;
-      if (pos + n > joined.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rendezvous record");
-      all[r].assign(joined.begin() + pos, joined.begin() + pos + n);
-      pos += n;
-    }
+    ByteReader rd(joined, "rendezvous record");
+    for (int r = 0; r < size_; ++r) all[r] = rd.bytes("a rank's part");
     return all;
   } catch (const Error &e) {
     if (e.code() != SMD_ERR_TIMEOUT) throw;
@@ -320,14 +312,11 @@ void Context::open_transports(const std::string &choice) {
 
   // Exchange every transport's address in one rendezvous round.
   Bytes mine;
+  ByteWriter w(mine);
   for (Transport *t : transport_list_) {
-    Bytes a = t->address();
     std::string n = t->name();
-    mine.push_back(static_cast<uint8_t>(n.size()));
-    mine.insert(mine.end(), n.begin(), n.end());
-    uint32_t len = static_cast<uint32_t>(a.size());
-    for (int i = 0; i < 4; ++i) mine.push_back(static_cast<uint8_t>(len >> (8 * i)));
-    mine.insert(mine.end(), a.begin(), a.end());
+    w.u8(static_cast<uint8_t>(n.size())).raw(n.data(), n.size());
+    w.blob(t->address());
   }
   std::vector<Bytes> all = store_allgather("addresses", mine);
   for (int r = 0; r < size_; ++r) {
@@ -335,23 +324,15 @@ void Context::open_transports(const std::string &choice) {
     bool same_node = topology_.node_of[r] == my_node;
     Transport *t = same_node ? local_transport_ : remote_transport_;
     peers_[r].transport = t;
-    const Bytes &b = all[r];
-    size_t pos = 0;
+    ByteReader rd(all[r], "transport address list");
     bool found = false;
-    while (pos < b.size()) {
-      size_t nlen = b[pos++];
-      if (pos + nlen + 4 > b.size()) break;
-      std::string n(b.begin() + pos, b.begin() + pos + nlen);
-      pos += nlen;
-      uint32_t len = 0;
-      for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(b[pos + i]) << (8 * i);
-      pos += 4;
-      if (pos + len > b.size()) break;
+    while (!rd.done()) {
+      std::string n = rd.raw_text(rd.u8("transport name length"), "transport name");
+      Bytes address = rd.bytes("transport address");
       if (n == t->name()) {
-        peers_[r].address.assign(b.begin() + pos, b.begin() + pos + len);
+        peers_[r].address = std::move(address);
         found = true;
       }
-      pos += len;
     }
     if (!found)
       fail(SMD_ERR_TRANSPORT, "rank %d (%s) has no %s transport address: it chose other transports",

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/bootstrap/store.h"
+#include "core/util/bytes.h"
 
 namespace smd {
 

@@ -9,37 +9,12 @@
 #include <set>
 
 #include "core/comm/cpu_binding.h"
+#include "core/util/byte_codec.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
 
 namespace smd {
 namespace {
-
-void put_u32(Bytes &b, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_str(Bytes &b, const std::string &s) {
-  put_u32(b, static_cast<uint32_t>(s.size()));
-  b.insert(b.end(), s.begin(), s.end());
-}
-struct Reader {
-  const Bytes &b;
-  size_t pos = 0;
-  uint32_t u32() {
-    if (pos + 4 > b.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rank record");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(b[pos + i]) << (8 * i);
-    pos += 4;
-    return v;
-  }
-  std::string str() {
-    uint32_t n = u32();
-    if (pos + n > b.size()) fail(SMD_ERR_BOOTSTRAP, "malformed rank record");
-    std::string s(b.begin() + pos, b.begin() + pos + n);
-    pos += n;
-    return s;
-  }
-};
 
 std::string boot_id() {
   char buf[64] = {0};
@@ -56,27 +31,25 @@ std::string boot_id() {
 
 Bytes encode_rank_record(const RankRecord &r) {
   Bytes b;
-  put_str(b, r.host);
-  put_str(b, r.node_key);
-  put_u32(b, static_cast<uint32_t>(r.pid));
-  put_u32(b, static_cast<uint32_t>(r.cpus));
-  put_u32(b, static_cast<uint32_t>(r.numa_node));
-  put_str(b, r.cpuset);
-  put_str(b, r.machine_key);
+  ByteWriter w(b);
+  w.blob(r.host).blob(r.node_key);
+  w.u32(static_cast<uint32_t>(r.pid)).u32(static_cast<uint32_t>(r.cpus));
+  w.u32(static_cast<uint32_t>(r.numa_node));
+  w.blob(r.cpuset).blob(r.machine_key);
   return b;
 }
 
 RankRecord decode_rank_record(const Bytes &b) {
-  Reader rd{b};
+  ByteReader rd(b, "rank record");
   RankRecord r;
-  r.host = rd.str();
-  r.node_key = rd.str();
-  r.pid = static_cast<int32_t>(rd.u32());
-  r.cpus = static_cast<int32_t>(rd.u32());
-  if (rd.pos == b.size()) return r;
-  r.numa_node = static_cast<int32_t>(rd.u32());
-  r.cpuset = rd.str();
-  r.machine_key = rd.pos == b.size() ? r.node_key : rd.str();
+  r.host = rd.text("host");
+  r.node_key = rd.text("node key");
+  r.pid = static_cast<int32_t>(rd.u32("pid"));
+  r.cpus = static_cast<int32_t>(rd.u32("cpus"));
+  if (rd.done()) return r;
+  r.numa_node = static_cast<int32_t>(rd.u32("numa node"));
+  r.cpuset = rd.text("cpuset");
+  r.machine_key = rd.done() ? r.node_key : rd.text("machine key");
   return r;
 }
 

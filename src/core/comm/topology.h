@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bootstrap/store.h"
+#include "core/util/bytes.h"
 
 namespace smd {
 

@@ -6,6 +6,7 @@
 #include "core/coll/call_fingerprint.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 #include "core/util/log.h"
 
 namespace smd {
@@ -55,7 +56,7 @@ uint32_t group_subject(const std::vector<GroupCall *> &calls) {
   // mixed a word at a time from the fields (it runs for every group: a byte
   // at a time, or words reread from the fingerprint's memory, cost
   // microseconds for 64 calls).
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = Fnv1a64::kOffsetBasis;
   auto mix = [&h](uint64_t w) {
     h = (h ^ w) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;

@@ -8,6 +8,7 @@
 #include "core/coll/comm_create.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 #include "core/util/log.h"
 
 namespace smd {
@@ -23,15 +24,6 @@ struct WireRequest {
   char placement[32];  // as given (truncated), for messages
 };
 static_assert(sizeof(WireRequest) % sizeof(uint32_t) == 0);
-
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // "cluster" and "DPT" (or NULL) name one layout and agree; placements
 // that are not valid agree only when spelled the same (and then fail
@@ -50,7 +42,7 @@ WireRequest to_wire(const GroupsRequest &r) {
   } catch (const Error &) {
     agreed = "invalid:" + r.placement;
   }
-  w.agreed = fnv1a(agreed);
+  w.agreed = fnv1a64(agreed);
   strncpy(w.placement, r.placement.c_str(), sizeof w.placement - 1);
   return w;
 }

@@ -14,9 +14,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/bootstrap/store.h"
 #include "core/plugin/plugin_loader.h"
 #include "core/plugin/registration_cache.h"
+#include "core/util/bytes.h"
 
 namespace smd {
 

@@ -12,19 +12,11 @@
 #include "core/sharded/grad_reduce.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "core/util/fnv1a.h"
 
 namespace smd::sharded {
 
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-constexpr uint64_t kDigestStart = 14695981039346656037ull;
 
 void throw_if_failed(const std::shared_ptr<Task> &t) {
   if (!t) return;
@@ -42,9 +34,9 @@ std::string id_list(const std::vector<int32_t> &ids) {
 }  // namespace
 
 uint32_t parameter_subject(const std::vector<uint64_t> &values) {
-  uint64_t h = kDigestStart;
-  for (uint64_t v : values) h = mix(h, v);
-  uint32_t s = static_cast<uint32_t>(h ^ (h >> 32));
+  Fnv1a64 h;
+  for (uint64_t v : values) h.mix_u64(v);
+  uint32_t s = h.folded32();
   return s ? s : 1;
 }
 
@@ -63,12 +55,12 @@ void agree(Comm &c, uint64_t value, const char *what) {
 ShardedSet::ShardedSet(std::shared_ptr<Comm> comm, Config config)
     : comm_(std::move(comm)), cfg_(std::move(config)) {
   stats_.last_grad_norm = -1;
-  uint64_t h = kDigestStart;
+  Fnv1a64 h;
   for (uint64_t v : {cfg_.max_live, cfg_.persistence_threshold, cfg_.bucket,
                      uint64_t(cfg_.hierarchical), uint64_t(cfg_.prefetch_depth), uint64_t(cfg_.average),
                      uint64_t(int64_t(cfg_.wire)), uint64_t(cfg_.replicas ? cfg_.replicas->size() : 0)})
-    h = mix(h, v);
-  agree(*comm_, h, "sharded set configurations");
+    h.mix_u64(v);
+  agree(*comm_, h.value(), "sharded set configurations");
 }
 
 ShardedSet::~ShardedSet() {
@@ -142,9 +134,10 @@ void ShardedSet::check_ids(const std::vector<int32_t> &ids, const char *what) co
 
 void ShardedSet::check_registration() {
   if (registration_checked_) return;
-  uint64_t h = mix(kDigestStart, params_.size());
-  for (const Param &p : params_) h = mix(mix(h, p.count), static_cast<uint64_t>(p.datatype));
-  agree(*comm_, h, "registered parameters (counts or datatypes)");
+  Fnv1a64 h;
+  h.mix_u64(params_.size());
+  for (const Param &p : params_) h.mix_u64(p.count).mix_u64(static_cast<uint64_t>(p.datatype));
+  agree(*comm_, h.value(), "registered parameters (counts or datatypes)");
   registration_checked_ = true;
 }
 
