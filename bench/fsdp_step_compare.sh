@@ -18,6 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 lines=""
 for rep in $(seq "$repeats"); do
   for config in "smd fsdp" "gloo fsdp" "gloo sdp"; do
+    # shellcheck disable=SC2086  # backend and wrapper, split on purpose
     set -- $config
     load=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086  # FSDP_STEP_ARGS is a list of words
