@@ -15,8 +15,11 @@ collectives are smd's whatever --backend is, which then only serves the
 final check). Rank 0 prints one line: the median and best step time over
 --steps timed steps after --warmup, the parameters, and every rank's peak
 resident memory growth since before the model was built (ru_maxrss: the
-model, its shards, gathered copies, gradients). Not a test: docs/SHARDING.md
-and docs/PERFORMANCE.md hold the results with the machine."""
+model, its shards, gathered copies, gradients; the communication library is
+set up before, for sdp smd's world too, as init_process_group sets up
+FSDP's). bench/fsdp_step_compare.sh runs the configurations interleaved.
+Not a test: docs/SHARDING.md and docs/PERFORMANCE.md hold the results with
+the machine."""
 
 import argparse
 import resource
@@ -76,6 +79,9 @@ def main():
     elif args.backend == "smd" or args.wrapper == "sdp":
         import smd.torch  # noqa: F401
     dist.init_process_group(backend=args.backend)
+    if args.wrapper == "sdp":
+        import smd
+        smd.init()  # its transport's memory is not the wrapper's
     rank, size = dist.get_rank(), dist.get_world_size()
     torch.set_num_threads(1)  # 4 ranks share few cores: no oversubscription
 

@@ -1101,6 +1101,23 @@ typedef struct smd_sharded_stats {
  * not set). */
 SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded_stats_t *stats);
 
+/* smd_sharded_reduce_grads for a part of the parameters, without ending
+ * the round: a unit's gradients reduced as soon as its backward is done,
+ * while the backward of the units before it (and the fetches it needs)
+ * goes on, so each full gradient can be freed early instead of all being
+ * held until the backward ends. The same arguments, reduction, request
+ * and buffer rule as smd_sharded_reduce_grads; the round goes on (fetches
+ * keep their buffers and the prefetch order) until smd_sharded_reduce_grads
+ * ends it, with n = 0 when every gradient went through this call. A
+ * gradient is reduced at most once per round, by either call (a second
+ * reduction would overwrite the first: SMD_ERR_INVALID_USAGE). Collective,
+ * checked like smd_sharded_reduce_grads (each bucket carries its
+ * parameters' ids and slices): ranks that reduce other parameters, or the
+ * same ones in another order or other parts, get SMD_ERR_MISMATCH. */
+SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int32_t *ids,
+                                                   size_t n, const void *const *grads,
+                                                   smd_stream_t stream, smd_request_t **request);
+
 /* ---- Interrupting blocked calls (Ctrl-C) --------------------------------
  *
  * A call that blocks (a collective, smd_recv, smd_request_wait, ...) does

@@ -175,6 +175,9 @@ struct GradCase {
   int wire;  // -1 or a 16-bit type
   uint64_t bucket;
   uint64_t threshold;
+  // Reduced in these parts (smd_sharded_reduce_grads_part, nonblocking,
+  // then smd_sharded_reduce_grads of nothing), or all in one call when empty.
+  std::vector<std::vector<int32_t>> parts = {};
 };
 
 // Every rank's gradients reduced by the set equal a full allreduce of them,
@@ -188,7 +191,23 @@ void check_reduce_grads(const GradCase &g) {
   make(s, c, kCounts);
   RankGrads grads(kCounts);
   const auto &ptrs = grads.ptrs;
-  SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+  if (g.parts.empty()) {
+    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+  } else {
+    std::vector<smd_request_t *> requests;
+    for (const auto &part : g.parts) {
+      std::vector<const void *> part_ptrs;
+      for (int32_t id : part) part_ptrs.push_back(ptrs[size_t(id)]);
+      smd_request_t *r = nullptr;
+      SMD_OK(smd_sharded_reduce_grads_part(s.set, part.data(), part.size(), part_ptrs.data(), nullptr, &r));
+      requests.push_back(r);
+    }
+    SMD_OK(smd_sharded_reduce_grads(s.set, nullptr, 0, nullptr, nullptr, nullptr));
+    for (smd_request_t *r : requests) {
+      SMD_OK(smd_request_wait(r));
+      SMD_OK(smd_request_free(r));
+    }
+  }
   double tol = g.wire == SMD_FLOAT16 ? 2e-3 : g.wire == SMD_BFLOAT16 ? 1.6e-2 : 0;
   for (size_t p = 0; p < kCounts.size(); ++p) {
     std::vector<float> want(kCounts[p]);
@@ -212,6 +231,38 @@ TEST(Sharded, ReduceGradsAverageInSmallBuckets) { check_reduce_grads({true, -1, 
 TEST(Sharded, ReduceGradsPersistentAreAllreduced) { check_reduce_grads({true, -1, 100, 1000}); }
 TEST(Sharded, ReduceGradsFloat16Wire) { check_reduce_grads({true, SMD_FLOAT16, 2000, 5}); }
 TEST(Sharded, ReduceGradsBfloat16Wire) { check_reduce_grads({false, SMD_BFLOAT16, 500000000, 0}); }
+TEST(Sharded, ReduceGradsInPartsEqualOneReduction) {
+  check_reduce_grads({true, -1, 333, 5, {{5, 4}, {3}, {2, 1, 0}}});
+}
+
+// Parts do not end the round: what was gathered stays (a later fetch is a
+// cache hit); each gradient is reduced once per round, whichever call.
+TEST(Sharded, ReduceGradsPartKeepsTheRound) {
+  Set s;
+  make(s, config(), {100, 200});
+  RankGrads grads({100, 200});
+  int32_t first = 0, second = 1;
+  SMD_OK(smd_sharded_fetch(s.set, &first, 1, nullptr, nullptr));
+  SMD_OK(smd_sharded_release(s.set, &first, 1));
+  SMD_OK(smd_sharded_reduce_grads_part(s.set, &second, 1, &grads.ptrs[1], nullptr, nullptr));
+  uint64_t hits = stats_of(s).cache_hits;
+  SMD_OK(smd_sharded_fetch(s.set, &first, 1, nullptr, nullptr));
+  EXPECT_EQ(stats_of(s).cache_hits, hits + 1);
+  SMD_OK(smd_sharded_release(s.set, &first, 1));
+  EXPECT_EQ(smd_sharded_reduce_grads_part(s.set, &second, 1, &grads.ptrs[1], nullptr, nullptr),
+            SMD_ERR_INVALID_USAGE);
+  EXPECT_NE(std::string(smd_last_error()).find("already reduced in this round"), std::string::npos)
+      << smd_last_error();
+  EXPECT_EQ(smd_sharded_reduce_grads(s.set, &second, 1, &grads.ptrs[1], nullptr, nullptr),
+            SMD_ERR_INVALID_USAGE);
+  SMD_OK(smd_sharded_reduce_grads(s.set, &first, 1, &grads.ptrs[0], nullptr, nullptr));
+  EXPECT_EQ(stats_of(s).live_elements, 0u);  // the round ended: gathered copies dropped
+  // A new round: both may be reduced again.
+  SMD_OK(smd_sharded_reduce_grads_part(s.set, &second, 1, &grads.ptrs[1], nullptr, nullptr));
+  SMD_OK(smd_sharded_reduce_grads(s.set, &first, 1, &grads.ptrs[0], nullptr, nullptr));
+  EXPECT_EQ(smd_sharded_reduce_grads_part(s.set, &first, 1, nullptr, nullptr, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
+}
 
 TEST(Sharded, ClipEqualsTheUnshardedNorm) {
   Set s;
@@ -646,6 +697,40 @@ TEST(Sharded, DifferentParametersOfOneSizeMismatchOnEveryRank) {
                                        << threshold << ": " << smd_last_error();
       }
       SMD_OK(smd_comm_destroy(c));
+      SMD_OK(smd_barrier(world(), nullptr));
+    }
+  }
+}
+
+// Parts of a round that differ between the ranks, for parameters of one
+// size: the same parameters in another order, then other groupings (one
+// part of both against one part each). Every rank gets SMD_ERR_MISMATCH
+// from the first part that differs.
+TEST(Sharded, ReduceGradsPartsThatDifferMismatchOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  const bool last = rank() == size() - 1;
+  using Parts = std::vector<std::vector<int32_t>>;
+  const std::vector<std::pair<Parts, Parts>> cases = {
+      {{{0}, {1}}, {{1}, {0}}},  // another order
+      {{{0, 1}}, {{0}, {1}}},    // other parts
+  };
+  for (uint64_t threshold : {uint64_t(0), uint64_t(1000)}) {  // sharded, then persistent
+    for (const auto &c : cases) {
+      smd_comm_t *dup = nullptr;
+      SMD_OK(smd_comm_dup(world(), &dup));
+      {
+        Set s;
+        make(s, config(1000000000, threshold), {64, 64}, dup);
+        RankGrads grads({64, 64});
+        const Parts &mine = last ? c.second : c.first;
+        std::vector<const void *> ptrs;
+        for (int32_t id : mine[0]) ptrs.push_back(grads.ptrs[size_t(id)]);
+        EXPECT_EQ(smd_sharded_reduce_grads_part(s.set, mine[0].data(), mine[0].size(), ptrs.data(),
+                                                nullptr, nullptr),
+                  SMD_ERR_MISMATCH)
+            << "threshold " << threshold << ": " << smd_last_error();
+      }
+      SMD_OK(smd_comm_destroy(dup));
       SMD_OK(smd_barrier(world(), nullptr));
     }
   }

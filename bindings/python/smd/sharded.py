@@ -301,9 +301,20 @@ class ShardedParameters:
                      async_: bool = False) -> Optional[Request]:
         """Reduce-scatter the whole gradients ``grads[i]`` of parameters
         ``ids[i]`` into the gradient shards (:meth:`grad`), averaged over
-        the ranks unless average_gradients=False (collective). With
-        ``async_=True``: returns a Request (the gradients must stay
-        untouched until it finishes)."""
+        the ranks unless average_gradients=False, and end the round
+        (collective). With ``async_=True``: returns a Request (the
+        gradients must stay untouched until it finishes)."""
+        return self._reduce(lib.smd_sharded_reduce_grads, ids, grads, async_)
+
+    def reduce_grads_part(self, ids: IdsLike, grads: Sequence[Any], *,
+                          async_: bool = False) -> Optional[Request]:
+        """:meth:`reduce_grads` for a part of the parameters (a unit's, as
+        its backward finishes) without ending the round; a later
+        :meth:`reduce_grads` (``reduce_grads([], [])`` when nothing is
+        left) ends it. Each gradient is reduced once per round."""
+        return self._reduce(lib.smd_sharded_reduce_grads_part, ids, grads, async_)
+
+    def _reduce(self, fn: Any, ids: IdsLike, grads: Sequence[Any], async_: bool) -> Optional[Request]:
         listed, array = _id_array(ids)
         grads = list(grads)
         if len(grads) != len(listed):
@@ -321,8 +332,7 @@ class ShardedParameters:
             buffers.append(b)
         pointers = ffi.new("void *[]", [b.ptr for b in buffers]) if buffers else ffi.NULL
         keep = (array, pointers, tuple(b.obj for b in buffers), tuple(b.ptr for b in buffers))
-        call = _Call(start=lib.smd_sharded_reduce_grads,
-                     blocking=lambda *args: lib.smd_sharded_reduce_grads(*args, ffi.NULL),
+        call = _Call(start=fn, blocking=lambda *args: fn(*args, ffi.NULL),
                      args=(self._live(), array, len(listed), pointers, ffi.NULL), keep=keep)
         if async_:
             return self._comm._start(call)

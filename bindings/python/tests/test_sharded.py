@@ -211,3 +211,24 @@ def test_replicas(world):
         for pid in ids:
             exact = sum(rank_grads(r, np.float64)[pid] for r in range(4)) / 4
             np.testing.assert_allclose(sp.grad(pid), expected_shard(sp, pid, exact), rtol=1e-12)
+
+
+def test_reduce_grads_in_parts(world):
+    """Gradients reduced in parts (nonblocking, then a reduce_grads of
+    nothing that ends the round) equal one reduction; a second reduction
+    of a gradient in the same round is refused."""
+    with smd.ShardedParameters(world, param_persistence_threshold=25) as sp:
+        ids = [sp.register(p) for p in initial(np.float64)]
+        grads = rank_grads(world.rank, np.float64)
+        parts = [sp.reduce_grads_part([3, 2], [grads[3], grads[2]], async_=True),
+                 sp.reduce_grads_part([1, 0], [grads[1], grads[0]], async_=True)]
+        with pytest.raises(smd.InvalidUsageError, match="already reduced in this round"):
+            sp.reduce_grads_part([2], [grads[2]])
+        sp.reduce_grads([], [])
+        for request in parts:
+            request.wait()
+        for pid in ids:
+            exact = sum(rank_grads(r, np.float64)[pid] for r in range(world.size)) / world.size
+            np.testing.assert_allclose(sp.grad(pid), expected_shard(sp, pid, exact), rtol=1e-12)
+        sp.reduce_grads_part([2], [grads[2]])  # a new round
+        sp.reduce_grads([], [])

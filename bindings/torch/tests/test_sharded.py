@@ -6,6 +6,7 @@ max_live_parameters elements at once."""
 
 import math
 import os
+import weakref
 
 import pytest
 import torch
@@ -241,3 +242,53 @@ def test_sharded_load_state_dict(world, rank):
         torch.testing.assert_close(loaded[name], saved[name], rtol=0, atol=0)
     with pytest.raises(smd.InvalidArgumentError, match="missing keys"):
         second.load_state_dict({})
+
+
+def test_sharded_reduces_each_unit_during_backward(world, rank):
+    """Each layer's gradients are reduced as soon as its backward is done:
+    when the backward reaches the input, the last layer's whole gradient is
+    gone (no longer referenced by anything), and the whole gradients held
+    at once stayed below their sum. Still DDP's result."""
+    layers, width = 6, 16
+
+    def stack():
+        torch.manual_seed(3)
+        return nn.Sequential(*(nn.Linear(width, width) for _ in range(layers)))
+
+    net = stack()
+    last = net[-1].weight
+    # The accumulator the wrapper hooks too; this hook, registered first,
+    # runs first: the whole gradient is there.
+    accumulator = last.expand_as(last).grad_fn.next_functions[0][0]
+    whole = []
+    accumulator.register_hook(lambda *_: whole.append(weakref.ref(last.grad)))
+    sdp = ShardedDataParallel(net, param_persistence_threshold=width + 1)
+    sharded = layers * width * width
+    opt = torch.optim.SGD(sdp.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(rank)
+    losses, gone = [], []
+    for _ in range(3):
+        x = torch.randn(4, width, generator=gen, requires_grad=True)
+        x.register_hook(lambda g: gone.append(last.grad is None and whole[-1]() is None))
+        loss = sdp(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    assert gone == [True] * 3
+    stats = sdp.stats()
+    assert 0 < stats["peak_full_grad_elements"] < sharded
+    assert stats["full_grad_elements"] == 0
+
+    ref = DDP(stack(), process_group=world)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(rank)
+    ref_losses = []
+    for _ in range(3):
+        x = torch.randn(4, width, generator=gen, requires_grad=True)
+        loss = ref(x).square().mean()
+        loss.backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        ref_losses.append(loss.item())
+    assert_same((losses, sdp.state_dict()), (ref_losses, ref.module.state_dict()))

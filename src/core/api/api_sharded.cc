@@ -101,6 +101,25 @@ smd_request_t *new_request(const std::shared_ptr<Comm> &c, std::shared_ptr<Task>
   return r;
 }
 
+// smd_sharded_reduce_grads (ends_round) and smd_sharded_reduce_grads_part:
+// the same arguments, checked alike.
+void reduce_call(smd_sharded_t *set, const int32_t *ids, size_t n, const void *const *grads,
+                 smd_stream_t stream, smd_request_t **request, const char *what, bool ends_round) {
+  if (request) *request = nullptr;
+  not_in_group(what);
+  auto &s = set_of(set);
+  check_stream(stream);
+  auto idv = id_vector(s, ids, n, true);
+  if (n > 0 && !grads) fail(SMD_ERR_INVALID_ARGUMENT, "grads is NULL but n is %zu", n);
+  std::vector<const void *> gv(grads, grads + n);
+  for (size_t i = 0; i < n; ++i)
+    if (!gv[i]) fail(SMD_ERR_INVALID_ARGUMENT, "grads[%zu] (parameter %d) is NULL", i, idv[i]);
+  auto task = ends_round ? s.reduce_grads(idv, gv, request == nullptr)
+                         : s.reduce_grads_part(idv, gv, request == nullptr);
+  if (request) *request = new_request(s.comm_ptr(), std::move(task), ends_round ? "sharded reduce_grads"
+                                                                                : "sharded reduce_grads_part");
+}
+
 }  // namespace
 
 extern "C" {
@@ -215,17 +234,15 @@ SMD_API smd_result_t smd_sharded_reduce_grads(smd_sharded_t *set, const int32_t 
                                               const void *const *grads, smd_stream_t stream,
                                               smd_request_t **request) {
   return guarded("smd_sharded_reduce_grads", [&] {
-    if (request) *request = nullptr;
-    not_in_group("smd_sharded_reduce_grads");
-    auto &s = set_of(set);
-    check_stream(stream);
-    auto idv = id_vector(s, ids, n, true);
-    if (n > 0 && !grads) fail(SMD_ERR_INVALID_ARGUMENT, "grads is NULL but n is %zu", n);
-    std::vector<const void *> gv(grads, grads + n);
-    for (size_t i = 0; i < n; ++i)
-      if (!gv[i]) fail(SMD_ERR_INVALID_ARGUMENT, "grads[%zu] (parameter %d) is NULL", i, idv[i]);
-    auto task = s.reduce_grads(idv, gv, request == nullptr);
-    if (request) *request = new_request(s.comm_ptr(), std::move(task), "sharded reduce_grads");
+    reduce_call(set, ids, n, grads, stream, request, "smd_sharded_reduce_grads", true);
+  });
+}
+
+SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                                   const void *const *grads, smd_stream_t stream,
+                                                   smd_request_t **request) {
+  return guarded("smd_sharded_reduce_grads_part", [&] {
+    reduce_call(set, ids, n, grads, stream, request, "smd_sharded_reduce_grads_part", false);
   });
 }
 

@@ -335,10 +335,15 @@ void ShardedSet::release(const std::vector<int32_t> &ids) {
   }
 }
 
-std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
-                                               const std::vector<const void *> &grads, bool blocking) {
-  std::lock_guard<std::mutex> lock(mu_);
-  check_ids(ids, "reduce_grads");
+std::shared_ptr<Task> ShardedSet::queue_reduction(const std::vector<int32_t> &ids,
+                                                  const std::vector<const void *> &grads, bool blocking,
+                                                  const char *what) {
+  check_ids(ids, what);
+  for (int32_t id : ids)
+    if (params_[size_t(id)].reduced)
+      fail(SMD_ERR_INVALID_USAGE,
+           "the gradient of parameter %d was already reduced in this round (each gradient is reduced "
+           "once between two smd_sharded_reduce_grads: the second would overwrite the first)", id);
   check_registration();
   auto targets = std::make_shared<std::vector<GradTarget>>();
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -354,10 +359,25 @@ std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
         for (const GradBucket &b : *buckets) reduce_bucket(*c, *targets, b, cfg);
       },
       blocking, &task);
+  for (int32_t id : ids) params_[size_t(id)].reduced = true;
+  return task;
+}
+
+std::shared_ptr<Task> ShardedSet::reduce_grads_part(const std::vector<int32_t> &ids,
+                                                    const std::vector<const void *> &grads, bool blocking) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_reduction(ids, grads, blocking, "reduce_grads_part");
+}
+
+std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
+                                               const std::vector<const void *> &grads, bool blocking) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Task> task = queue_reduction(ids, grads, blocking, "reduce_grads");
   // The round ends: an optimizer step is expected to change the shards, so
   // what was gathered from them goes (held buffers at their release).
   order_.on_round_end();
   for (Param &p : params_) {
+    p.reduced = false;
     if (!p.full) continue;
     if (p.holds == 0) drop_full(p);
     else p.stale = true;

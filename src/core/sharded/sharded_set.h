@@ -52,6 +52,7 @@ struct Param {
   int holds = 0;                 // fetches not yet released
   uint64_t released_at = 0;      // for least-recently-released eviction
   bool stale = false;            // gathered before the shards changed: dropped at release
+  bool reduced = false;          // its gradient was reduced in this round
 };
 
 // The subject (CollArgs::subject) of a collective that carries these
@@ -86,8 +87,13 @@ class ShardedSet {
   std::shared_ptr<Task> fetch(const std::vector<int32_t> &ids, bool blocking);
   void *full(int32_t id) const;
   void release(const std::vector<int32_t> &ids);
+  // Reduces the gradients of ids and ends the round.
   std::shared_ptr<Task> reduce_grads(const std::vector<int32_t> &ids,
                                      const std::vector<const void *> &grads, bool blocking);
+  // Reduces the gradients of ids within the round (one unit's, while the
+  // backward of the others goes on); the round goes on.
+  std::shared_ptr<Task> reduce_grads_part(const std::vector<int32_t> &ids,
+                                          const std::vector<const void *> &grads, bool blocking);
   double clip_grads(double max_norm);
   void stats(smd_sharded_stats_t *out) const;
 
@@ -104,6 +110,10 @@ class ShardedSet {
   void drop_full(Param &p);
   std::shared_ptr<char[]> start_full(Param &p);
   void prefetch(const std::vector<int32_t> &ids);
+  // Queues the reduction of ids' gradients (each at most once per round).
+  std::shared_ptr<Task> queue_reduction(const std::vector<int32_t> &ids,
+                                        const std::vector<const void *> &grads, bool blocking,
+                                        const char *what);
   void run(std::function<void()> work, bool blocking, std::shared_ptr<Task> *task);
 
   std::shared_ptr<Comm> comm_;

@@ -36,9 +36,14 @@ transposed weight, a slice of a packed projection) see the values again
 when the unit is gathered for its backward. The unit's outputs pass
 through an identity autograd function whose backward gathers them again
 before the unit's backward, and its inputs through one whose backward frees
-them after it. When the backward pass ends, the whole gradients are
-reduce-scattered into the gradient shards (``shard.grad``), clipped to
-gradient_clipping when given.
+them after it. As soon as every gradient of a unit has been accumulated (a
+hook on each parameter's gradient accumulator), the unit's gradients are
+reduce-scattered into the gradient shards (``shard.grad``) without waiting,
+while the backward of the units before it goes on; once a reduction is
+done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
+reductions in flight, so the whole gradients held stay bounded). When the
+backward pass ends, the rest is reduced, everything waited for, and the
+shards clipped to gradient_clipping when given.
 
 Limits of this release: CPU tensors of float32 or float64; one backward
 per optimizer step (the gradient shards are overwritten by each); a
@@ -86,6 +91,12 @@ NO_SHARDING = 2 ** 63
 #: transformer layers' inference fast path reads every weight of the
 #: layer): each is gathered as one unit, its whole subtree at once.
 _UNITS = (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+
+#: Units whose gradient reductions may be in flight at once: queuing one
+#: more first waits for the oldest (whose whole gradients are then
+#: dropped), so at most this many units' whole gradients wait for their
+#: reduction while the backward goes on.
+_MAX_REDUCING = 2
 
 
 def _units(module: nn.Module, whole: Tuple[type, ...]) -> List[Tuple[nn.Module, List[nn.Parameter]]]:
@@ -225,7 +236,8 @@ class _Entry:
     and what the optimizer sees (the shard, or the parameter itself when
     persistent)."""
 
-    __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel")
+    __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel", "group",
+                 "arrived", "reduced")
 
     def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
         self.name = name
@@ -235,6 +247,31 @@ class _Entry:
         self.shard: Optional[nn.Parameter] = None
         self.holds = 0  # gathers not yet let go (a module may run twice)
         self.numel = param.numel()
+        self.group: Optional["_ReduceGroup"] = None  # whose reduction carries its gradient
+        self.arrived = False  # its gradient was accumulated in this backward
+        self.reduced = False  # and its reduction queued
+
+
+class _ReduceGroup:
+    """The parameters of one unit (each parameter in the first unit that
+    lists it) whose gradients are reduced together, once all arrived."""
+
+    __slots__ = ("entries", "waiting")
+
+    def __init__(self, entries: List[_Entry]) -> None:
+        self.entries = entries
+        self.waiting = len(entries)  # gradients still to arrive in this backward
+
+
+class _Reduction:
+    """A unit's reduction in flight: its request and the whole gradients it
+    reads (dropped once it is done)."""
+
+    __slots__ = ("request", "targets")
+
+    def __init__(self, request: Any, targets: List[Tuple[_Entry, np.ndarray]]) -> None:
+        self.request = request
+        self.targets = targets
 
 
 class ShardedDataParallel(nn.Module):
@@ -294,6 +331,12 @@ class ShardedDataParallel(nn.Module):
             entry = _Entry(name, param, pid)
             self._entries.append(entry)
             self._by_param[id(param)] = entry
+        # The gradient accumulator of each parameter, taken while its
+        # storage is whole (a view of a freed one cannot be made); setting
+        # .data to a tensor of the same type keeps it. Kept referenced, or
+        # autograd would make a new one without the hook it gets below.
+        accumulators = [e.param.expand_as(e.param).grad_fn.next_functions[0][0]
+                        if e.param.requires_grad else None for e in self._entries]
         owned = []
         for entry in self._entries:
             layout = self._set.layout(entry.pid)
@@ -320,7 +363,26 @@ class ShardedDataParallel(nn.Module):
         whole = _UNITS if units is None else tuple(units)
         if not all(isinstance(u, type) and issubclass(u, nn.Module) for u in whole):
             raise InvalidArgumentError(f"units must be nn.Module classes, got {units!r}")
-        for sub, params in _units(module, whole):
+        found = _units(module, whole)
+        self._groups: List[_ReduceGroup] = []
+        for _, params in found:
+            members = [self._by_param[id(p)] for p in params]
+            members = [e for e in members if e.group is None and e.param.requires_grad]
+            if members:
+                group = _ReduceGroup(members)
+                self._groups.append(group)
+                for e in members:
+                    e.group = group
+        self._reducing: List[_Reduction] = []
+        self._full_grad_elements = 0
+        self._peak_full_grad_elements = 0
+        # A hook on each parameter's gradient accumulator (torch 1.13 has no
+        # post-accumulate-grad hooks).
+        self._accumulators = [a for a in accumulators if a is not None]
+        for e, accumulator in zip(self._entries, accumulators):
+            if e.group is not None:
+                accumulator.register_hook(self._grad_arrived_hook(e))
+        for sub, params in found:
             mine = [self._by_param[id(p)] for p in params]
             mine = [e for e in mine if not e.persistent]
             if not mine:
@@ -391,17 +453,36 @@ class ShardedDataParallel(nn.Module):
             return None
         return hook
 
-    def _before_backward(self, entries: List[_Entry]) -> None:
+    def _queue_after_backward(self) -> None:
         if not self._backward_queued:
             self._backward_queued = True
             torch.autograd.Variable._execution_engine.queue_callback(self._after_backward)
+
+    def _before_backward(self, entries: List[_Entry]) -> None:
+        self._queue_after_backward()
         self._gather(entries)
 
     # -- gradients ---------------------------------------------------------------
 
+    def _grad_arrived_hook(self, entry: _Entry) -> Any:
+        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
+            self._queue_after_backward()
+            if entry.arrived or entry.param.grad is None:
+                return
+            entry.arrived = True
+            if not entry.persistent:
+                self._full_grad_elements += entry.numel
+                self._peak_full_grad_elements = max(self._peak_full_grad_elements,
+                                                    self._full_grad_elements)
+            group = entry.group
+            group.waiting -= 1
+            if group.waiting == 0:
+                self._reduce_part(group.entries)
+        return hook
+
     def _after_backward(self) -> None:
         """End of the backward pass: release what is still held, reduce the
-        whole gradients into the shards, clip."""
+        gradients not reduced yet, wait for every reduction, clip."""
         self._backward_queued = False
         held = [e for e in self._entries if e.holds > 0]
         for e in held:
@@ -409,33 +490,79 @@ class ShardedDataParallel(nn.Module):
         self._let_go(held)
         self.reduce_gradients()
 
-    def reduce_gradients(self) -> None:
-        """Reduce-scatter the module parameters' gradients into the shards'
-        .grad (runs by itself at the end of every backward that went
-        through a sharded module; call it when a backward did not).
-        Collective."""
+    def _targets(self, entries: List[_Entry]) -> Tuple[List[int], List[np.ndarray],
+                                                       List[Tuple[_Entry, np.ndarray]]]:
+        """The ids, whole gradients and (entry, gradient shard) of the
+        entries that hold a gradient not reduced yet in this round."""
         ids, grads, targets = [], [], []
-        for e in self._entries:
+        for e in entries:
             g = e.param.grad
-            if g is None:
+            if g is None or e.reduced:
                 continue
             view = self._set.grad(e.pid)
             if g.data_ptr() == view.__array_interface__["data"][0]:
                 g = g.clone()  # the previous step's reduced gradient, accumulated into
+            e.reduced = True
             ids.append(e.pid)
             grads.append(g.detach().contiguous().numpy())
             targets.append((e, view))
+        return ids, grads, targets
+
+    def _reduce_part(self, entries: List[_Entry]) -> None:
+        """Queue the reduction of a unit's gradients (collective: every rank
+        completes its units in the same order), first finishing the oldest
+        while _MAX_REDUCING are in flight."""
+        ids, grads, targets = self._targets(entries)
         if not ids:
             return
-        self._set.reduce_grads(ids, grads)
-        if self.gradient_clipping is not None:
-            self.last_grad_norm = self._set.clip_grads(self.gradient_clipping)
+        while len(self._reducing) >= _MAX_REDUCING:
+            self._finish(self._reducing.pop(0))
+        request = self._set.reduce_grads_part(ids, grads, async_=True)
+        self._reducing.append(_Reduction(request, targets))
+        while self._reducing and self._reducing[0].request.done:
+            self._finish(self._reducing.pop(0))
+
+    def _finish(self, reduction: _Reduction) -> None:
+        """Wait for a reduction and adopt its gradient shards."""
+        reduction.request.wait()
+        self._adopt(reduction.targets)
+
+    def _adopt(self, targets: List[Tuple[_Entry, np.ndarray]]) -> None:
+        """Reduced: the gradient shards become the gradients the optimizer
+        sees, and the whole gradients are dropped."""
         for e, view in targets:
             if e.persistent:
                 e.param.grad = torch.from_numpy(view)
-            else:
-                e.param.grad = None
-                e.shard.grad = torch.from_numpy(view)
+                continue
+            if e.arrived:
+                self._full_grad_elements -= e.numel
+            e.param.grad = None
+            e.shard.grad = torch.from_numpy(view)
+
+    def reduce_gradients(self) -> None:
+        """Reduce-scatter the module parameters' gradients not reduced yet
+        into the shards' .grad, wait for the reductions in flight, end the
+        set's round and clip (runs by itself at the end of every backward
+        that reached the module's parameters; call it when a backward did
+        not). Collective."""
+        try:
+            parts = any(e.reduced for e in self._entries)
+            ids, grads, targets = self._targets(self._entries)
+            while self._reducing:
+                self._finish(self._reducing.pop(0))
+            if not ids and not parts:
+                return
+            self._set.reduce_grads(ids, grads)
+            self._adopt(targets)
+        finally:
+            self._reducing.clear()
+            for group in self._groups:
+                group.waiting = len(group.entries)
+            for e in self._entries:
+                e.arrived = e.reduced = False
+            self._full_grad_elements = 0
+        if self.gradient_clipping is not None:
+            self.last_grad_norm = self._set.clip_grads(self.gradient_clipping)
 
     def clip_grad_norm_(self, max_norm: float) -> float:
         """Clip the global norm of the gradient shards to max_norm and
@@ -510,11 +637,16 @@ class ShardedDataParallel(nn.Module):
         parameters (owned_bytes) and the elements of the module's sharded
         parameters gathered in their storages now and at most so far
         (gathered_elements, peak_gathered_elements; the set's own
-        gathered copies are its live/peak_live elements)."""
+        gathered copies are its live/peak_live elements), and the elements
+        of the sharded parameters' whole gradients held while their
+        reduction waits, now and at most so far (full_grad_elements,
+        peak_full_grad_elements)."""
         s = self._set.stats()
         s["owned_bytes"] = sum(e.shard.numel() * e.shard.element_size() for e in self._entries)
         s["gathered_elements"] = self._gathered_elements
         s["peak_gathered_elements"] = self._peak_gathered_elements
+        s["full_grad_elements"] = self._full_grad_elements
+        s["peak_full_grad_elements"] = self._peak_full_grad_elements
         return s
 
     @property

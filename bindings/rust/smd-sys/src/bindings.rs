@@ -2474,6 +2474,16 @@ extern "C" {
     ) -> smd_result_t;
 }
 extern "C" {
+    pub fn smd_sharded_reduce_grads_part(
+        set: *mut smd_sharded_t,
+        ids: *const i32,
+        n: usize,
+        grads: *const *const ::std::os::raw::c_void,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
     pub fn smd_set_interrupt_fd(fd: ::std::os::raw::c_int) -> smd_result_t;
 }
 extern "C" {
