@@ -137,7 +137,7 @@ TEST(Topology, RecordsCarryCpuSetAndNumaNode) {
 }
 
 TEST(Topology, LocalRecordHasThisProcessCpus) {
-  RankRecord me = local_rank_record();
+  RankRecord me = local_rank_record(0);
   EXPECT_EQ(me.cpus, usable_cpus());
   EXPECT_FALSE(me.cpuset.empty());
   EXPECT_GE(me.numa_node, -1);
@@ -204,9 +204,9 @@ TEST(Topology, FakeNodesShareTheirMachinesCpus) {
 
 TEST(Topology, NodeIdOverride) {
   setenv("SMD_NODE_ID", "fake7", 1);
-  EXPECT_EQ(local_rank_record().node_key, "id:fake7");
+  EXPECT_EQ(local_rank_record(0).node_key, "id:fake7");
   unsetenv("SMD_NODE_ID");
-  EXPECT_NE(local_rank_record().node_key.find('/'), std::string::npos);
+  EXPECT_NE(local_rank_record(0).node_key.find('/'), std::string::npos);
 }
 
 TEST(Ranges, SplitCoversEverythingOnce) {
