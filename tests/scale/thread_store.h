@@ -1,7 +1,8 @@
 // A key-value store shared by the rank threads of one process, behind the
 // smd_store_ops_t callbacks: a world of thousands of thread ranks forms
-// without a TCP connection per rank. get() waits on a condition variable
-// for its key, up to its deadline.
+// without a TCP connection per rank. get() waits for its key, up to its
+// deadline, on that key's condition variable: a set wakes the ranks
+// waiting for that key only, not all of them.
 #pragma once
 
 #include <smd.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -38,11 +40,10 @@ class ThreadStore {
                           size_t) {
     ThreadStore &s = of(user);
     const auto *p = static_cast<const uint8_t *>(value);
-    {
-      std::lock_guard<std::mutex> lock(s.mu_);
-      s.kv_[key].assign(p, p + size);
-    }
-    s.changed_.notify_all();
+    std::lock_guard<std::mutex> lock(s.mu_);
+    s.kv_[key].assign(p, p + size);
+    auto w = s.waiters_.find(key);
+    if (w != s.waiters_.end()) w->second->notify_all();
     return SMD_SUCCESS;
   }
 
@@ -53,15 +54,17 @@ class ThreadStore {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
     auto it = s.kv_.find(key);
-    while (it == s.kv_.end()) {
-      if (s.changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
-        it = s.kv_.find(key);
-        if (it != s.kv_.end()) break;
+    if (it == s.kv_.end()) {
+      std::shared_ptr<std::condition_variable> &cv = s.waiters_[key];
+      if (!cv) cv = std::make_shared<std::condition_variable>();
+      std::shared_ptr<std::condition_variable> mine = cv;
+      mine->wait_until(lock, deadline, [&] { return s.kv_.count(key) != 0; });
+      it = s.kv_.find(key);
+      if (it == s.kv_.end()) {
         snprintf(error, error_size, "no key '%s' after %lld ms", key,
                  static_cast<long long>(timeout_ms));
         return SMD_ERR_TIMEOUT;
       }
-      it = s.kv_.find(key);
     }
     *size = it->second.size();
     *value = malloc(*size ? *size : 1);
@@ -83,7 +86,7 @@ class ThreadStore {
   }
 
   std::mutex mu_;
-  std::condition_variable changed_;
+  std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> waiters_;
   std::unordered_map<std::string, std::vector<uint8_t>> kv_;
   std::unordered_map<std::string, int64_t> counters_;
 };

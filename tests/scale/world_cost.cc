@@ -2,7 +2,9 @@
 // of this process: the time to form the world, the memory, descriptors
 // and threads each rank adds, and one round of allreduce, allgather,
 // reduce_scatter, broadcast and barrier with every result checked.
-// Usage: scale_world_cost NRANKS [COUNT]; exits 1 on a wrong result or a
+// Usage: scale_world_cost NRANKS [COUNT [COLLECTIVES]], COLLECTIVES a
+// comma list of allreduce, allgather, reduce_scatter, broadcast, barrier
+// (default all); exits 1 on a wrong result or a
 // failed call. docs/SCALE.md (Limits) quotes its output. With
 // SMD_TRANSPORT=inproc the ranks form their world through a store in this
 // process (thread_store.h) instead of rank 0's TCP store; SMD_ALGO picks
@@ -56,8 +58,13 @@ void fail(int rank, const char *what, const char *detail) {
 // Values every rank can predict: element i of rank r.
 int32_t value(int r, size_t i) { return int32_t((r * 7 + int(i) * 3) % 1000); }
 
-void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
-  std::vector<int32_t> in(n), out(n * size_t(p));
+std::string only;  // COLLECTIVES, "" = all
+bool wanted(const char *name) {
+  return only.empty() || ("," + only + ",").find("," + std::string(name) + ",") != std::string::npos;
+}
+
+void check_allreduce(smd_comm_t *comm, int me, int p, size_t n) {
+  std::vector<int32_t> in(n), out(n);
   for (size_t i = 0; i < n; ++i) in[i] = value(me, i);
   CHECK_OK(me, smd_allreduce(in.data(), out.data(), n, SMD_INT32, SMD_SUM, comm, nullptr));
   for (size_t i = 0; i < n; ++i) {
@@ -65,11 +72,19 @@ void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
     for (int r = 0; r < p; ++r) want += value(r, i);
     if (out[i] != int32_t(want)) return fail(me, "allreduce", "wrong sum");
   }
+}
+
+void check_allgather(smd_comm_t *comm, int me, int p, size_t n) {
+  std::vector<int32_t> in(n), out(n * size_t(p));
+  for (size_t i = 0; i < n; ++i) in[i] = value(me, i);
   CHECK_OK(me, smd_allgather(in.data(), out.data(), n, SMD_INT32, comm, nullptr));
   for (int r = 0; r < p; ++r)
     for (size_t i = 0; i < n; ++i)
       if (out[size_t(r) * n + i] != value(r, i)) return fail(me, "allgather", "wrong block");
-  // reduce_scatter: rank r's contribution to block b is value(r, b*n + i).
+}
+
+// Rank r's contribution to block b is value(r, b*n + i).
+void check_reduce_scatter(smd_comm_t *comm, int me, int p, size_t n) {
   std::vector<int32_t> big(n * size_t(p));
   for (size_t i = 0; i < big.size(); ++i) big[i] = value(me, i);
   std::vector<int32_t> mine(n);
@@ -79,6 +94,9 @@ void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
     for (int r = 0; r < p; ++r) want += value(r, size_t(me) * n + i);
     if (mine[i] != int32_t(want)) return fail(me, "reduce_scatter", "wrong sum");
   }
+}
+
+void check_broadcast(smd_comm_t *comm, int me, int p, size_t n) {
   int root = p - 1;
   std::vector<int32_t> b(n, me == root ? 0 : -1);
   if (me == root)
@@ -86,7 +104,14 @@ void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
   CHECK_OK(me, smd_broadcast(b.data(), b.data(), n, SMD_INT32, root, comm, nullptr));
   for (size_t i = 0; i < n; ++i)
     if (b[i] != value(root, i)) return fail(me, "broadcast", "wrong value");
-  CHECK_OK(me, smd_barrier(comm, nullptr));
+}
+
+void run_collectives(smd_comm_t *comm, int me, int p, size_t n) {
+  if (wanted("allreduce")) check_allreduce(comm, me, p, n);
+  if (wanted("allgather")) check_allgather(comm, me, p, n);
+  if (wanted("reduce_scatter")) check_reduce_scatter(comm, me, p, n);
+  if (wanted("broadcast")) check_broadcast(comm, me, p, n);
+  if (wanted("barrier")) CHECK_OK(me, smd_barrier(comm, nullptr));
 }
 
 // Holds rank threads until all have arrived, without polling: thousands
@@ -151,6 +176,7 @@ int main(int argc, char **argv) {
   }
   const int p = std::atoi(argv[1]);
   const size_t n = argc > 2 ? size_t(std::atoll(argv[2])) : 5;
+  if (argc > 3) only = argv[3];
   const int port = smdrun::pick_free_port("127.0.0.1");
   const std::string token = "scale-" + std::to_string(getpid());
   const long rss0 = rss_kib();
@@ -198,8 +224,8 @@ int main(int argc, char **argv) {
   };
   run_rank_threads(p, rank_main);
   std::printf("ranks %d: form the world %.2f s; per rank %.1f KiB memory, %.2f descriptors, "
-              "%.2f threads; one round of 5 collectives of %zu int32 %.2f s; %s\n",
+              "%.2f threads; one round of %s of %zu int32 %.2f s; %s\n",
               p, init_s, double(rss1 - rss0) / p, double(fds1 - fds0) / p,
-              double(threads1 - threads0) / p, n, coll_s, failures ? "FAILED" : "results correct");
+              double(threads1 - threads0) / p, only.empty() ? "5 collectives" : only.c_str(), n, coll_s, failures ? "FAILED" : "results correct");
   return failures ? 1 : 0;
 }
