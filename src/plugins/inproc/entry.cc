@@ -252,7 +252,7 @@ const smd_transport_v1_t kTable = {
     SMD_TRANSPORT_ABI_VERSION,
     "inproc",
     "ranks that are threads of one process: one copy per message",
-    SMD_TRANSPORT_CAP_THREAD_SAFE,
+    SMD_TRANSPORT_CAP_THREAD_SAFE | SMD_TRANSPORT_CAP_SINGLE_PROCESS,
     inproc_init,
     inproc_finalize,
     inproc_get_address,
