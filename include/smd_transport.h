@@ -138,6 +138,11 @@ static inline const char *smd_transport_status_string(smd_transport_status_t sta
  * context reports unmaps. */
 #define SMD_TRANSPORT_CAP_REPORTS_UNMAPS (1ull << 7)
 
+/* Reaches only ranks that are threads of the calling process (the inproc
+ * plugin, for scale tests): never a network, never checked between
+ * processes by `smd-info doctor`. */
+#define SMD_TRANSPORT_CAP_SINGLE_PROCESS (1ull << 8)
+
 /* The priority of a plugin without a probe entry (see probe): below a
  * native fabric library, above the portable fallback. */
 #define SMD_TRANSPORT_DEFAULT_PRIORITY 20

@@ -137,7 +137,7 @@ TEST(Topology, RecordsCarryCpuSetAndNumaNode) {
 }
 
 TEST(Topology, LocalRecordHasThisProcessCpus) {
-  RankRecord me = local_rank_record();
+  RankRecord me = local_rank_record(0);
   EXPECT_EQ(me.cpus, usable_cpus());
   EXPECT_FALSE(me.cpuset.empty());
   EXPECT_GE(me.numa_node, -1);
@@ -204,9 +204,41 @@ TEST(Topology, FakeNodesShareTheirMachinesCpus) {
 
 TEST(Topology, NodeIdOverride) {
   setenv("SMD_NODE_ID", "fake7", 1);
-  EXPECT_EQ(local_rank_record().node_key, "id:fake7");
+  EXPECT_EQ(local_rank_record(0).node_key, "id:fake7");
   unsetenv("SMD_NODE_ID");
-  EXPECT_NE(local_rank_record().node_key.find('/'), std::string::npos);
+  EXPECT_NE(local_rank_record(0).node_key.find('/'), std::string::npos);
+}
+
+// Rank threads of one process share its environment: one setting gives
+// them fake nodes of N consecutive ranks.
+TEST(Topology, RanksPerNodeSplitsByWorldRank) {
+  setenv("SMD_RANKS_PER_NODE", "8", 1);
+  std::string first = local_rank_record(0).node_key;
+  EXPECT_EQ(local_rank_record(7).node_key, first);
+  EXPECT_NE(local_rank_record(8).node_key, first);
+  EXPECT_EQ(local_rank_record(8).node_key, local_rank_record(15).node_key);
+  setenv("SMD_RANKS_PER_NODE", "-1", 1);
+  EXPECT_THROW(local_rank_record(0), Error);
+  unsetenv("SMD_RANKS_PER_NODE");
+  EXPECT_EQ(local_rank_record(9).node_key, local_rank_record(0).node_key);
+}
+
+// Equal records give one shared topology; different ones do not.
+TEST(Topology, SharedByEqualRecords) {
+  RankRecord a = local_rank_record(0);
+  std::vector<Bytes> records = {encode_rank_record(a), encode_rank_record(a)};
+  auto t1 = Topology::shared(records), t2 = Topology::shared(records);
+  EXPECT_EQ(t1.get(), t2.get());
+  EXPECT_EQ(t1->ranks.size(), 2u);
+  records.push_back(encode_rank_record(a));
+  EXPECT_NE(Topology::shared(records).get(), t1.get());
+}
+
+TEST(WaitPolicy, LongerSleepsOnlyFarBeyondTheCpus) {
+  EXPECT_EQ(max_sleep_us_for(1, 2), 1000);
+  EXPECT_EQ(max_sleep_us_for(8, 2), 1000);
+  EXPECT_EQ(max_sleep_us_for(64, 2), 8000);
+  EXPECT_EQ(max_sleep_us_for(4096, 2), 100000);
 }
 
 TEST(Ranges, SplitCoversEverythingOnce) {

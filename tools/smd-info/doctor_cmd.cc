@@ -1,6 +1,10 @@
 // smd-info doctor: runs every check of doctor.h, prints one verdict per
 // item (or a JSON array), and exits 1 when any item FAILs.
+#include <algorithm>
 #include <cstdio>
+
+#include "core/plugin/plugin_loader.h"
+#include "core/plugin/plugin_survey.h"
 
 #include "commands.h"
 #include "doctor.h"
@@ -11,6 +15,10 @@ namespace smdinfo {
 int run_doctor(const Options &o) {
   std::vector<std::string> loadable;
   std::vector<CheckResult> results = check_plugins(&loadable);
+  // Plugins that reach only threads of one process cannot join two.
+  for (const smd::SurveyedPlugin &s : smd::survey_plugins())
+    if (s.plugin && !s.shadowed && (s.plugin->table->caps & SMD_TRANSPORT_CAP_SINGLE_PROCESS))
+      loadable.erase(std::remove(loadable.begin(), loadable.end(), s.name), loadable.end());
   // shm first (within a node), then every network plugin that loads.
   for (const std::string &t : loadable)
     if (t == "shm") results.push_back(check_transport(t));

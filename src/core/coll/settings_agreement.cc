@@ -82,10 +82,29 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
 void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
-  std::vector<uint64_t> mine, all(settings.size() * static_cast<size_t>(world.size()));
-  for (const SharedSetting &s : settings) mine.push_back(fnv1a64(s.value));
-  // The ring, whatever SMD_ALGO says: the one setting this exchange checks
-  // must not decide how it runs.
+  const size_t k = settings.size();
+  // First whether all agree: the largest digest and the largest complement
+  // (the smallest digest) of each setting, in ceil(log2 p) steps, so that
+  // forming a world of thousands of ranks stays cheap. Recursive doubling
+  // whatever SMD_ALGO says: the one setting this checks must not decide
+  // how it runs. Every rank gets the same answer, so all take one branch.
+  std::vector<uint64_t> bounds(2 * k), widest(2 * k);
+  for (size_t i = 0; i < k; ++i) {
+    bounds[i] = fnv1a64(settings[i].value);
+    bounds[k + i] = ~bounds[i];
+  }
+  CollArgs m = internal_call(CollKind::kAllreduce, bounds.data(), widest.data(), bounds.size(),
+                             SMD_UINT64);
+  m.op = SMD_MAX;
+  m.algo = Algo::kRd;
+  m.agreed = true;
+  run_collective(world, m);
+  bool agree = true;
+  for (size_t i = 0; i < k; ++i) agree = agree && widest[i] == ~widest[k + i];
+  if (agree) return;
+  // Someone differs: every rank's digests, to name the ranks and settings.
+  std::vector<uint64_t> mine(bounds.begin(), bounds.begin() + static_cast<long>(k));
+  std::vector<uint64_t> all(k * static_cast<size_t>(world.size()));
   CollArgs a = internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
   a.algo = Algo::kRing;
   a.agreed = true;

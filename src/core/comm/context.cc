@@ -8,6 +8,7 @@
 #include "core/bootstrap/injected_store.h"
 #include "core/bootstrap/launcher_env.h"
 #include "core/bootstrap/tcp_rendezvous.h"
+#include "core/comm/record_cache.h"
 #include "core/comm/tags.h"
 #include "core/plugin/network_order.h"
 #include "core/plugin/plugin_survey.h"
@@ -124,9 +125,9 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
            config.rank, config.launcher.c_str(), config.launcher_why.c_str());
   ctx->rendezvous(config);
   // Ranks that share this machine's CPUs, also those of other (fake) nodes.
-  std::vector<int> here = ctx->topology_.machine_members(ctx->rank_);
-  ctx->wait_policy_ =
-      WaitPolicy::choose(static_cast<int>(here.size()), ctx->topology_.cpus_of(here));
+  int machine = ctx->topology_->machine_of[static_cast<size_t>(ctx->rank_)];
+  ctx->wait_policy_ = WaitPolicy::choose(ctx->topology_->machine_size[static_cast<size_t>(machine)],
+                                         ctx->topology_->machine_cpus[static_cast<size_t>(machine)]);
   ctx->open_transports(config.transport);
   return ctx;
 }
@@ -134,9 +135,9 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
 Context::~Context() {
   // Endpoints and transports go before the store: a plugin's finalize may
   // still want to log, never to rendezvous.
-  for (auto &p : peers_)
-    if (p.endpoint) p.transport->disconnect(p.endpoint);
-  peers_.clear();
+  for (size_t r = 0; r < endpoints_.size(); ++r)
+    if (endpoints_[r]) transport_to(static_cast<int>(r))->disconnect(endpoints_[r]);
+  endpoints_.clear();
   transport_list_.clear();
   transports_.clear();
   // A shared TCP store says goodbye when its last world goes.
@@ -152,9 +153,9 @@ Context::~Context() {
 }
 
 void Context::rendezvous(const WorldConfig &config) {
-  RankRecord me = local_rank_record();
+  RankRecord me = local_rank_record(rank_);
   if (size_ == 1 && !config.injected_store) {
-    topology_ = Topology::compute({me});
+    topology_ = std::make_shared<const Topology>(Topology::compute({me}));
     return;
   }
   if (config.injected_store) {
@@ -182,12 +183,9 @@ void Context::rendezvous(const WorldConfig &config) {
   long long joined = store_->add("smd/ranks-joined", 1);
   store_ = std::make_shared<PrefixStore>(store_, format("w%lld/", (joined - 1) / size_ + 1));
 
-  std::vector<Bytes> records = store_allgather("ranks", encode_rank_record(me));
-  std::vector<RankRecord> ranks;
-  for (auto &b : records) ranks.push_back(decode_rank_record(b));
-  topology_ = Topology::compute(std::move(ranks));
+  topology_ = Topology::shared(store_allgather("ranks", encode_rank_record(me)));
   SMD_INFO("init", "world of %d ranks on %d node(s); this node has %zu rank(s)", size_,
-           topology_.node_count, topology_.node_members[topology_.node_of[rank_]].size());
+           topology_->node_count, topology_->node_members[topology_->node_of[rank_]].size());
 }
 
 std::vector<Bytes> Context::store_allgather(const std::string &name, const Bytes &mine) {
@@ -236,20 +234,20 @@ std::vector<Bytes> Context::store_allgather(const std::string &name, const Bytes
 }
 
 void Context::open_transports(const std::string &choice) {
-  int my_node = topology_.node_of[rank_];
-  int local_size = static_cast<int>(topology_.node_members[my_node].size());
+  int my_node = topology_->node_of[rank_];
+  int local_size = static_cast<int>(topology_->node_members[my_node].size());
   bool need_local = local_size > 1;
-  bool need_remote = topology_.node_count > 1;
-  peers_.assign(size_, Peer{});
+  bool need_remote = topology_->node_count > 1;
+  endpoints_.assign(size_, nullptr);
   if (!need_local && !need_remote) return;
 
   TransportPlacement where;
   where.rank = rank_;
   where.world_size = size_;
-  where.local_rank = topology_.local_rank_of[rank_];
+  where.local_rank = topology_->local_rank_of[rank_];
   where.local_size = local_size;
   where.node_index = my_node;
-  where.node_count = topology_.node_count;
+  where.node_count = topology_->node_count;
   where.timeout_ms = timeout_ms_;
 
   auto start = [&](std::shared_ptr<LoadedPlugin> plugin) -> Transport * {
@@ -282,7 +280,7 @@ void Context::open_transports(const std::string &choice) {
       if (!remote_transport_)
         fail(SMD_ERR_PLUGIN,
              "the world spans %d nodes but no network transport plugin is usable:%s",
-             topology_.node_count, tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
+             topology_->node_count, tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
     }
   } else if (size_t plus = choice.find('+'); plus != std::string::npos) {
     // "shm+tcp": one plugin inside the node, another between nodes.
@@ -304,7 +302,7 @@ void Context::open_transports(const std::string &choice) {
     if (need_remote && t->has(SMD_TRANSPORT_CAP_INTRA_NODE_ONLY))
       fail(SMD_ERR_INVALID_ARGUMENT,
            "SMD_TRANSPORT=%s reaches only ranks of one node, but the world spans %d nodes",
-           choice.c_str(), topology_.node_count);
+           choice.c_str(), topology_->node_count);
     local_transport_ = need_local ? t : nullptr;
     remote_transport_ = need_remote ? t : nullptr;
     SMD_INFO("init", "transport: %s (SMD_TRANSPORT)", choice.c_str());
@@ -319,44 +317,56 @@ void Context::open_transports(const std::string &choice) {
     w.blob(t->address());
   }
   std::vector<Bytes> all = store_allgather("addresses", mine);
+  addresses_ = shared_from_records<std::vector<Bytes>>(all, [&] { return std::move(all); });
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    bool same_node = topology_.node_of[r] == my_node;
-    Transport *t = same_node ? local_transport_ : remote_transport_;
-    peers_[r].transport = t;
-    ByteReader rd(all[r], "transport address list");
-    bool found = false;
-    while (!rd.done()) {
-      std::string n = rd.raw_text(rd.u8("transport name length"), "transport name");
-      Bytes address = rd.bytes("transport address");
-      if (n == t->name()) {
-        peers_[r].address = std::move(address);
-        found = true;
-      }
-    }
-    if (!found)
+    Transport *t = transport_to(r);
+    const uint8_t *address = nullptr;
+    size_t len = 0;
+    if (!find_address(r, t, &address, &len))
       fail(SMD_ERR_TRANSPORT, "rank %d (%s) has no %s transport address: it chose other transports",
-           r, topology_.ranks[r].host.c_str(), t->name().c_str());
+           r, topology_->ranks[r].host.c_str(), t->name().c_str());
   }
+}
+
+bool Context::find_address(int r, const Transport *t, const uint8_t **address, size_t *size) const {
+  ByteReader rd((*addresses_)[static_cast<size_t>(r)], "transport address list");
+  while (!rd.done()) {
+    std::string_view name = rd.raw_view(rd.u8("transport name length"), "transport name");
+    std::string_view a = rd.bytes_view("transport address");
+    if (name == t->name()) {
+      *address = reinterpret_cast<const uint8_t *>(a.data());
+      *size = a.size();
+      return true;
+    }
+  }
+  return false;
 }
 
 Transport *Context::transport_to(int peer) {
-  if (peer < 0 || peer >= size_ || peer == rank_ || !peers_[peer].transport)
+  if (peer < 0 || peer >= size_ || peer == rank_)
     fail(SMD_ERR_INTERNAL, "no transport to rank %d", peer);
-  return peers_[peer].transport;
+  bool same_node = topology_->node_of[peer] == topology_->node_of[rank_];
+  Transport *t = same_node ? local_transport_ : remote_transport_;
+  if (!t) fail(SMD_ERR_INTERNAL, "no transport to rank %d", peer);
+  return t;
 }
 
 void *Context::endpoint(int peer) {
-  Peer &p = peers_[peer];
-  if (void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE)) return ep;
+  void *&slot = endpoints_[peer];
+  if (void *ep = __atomic_load_n(&slot, __ATOMIC_ACQUIRE)) return ep;
   std::lock_guard<std::mutex> lock(connect_mu_);
-  if (!p.endpoint) {
-    if (!p.transport) fail(SMD_ERR_INTERNAL, "no transport to rank %d", peer);
-    void *ep = p.transport->connect(peer, p.address);
-    SMD_TRACE("transport", "connected to rank %d over %s", peer, p.transport->name().c_str());
-    __atomic_store_n(&p.endpoint, ep, __ATOMIC_RELEASE);
+  if (!slot) {
+    Transport *t = transport_to(peer);
+    const uint8_t *address = nullptr;
+    size_t len = 0;
+    if (!find_address(peer, t, &address, &len))
+      fail(SMD_ERR_INTERNAL, "no %s address for rank %d", t->name().c_str(), peer);
+    void *ep = t->connect(peer, Bytes(address, address + len));
+    SMD_TRACE("transport", "connected to rank %d over %s", peer, t->name().c_str());
+    __atomic_store_n(&slot, ep, __ATOMIC_RELEASE);
   }
-  return p.endpoint;
+  return slot;
 }
 
 uint32_t Context::propose_comm_id() {
@@ -370,8 +380,8 @@ void Context::accept_comm_id(uint32_t id) {
 }
 
 std::string Context::describe_rank(int r) const {
-  if (r < 0 || r >= static_cast<int>(topology_.ranks.size())) return format("rank %d", r);
-  const RankRecord &rec = topology_.ranks[r];
+  if (r < 0 || r >= static_cast<int>(topology_->ranks.size())) return format("rank %d", r);
+  const RankRecord &rec = topology_->ranks[r];
   return format("rank %d (pid %d on %s)", r, rec.pid, rec.host.c_str());
 }
 
@@ -385,11 +395,11 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
   int ndead = 0;
   for (int r : world_ranks) {
     if (r == rank_) continue;
-    Peer &p = peers_[r];
-    void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE);
-    if (ep && !p.transport->peer_alive(ep)) {
+    void *ep = __atomic_load_n(&endpoints_[r], __ATOMIC_ACQUIRE);
+    Transport *t = ep ? transport_to(r) : nullptr;
+    if (ep && !t->peer_alive(ep)) {
       dead += format("%s%s (%s transport)", ndead ? ", " : "", describe_rank(r).c_str(),
-                     p.transport->name().c_str());
+                     t->name().c_str());
       ++ndead;
     }
   }

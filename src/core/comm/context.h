@@ -57,7 +57,7 @@ class Context {
   int rank() const { return rank_; }
   int size() const { return size_; }
   int64_t timeout_ms() const { return timeout_ms_; }
-  const Topology &topology() const { return topology_; }
+  const Topology &topology() const { return *topology_; }
   const WaitPolicy &wait_policy() const { return wait_policy_; }
   // SMD_ALGO as read when the world formed (the collective layer parses it).
   const std::string &algo_spec() const { return algo_spec_; }
@@ -122,7 +122,7 @@ class Context {
   std::shared_ptr<Tracer> tracer_;
   uint32_t trace_world_ = 0;
   std::shared_ptr<Store> store_;
-  Topology topology_;
+  std::shared_ptr<const Topology> topology_;  // shared by the process's ranks of this world
   WaitPolicy wait_policy_;
   std::string algo_spec_;
   SelfChannel self_;
@@ -131,12 +131,14 @@ class Context {
   std::vector<Transport *> transport_list_;
   Transport *local_transport_ = nullptr;
   Transport *remote_transport_ = nullptr;
-  struct Peer {
-    Transport *transport = nullptr;
-    Bytes address;
-    void *endpoint = nullptr;
-  };
-  std::vector<Peer> peers_;
+  // Every rank's transport addresses, as exchanged (shared by the
+  // process's ranks of this world), and the endpoint to each world rank,
+  // connected on first use: one pointer per rank is all a rank holds per
+  // peer.
+  std::shared_ptr<const std::vector<Bytes>> addresses_;
+  std::vector<void *> endpoints_;
+  // The address `t` has in rank r's blob (t's name, then its length).
+  bool find_address(int r, const Transport *t, const uint8_t **address, size_t *size) const;
   std::mutex connect_mu_;
 
   std::mutex id_mu_;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/comm/cpu_binding.h"
+#include "core/comm/record_cache.h"
 #include "core/util/byte_codec.h"
 #include "core/util/error.h"
 #include "core/util/params.h"
@@ -53,7 +54,7 @@ RankRecord decode_rank_record(const Bytes &b) {
   return r;
 }
 
-RankRecord local_rank_record() {
+RankRecord local_rank_record(int world_rank) {
   RankRecord r;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -63,6 +64,13 @@ RankRecord local_rank_record() {
     r.node_key = "id:" + *id;
   else
     r.node_key = r.machine_key;
+  // Fake nodes of consecutive ranks: the one setting that gives rank
+  // threads of one process (which share its environment) several nodes.
+  int64_t per_node = param_int("SMD_RANKS_PER_NODE");
+  if (per_node < 0)
+    fail(SMD_ERR_INVALID_ARGUMENT, "SMD_RANKS_PER_NODE=%lld: expected 0 (off) or a rank count",
+         static_cast<long long>(per_node));
+  if (per_node > 0) r.node_key += format("/split%lld", static_cast<long long>(world_rank / per_node));
   r.pid = getpid();
   CpuBinding cpu = measure_cpu_binding();
   r.cpus = cpu.cpus;
@@ -111,20 +119,47 @@ Topology Topology::compute(std::vector<RankRecord> ranks) {
     t.node_members[node].push_back(r);
   }
   t.node_count = static_cast<int>(t.node_members.size());
+  std::map<std::string, int> machines;
+  std::vector<std::vector<int>> machine_members;
+  t.machine_of.assign(n, 0);
+  for (int r = 0; r < n; ++r) {
+    auto [it, added] = machines.emplace(t.ranks[r].machine_key, static_cast<int>(machine_members.size()));
+    if (added) machine_members.emplace_back();
+    t.machine_of[r] = it->second;
+    machine_members[it->second].push_back(r);
+  }
+  for (const auto &m : machine_members) {
+    t.machine_size.push_back(static_cast<int>(m.size()));
+    t.machine_cpus.push_back(t.cpus_of(m));
+  }
   return t;
+}
+
+std::shared_ptr<const Topology> Topology::shared(const std::vector<Bytes> &records) {
+  return shared_from_records<Topology>(records, [&] {
+    std::vector<RankRecord> ranks;
+    ranks.reserve(records.size());
+    for (const Bytes &b : records) ranks.push_back(decode_rank_record(b));
+    return compute(std::move(ranks));
+  });
 }
 
 CommPlacement place(const Topology &topo, const std::vector<int> &members, int my_index) {
   CommPlacement p;
   int me = members[my_index];
-  std::vector<int> nodes;  // distinct nodes in order of their lowest member
+  // Distinct nodes numbered in order of their lowest member: one pass,
+  // since communicators of thousands of ranks span hundreds of nodes.
+  size_t nodes = static_cast<size_t>(topo.node_count);
+  for (int w : members) nodes = std::max(nodes, static_cast<size_t>(topo.node_of[w]) + 1);
+  std::vector<int> index_of_node(nodes, -1);
+  int count = 0;
   for (int w : members) {
-    int node = topo.node_of[w];
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+    int &index = index_of_node[static_cast<size_t>(topo.node_of[w])];
+    if (index < 0) index = count++;
   }
-  p.node_count = static_cast<int>(nodes.size());
+  p.node_count = count;
   p.single_node = p.node_count == 1;
-  p.node_index = static_cast<int>(std::find(nodes.begin(), nodes.end(), topo.node_of[me]) - nodes.begin());
+  p.node_index = index_of_node[static_cast<size_t>(topo.node_of[me])];
   p.local_rank = 0;
   p.local_size = 0;
   for (int i = 0; i < static_cast<int>(members.size()); ++i) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,10 @@ struct RankRecord {
 Bytes encode_rank_record(const RankRecord &r);
 RankRecord decode_rank_record(const Bytes &b);  // throws SMD_ERR_BOOTSTRAP
 
-// This process's record (SMD_NODE_ID overrides the node key; CPUs and
-// NUMA node as measure_cpu_binding() finds them).
-RankRecord local_rank_record();
+// This process's record as world rank `world_rank` (SMD_NODE_ID overrides
+// the node key, SMD_RANKS_PER_NODE splits it; CPUs and NUMA node as
+// measure_cpu_binding() finds them).
+RankRecord local_rank_record(int world_rank);
 
 struct Topology {
   std::vector<RankRecord> ranks;              // by world rank
@@ -38,9 +40,16 @@ struct Topology {
   std::vector<int> local_rank_of;             // world rank -> rank on its node
   std::vector<std::vector<int>> node_members; // node -> world ranks, ascending
   int node_count = 1;
+  // Machines (host + boot id, whatever the node ids say): index per world
+  // rank, and per machine its rank count and cpus_of() its ranks.
+  std::vector<int> machine_of, machine_size, machine_cpus;
 
   // Nodes are numbered in the order of their lowest rank.
   static Topology compute(std::vector<RankRecord> ranks);
+  // The topology of these encoded rank records, shared by every world of
+  // this process formed from the same records (ranks that are threads of
+  // one process): decoded and computed once, not once per rank.
+  static std::shared_ptr<const Topology> shared(const std::vector<Bytes> &records);
 
   // CPUs the ranks of a node may run on together: the size of the union
   // of their CPU sets (ranks bound to one core each have as many CPUs as

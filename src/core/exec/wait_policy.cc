@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/util/clock.h"
@@ -25,6 +26,7 @@ WaitPolicy WaitPolicy::choose(int ranks_on_node, int cpus_on_node) {
   WaitPolicy p;
   std::string mode = param_string("SMD_WAIT");
   bool oversubscribed = ranks_on_node > cpus_on_node;
+  p.max_sleep_us = max_sleep_us_for(ranks_on_node, cpus_on_node);
   if (!strcasecmp(mode.c_str(), "spin")) {
     p.spin_ns = INT64_MAX;
     p.spin_yield_ns = 0;
@@ -44,6 +46,12 @@ WaitPolicy WaitPolicy::choose(int ranks_on_node, int cpus_on_node) {
          mode.c_str());
   }
   return p;
+}
+
+int64_t max_sleep_us_for(int ranks_on_node, int cpus_on_node) {
+  int64_t cpus = cpus_on_node > 0 ? cpus_on_node : 1;
+  int64_t us = 1000 * int64_t(ranks_on_node) / (4 * cpus);
+  return std::clamp<int64_t>(us, 1000, 100000);
 }
 
 // The clock is read at the first poll, not here: most waits are over
@@ -75,7 +83,7 @@ Backoff::Action Backoff::next(int64_t *sleep_us) {
   }
   if (!policy_.sleep || e < policy_.spin_ns + policy_.yield_ns) return Action::kYield;
   *sleep_us = sleep_us_;
-  if (sleep_us_ < 1000) sleep_us_ *= 2;
+  if (sleep_us_ < policy_.max_sleep_us) sleep_us_ = std::min(sleep_us_ * 2, policy_.max_sleep_us);
   return Action::kSleep;
 }
 

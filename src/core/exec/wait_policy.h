@@ -17,6 +17,11 @@ struct WaitPolicy {
   int64_t spin_yield_ns = 1000;
   int64_t yield_ns = 2000000;  // then sched_yield until this much time passed
   bool sleep = true;           // then sleep (futex / plugin wait)
+  // The longest single sleep. Sleeps end early when a transport or the
+  // arena rings; the timeout is the fallback, and every timeout wakes a
+  // thread: ranks far beyond the CPUs sleep longer so that their wakeups
+  // together stay near 1,000 a second per CPU.
+  int64_t max_sleep_us = 1000;
 
   // From SMD_WAIT and whether the node's ranks outnumber the CPUs they may
   // run on together (cpus_on_node: the union of their CPU sets).
@@ -49,5 +54,9 @@ class Backoff {
   uint32_t polls_ = 0;
   int64_t sleep_us_ = 20;
 };
+
+// The longest sleep for ranks_on_node ranks sharing cpus_on_node CPUs:
+// 1 ms up to 4 ranks per CPU, then growing with the ratio, at most 100 ms.
+int64_t max_sleep_us_for(int ranks_on_node, int cpus_on_node);
 
 }  // namespace smd

@@ -57,10 +57,14 @@ uint64_t ByteReader::u64(const char *field) {
 }
 
 std::string ByteReader::raw_text(size_t size, const char *field) {
+  return std::string(raw_view(size, field));
+}
+
+std::string_view ByteReader::raw_view(size_t size, const char *field) {
   need(size, field);
-  std::string s(reinterpret_cast<const char *>(p_), size);
+  std::string_view v(reinterpret_cast<const char *>(p_), size);
   p_ += size;
-  return s;
+  return v;
 }
 
 std::string ByteReader::text(const char *field) { return raw_text(u32(field), field); }

@@ -62,6 +62,9 @@ class ByteReader {
   // A u32 length, then that many bytes.
   std::string text(const char *field);
   Bytes bytes(const char *field);
+  // raw_text and bytes left where they are: views into the reader's data.
+  std::string_view raw_view(size_t size, const char *field);
+  std::string_view bytes_view(const char *field) { return raw_view(u32(field), field); }
   // A u32 item count, refused when that many items of at least min_item
   // bytes each could not fit in what is left.
   uint32_t count(const char *field, size_t min_item);

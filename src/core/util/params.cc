@@ -23,6 +23,7 @@ const std::vector<ParamDef> &all_params() {
       {"SMD_JOB_TOKEN", "string", "", "Secret every rank presents to the store (smdrun sets a random one). Unset: rank 0 draws one and hands it to the other ranks in a private file under SMD_RENDEZVOUS_DIR (see docs/SECURITY.md)."},
       {"SMD_RENDEZVOUS_DIR", "string", "", "Private directory (mode 0700) where rank 0 leaves the job token and the store's address for the other ranks when SMD_JOB_TOKEN is unset; it must be shared by every host of the job. Default: /tmp/smd-UID on one host, $HOME/.smd/rendezvous across hosts; 'off': the launcher's job id is the token (guessable)."},
       {"SMD_NODE_ID", "string", "", "Overrides this rank's node identity (host name + boot id), e.g. to make ranks of one machine count as several nodes."},
+      {"SMD_RANKS_PER_NODE", "int", "0", "Splits the ranks of each machine (or SMD_NODE_ID node) into fake nodes of this many consecutive world ranks (node = rank / N), e.g. for ranks that are threads of one process; 0 = off."},
       {"SMD_TIMEOUT", "seconds", "300", "Deadline in seconds (fractions allowed) of every blocking step: rendezvous, collectives, waits. smd_init_options_t.timeout_ms, in milliseconds, overrides it (300 seconds = 300000 ms)."},
       // Transports
       {"SMD_TRANSPORT", "string", "auto", "Transport: auto (shm within a node, best network plugin between nodes), shm, a plugin name for all traffic, or LOCAL+NETWORK (e.g. shm+tcp) for one inside nodes and another between them."},

@@ -1,0 +1,94 @@
+// A key-value store shared by the rank threads of one process, behind the
+// smd_store_ops_t callbacks: a world of thousands of thread ranks forms
+// without a TCP connection per rank. get() waits for its key, up to its
+// deadline, on that key's condition variable: a set wakes the ranks
+// waiting for that key only, not all of them.
+#pragma once
+
+#include <smd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace scaletest {
+
+class ThreadStore {
+ public:
+  smd_store_ops_t ops() {
+    smd_store_ops_t o{};
+    o.struct_size = sizeof o;
+    o.version = SMD_STORE_OPS_VERSION;
+    o.user = this;
+    o.set = &ThreadStore::set;
+    o.get = &ThreadStore::get;
+    o.add = &ThreadStore::add;
+    return o;
+  }
+
+ private:
+  static ThreadStore &of(void *user) { return *static_cast<ThreadStore *>(user); }
+
+  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *,
+                          size_t) {
+    ThreadStore &s = of(user);
+    const auto *p = static_cast<const uint8_t *>(value);
+    std::lock_guard<std::mutex> lock(s.mu_);
+    s.kv_[key].assign(p, p + size);
+    auto w = s.waiters_.find(key);
+    if (w != s.waiters_.end()) w->second->notify_all();
+    return SMD_SUCCESS;
+  }
+
+  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
+                          size_t *size, char *error, size_t error_size) {
+    ThreadStore &s = of(user);
+    std::unique_lock<std::mutex> lock(s.mu_);
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    auto it = s.kv_.find(key);
+    if (it == s.kv_.end()) {
+      std::shared_ptr<std::condition_variable> &cv = s.waiters_[key];
+      if (!cv) cv = std::make_shared<std::condition_variable>();
+      std::shared_ptr<std::condition_variable> mine = cv;
+      mine->wait_until(lock, deadline, [&] { return s.kv_.count(key) != 0; });
+      it = s.kv_.find(key);
+      if (it == s.kv_.end()) {
+        snprintf(error, error_size, "no key '%s' after %lld ms", key,
+                 static_cast<long long>(timeout_ms));
+        return SMD_ERR_TIMEOUT;
+      }
+    }
+    *size = it->second.size();
+    *value = malloc(*size ? *size : 1);
+    if (*value == nullptr) return SMD_ERR_NO_MEMORY;
+    if (*size) memcpy(*value, it->second.data(), *size);
+    return SMD_SUCCESS;
+  }
+
+  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value, char *,
+                          size_t) {
+    ThreadStore &s = of(user);
+    {
+      std::lock_guard<std::mutex> lock(s.mu_);
+      int64_t &v = s.counters_[key];
+      v += delta;
+      *new_value = v;
+    }
+    return SMD_SUCCESS;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> waiters_;
+  std::unordered_map<std::string, std::vector<uint8_t>> kv_;
+  std::unordered_map<std::string, int64_t> counters_;
+};
+
+}  // namespace scaletest
