@@ -16,9 +16,11 @@ import ctypes
 import importlib.machinery
 import importlib.util
 import os
+import signal
 from pathlib import Path
 from typing import Any, List, Optional
 
+from . import _interrupt
 from ._ffi import SOURCE_ROOT, _in_source_tree, lib
 
 _NAME = "smd._fastcall"
@@ -48,11 +50,14 @@ def _load() -> Optional[Any]:
         try:
             module = importlib.util.module_from_spec(spec)
             loader.exec_module(module)
-            # The functions of the libsmd the package opened, never another copy.
+            # The functions of the libsmd the package opened, never another
+            # copy; and what _interrupt.blocking_ok() looks at.
             lib._load()
             opened = ctypes.CDLL(lib.path)
             module.bind(ctypes.cast(opened.smd_allreduce, ctypes.c_void_p).value,
-                        ctypes.cast(opened.smd_barrier, ctypes.c_void_p).value)
+                        ctypes.cast(opened.smd_barrier, ctypes.c_void_p).value,
+                        _interrupt.MAIN_THREAD, _interrupt.getsignal, signal.default_int_handler,
+                        _interrupt.armed)
             return module
         except (ImportError, OSError, AttributeError):
             continue

@@ -29,21 +29,23 @@ from typing import Optional, Tuple
 
 # The C module's getsignal: signal.getsignal wraps its answer in an enum,
 # which costs more than a whole small collective.
-from _signal import getsignal as _getsignal
+from _signal import getsignal
 
 from ._ffi import lib
 
-_MAIN = threading.main_thread().ident
+MAIN_THREAD = threading.main_thread().ident
 _SIGINT = int(signal.SIGINT)
 _SIG_IGN = int(signal.SIG_IGN)
 _SIG_DFL = int(signal.SIG_DFL)
 _pipe: Optional[Tuple[int, int]] = None
 _failed = False  # the pipe could not be set up: never try again
-_armed = False  # the library reads _pipe on the main thread
+# 1 while the library reads _pipe on the main thread: a byte, which the
+# compiled fast path (smd/_fast.py) also reads, in C, before each barrier.
+armed = bytearray(1)
 
 
 def _arm() -> bool:
-    global _pipe, _failed, _armed
+    global _pipe, _failed
     if _pipe is None:
         set_fd = getattr(lib, "smd_set_interrupt_fd", None)  # None: an older libsmd
         r, w = os.pipe()
@@ -58,26 +60,25 @@ def _arm() -> bool:
             _failed = True
             return False
         _pipe = (r, w)
-    if not _armed:
-        _armed = lib.smd_set_interrupt_fd(_pipe[0]) == 0
-    return _armed
+    if not armed[0]:
+        armed[0] = lib.smd_set_interrupt_fd(_pipe[0]) == 0
+    return bool(armed[0])
 
 
 def _disarm() -> None:
-    global _armed
-    if _armed:
+    if armed[0]:
         lib.smd_set_interrupt_fd(-1)
-        _armed = False
+        armed[0] = 0
 
 
 def blocking_ok() -> bool:
     """Whether a blocking call on this thread may be the library's blocking
     C function: Ctrl-C interrupts its waits, or cannot raise here anyway."""
-    if threading.get_ident() != _MAIN:
+    if threading.get_ident() != MAIN_THREAD:
         return True
-    handler = _getsignal(_SIGINT)
+    handler = getsignal(_SIGINT)
     if handler is signal.default_int_handler:
-        return _armed or (not _failed and _arm())
+        return bool(armed[0]) or (not _failed and _arm())
     if handler == _SIG_IGN or handler == _SIG_DFL:
         return True
     _disarm()  # the program's handler decides what a SIGINT means

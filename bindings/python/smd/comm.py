@@ -639,10 +639,19 @@ class Comm(RootedCalls, VCollectives):
 
     def barrier(self, *, stream: Any = None) -> None:
         """Return once every rank has entered the barrier."""
+        fast = self._fast
+        if fast is not None and stream is None and self._handle is not None and \
+                not self._pending:
+            # What _lean() asks, answered in C (inside a group the C call
+            # queues); None: only _interrupt.blocking_ok() can tell.
+            rc = fast.barrier(self._address, self.interruptible)
+            if rc is not None:
+                if rc:
+                    check(rc)
+                return
         handle = self._lean() if stream is None else None
         if handle is not None:
-            fast = self._fast
-            rc = fast.barrier(self._address) if fast is not None else \
+            rc = fast.barrier(self._address, False) if fast is not None else \
                 lib.smd_barrier(handle, ffi.NULL)
             if rc:
                 check(rc)

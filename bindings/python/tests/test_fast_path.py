@@ -58,3 +58,82 @@ def test_fast_allreduce_queued_in_a_group(world):
             world.allreduce(np.full(3, 1.0))  # dropped at once: the group holds it
     for k, a in enumerate(kept):
         assert np.array_equal(a, np.full(4, float(k * world.size)))
+
+
+@pytest.mark.skipif(not BUILT, reason="smd._fastcall was not built")
+def test_fast_barrier_asks_python_where_c_cannot_tell(world, monkeypatch):
+    """The compiled barrier answers smd._interrupt.blocking_ok() in C: on
+    the main thread it calls the C function under Python's default SIGINT
+    handler (the pipe armed) or SIGINT ignored, and returns None (not
+    called) under a handler of the program's, where the wait in slices
+    runs, which lets that handler run during the call."""
+    import signal
+    import threading
+
+    from conftest import sigint_after
+    from smd import _interrupt
+
+    fast, address = world._fast, world._address
+    with sigint_after(60):  # Python's default handler
+        world.barrier()  # arms the pipe
+        assert _interrupt.armed[0] == 1
+        assert fast.barrier(address, True) == 0
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert fast.barrier(address, True) == 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+    def own_handler(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGINT, own_handler)
+    sliced = []
+    real = smd.comm.run_to_completion
+    monkeypatch.setattr(smd.comm, "run_to_completion",
+                        lambda *a: sliced.append(1) or real(*a))
+    try:
+        assert fast.barrier(address, True) is None
+        assert fast.barrier(address, False) == 0  # not interruptible: always the C function
+        world.barrier()
+        assert sliced == [1]
+        # Another thread: Python raises KeyboardInterrupt in the main thread only.
+        results = []
+        other = threading.Thread(target=lambda: results.append(fast.barrier(address, True)))
+        other.start()
+        other.join()
+        assert results == [0]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_barrier_lets_other_threads_run(pair):
+    """A rank waiting in a barrier holds no GIL: rank 1 enters the barrier
+    only once a message from another thread of rank 0 arrived, which that
+    thread sends while rank 0's main thread waits in the barrier (a barrier
+    that kept the GIL would wait for it until SMD_TIMEOUT)."""
+    import threading
+
+    world = pair
+    c, messages = world.dup(), world.dup()
+    if world.rank == 0:
+        go = threading.Event()
+
+        def send_when_told():
+            go.wait()
+            messages.send(np.full(1, 7.0), dest=1, tag=5)
+
+        sender = threading.Thread(target=send_when_told)
+        sender.start()
+        go.set()
+        c.barrier()
+        sender.join()
+    elif world.rank == 1:
+        got = np.zeros(1)
+        messages.recv(got, source=0, tag=5)
+        assert got[0] == 7.0
+        c.barrier()
+    else:
+        c.barrier()
+    messages.destroy()
+    c.destroy()

@@ -49,6 +49,7 @@ void check_host_memory(const void *buf, const char *name) {
 }
 
 MemoryKind collective_memory(const CollArgs &a, int rank) {
+  if (!a.sendbuf && !a.recvbuf) return MemoryKind::kHost;  // a barrier: no memory at all
   if (!gpu::cuda_active()) return MemoryKind::kHost;  // one cheap check per call
   const void *send = a.kind == CollKind::kBroadcast && rank != a.root ? nullptr : a.sendbuf;
   const gpu::PointerInfo s = gpu::classify_pointer(send);

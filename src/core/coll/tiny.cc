@@ -95,6 +95,8 @@ void run_tiny(Comm &c, const CollArgs &a) {
 
   // Step 3: every input is a line in this member's cache now.
   switch (a.kind) {
+    case CollKind::kBarrier:
+      break;
     case CollKind::kBroadcast:
       copy_small(a.recvbuf, arena.desc(a.root, r).payload, bytes);
       break;

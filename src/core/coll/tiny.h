@@ -1,6 +1,6 @@
-// Tiny collectives on the arena: a broadcast, allreduce, allgather or
-// reduce_scatter whose every member's part (a reduce_scatter's whole input)
-// fits the payload of one descriptor line (OpDesc::kInlineBytes). Each member writes one line of its own (the
+// Tiny collectives on the arena: a barrier, or a broadcast, allreduce,
+// allgather or reduce_scatter whose every member's part (a reduce_scatter's
+// whole input) fits the payload of one descriptor line (OpDesc::kInlineBytes). Each member writes one line of its own (the
 // call's descriptor, its data, then `ready`) and reads one line per member
 // it needs; the descriptors are compared as in every direct algorithm, so
 // ranks that disagree still get SMD_ERR_MISMATCH. The direct algorithms
@@ -30,7 +30,8 @@ inline bool tiny_fits(const CollArgs &a, int size) {
          a.count * datatype_size(a.datatype) * blocks <= OpDesc::kInlineBytes;
 }
 
-// Runs a call for which tiny_fits() holds on a communicator with an arena.
+// Runs a call for which tiny_fits() holds, or a barrier (nothing
+// published), on a communicator with an arena.
 void run_tiny(Comm &c, const CollArgs &a);
 
 }  // namespace smd
