@@ -469,10 +469,9 @@ bool Context::revoke_announced(const std::string &abort_key) {
 }
 
 bool Context::transport_sees_alive(int peer) {
-  if (peer < 0 || peer >= static_cast<int>(peers_.size()) || peer == rank_) return true;
-  Peer &p = peers_[peer];
-  void *ep = __atomic_load_n(&p.endpoint, __ATOMIC_ACQUIRE);
-  return !ep || p.transport->peer_alive(ep);
+  if (peer < 0 || peer >= static_cast<int>(endpoints_.size()) || peer == rank_) return true;
+  void *ep = __atomic_load_n(&endpoints_[peer], __ATOMIC_ACQUIRE);
+  return !ep || transport_to(peer)->peer_alive(ep);
 }
 
 void Context::announce_abort(const std::string &abort_key) {
