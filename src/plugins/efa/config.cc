@@ -16,9 +16,11 @@ const smd_transport_param_t kParams[] = {
     {"SMD_EFA_MR_LOCAL", "bool", "0",
      "Make the efa transport register local buffers even where the provider does not require "
      "it (the core then registers every buffer through its registration cache)."},
-    {"SMD_EFA_DIRECTED_RECV", "bool", "1",
-     "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV); 0 carries "
-     "the sender's rank in the tag instead."},
+    {"SMD_EFA_DIRECTED_RECV", "bool", "0",
+     "Let the efa transport use the provider's directed receives (FI_DIRECTED_RECV) instead of "
+     "carrying the sender's rank in the tag. Only where every rank connects to every peer before "
+     "any sends: a message from a peer not yet in the receiver's address vector never matches a "
+     "directed receive, and the core connects on first use."},
     {"SMD_EFA_LIVENESS", "bool", "1",
      "Let the efa transport watch each peer through a TCP socket, so a dead peer fails "
      "requests instead of hanging them."},

@@ -93,7 +93,7 @@ struct Config {
   std::string provider;    // SMD_EFA_PROVIDER ("" = the efa provider only)
   std::string domain;      // SMD_EFA_DOMAIN ("" = the first one)
   bool force_mr_local = false;   // SMD_EFA_MR_LOCAL
-  bool directed_recv = true;     // SMD_EFA_DIRECTED_RECV
+  bool directed_recv = false;    // SMD_EFA_DIRECTED_RECV
   bool liveness = true;          // SMD_EFA_LIVENESS
 };
 
