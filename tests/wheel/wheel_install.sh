@@ -38,8 +38,12 @@ start=$SECONDS
 wheel=$(ls "$work"/dist/smd-*.whl)
 echo "built $(basename "$wheel") in $((SECONDS - start)) s"
 if [ "$with_torch" = 1 ]; then
-  unzip -l "$wheel" | grep -q 'smd/torch/_smd_c10d\..*\.so$'
-  unzip -p "$wheel" smd/torch/_smd_c10d.torch_version | grep -qxF "$torch_version"
+  # Whole listings into grep: `unzip | grep -q` ends unzip with SIGPIPE
+  # when grep stops early, which pipefail counts as a failure.
+  grep -q 'smd/torch/_smd_c10d\..*\.so$' <<<"$(unzip -l "$wheel")" ||
+    { echo "the wheel lacks the torch backend"; exit 1; }
+  grep -qxF "$torch_version" <<<"$(unzip -p "$wheel" smd/torch/_smd_c10d.torch_version)" ||
+    { echo "the wheel's backend is not stamped with torch $torch_version"; exit 1; }
 fi
 
 fresh_venv "$py" "$work/venv"
