@@ -45,7 +45,7 @@ declare -A sources=(
   [address]="examples/plugin-template/address.c examples/plugin-template/interface.c examples/plugin-template/wire.c src/plugins/ucx/address.cc src/plugins/efa/address.cc"
   [params]="src/core/util/params.cc src/core/util/log.cc src/core/coll/algo_config.cc src/core/coll/cost_model.cc src/core/coll/cost_file.cc src/core/coll/calibration.cc src/core/coll/calibration_cache.cc src/core/coll/stream_copy.cc src/core/groups/layout.cc src/core/comm/cpu_binding.cc"
 )
-common="src/core/util/error.cc src/core/util/safe_file.cc"
+common="src/core/util/error.cc src/core/util/safe_file.cc src/core/util/byte_codec.cc"
 
 # One object per source, rebuilt only when the source is newer.
 object() {
