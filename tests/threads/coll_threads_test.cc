@@ -176,6 +176,18 @@ void check_everything(const Rank &w) {
 
 // Worlds leave nothing behind: the descriptors open and the threads alive
 // when a test ends are those there were when it began.
+#if defined(__SANITIZE_THREAD__)
+constexpr int kSanitizerThreads = 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr int kSanitizerThreads = 1;
+#else
+constexpr int kSanitizerThreads = 0;
+#endif
+#else
+constexpr int kSanitizerThreads = 0;
+#endif
+
 class NoLeaks : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -191,11 +203,13 @@ class NoLeaks : public ::testing::Test {
  private:
   // The main thread, plus a sanitizer's own (ThreadSanitizer starts one in
   // the background when the process makes its first thread, so make one
-  // first): counted before the first world is made.
+  // first): counted before the first world is made. join() returns before
+  // the kernel drops the joined thread's /proc/self/task entry, so wait for
+  // the count to come down to those before reading it.
   static int base_threads() {
     static const int base = [] {
       std::thread([] {}).join();
-      return threadtest::thread_count();
+      return threadtest::wait_for_thread_count(1 + kSanitizerThreads, 10000);
     }();
     return base;
   }
