@@ -19,17 +19,26 @@
 #                       the hierarchy at every size, sent at most half the
 #                       ring's bytes across the link, and took less time
 #                       over all sizes together (the link is the bottleneck)
+#   netns_test.sh shrink
+#                       netns_shrink_worker over SMD_TRANSPORT=tcp: rank 3
+#                       (on B) is killed with SIGKILL while the ranks run
+#                       allreduces; the survivors (0, 1 on A, 2 on B)
+#                       revoke, shrink to 3 and reduce 1 MiB across the
+#                       veth. Then again, killing node B whole (ranks 2, 3):
+#                       0 and 1 shrink to 2. Every survivor must exit 0
+#                       within 2 x SMD_TIMEOUT of the kill.
 #
 # Programs come from the environment (set by tests/netns/meson.build):
-# NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_BENCH.
+# NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_SHRINK_WORKER,
+# NETNS_BENCH.
 # Exit status 77 (meson's skip) with the reason when namespaces cannot be
 # made here: not root, no `ip` (package iproute2), or the kernel refuses.
 set -u
 
 mode="${1:-}"
 case "$mode" in
-  tcp | ucx | cut | tbf) ;;
-  *) echo "usage: $0 tcp|ucx|cut|tbf" >&2; exit 2 ;;
+  tcp | ucx | cut | tbf | shrink) ;;
+  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink" >&2; exit 2 ;;
 esac
 
 skip() {
@@ -131,6 +140,17 @@ finish() {
   return $bad
 }
 
+# await_ready LABEL: until every rank of `start` printed READY (30 s at most).
+await_ready() {
+  local label="$1" i
+  for ((i = 0; i < 300; ++i)); do
+    [[ $(cat "$work/$label".* | grep -c '^READY') -eq $world ]] && return 0
+    sleep 0.1  # polling the ranks' output, not deciding a result
+  done
+  tail -n 20 "$work/$label".*
+  fail "$label: the ranks did not all finish an allreduce within 30 s"
+}
+
 # Bytes that A's end of the veth sent (all that A sends to B goes there).
 a_tx_bytes() {
   ip netns exec "${ns[0]}" cat "/sys/class/net/${veth[0]}/statistics/tx_bytes"
@@ -160,6 +180,39 @@ case "$mode" in
     fi
     run_ok "hier_test-$mode" "$NETNS_HIER_TEST"
     run_ok "coll_test-$mode" "$NETNS_COLL_TEST" "$coll_filter"
+    ;;
+
+  shrink)
+    smd_timeout=30
+    job_env=(SMD_TRANSPORT=tcp "SMD_TIMEOUT=$smd_timeout")
+    for killed in "3" "2 3"; do
+      label="shrink-${killed// /}"
+      start "$label" 120 "$NETNS_SHRINK_WORKER" $killed
+      await_ready "$label"
+      t_kill=$SECONDS
+      # Each rank's timeout leads its own process group: the rank goes too.
+      for k in $killed; do kill -KILL -- "-${pids[k]}" || fail "could not kill rank $k"; done
+      bad=0
+      for ((r = 0; r < world; ++r)); do
+        wait "${pids[r]}"
+        status[r]=$?
+        [[ " $killed " == *" $r "* ]] && continue
+        out="$(cat "$work/$label.$r")"
+        echo "$label rank $r (node $((r / per_node))): exit ${status[r]}: $(grep -E '^(LOST|SHRUNK|FAILED|WRONG)' <<<"$out" | tr '\n' ' ')"
+        [[ ${status[r]} -eq 0 ]] && grep -q '^SHRUNK' <<<"$out" || bad=1
+      done
+      pids=()
+      elapsed=$((SECONDS - t_kill))
+      if ((bad)); then
+        for ((r = 0; r < world; ++r)); do
+          echo "--- $label rank $r:"
+          tail -n 40 "$work/$label.$r"
+        done
+        fail "$label: a survivor did not shrink and reduce"
+      fi
+      echo "ok: $label: the survivors shrank and reduced within $elapsed s of the kill"
+      ((elapsed <= 2 * smd_timeout)) || fail "$label: took longer than 2 x SMD_TIMEOUT"
+    done
     ;;
 
   cut)
