@@ -3,7 +3,9 @@
 // sleeps), their results reported through their exit status.
 #pragma once
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <smd.h>
 #include <sys/wait.h>
@@ -12,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <functional>
 #include <string>
 #include <utility>
@@ -177,5 +181,105 @@ inline std::vector<Transport> transports() {
           {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, 1},
           {"shm+tcp, 2 nodes", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "shm+tcp"}, {"SMD_ALGO", "allreduce=hierarchical"}}, 2}};
 }
+
+// A store shared by the ranks through files in a directory, injected
+// through smd_store_ops_t: it outlives any rank (so losing world rank 0 is
+// survivable) and, like most framework stores, cannot say which keys exist
+// or which ranks died (agreement then reads slots with short waits and
+// learns of deaths from the transports).
+struct FileStore {
+  std::string dir;
+  // When set, the process kills itself (SIGKILL) right after it wrote a
+  // key containing this: a death at an exact step of a protocol.
+  std::string die_after_writing = {};
+
+  std::string path(const char *key) const {
+    std::string p = dir + "/";
+    for (const char *c = key; *c; ++c) {
+      char hex[3];
+      snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(*c));
+      p += hex;
+    }
+    return p;
+  }
+  static FileStore &of(void *user) { return *static_cast<FileStore *>(user); }
+  static bool write_file(const std::string &path, const void *value, size_t size) {
+    std::string tmp = path + ".tmp" + std::to_string(getpid());
+    FILE *f = fopen(tmp.c_str(), "wb");
+    if (!f) return false;
+    bool ok = fwrite(value, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp.c_str(), path.c_str()) == 0;  // readers see all of it or nothing
+  }
+  static bool read_file(const std::string &path, std::string *out) {
+    FILE *f = fopen(path.c_str(), "rb");
+    if (!f) return false;
+    char buf[4096];
+    size_t n;
+    out->clear();
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+    fclose(f);
+    return true;
+  }
+  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *error,
+                          size_t error_size) {
+    FileStore &s = of(user);
+    if (write_file(s.path(key), value, size)) {
+      if (!s.die_after_writing.empty() && strstr(key, s.die_after_writing.c_str())) kill(getpid(), SIGKILL);
+      return SMD_SUCCESS;
+    }
+    snprintf(error, error_size, "cannot write key %s", key);
+    return SMD_ERR_SYSTEM;
+  }
+  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
+                          size_t *size, char *error, size_t error_size) {
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    std::string got;
+    while (!read_file(of(user).path(key), &got)) {
+      if (std::chrono::steady_clock::now() >= until) {
+        snprintf(error, error_size, "no key %s", key);
+        return SMD_ERR_TIMEOUT;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // polling a file, not deciding
+    }
+    *size = got.size();
+    *value = malloc(got.size() ? got.size() : 1);
+    memcpy(*value, got.data(), got.size());
+    return SMD_SUCCESS;
+  }
+  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
+                          char *error, size_t error_size) {
+    FileStore &s = of(user);
+    int lock = open((s.dir + "/lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+      snprintf(error, error_size, "cannot lock the store");
+      if (lock >= 0) close(lock);
+      return SMD_ERR_SYSTEM;
+    }
+    std::string path = s.path(key), text;
+    int64_t v = read_file(path, &text) ? strtoll(text.c_str(), nullptr, 10) : 0;
+    v += delta;
+    text = std::to_string(v);
+    bool ok = write_file(path, text.data(), text.size());
+    close(lock);  // releases the lock
+    if (!ok) {
+      snprintf(error, error_size, "cannot write key %s", key);
+      return SMD_ERR_SYSTEM;
+    }
+    *new_value = v;
+    return SMD_SUCCESS;
+  }
+  smd_store_ops_t ops() {
+    smd_store_ops_t o{};
+    o.struct_size = sizeof o;
+    o.version = SMD_STORE_OPS_VERSION;
+    o.user = this;
+    o.set = &FileStore::set;
+    o.get = &FileStore::get;
+    o.add = &FileStore::add;
+    return o;
+  }
+};
 
 }  // namespace elastic_test

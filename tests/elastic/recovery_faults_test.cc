@@ -19,54 +19,33 @@ namespace {
 
 using namespace elastic_test;
 
-// Kills this process with SIGKILL when smd logs a line containing `what`:
-// stderr goes through a pipe that a thread reads (and copies to the real
-// stderr). smd's logging must be set up to print that line.
-void die_when_logged(const char *what) {
-  int p[2];
-  CHECK_RANK(pipe(p) == 0, "pipe");
-  int real_stderr = dup(2);
-  CHECK_RANK(real_stderr >= 0 && dup2(p[1], 2) == 2, "redirect stderr");
-  close(p[1]);
-  std::string needle = what;
-  std::thread([fd = p[0], real_stderr, needle] {
-    std::string line;
-    char c;
-    while (read(fd, &c, 1) == 1) {
-      line += c;
-      if (c != '\n') continue;
-      if (write(real_stderr, line.data(), line.size()) < 0) {}
-      if (line.find(needle) != std::string::npos) kill(getpid(), SIGKILL);
-      line.clear();
-    }
-  }).detach();
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 // Rank 2 is killed; then ranks 0, 1 and 3 shrink, and rank 3 dies right
-// after the agreement that counted its vote (when it logs "shrinking"),
-// while the new communicator {0, 1, 3} forms. Ranks 0 and 1 must not end
+// after it wrote its vote (the world formed through the file store, which
+// kills it there), so the agreement counts it and the new communicator
+// {0, 1, 3} forms without it. Ranks 0 and 1 must not end
 // with a communicator that holds a dead member (over tcp its setup alone
 // would not notice): their one shrink call goes round again and returns
 // {0, 1}, on which they reduce.
-void dies_after_voting(int r, Job &job) {
-  if (r == 3) {
-    setenv("SMD_DEBUG", "info", 1);
-    setenv("SMD_DEBUG_SUBSYS", "elastic", 1);
-    die_when_logged("shrinking");
-  }
-  smd_comm_t *world = init_world();
+void dies_after_voting(int r, Job &job, FileStore &store) {
+  smd_store_ops_t ops = store.ops();
+  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
+  options.store = &ops;
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(&options, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
   expect_sum(world, r, 0 + 1 + 2 + 3);
   job.arrived.put();
   if (r == 2) pause();
   int64_t v = 1, out = 0;
-  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
   CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
   smd_comm_revoke(world);
   job.arrived.put();
+  if (r == 3) store.die_after_writing = "/agree/0/slot/3";  // its vote in the shrink's agreement
   auto start = std::chrono::steady_clock::now();
   smd_comm_t *shrunk = nullptr;
   int old_to_new[4];
@@ -87,8 +66,11 @@ void dies_after_voting(int r, Job &job) {
 TEST(ElasticRecovery, AMemberKilledAfterItsVoteIsLeftOutByTheSameShrinkCall) {
   for (const Transport &t : transports()) {
     SCOPED_TRACE(t.name);
+    char dir[] = "/tmp/smd-elastic-store-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    FileStore store{dir};
     Job job;
-    job.start(4, t.env, t.ranks_per_node, [&](int r) { dies_after_voting(r, job); });
+    job.start(4, t.env, t.ranks_per_node, [&](int r) { dies_after_voting(r, job, store); });
     ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the first kill";
     job.kill_rank(2);
     ASSERT_TRUE(job.await_arrivals(3)) << "a survivor failed before the shrink";
@@ -96,6 +78,7 @@ TEST(ElasticRecovery, AMemberKilledAfterItsVoteIsLeftOutByTheSameShrinkCall) {
     EXPECT_TRUE(job.await_arrivals(2)) << "rank 0 or 1 failed (its status below)";
     job.leave.p.close_writer();
     for (int r : {0, 1}) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+    EXPECT_EQ(system((std::string("rm -rf ") + dir).c_str()), 0);
   }
 }
 

@@ -134,7 +134,9 @@ TEST(ElasticSharded, SurvivorsRebuildTheSetFromTheirShardsAndTheLostRanksCheckpo
     EXPECT_TRUE(job.await_arrivals(kRanks - 1)) << "a survivor failed (its status below)";
     job.leave.p.close_writer();
     for (int r = 0; r < kRanks; ++r) {
-      if (r != kLost) EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+      if (r != kLost) {
+        EXPECT_EQ(job.finish(r), 0) << "rank " << r;
+      }
     }
     EXPECT_EQ(system((std::string("rm -rf ") + dir).c_str()), 0);
   }
