@@ -282,4 +282,16 @@ struct FileStore {
   }
 };
 
+// A world formed through `store` (a rank's process: the ops stay alive).
+inline smd_comm_t *init_world(FileStore &store) {
+  static smd_store_ops_t ops;
+  ops = store.ops();
+  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
+  options.store = &ops;
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(&options, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
+  return world;
+}
+
 }  // namespace elastic_test

@@ -146,17 +146,12 @@ TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
 // World rank 0 is killed; with a store of their own the survivors shrink
 // to 3 (ranks 1, 2, 3 become 0, 1, 2) and reduce.
 void rank0_lost(int r, Job &job, FileStore &store) {
-  smd_store_ops_t ops = store.ops();
-  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
-  options.store = &ops;
-  smd_comm_t *world = nullptr;
-  smd_result_t rc = smd_comm_init(&options, &world);
-  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
+  smd_comm_t *world = init_world(store);
   expect_sum(world, r, 0 + 1 + 2 + 3);
   job.arrived.put();
   if (r == 0) pause();
   int64_t v = 1, out = 0;
-  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
   CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
   smd_comm_revoke(world);
   smd_comm_t *shrunk = nullptr;
