@@ -33,8 +33,8 @@ std::shared_ptr<Comm> form_and_check(Comm &comm, const SurvivorAgreement &a, std
     run_collective(*formed, barrier);
     return formed;
   } catch (const Error &e) {
-    if (e.code() != SMD_ERR_PEER_FAILURE && e.code() != SMD_ERR_TIMEOUT && e.code() != SMD_ERR_TRANSPORT)
-      throw;
+    // Whatever the cause, this survivor votes no in the check rather than
+    // leave the others waiting for its vote until SMD_TIMEOUT.
     why = e.what();
     return nullptr;
   }
@@ -69,8 +69,8 @@ Shrunk shrink_comm(Comm &comm) {
     SMD_INFO("elastic", "shrink of %s: a new member failed (%s); agreeing again", comm.where().c_str(),
              why.c_str());
   }
-  fail(SMD_ERR_PEER_FAILURE, "shrink of %s: members kept failing while the new communicator formed "
-       "(last: %s)", comm.where().c_str(), why.c_str());
+  fail(SMD_ERR_PEER_FAILURE, "shrink of %s: the new communicator failed to form %d times (last: %s)",
+       comm.where().c_str(), comm.size(), why.c_str());
 }
 
 }  // namespace smd
