@@ -187,11 +187,12 @@ case "$mode" in
     job_env=(SMD_TRANSPORT=tcp "SMD_TIMEOUT=$smd_timeout")
     for killed in "3" "2 3"; do
       label="shrink-${killed// /}"
-      start "$label" 120 "$NETNS_SHRINK_WORKER" $killed
+      read -ra victims <<<"$killed"
+      start "$label" 120 "$NETNS_SHRINK_WORKER" "${victims[@]}"
       await_ready "$label"
       t_kill=$SECONDS
       # Each rank's timeout leads its own process group: the rank goes too.
-      for k in $killed; do kill -KILL -- "-${pids[k]}" || fail "could not kill rank $k"; done
+      for k in "${victims[@]}"; do kill -KILL -- "-${pids[k]}" || fail "could not kill rank $k"; done
       bad=0
       for ((r = 0; r < world; ++r)); do
         wait "${pids[r]}"
