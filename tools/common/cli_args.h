@@ -73,6 +73,14 @@ inline CLI::Option *add_plain_flag(CLI::App &app, const std::string &name,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+// The option `name` of `app` or of a command of it that was given.
+inline const CLI::Option *find_option(const CLI::App &app, const std::string &name) {
+  if (const CLI::Option *opt = app.get_option_no_throw(name)) return opt;
+  for (const CLI::App *sub : app.get_subcommands())
+    if (const CLI::Option *opt = find_option(*sub, name)) return opt;
+  return nullptr;
+}
+
 // What to tell the user about an error CLI11 itself raised while parsing
 // `args`: a flag given a value ("--json=1"), or a value missing at the end of
 // the line, named with the option as typed; anything else in CLI11's words.
@@ -83,7 +91,7 @@ inline std::string describe_cli_error(const CLI::App &app, const CLI::ParseError
   for (const std::string &arg : args) {
     size_t eq = arg.find('=');
     if (arg.rfind('-', 0) != 0 || eq == std::string::npos) continue;
-    const CLI::Option *opt = app.get_option_no_throw(arg.substr(0, eq));
+    const CLI::Option *opt = find_option(app, arg.substr(0, eq));
     if (opt && opt->get_expected_max() == 0)
       return "option '" + arg.substr(0, eq) + "' takes no value";
   }
