@@ -9,7 +9,11 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +55,24 @@ inline std::vector<std::string> remaining_args(const CLI::App &app) {
   std::vector<std::string> rest = app.remaining();
   for (std::string &token : rest) token = value_of(std::move(token));
   return rest;
+}
+
+// The whole of `text` as a decimal int, or nothing.
+inline std::optional<int> to_int(const std::string &text) {
+  int value = 0;
+  const char *end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+// The whole of `text` as a finite number, or nothing.
+inline std::optional<double> to_number(const std::string &text) {
+  if (text.empty()) return std::nullopt;
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 // An option taking one value, handed to `apply` as soon as it is read

@@ -1,9 +1,6 @@
 #include "options.h"
 
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
 
 #include "../common/cli_args.h"
 
@@ -105,13 +102,11 @@ const char *const kUsage =
 namespace {
 
 int parse_int(const std::string &option, const std::string &text, int min) {
-  errno = 0;
-  char *end = nullptr;
-  long v = strtol(text.c_str(), &end, 10);
-  if (errno || end == text.c_str() || *end || v < min || v > INT_MAX)
+  std::optional<int> v = smdtools::to_int(text);
+  if (!v || *v < min)
     throw smdtools::usage_problem(option + " needs an integer of at least " + std::to_string(min) +
                                   ", got '" + text + "'");
-  return static_cast<int>(v);
+  return *v;
 }
 
 smd_group_kind_t parse_kind(const std::string &text) {

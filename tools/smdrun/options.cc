@@ -1,9 +1,5 @@
 #include "options.h"
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-
 #include "../common/cli_args.h"
 
 namespace smdrun {
@@ -88,24 +84,16 @@ using Apply = void (*)(Options &, const std::string &name, const std::string &va
   throw smdtools::usage_problem("option '" + name + "' needs " + what + ", got '" + value + "'");
 }
 
-std::optional<int> parse_int(const std::string &text) {
-  int value = 0;
-  const char *end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
+using smdtools::to_int;
 
 std::optional<double> parse_seconds(const std::string &text) {
-  if (text.empty()) return std::nullopt;
-  char *end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || !std::isfinite(value) || value < 0) return std::nullopt;
+  auto value = smdtools::to_number(text);
+  if (!value || *value < 0) return std::nullopt;
   return value;
 }
 
 void apply_nranks(Options &o, const std::string &name, const std::string &value) {
-  auto n = parse_int(value);
+  auto n = to_int(value);
   if (!n || *n < 1) bad_value(name, "a rank count of at least 1", value);
   o.nranks = *n;
 }
@@ -134,13 +122,13 @@ void apply_master_addr(Options &o, const std::string &name, const std::string &v
 }
 
 void apply_master_port(Options &o, const std::string &name, const std::string &value) {
-  auto p = parse_int(value);
+  auto p = to_int(value);
   if (!p || *p < 1 || *p > 65535) bad_value(name, "a port in 1..65535", value);
   o.master_port = *p;
 }
 
 void apply_nodes(Options &o, const std::string &name, const std::string &value) {
-  auto k = parse_int(value);
+  auto k = to_int(value);
   if (!k || *k < 1) bad_value(name, "a node count of at least 1", value);
   o.nodes = *k;
 }
