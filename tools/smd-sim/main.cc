@@ -41,6 +41,8 @@ const char kUsage[] =
     "options:\n"
     "  --cluster FILE        JSON cluster description (docs/SCALE.md, Simulator)\n"
     "  --nodes N[,N...]      node counts (default: the description's \"nodes\")\n"
+    "  --ranks-per-node N    instead of the description's (1: what a hierarchical\n"
+    "                        algorithm's rail, one rank per node, chooses)\n"
     "  --sizes B[,B...]      bytes per call, K/M/G suffixes (powers of 2); for\n"
     "                        allgather and reduce_scatter one rank's block\n"
     "                        (default 8,1K,64K,1M,16M,256M)\n"
@@ -56,6 +58,7 @@ struct Options {
   std::vector<double> sizes{8, 1024, 65536, 1 << 20, 16 << 20, 256 << 20};
   std::vector<std::string> collectives;
   int element_bytes = 4;
+  int ranks_per_node = 0;  // 0: the description's
 };
 
 struct UsageError {
@@ -109,6 +112,8 @@ Options parse_options(int argc, char **argv) {
     } else if (a == "--nodes") {
       o.nodes.clear();
       for (const std::string &n : split(value())) o.nodes.push_back(parse_int(n, 1, 65536, "node count"));
+    } else if (a == "--ranks-per-node") {
+      o.ranks_per_node = parse_int(value(), 1, 1024, "ranks per node");
     } else if (a == "--sizes") {
       o.sizes.clear();
       for (const std::string &s : split(value())) o.sizes.push_back(parse_bytes(s));
@@ -251,9 +256,12 @@ int main(int argc, char **argv) {
     Cluster c = read_cluster(o.cluster);
     if (o.nodes.empty()) o.nodes = c.nodes;
     for (int n : o.nodes)
-      if (double(n) * c.ranks_per_node > 65536)
+      if (double(n) * (o.ranks_per_node ? o.ranks_per_node : c.ranks_per_node) > 65536)
         throw std::runtime_error("more than 65,536 ranks at " + std::to_string(n) + " nodes");
+    // The links of the described nodes, whose ranks share the rails even
+    // when --ranks-per-node asks for one rank per node (a rail).
     Engine engine(c.engine_links());
+    if (o.ranks_per_node) c.ranks_per_node = o.ranks_per_node;
     if (o.command == "tuning") {
       std::fputs(engine.tuning_text().c_str(), stdout);
       return 0;
