@@ -4,7 +4,9 @@
 #    model as SMD_TUNING_FILE, every collective's algorithm and predicted
 #    time equal smd-sim's, at sizes where the choice changes;
 # 2. predicted times grow with the size, and with the network's latency;
-# 3. a broken description is refused with a message, not a crash.
+# 3. a step's time is its collectives without computation, and hides them
+#    under ample computation;
+# 4. a broken description is refused with a message, not a crash.
 # Usage: sim_matches_engine.sh SMD_SIM ENGINE_CHOICES
 set -euo pipefail
 sim=$1
@@ -69,6 +71,33 @@ join -t, -j1 <(awk -F, '{print $1"/"$2","$4}' "$dir/sim.csv") \
     if ($1 ~ /^barrier/ && $3 <= $2) { print "FAIL: barrier not slower with 10x the latency"; bad = 1 } }
   END { exit bad }'
 echo "predicted times grow with size and latency"
+
+# The step: with no computation it is its collectives back to back; with
+# far more computation than communication they hide behind the backward
+# pass (data parallel) and the prefetched gathers (sharded); one node is
+# the baseline of the efficiency.
+cat > "$dir/step.json" <<JSON
+{"ranks_per_node": 4, "nodes": [1, 4],
+ "intra_node": {"latency_us": 1, "gbytes_per_s": 8},
+ "inter_node": {"latency_us": 20, "gbytes_per_s_per_rail": 2.5, "rails": 2},
+ "reduce_gbytes_per_s": 3,
+ "workloads": [
+  {"name": "idle", "mode": "data_parallel", "parameters": 1e7, "bucket_bytes": 4e6, "compute_ms": 0},
+  {"name": "busy", "mode": "data_parallel", "parameters": 1e7, "bucket_bytes": 4e6, "compute_ms": 10000},
+  {"name": "busy", "mode": "sharded", "parameters": 1e7, "bucket_bytes": 4e6, "compute_ms": 10000}]}
+JSON
+"$sim" step --cluster "$dir/step.json" > "$dir/step.csv"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+  { name = $col["workload"] "/" $col["mode"] "/" $col["nodes"] " nodes"
+    step = $col["step_ms"]; comm = $col["communication_ms"]; n = $col["nodes"]; rows++
+    if (n == 1 && $col["efficiency_vs_1_node"] != 1) { print "FAIL: " name ": efficiency against itself not 1"; bad = 1 }
+    if ($col["workload"] == "idle" && n == 4 && (comm <= 0 || step - comm > 0.011 || comm - step > 0.011)) {
+      print "FAIL: " name ": step " step " ms is not its collectives (" comm " ms)"; bad = 1 }
+    if ($col["workload"] == "busy" && (comm <= 0 && n == 4 || $col["efficiency_vs_compute"] < 0.99)) {
+      print "FAIL: " name ": " comm " ms of collectives not hidden by 10 s of compute (step " step " ms)"; bad = 1 } }
+  END { if (rows != 6) { print "FAIL: " rows " step rows, want 6"; bad = 1 } exit bad }' "$dir/step.csv" ||
+  { cat "$dir/step.csv"; exit 1; }
+echo "step times: collectives alone without compute, hidden under ample compute"
 
 # Broken input: a clear message and exit 1, or 2 for a usage error.
 echo '{"ranks_per_node": 4, "nodes": [4]}' > "$dir/bad.json"
