@@ -72,6 +72,20 @@ join -t, -j1 <(awk -F, '{print $1"/"$2","$4}' "$dir/sim.csv") \
   END { exit bad }'
 echo "predicted times grow with size and latency"
 
+# --all: every applicable algorithm once (several for all but alltoall,
+# which has only pairwise across nodes), the choice exactly one of them
+# and the cheapest.
+"$sim" collectives --cluster "$dir/cluster.json" --collectives "$colls" --sizes "$sizes" --all |
+  tail -n +2 | awk -F, '
+  { key = $3 "/" $4; n[key]++; if (!(key in best) || $6 < best[key]) best[key] = $6
+    if ($7 == "true") { chosen[key]++; cost[key] = $6 } }
+  END { for (k in n) {
+          if (chosen[k] != 1) { print "FAIL: " k ": " chosen[k] + 0 " rows marked chosen"; bad = 1 }
+          else if (cost[k] > best[k]) { print "FAIL: " k ": chose " cost[k] " us over " best[k]; bad = 1 }
+          if (n[k] < 2 && k !~ /^alltoall/) { print "FAIL: " k ": one candidate only"; bad = 1 } }
+        exit bad }'
+echo "--all: the choice is the cheapest of the candidates"
+
 # The step: with no computation it is its collectives back to back; with
 # far more computation than communication they hide behind the backward
 # pass (data parallel) and the prefetched gathers (sharded); one node is

@@ -8,7 +8,6 @@
 
 #include "core/coll/registry.h"
 #include "core/comm/tags.h"
-#include "core/util/error.h"
 
 namespace smdsim {
 
@@ -57,25 +56,29 @@ Engine::~Engine() = default;
 
 std::string Engine::tuning_text() const { return model_->cost.to_text(); }
 
-bool Engine::choose(const std::string &collective, double count, int element_bytes,
-                    const EngineShape &shape, EngineChoice *out, std::string *error) const {
-  smd::CollArgs a;
+namespace {
+
+// The call and communicator of choose() and candidates(); false with
+// *error set on what the engine could not be asked.
+bool engine_call(const std::string &collective, double count, int element_bytes,
+                 const EngineShape &shape, smd::CollArgs *a, smd::CommShape *s,
+                 std::string *error) {
   bool known = false;
   for (int k = 0; k < int(smd::CollKind::kCount); ++k)
     if (collective == smd::coll_name(smd::CollKind(k))) {
-      a.kind = smd::CollKind(k);
+      a->kind = smd::CollKind(k);
       known = true;
     }
   if (!known) {
     *error = "unknown collective '" + collective + "'";
     return false;
   }
-  if (a.kind == smd::CollKind::kAllgatherv || a.kind == smd::CollKind::kReduceScatterv ||
-      a.kind == smd::CollKind::kAlltoallv) {
+  if (a->kind == smd::CollKind::kAllgatherv || a->kind == smd::CollKind::kReduceScatterv ||
+      a->kind == smd::CollKind::kAlltoallv) {
     *error = collective + ": the v-collectives' cost needs every rank's block; not simulated";
     return false;
   }
-  if (!datatype_of(element_bytes, &a.datatype)) {
+  if (!datatype_of(element_bytes, &a->datatype)) {
     *error = "element size must be 1, 2, 4 or 8 bytes";
     return false;
   }
@@ -88,16 +91,25 @@ bool Engine::choose(const std::string &collective, double count, int element_byt
     *error = "count out of range";
     return false;
   }
-  a.count = size_t(std::llround(count));
-  a.memory = shape.device_memory ? smd::MemoryKind::kDevice : smd::MemoryKind::kHost;
-  smd::CommShape s;
-  s.nodes = shape.nodes;
-  s.size = shape.nodes * shape.ranks_per_node;
-  s.max_local = s.min_local = shape.ranks_per_node;
-  s.node_major = true;
+  a->count = size_t(std::llround(count));
+  a->memory = shape.device_memory ? smd::MemoryKind::kDevice : smd::MemoryKind::kHost;
+  s->nodes = shape.nodes;
+  s->size = shape.nodes * shape.ranks_per_node;
+  s->max_local = s->min_local = shape.ranks_per_node;
+  s->node_major = true;
   // The arena exists only on a communicator within one node (shape_of).
-  s.arena = shape.nodes == 1;
-  s.cma = s.arena && shape.cma;
+  s->arena = shape.nodes == 1;
+  s->cma = s->arena && shape.cma;
+  return true;
+}
+
+}  // namespace
+
+bool Engine::choose(const std::string &collective, double count, int element_bytes,
+                    const EngineShape &shape, EngineChoice *out, std::string *error) const {
+  smd::CollArgs a;
+  smd::CommShape s;
+  if (!engine_call(collective, count, element_bytes, shape, &a, &s, error)) return false;
   if (s.size == 1) {
     *out = {"single", 0};
     return true;
@@ -108,6 +120,29 @@ bool Engine::choose(const std::string &collective, double count, int element_byt
     return false;
   }
   *out = {smd::algo_name(c.entry->algo), c.cost_us};
+  return true;
+}
+
+bool Engine::candidates(const std::string &collective, double count, int element_bytes,
+                        const EngineShape &shape, std::vector<EngineChoice> *out,
+                        std::string *error) const {
+  smd::CollArgs a;
+  smd::CommShape s;
+  out->clear();
+  if (!engine_call(collective, count, element_bytes, shape, &a, &s, error)) return false;
+  if (s.size == 1) {
+    out->push_back({"single", 0});
+    return true;
+  }
+  // Forced as SMD_ALGO forces it: an algorithm that does not apply falls
+  // back to another, which is then not this candidate.
+  // Algo values are small: 32 covers them with room for more.
+  for (int k = int(smd::Algo::kAuto) + 1; k < 32; ++k) {
+    if (!smd::find_algo(a.kind, smd::Algo(k))) continue;
+    smd::AlgoChoice c = smd::choose(a, smd::Algo(k), s, model_->cost);
+    if (c.entry && c.entry->algo == smd::Algo(k))
+      out->push_back({smd::algo_name(c.entry->algo), c.cost_us});
+  }
   return true;
 }
 

@@ -46,6 +46,7 @@ class Engine {
  public:
   // The cost model is built through the engine's tuning-file parser, so it
   // holds exactly what SMD_TUNING_FILE = tuning_text() gives a real run.
+  // Throws std::exception with the parser's message on values it refuses.
   explicit Engine(const EngineLinks &links);
   ~Engine();
   Engine(const Engine &) = delete;
@@ -60,6 +61,12 @@ class Engine {
   // *error set on an unknown collective, element size or shape.
   bool choose(const std::string &collective, double count, int element_bytes,
               const EngineShape &shape, EngineChoice *out, std::string *error) const;
+  // Every algorithm that applies to the call, each with its predicted
+  // time (what SMD_ALGO forcing it would run), the automatic choice among
+  // them. Same errors as choose().
+  bool candidates(const std::string &collective, double count, int element_bytes,
+                  const EngineShape &shape, std::vector<EngineChoice> *out,
+                  std::string *error) const;
 
  private:
   struct Model;

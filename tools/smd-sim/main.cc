@@ -49,6 +49,8 @@ const char kUsage[] =
     "  --collectives C[,C...] (default allreduce,allgather,reduce_scatter,\n"
     "                        broadcast,reduce,alltoall,barrier)\n"
     "  --element-bytes N     1, 2, 4 or 8 (default 4)\n"
+    "  --all                 collectives: a row for every algorithm that applies\n"
+    "                        (as SMD_ALGO would force it), the choice marked\n"
     "  --format csv|json     (default csv)\n"
     "  -h, --help\n";
 
@@ -59,6 +61,7 @@ struct Options {
   std::vector<std::string> collectives;
   int element_bytes = 4;
   int ranks_per_node = 0;  // 0: the description's
+  bool all = false;
 };
 
 struct UsageError {
@@ -112,6 +115,8 @@ Options parse_options(int argc, char **argv) {
     } else if (a == "--nodes") {
       o.nodes.clear();
       for (const std::string &n : split(value())) o.nodes.push_back(parse_int(n, 1, 65536, "node count"));
+    } else if (a == "--all") {
+      o.all = true;
     } else if (a == "--ranks-per-node") {
       o.ranks_per_node = parse_int(value(), 1, 1024, "ranks per node");
     } else if (a == "--sizes") {
@@ -182,15 +187,27 @@ double rounded(double v, int decimals) {
 }
 
 int run_collectives(const Options &o, const Cluster &c, const Engine &engine) {
-  Table t({"nodes", "ranks", "collective", "bytes", "algorithm", "predicted_us"});
+  std::vector<std::string> columns{"nodes", "ranks", "collective", "bytes", "algorithm",
+                                   "predicted_us"};
+  if (o.all) columns.push_back("chosen");
+  Table t(columns);
   for (int n : o.nodes)
     for (const std::string &coll : o.collectives)
       for (double bytes : o.sizes) {
+        const double count = bytes / o.element_bytes;
         EngineChoice ch;
         std::string err;
-        if (!engine.choose(coll, bytes / o.element_bytes, o.element_bytes, c.shape(n), &ch, &err))
+        if (!engine.choose(coll, count, o.element_bytes, c.shape(n), &ch, &err))
           throw std::runtime_error(err);
-        t.add({n, n * c.ranks_per_node, coll, (long long)bytes, ch.algorithm, rounded(ch.predicted_us, 2)});
+        std::vector<EngineChoice> rows{ch};
+        if (o.all && !engine.candidates(coll, count, o.element_bytes, c.shape(n), &rows, &err))
+          throw std::runtime_error(err);
+        for (const EngineChoice &r : rows) {
+          std::vector<nlohmann::json> row{n, n * c.ranks_per_node, coll, (long long)bytes,
+                                          r.algorithm, rounded(r.predicted_us, 2)};
+          if (o.all) row.push_back(r.algorithm == ch.algorithm);
+          t.add(row);
+        }
       }
   t.write(o.format);
   return 0;
