@@ -27,6 +27,12 @@
 #                       veth. Then again, killing node B whole (ranks 2, 3):
 #                       0 and 1 shrink to 2. Every survivor must exit 0
 #                       within 2 x SMD_TIMEOUT of the kill.
+#   netns_test.sh bench for bench/sim_vs_netns.sh, asserts nothing: the
+#                       veths shaped to NETNS_RATE (default 2gbit) by tbf,
+#                       or with NETNS_DELAY (default 0us) by netem; smd-bench
+#                       $NETNS_BENCH_ARGS --json over shm+tcp with
+#                       SMD_TUNING_FILE=$NETNS_TUNING_FILE when set; prints
+#                       rank 0's JSON lines
 #
 # Programs come from the environment (set by tests/netns/meson.build):
 # NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_SHRINK_WORKER,
@@ -37,8 +43,8 @@ set -u
 
 mode="${1:-}"
 case "$mode" in
-  tcp | ucx | cut | tbf | shrink) ;;
-  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink" >&2; exit 2 ;;
+  tcp | ucx | cut | tbf | shrink | bench) ;;
+  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink|bench" >&2; exit 2 ;;
 esac
 
 skip() {
@@ -52,7 +58,7 @@ fail() {
 
 [[ "$(id -u)" -eq 0 ]] || skip "not root: creating network namespaces needs CAP_SYS_ADMIN"
 command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)"
-[[ "$mode" != tbf ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
+[[ "$mode" != tbf && "$mode" != bench ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
 
 # Unique names, so that concurrent runs do not collide; interface names
 # have at most 15 characters.
@@ -303,6 +309,26 @@ case "$mode" in
       awk '{ring += $1; auto += $2} END {exit !(auto < ring)}' ||
       fail "the hierarchy was not faster than the flat ring over a 2 Gbit/s link"
     echo "automatic chose the hierarchy at every size, with at most half the ring's bytes across nodes, and was faster"
+    ;;
+
+  bench)
+    # Without a delay, tbf (as the tbf mode; netem is a module some
+    # kernels lack); with one, netem shapes both.
+    for i in 0 1; do
+      if [[ "${NETNS_DELAY:-0us}" == 0us ]]; then
+        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root tbf rate "${NETNS_RATE:-2gbit}" \
+          burst 256kb latency 10ms || skip "tc refused a tbf qdisc"
+      else
+        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root netem delay "$NETNS_DELAY" \
+          rate "${NETNS_RATE:-2gbit}" limit 100000 || skip "tc refused a netem qdisc"
+      fi
+    done
+    job_env=(SMD_TRANSPORT=shm+tcp)
+    [[ -z "${NETNS_TUNING_FILE:-}" ]] || job_env+=("SMD_TUNING_FILE=$NETNS_TUNING_FILE")
+    # shellcheck disable=SC2086  # NETNS_BENCH_ARGS is a list of words
+    start bench 300 "$NETNS_BENCH" ${NETNS_BENCH_ARGS:-allreduce -b 1M -e 16M -f 4} --json
+    finish bench || fail "smd-bench failed"
+    grep '^{' "$work/bench.0"
     ;;
 esac
 exit 0
