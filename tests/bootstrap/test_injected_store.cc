@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "../util/callback_store.h"
 #include "core/bootstrap/injected_store.h"
 #include "expect_error.h"
 
@@ -13,13 +14,12 @@ namespace smd {
 namespace {
 
 // A map behind the smd_store_ops_t callbacks, with switches to fail.
-struct MapStore {
+struct MapStore : teststore::CallbackStore<MapStore> {
   std::map<std::string, Bytes> kv;
   smd_result_t fail_with = SMD_SUCCESS;
   std::string fail_message;
   int64_t last_timeout_ms = 0;
 
-  static MapStore &of(void *user) { return *static_cast<MapStore *>(user); }
   bool failing(char *error, size_t error_size) {
     if (fail_with == SMD_SUCCESS) return false;
     snprintf(error, error_size, "%s", fail_message.c_str());
@@ -45,10 +45,7 @@ struct MapStore {
                static_cast<long long>(timeout_ms));
       return SMD_ERR_TIMEOUT;
     }
-    *size = it->second.size();
-    *value = malloc(*size ? *size : 1);
-    if (*size) memcpy(*value, it->second.data(), *size);
-    return SMD_SUCCESS;
+    return teststore::hand_out(it->second.data(), it->second.size(), value, size);
   }
   static smd_result_t add(void *user, const char *key, int64_t delta,
                           int64_t *new_value, char *error, size_t error_size) {
@@ -61,16 +58,6 @@ struct MapStore {
     b.assign(t.begin(), t.end());
     *new_value = v;
     return SMD_SUCCESS;
-  }
-  smd_store_ops_t ops() {
-    smd_store_ops_t o{};
-    o.struct_size = sizeof o;
-    o.version = SMD_STORE_OPS_VERSION;
-    o.user = this;
-    o.set = &MapStore::set;
-    o.get = &MapStore::get;
-    o.add = &MapStore::add;
-    return o;
   }
 };
 

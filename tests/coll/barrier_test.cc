@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mismatch_case.h"
 #include "mp_env.h"
 
 using mptest::rank;
@@ -84,29 +85,27 @@ TEST(Barrier, AgainstAnotherCallFailsEverywhere) {
                {"one barrier more on some ranks, then an allreduce", 3}};
   std::vector<float> in(16384, 1.0f), out(16384);
   for (auto &k : cases) {
-    smd_comm_t *c = nullptr;
-    SMD_OK(smd_comm_dup(world(), &c));
-    for (int i = 0; i < 3; ++i) SMD_OK(smd_barrier(c, nullptr));  // not the first round
     // The broadcast's root alone calls it (a receiver that agreed with its
     // root would leave that call with the data and no error).
     bool odd = k.which == 2 ? rank() == 1 : rank() % 2 == 1;
-    smd_result_t r;
-    switch (k.which) {
-      case 0: r = odd ? smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr)
-                      : smd_barrier(c, nullptr); break;
-      case 1: r = odd ? smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, c, nullptr)
-                      : smd_barrier(c, nullptr); break;
-      case 2: r = odd ? smd_broadcast(in.data(), out.data(), 2, SMD_FLOAT32, 1, c, nullptr)
-                      : smd_barrier(c, nullptr); break;
-      default:
-        r = odd ? SMD_SUCCESS : smd_barrier(c, nullptr);
-        if (r == SMD_SUCCESS)
-          r = smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
-    }
-    if (r == SMD_SUCCESS) r = smd_barrier(c, nullptr);
-    EXPECT_EQ(r, SMD_ERR_MISMATCH) << k.what << ": " << smd_last_error();
-    SMD_OK(smd_comm_destroy(c));
-    SMD_OK(smd_barrier(world(), nullptr));
+    auto barrier = [](smd_comm_t *c) { return smd_barrier(c, nullptr); };
+    auto mismatched = [&](smd_comm_t *c) {
+      switch (k.which) {
+        case 0: return odd ? smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr)
+                           : smd_barrier(c, nullptr);
+        case 1: return odd ? smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, c, nullptr)
+                           : smd_barrier(c, nullptr);
+        case 2: return odd ? smd_broadcast(in.data(), out.data(), 2, SMD_FLOAT32, 1, c, nullptr)
+                           : smd_barrier(c, nullptr);
+        default: {
+          smd_result_t r = odd ? SMD_SUCCESS : smd_barrier(c, nullptr);
+          if (r == SMD_SUCCESS)
+            r = smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
+          return r;
+        }
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(mptest::expect_mismatch(k.what, 3, barrier, mismatched, true));
   }
 }
 

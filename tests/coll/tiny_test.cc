@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../../tools/common/values.h"
+#include "mismatch_case.h"
 #include "mp_env.h"
 
 using namespace smdvals;
@@ -196,35 +197,28 @@ TEST(Tiny, MismatchFailsEverywhere) {
                {"broadcast count 2 vs 3", 3}, {"float32 vs int32", 4},
                {"reduce_scatter vs allgather", 5}, {"broadcast root 0 vs 1", 6}};
   for (auto &k : cases) {
-    smd_comm_t *c = nullptr;
-    SMD_OK(smd_comm_dup(world(), &c));
-    // A few agreeing calls first: the mismatch is not the first round.
     float in[64] = {1}, out[64 * 8];
-    for (int i = 0; i < 5; ++i) SMD_OK(smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr));
+    auto agreeing = [&](smd_comm_t *c) { return smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr); };
     bool odd = rank() % 2;
-    smd_result_t r;
-    switch (k.which) {
-      case 0: r = smd_allreduce(in, out, odd ? 4 : 8, SMD_FLOAT32, SMD_SUM, c, nullptr); break;
-      case 1: r = smd_allreduce(in, out, odd ? 8 : 9, SMD_FLOAT32, SMD_SUM, c, nullptr); break;
-      case 2:
-        r = odd ? smd_allgather(in, out, 2, SMD_FLOAT32, c, nullptr)
-                : smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
-        break;
-      case 3: r = smd_broadcast(in, out, odd ? 2 : 3, SMD_FLOAT32, 0, c, nullptr); break;
-      // Two ranks that each think they are the root: neither waits for
-      // anyone, so only the roots' later check of the lines can tell.
-      case 6: r = smd_broadcast(in, out, 2, SMD_FLOAT32, odd ? 1 : 0, c, nullptr); break;
-      case 5:
-        r = odd ? smd_reduce_scatter(in, out, 1, SMD_FLOAT32, SMD_SUM, c, nullptr)
-                : smd_allgather(in, out, 1, SMD_FLOAT32, c, nullptr);
-        break;
-      default:
-        r = smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
-    }
-    if (r == SMD_SUCCESS && (k.which == 3 || k.which == 6)) r = smd_barrier(c, nullptr);
-    EXPECT_EQ(r, SMD_ERR_MISMATCH) << k.what << ": " << smd_last_error();
-    SMD_OK(smd_comm_destroy(c));
-    SMD_OK(smd_barrier(world(), nullptr));
+    auto mismatched = [&](smd_comm_t *c) {
+      switch (k.which) {
+        case 0: return smd_allreduce(in, out, odd ? 4 : 8, SMD_FLOAT32, SMD_SUM, c, nullptr);
+        case 1: return smd_allreduce(in, out, odd ? 8 : 9, SMD_FLOAT32, SMD_SUM, c, nullptr);
+        case 2:
+          return odd ? smd_allgather(in, out, 2, SMD_FLOAT32, c, nullptr)
+                     : smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
+        case 3: return smd_broadcast(in, out, odd ? 2 : 3, SMD_FLOAT32, 0, c, nullptr);
+        // Two ranks that each think they are the root: neither waits for
+        // anyone, so only the roots' later check of the lines can tell.
+        case 6: return smd_broadcast(in, out, 2, SMD_FLOAT32, odd ? 1 : 0, c, nullptr);
+        case 5:
+          return odd ? smd_reduce_scatter(in, out, 1, SMD_FLOAT32, SMD_SUM, c, nullptr)
+                     : smd_allgather(in, out, 1, SMD_FLOAT32, c, nullptr);
+        default: return smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(mptest::expect_mismatch(k.what, 5, agreeing, mismatched,
+                                                    k.which == 3 || k.which == 6));
   }
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "../util/callback_store.h"
 #include "free_port.h"
 
 namespace elastic_test {
@@ -187,11 +188,13 @@ inline std::vector<Transport> transports() {
 // survivable) and, like most framework stores, cannot say which keys exist
 // or which ranks died (agreement then reads slots with short waits and
 // learns of deaths from the transports).
-struct FileStore {
+struct FileStore : teststore::CallbackStore<FileStore> {
   std::string dir;
   // When set, the process kills itself (SIGKILL) right after it wrote a
   // key containing this: a death at an exact step of a protocol.
   std::string die_after_writing = {};
+
+  explicit FileStore(std::string directory) : dir(std::move(directory)) {}
 
   std::string path(const char *key) const {
     std::string p = dir + "/";
@@ -202,7 +205,6 @@ struct FileStore {
     }
     return p;
   }
-  static FileStore &of(void *user) { return *static_cast<FileStore *>(user); }
   static bool write_file(const std::string &path, const void *value, size_t size) {
     std::string tmp = path + ".tmp" + std::to_string(getpid());
     FILE *f = fopen(tmp.c_str(), "wb");
@@ -233,8 +235,7 @@ struct FileStore {
   }
   static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
                           size_t *size, char *error, size_t error_size) {
-    auto until = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    auto until = teststore::deadline_of(timeout_ms);
     std::string got;
     while (!read_file(of(user).path(key), &got)) {
       if (std::chrono::steady_clock::now() >= until) {
@@ -243,10 +244,7 @@ struct FileStore {
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // polling a file, not deciding
     }
-    *size = got.size();
-    *value = malloc(got.size() ? got.size() : 1);
-    memcpy(*value, got.data(), got.size());
-    return SMD_SUCCESS;
+    return teststore::hand_out(got.data(), got.size(), value, size);
   }
   static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
                           char *error, size_t error_size) {
@@ -269,16 +267,6 @@ struct FileStore {
     }
     *new_value = v;
     return SMD_SUCCESS;
-  }
-  smd_store_ops_t ops() {
-    smd_store_ops_t o{};
-    o.struct_size = sizeof o;
-    o.version = SMD_STORE_OPS_VERSION;
-    o.user = this;
-    o.set = &FileStore::set;
-    o.get = &FileStore::get;
-    o.add = &FileStore::add;
-    return o;
   }
 };
 

@@ -18,23 +18,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../util/callback_store.h"
+
 namespace scaletest {
 
-class ThreadStore {
- public:
-  smd_store_ops_t ops() {
-    smd_store_ops_t o{};
-    o.struct_size = sizeof o;
-    o.version = SMD_STORE_OPS_VERSION;
-    o.user = this;
-    o.set = &ThreadStore::set;
-    o.get = &ThreadStore::get;
-    o.add = &ThreadStore::add;
-    return o;
-  }
-
+class ThreadStore : public teststore::CallbackStore<ThreadStore> {
  private:
-  static ThreadStore &of(void *user) { return *static_cast<ThreadStore *>(user); }
+  friend struct teststore::CallbackStore<ThreadStore>;
 
   static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *,
                           size_t) {
@@ -51,8 +41,7 @@ class ThreadStore {
                           size_t *size, char *error, size_t error_size) {
     ThreadStore &s = of(user);
     std::unique_lock<std::mutex> lock(s.mu_);
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    auto deadline = teststore::deadline_of(timeout_ms);
     auto it = s.kv_.find(key);
     if (it == s.kv_.end()) {
       std::shared_ptr<std::condition_variable> &cv = s.waiters_[key];
@@ -66,11 +55,7 @@ class ThreadStore {
         return SMD_ERR_TIMEOUT;
       }
     }
-    *size = it->second.size();
-    *value = malloc(*size ? *size : 1);
-    if (*value == nullptr) return SMD_ERR_NO_MEMORY;
-    if (*size) memcpy(*value, it->second.data(), *size);
-    return SMD_SUCCESS;
+    return teststore::hand_out(it->second.data(), it->second.size(), value, size);
   }
 
   static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value, char *,

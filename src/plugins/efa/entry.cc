@@ -2,21 +2,17 @@
 // exception (none may cross the C ABI) and calls into the implementation.
 #include "context.h"
 #include "guard.h"
+#include "live_handle.h"
 
 using namespace smd_efa;
 
 namespace {
 
-Context *as_context(void *p) {
-  auto *c = static_cast<Context *>(p);
-  return c != nullptr && c->magic == kContextMagic ? c : nullptr;
-}
+Context *as_context(void *p) { return smd_plugin::live_handle<Context>(p, kContextMagic); }
 
 template <class F>
 Status with_context(void *c, const char *what, F body) {
-  Context *ctx = as_context(c);
-  if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return smd_plugin::guard(ctx->host, "efa", what, [&] { return body(ctx); });
+  return smd_plugin::with_live_context<Context>(c, kContextMagic, "efa", what, body);
 }
 
 // Runs body(ctx, ep) after checking both handles.
@@ -30,10 +26,7 @@ Status with_endpoint(void *c, void *e, const char *what, F body) {
   });
 }
 
-Request *as_request(void *p) {
-  auto *r = static_cast<Request *>(p);
-  return r != nullptr && r->magic == kRequestLive ? r : nullptr;
-}
+Request *as_request(void *p) { return smd_plugin::live_handle<Request>(p, kRequestLive); }
 
 // A registration handle, or nullptr for "none"; *bad when it is not one.
 Registration *as_registration(void *p, bool *bad) {

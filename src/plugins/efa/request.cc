@@ -13,14 +13,7 @@ const char *op_text(ReqKind k) {
 }
 
 Request *RequestPool::alloc() {
-  if (free_.empty()) {
-    if ((count_ & (kChunk - 1)) == 0)
-      chunks_.push_back(std::make_unique<Request[]>(kChunk));
-    at(count_).index = count_;
-    free_.push_back(count_++);
-  }
-  Request *r = &at(free_.back());
-  free_.pop_back();
+  Request *r = slots_.take();
   memset(&r->fi, 0, sizeof r->fi);
   r->magic = kRequestLive;
   r->kind = ReqKind::kSend;
@@ -43,7 +36,7 @@ Request *RequestPool::alloc() {
 
 void RequestPool::release(Request *r) {
   r->magic = 0;
-  free_.push_back(r->index);
+  slots_.give_back(r);
 }
 
 }  // namespace smd_efa

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "request_list.h"
+#include "slot_chunks.h"
 #include "smd_transport.h"
 
 namespace smd_efa {
@@ -80,20 +81,13 @@ class RequestPool {
   // Calls f on every slot not released (finalize frees their buffers).
   template <class F>
   void each_live(F f) {
-    for (uint32_t i = 0; i < count_; ++i)
-      if (at(i).magic != 0) f(&at(i));
+    for (uint32_t i = 0; i < slots_.made(); ++i)
+      if (slots_.at(i).magic != 0) f(&slots_.at(i));
   }
-  size_t in_use() const { return count_ - free_.size(); }
+  size_t in_use() const { return slots_.in_use(); }
 
  private:
-  static constexpr uint32_t kChunkBits = 8;
-  static constexpr uint32_t kChunk = 1u << kChunkBits;
-  Request &at(uint32_t i) const {
-    return chunks_[i >> kChunkBits][i & (kChunk - 1)];
-  }
-  std::vector<std::unique_ptr<Request[]>> chunks_;
-  std::vector<uint32_t> free_;
-  uint32_t count_ = 0;
+  smd_plugin::SlotChunks<Request, 8> slots_;
 };
 
 // The unfinished requests of one endpoint, failed together when its peer

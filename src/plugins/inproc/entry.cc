@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "guard.h"
+#include "live_handle.h"
 #include "mailbox.h"
 #include "registry.h"
 
@@ -54,20 +55,14 @@ struct Endpoint {
   std::shared_ptr<Mailbox> box;  // the peer's
 };
 
-Context *as_context(void *p) {
-  auto *c = static_cast<Context *>(p);
-  return c != nullptr && c->magic == kContextMagic ? c : nullptr;
-}
+Context *as_context(void *p) { return smd_plugin::live_handle<Context>(p, kContextMagic); }
 
 Endpoint *as_endpoint(Context *ctx, void *p) {
   auto *e = static_cast<Endpoint *>(p);
   return e != nullptr && e->magic == kEndpointMagic && e->ctx == ctx ? e : nullptr;
 }
 
-Request *as_request(void *p) {
-  auto *r = static_cast<Request *>(p);
-  return r != nullptr && r->magic == Request::kMagic ? r : nullptr;
-}
+Request *as_request(void *p) { return smd_plugin::live_handle<Request>(p, Request::kMagic); }
 
 Status inproc_init(const smd_transport_host_t *host, void **out) {
   if (Status st = smd_plugin::check_host(host, "inproc"); st != SMD_TRANSPORT_OK) return st;

@@ -2,16 +2,14 @@
 // exception (none may cross the C ABI) and calls into the implementation.
 #include "context.h"
 #include "guard.h"
+#include "live_handle.h"
 
 using namespace smd_shm;
 using smd_plugin::guard;
 
 namespace {
 
-Context *as_context(void *p) {
-  auto *c = static_cast<Context *>(p);
-  return c != nullptr && c->magic == kContextMagic ? c : nullptr;
-}
+Context *as_context(void *p) { return smd_plugin::live_handle<Context>(p, kContextMagic); }
 
 // Runs body() with exceptions turned into statuses.
 template <class F>

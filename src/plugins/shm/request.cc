@@ -3,15 +3,7 @@
 namespace smd_shm {
 
 Request *RequestPool::alloc() {
-  if (free_.empty()) {
-    if ((count_ & (kChunk - 1)) == 0)
-      chunks_.push_back(std::make_unique<Request[]>(kChunk));
-    Request &r = at(count_);
-    r.index = count_++;
-    free_.push_back(r.index);
-  }
-  Request *r = &at(free_.back());
-  free_.pop_back();
+  Request *r = slots_.take();
   r->magic = kRequestLive;
   r->phase = Phase::kDone;
   r->status = SMD_TRANSPORT_OK;
@@ -27,13 +19,13 @@ Request *RequestPool::alloc() {
 void RequestPool::release(Request *r) {
   r->magic = 0;
   ++r->generation;
-  free_.push_back(r->index);
+  slots_.give_back(r);
 }
 
 Request *RequestPool::find(uint64_t id) const {
   uint32_t index = uint32_t(id);
-  if (index >= count_) return nullptr;
-  Request &r = at(index);
+  if (index >= slots_.made()) return nullptr;
+  Request &r = slots_.at(index);
   if (r.magic != kRequestLive || r.generation != uint32_t(id >> 32))
     return nullptr;
   return &r;

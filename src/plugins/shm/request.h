@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "request_list.h"
+#include "slot_chunks.h"
 #include "smd_transport.h"
 
 namespace smd_shm {
@@ -62,34 +64,11 @@ class RequestPool {
   // The live request with this id, or nullptr.
   Request *find(uint64_t id) const;
  private:
-  static constexpr uint32_t kChunkBits = 10;
-  static constexpr uint32_t kChunk = 1u << kChunkBits;
-  Request &at(uint32_t i) const {
-    return chunks_[i >> kChunkBits][i & (kChunk - 1)];
-  }
-  std::vector<std::unique_ptr<Request[]>> chunks_;
-  std::vector<uint32_t> free_;
-  uint32_t count_ = 0;
+  smd_plugin::SlotChunks<Request, 10> slots_;
 };
 
-// An intrusive list through eprev/enext: the unfinished requests of one
-// endpoint, failed together when the peer dies.
-struct RequestList {
-  Request *head = nullptr;
-  void push(Request *r) {
-    r->eprev = nullptr;
-    r->enext = head;
-    if (head != nullptr) head->eprev = r;
-    head = r;
-  }
-  void remove(Request *r) {
-    if (r->eprev != nullptr)
-      r->eprev->enext = r->enext;
-    else
-      head = r->enext;
-    if (r->enext != nullptr) r->enext->eprev = r->eprev;
-    r->eprev = r->enext = nullptr;
-  }
-};
+// The unfinished requests of one endpoint, failed together when the peer
+// dies.
+using RequestList = smd_plugin::IntrusiveList<Request, &Request::eprev, &Request::enext>;
 
 }  // namespace smd_shm

@@ -4,22 +4,18 @@
 
 #include "context.h"
 #include "guard.h"
+#include "live_handle.h"
 
 using namespace smd_ucx;
 using smd_plugin::guard;
 
 namespace {
 
-Context *as_context(void *p) {
-  auto *c = static_cast<Context *>(p);
-  return c != nullptr && c->magic == kContextMagic ? c : nullptr;
-}
+Context *as_context(void *p) { return smd_plugin::live_handle<Context>(p, kContextMagic); }
 
 template <class F>
 Status with_context(void *c, const char *what, F body) {
-  Context *ctx = as_context(c);
-  if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guard(ctx->host, "ucx", what, [&] { return body(ctx); });
+  return smd_plugin::with_live_context<Context>(c, kContextMagic, "ucx", what, body);
 }
 
 template <class F>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "request_list.h"
 #include "smd_transport.h"
 
 namespace smd_ucx {
@@ -48,24 +49,7 @@ class RequestPool {
   std::vector<Request *> free_;
 };
 
-// The unfinished requests of one endpoint (intrusive, O(1) removal).
-struct RequestList {
-  Request *head = nullptr;
-  bool empty() const { return head == nullptr; }
-  void push(Request *r) {
-    r->prev = nullptr;
-    r->next = head;
-    if (head != nullptr) head->prev = r;
-    head = r;
-  }
-  void remove(Request *r) {
-    if (r->prev != nullptr)
-      r->prev->next = r->next;
-    else
-      head = r->next;
-    if (r->next != nullptr) r->next->prev = r->prev;
-    r->prev = r->next = nullptr;
-  }
-};
+// The unfinished requests of one endpoint.
+using RequestList = smd_plugin::IntrusiveList<Request, &Request::prev, &Request::next>;
 
 }  // namespace smd_ucx
