@@ -41,7 +41,8 @@ def test_agree_checks_its_flag(world):
 
 def test_example_train_elastic(solo):
     """examples/elastic: rank 2 of 4 dies mid-step; the survivors shrink, redo
-    the step at 3 and end with the parameters of an uninterrupted run."""
+    the step at 3, grow back to 4 with a replacement process at step 20 and
+    end with the parameters of an uninterrupted run."""
     status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
                            str(REPO / "examples" / "elastic" / "train_elastic.py"), "--steps", "30"],
                           env={"SMD_TIMEOUT": "60"}, timeout=120)
@@ -50,6 +51,12 @@ def test_example_train_elastic(solo):
     moves = re.findall(r"^\[([013])\] step 10: (?:PeerFailure|Revoked)Error; going on as rank ([012]) "
                        r"of 3 from step 10$", out, re.M)
     assert sorted(moves) == [("0", "0"), ("1", "1"), ("3", "2")], out
-    assert "3 ranks at the end" in out and "FAIL" not in out, out
-    assert out.count("elastic check passed") == 3, out
+    # The survivors keep their ranks; the replacement (rank 0's child, so
+    # its lines carry [0]) is rank 3 and starts at step 20.
+    grown = re.findall(r"^\[([013])\] step 20: grown to 4 ranks, rank ([012])$", out, re.M)
+    assert sorted(grown) == [("0", "0"), ("1", "1"), ("3", "2")], out
+    assert "replacement: joined as rank 3 of 4 at step 20" in out, out
+    assert "4 ranks at the end" in out and "FAIL" not in out, out
+    assert out.count("elastic check passed") == 4, out
+    assert "replacement: elastic check passed" in out, out
     assert status == 128 + 9, out  # smdrun reports the killed rank
