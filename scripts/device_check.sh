@@ -20,6 +20,10 @@
 #                                            bench/auto_vs_forced.sh (default "2 4", 3, 64M;
 #                                            issue 17 asks for 2 4 8 16)
 #   scripts/device_check.sh python           a ctypes build of the binding and its suite
+#   scripts/device_check.sh pack             (here, before the device call) copies the
+#                                            header-only libraries the tools build against
+#                                            (nlohmann-json, CLI11) into .device-deps/, which
+#                                            the device call carries: run(..., carry=[".device-deps"])
 #
 # Every stage prints what it runs; the exit status is the first failure's.
 set -uo pipefail
@@ -29,6 +33,23 @@ BUILD=$ROOT/build-dev
 RESULTS=${OUT:-$BUILD/device-results}
 mkdir -p "$RESULTS"
 status=0
+
+# The GPU machine has no Debian packages: the header-only ones come in the
+# carried .device-deps/ (see pack), found by the compiler itself (meson.build
+# looks there when pkg-config does not know them).
+[[ -d $ROOT/.device-deps/include ]] &&
+  export CPLUS_INCLUDE_PATH="$ROOT/.device-deps/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
+
+pack() {
+  local dest=$ROOT/.device-deps/include dir
+  rm -rf "$ROOT/.device-deps"
+  mkdir -p "$dest"
+  for dir in nlohmann CLI; do
+    [[ -d /usr/include/$dir ]] || { echo "pack: /usr/include/$dir missing (scripts/lib.sh installs it)" >&2; return 1; }
+    cp -r "/usr/include/$dir" "$dest/"
+  done
+  du -sh "$ROOT/.device-deps"
+}
 
 say() { echo "# $(date -u +%H:%M:%S) $*"; }
 # run NAME CMD...: runs CMD, its output also to RESULTS/NAME.log.
@@ -167,8 +188,9 @@ case ${1:-} in
   gpu) gpu ;;
   host) shift; host "$@" ;;
   python) python_stage ;;
+  pack) pack || exit 1; exit 0 ;;
   *)
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -21,13 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "free_port.h"
-
-#include "elastic_job.h"
-
-using namespace elastic_job;
+#include "elastic_ranks.h"
 
 namespace {
+
+using namespace elastic_test;
 
 // Rank 2 of 4 is killed while the others are in an allreduce; every
 // survivor sees the loss, revokes, agrees on the failed set, shrinks to 3
@@ -145,113 +143,15 @@ TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
   }
 }
 
-// A store shared by the ranks through files in a directory, injected
-// through smd_store_ops_t: it outlives any rank (so losing world rank 0 is
-// survivable) and, like most framework stores, cannot say which keys exist
-// or which ranks died (agreement then reads slots with short waits and
-// learns of deaths from the transports).
-struct FileStore {
-  std::string dir;
-
-  std::string path(const char *key) const {
-    std::string p = dir + "/";
-    for (const char *c = key; *c; ++c) {
-      char hex[3];
-      snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(*c));
-      p += hex;
-    }
-    return p;
-  }
-  static FileStore &of(void *user) { return *static_cast<FileStore *>(user); }
-  static bool write_file(const std::string &path, const void *value, size_t size) {
-    std::string tmp = path + ".tmp" + std::to_string(getpid());
-    FILE *f = fopen(tmp.c_str(), "wb");
-    if (!f) return false;
-    bool ok = fwrite(value, 1, size, f) == size;
-    ok = fclose(f) == 0 && ok;
-    return ok && rename(tmp.c_str(), path.c_str()) == 0;  // readers see all of it or nothing
-  }
-  static bool read_file(const std::string &path, std::string *out) {
-    FILE *f = fopen(path.c_str(), "rb");
-    if (!f) return false;
-    char buf[4096];
-    size_t n;
-    out->clear();
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
-    fclose(f);
-    return true;
-  }
-  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *error,
-                          size_t error_size) {
-    if (write_file(of(user).path(key), value, size)) return SMD_SUCCESS;
-    snprintf(error, error_size, "cannot write key %s", key);
-    return SMD_ERR_SYSTEM;
-  }
-  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
-                          size_t *size, char *error, size_t error_size) {
-    auto until = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
-    std::string got;
-    while (!read_file(of(user).path(key), &got)) {
-      if (std::chrono::steady_clock::now() >= until) {
-        snprintf(error, error_size, "no key %s", key);
-        return SMD_ERR_TIMEOUT;
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // polling a file, not deciding
-    }
-    *size = got.size();
-    *value = malloc(got.size() ? got.size() : 1);
-    memcpy(*value, got.data(), got.size());
-    return SMD_SUCCESS;
-  }
-  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
-                          char *error, size_t error_size) {
-    FileStore &s = of(user);
-    int lock = open((s.dir + "/lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-      snprintf(error, error_size, "cannot lock the store");
-      if (lock >= 0) close(lock);
-      return SMD_ERR_SYSTEM;
-    }
-    std::string path = s.path(key), text;
-    int64_t v = read_file(path, &text) ? strtoll(text.c_str(), nullptr, 10) : 0;
-    v += delta;
-    text = std::to_string(v);
-    bool ok = write_file(path, text.data(), text.size());
-    close(lock);  // releases the lock
-    if (!ok) {
-      snprintf(error, error_size, "cannot write key %s", key);
-      return SMD_ERR_SYSTEM;
-    }
-    *new_value = v;
-    return SMD_SUCCESS;
-  }
-  smd_store_ops_t ops() {
-    smd_store_ops_t o{};
-    o.struct_size = sizeof o;
-    o.version = SMD_STORE_OPS_VERSION;
-    o.user = this;
-    o.set = &FileStore::set;
-    o.get = &FileStore::get;
-    o.add = &FileStore::add;
-    return o;
-  }
-};
-
 // World rank 0 is killed; with a store of their own the survivors shrink
 // to 3 (ranks 1, 2, 3 become 0, 1, 2) and reduce.
 void rank0_lost(int r, Job &job, FileStore &store) {
-  smd_store_ops_t ops = store.ops();
-  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
-  options.store = &ops;
-  smd_comm_t *world = nullptr;
-  smd_result_t rc = smd_comm_init(&options, &world);
-  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
+  smd_comm_t *world = init_world(store);
   expect_sum(world, r, 0 + 1 + 2 + 3);
   job.arrived.put();
   if (r == 0) pause();
   int64_t v = 1, out = 0;
-  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
+  smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
   CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
   smd_comm_revoke(world);
   smd_comm_t *shrunk = nullptr;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "elastic_job.h"
+#include "elastic_ranks.h"
 
-using namespace elastic_job;
+using namespace elastic_test;
 
 namespace {
 

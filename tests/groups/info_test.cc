@@ -95,6 +95,12 @@ TEST_F(SmdInfo, HelpAndBadUsage) {
       {"groups --world 8 --frob", "'--frob' is not an option of smd-info groups"},
       {"topology --world 2", "not an option of smd-info topology"},
       {"params --world 2", "not an option of smd-info params"},
+      {"groups --world= --tp 2", "--world needs an integer of at least 1, got ''"},
+      {"groups --world 8 --json=1", "option '--json' takes no value"},
+      {"topology groups", "'groups' is not an option of smd-info topology"},
+      {"--json groups", "unknown command '--json'"},
+      {"flight", "flight needs one directory"},
+      {"flight -x d", "'-x' is not an option of smd-info flight"},
   };
   for (const Bad &b : bad) {
     Output r = run(b.args);

@@ -19,17 +19,32 @@
 #                       the hierarchy at every size, sent at most half the
 #                       ring's bytes across the link, and took less time
 #                       over all sizes together (the link is the bottleneck)
+#   netns_test.sh shrink
+#                       netns_shrink_worker over SMD_TRANSPORT=tcp: rank 3
+#                       (on B) is killed with SIGKILL while the ranks run
+#                       allreduces; the survivors (0, 1 on A, 2 on B)
+#                       revoke, shrink to 3 and reduce 1 MiB across the
+#                       veth. Then again, killing node B whole (ranks 2, 3):
+#                       0 and 1 shrink to 2. Every survivor must exit 0
+#                       within 2 x SMD_TIMEOUT of the kill.
+#   netns_test.sh bench for bench/sim_vs_netns.sh, asserts nothing: the
+#                       veths shaped to NETNS_RATE (default 2gbit) by tbf,
+#                       or with NETNS_DELAY (default 0us) by netem; smd-bench
+#                       $NETNS_BENCH_ARGS --json over shm+tcp with
+#                       SMD_TUNING_FILE=$NETNS_TUNING_FILE when set; prints
+#                       rank 0's JSON lines
 #
 # Programs come from the environment (set by tests/netns/meson.build):
-# NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_BENCH.
+# NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_SHRINK_WORKER,
+# NETNS_BENCH.
 # Exit status 77 (meson's skip) with the reason when namespaces cannot be
 # made here: not root, no `ip` (package iproute2), or the kernel refuses.
 set -u
 
 mode="${1:-}"
 case "$mode" in
-  tcp | ucx | cut | tbf) ;;
-  *) echo "usage: $0 tcp|ucx|cut|tbf" >&2; exit 2 ;;
+  tcp | ucx | cut | tbf | shrink | bench) ;;
+  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink|bench" >&2; exit 2 ;;
 esac
 
 skip() {
@@ -43,7 +58,7 @@ fail() {
 
 [[ "$(id -u)" -eq 0 ]] || skip "not root: creating network namespaces needs CAP_SYS_ADMIN"
 command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)"
-[[ "$mode" != tbf ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
+[[ "$mode" != tbf && "$mode" != bench ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
 
 # Unique names, so that concurrent runs do not collide; interface names
 # have at most 15 characters.
@@ -131,6 +146,17 @@ finish() {
   return $bad
 }
 
+# await_ready LABEL: until every rank of `start` printed READY (30 s at most).
+await_ready() {
+  local label="$1" i
+  for ((i = 0; i < 300; ++i)); do
+    [[ $(cat "$work/$label".* | grep -c '^READY') -eq $world ]] && return 0
+    sleep 0.1  # polling the ranks' output, not deciding a result
+  done
+  tail -n 20 "$work/$label".*
+  fail "$label: the ranks did not all finish an allreduce within 30 s"
+}
+
 # Bytes that A's end of the veth sent (all that A sends to B goes there).
 a_tx_bytes() {
   ip netns exec "${ns[0]}" cat "/sys/class/net/${veth[0]}/statistics/tx_bytes"
@@ -160,6 +186,40 @@ case "$mode" in
     fi
     run_ok "hier_test-$mode" "$NETNS_HIER_TEST"
     run_ok "coll_test-$mode" "$NETNS_COLL_TEST" "$coll_filter"
+    ;;
+
+  shrink)
+    smd_timeout=30
+    job_env=(SMD_TRANSPORT=tcp "SMD_TIMEOUT=$smd_timeout")
+    for killed in "3" "2 3"; do
+      label="shrink-${killed// /}"
+      read -ra victims <<<"$killed"
+      start "$label" 120 "$NETNS_SHRINK_WORKER" "${victims[@]}"
+      await_ready "$label"
+      t_kill=$SECONDS
+      # Each rank's timeout leads its own process group: the rank goes too.
+      for k in "${victims[@]}"; do kill -KILL -- "-${pids[k]}" || fail "could not kill rank $k"; done
+      bad=0
+      for ((r = 0; r < world; ++r)); do
+        wait "${pids[r]}"
+        status[r]=$?
+        [[ " $killed " == *" $r "* ]] && continue
+        out="$(cat "$work/$label.$r")"
+        echo "$label rank $r (node $((r / per_node))): exit ${status[r]}: $(grep -E '^(LOST|SHRUNK|FAILED|WRONG)' <<<"$out" | tr '\n' ' ')"
+        [[ ${status[r]} -eq 0 ]] && grep -q '^SHRUNK' <<<"$out" || bad=1
+      done
+      pids=()
+      elapsed=$((SECONDS - t_kill))
+      if ((bad)); then
+        for ((r = 0; r < world; ++r)); do
+          echo "--- $label rank $r:"
+          tail -n 40 "$work/$label.$r"
+        done
+        fail "$label: a survivor did not shrink and reduce"
+      fi
+      echo "ok: $label: the survivors shrank and reduced within $elapsed s of the kill"
+      ((elapsed <= 2 * smd_timeout)) || fail "$label: took longer than 2 x SMD_TIMEOUT"
+    done
     ;;
 
   cut)
@@ -249,6 +309,26 @@ case "$mode" in
       awk '{ring += $1; auto += $2} END {exit !(auto < ring)}' ||
       fail "the hierarchy was not faster than the flat ring over a 2 Gbit/s link"
     echo "automatic chose the hierarchy at every size, with at most half the ring's bytes across nodes, and was faster"
+    ;;
+
+  bench)
+    # Without a delay, tbf (as the tbf mode; netem is a module some
+    # kernels lack); with one, netem shapes both.
+    for i in 0 1; do
+      if [[ "${NETNS_DELAY:-0us}" == 0us ]]; then
+        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root tbf rate "${NETNS_RATE:-2gbit}" \
+          burst 256kb latency 10ms || skip "tc refused a tbf qdisc"
+      else
+        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root netem delay "$NETNS_DELAY" \
+          rate "${NETNS_RATE:-2gbit}" limit 100000 || skip "tc refused a netem qdisc"
+      fi
+    done
+    job_env=(SMD_TRANSPORT=shm+tcp)
+    [[ -z "${NETNS_TUNING_FILE:-}" ]] || job_env+=("SMD_TUNING_FILE=$NETNS_TUNING_FILE")
+    # shellcheck disable=SC2086  # NETNS_BENCH_ARGS is a list of words
+    start bench 300 "$NETNS_BENCH" ${NETNS_BENCH_ARGS:-allreduce -b 1M -e 16M -f 4} --json
+    finish bench || fail "smd-bench failed"
+    grep '^{' "$work/bench.0"
     ;;
 esac
 exit 0

@@ -54,6 +54,16 @@ TEST(SmdrunOptions, EverySpellingOfEveryOption) {
   EXPECT_TRUE(r.options.tag_output);
 }
 
+TEST(SmdrunOptions, TheCommandPassesThroughUntouched) {
+  ParseResult r = parse({"-n", "2", "--", "--", "-n", "x"});
+  ASSERT_EQ(r.status, ParseStatus::kRun) << r.error;
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"--", "-n", "x"}));
+  r = parse({"-n2", "-", "--nranks=", "--help"});
+  ASSERT_EQ(r.status, ParseStatus::kRun) << r.error;
+  EXPECT_EQ(r.options.nranks, 2);
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"-", "--nranks=", "--help"}));
+}
+
 TEST(SmdrunOptions, ZeroTimeoutMeansNoLimit) {
   ParseResult r = parse({"-n", "1", "--timeout", "5", "--timeout", "0", "p"});
   ASSERT_EQ(r.status, ParseStatus::kRun);
@@ -94,6 +104,10 @@ TEST(SmdrunOptions, ErrorsNameTheProblem) {
       {{"-n", "2", "--master-addr=", "p"}, "option '--master-addr' needs an address, got ''"},
       {{"-n", "2", "--timeoutx=3", "p"}, "unknown option '--timeoutx=3'"},
       {{"-x", "p"}, "unknown option '-x'"},
+      {{"--nranks=0", "p"}, "option '--nranks' needs a rank count of at least 1, got '0'"},
+      {{"-n", "2", "--nodes=", "p"}, "option '--nodes' needs a node count of at least 1, got ''"},
+      {{"-n", "2", "--master-port"}, "option '--master-port' needs a value"},
+      {{"-n", "2", "--tag-output=yes", "p"}, "option '--tag-output' takes no value"},
   };
   for (const Case &c : cases) {
     ParseResult r = parse(c.args);

@@ -2,8 +2,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <functional>
+#include <optional>
 #include <stdexcept>
+#include <vector>
+
+#include "../common/cli_args.h"
 
 namespace smdbench {
 namespace {
@@ -68,76 +72,121 @@ size_t parse_size(const std::string &s) {
   return static_cast<size_t>(v * mult);
 }
 
+namespace {
+
+// -h or --help, wherever it stands before an error.
+struct HelpAsked {};
+
+int int_value(const std::string &name, const std::string &text) {
+  std::optional<int> v = smdtools::to_int(text);
+  if (!v) throw smdtools::usage_problem("bad value for " + name + ": expected an integer, got '" + text + "'");
+  return *v;
+}
+
+// Index of `word` in `names`, or a usage error naming `what`.
+template <size_t N>
+int pick(const char *const (&names)[N], const std::string &word, const char *what) {
+  for (size_t k = 0; k < N; ++k)
+    if (word == names[k]) return static_cast<int>(k);
+  throw smdtools::usage_problem(std::string("unknown ") + what + " '" + word + "'");
+}
+
+const char *const kColls[] = {"allreduce", "allgather", "reduce_scatter",
+                              "broadcast", "reduce",    "alltoall"};
+constexpr Coll kCollOf[] = {Coll::kAllreduce, Coll::kAllgather, Coll::kReduceScatter,
+                            Coll::kBroadcast, Coll::kReduce,    Coll::kAlltoall};
+
+}  // namespace
+
 Options parse_options(int argc, char **argv) {
   Options o;
-  if (argc < 2) usage_error("no collective given");
-  std::string first = argv[1];
-  if (first == "-h" || first == "--help") {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) usage_error("no collective given");
+  CLI::App app("smd-bench", "smd-bench");
+  app.set_help_flag();
+  bool have_coll = false;
+  int others = 0;  // arguments besides --tune FILE
+  auto value = [&](const char *name, std::function<void(const std::string &)> set) {
+    smdtools::add_value_option(app, name, [&others, set = std::move(set)](const std::string &v) {
+      ++others;
+      set(v);
+    });
+  };
+  auto flag = [&](const char *name, bool *target) {
+    smdtools::add_plain_flag(app, name, [&others, target] {
+      ++others;
+      *target = true;
+    });
+  };
+  auto size = [](const char *name, size_t *target) {
+    return [name, target](const std::string &v) {
+      try {
+        *target = parse_size(v);
+      } catch (const std::invalid_argument &e) {
+        throw smdtools::usage_problem(std::string("bad value for ") + name + ": " + e.what());
+      }
+    };
+  };
+  auto integer = [](const char *name, int *target) {
+    return [name, target](const std::string &v) { *target = int_value(name, v); };
+  };
+  auto on_off = [](const char *name, bool *target) {
+    return [name, target](const std::string &v) { *target = int_value(name, v) != 0; };
+  };
+  value("-b", size("-b", &o.min_bytes));
+  value("-e", size("-e", &o.max_bytes));
+  value("-f", [&](const std::string &v) {
+    std::optional<double> f = smdtools::to_number(v);
+    if (!f) throw smdtools::usage_problem("bad value for -f: expected a number, got '" + v + "'");
+    o.factor = *f;
+  });
+  value("-n", integer("-n", &o.iters));
+  value("-w", integer("-w", &o.warmup));
+  value("-r", integer("-r", &o.root));
+  value("-c", on_off("-c", &o.check));
+  value("-i", on_off("-i", &o.inplace));
+  value("-m", on_off("-m", &o.shared_mem));
+  value("-d", [&](const std::string &v) {
+    o.dtype = static_cast<smd_datatype_t>(pick(kDtypes, v, "datatype"));
+    o.dtype_name = v;
+  });
+  value("-o", [&](const std::string &v) {
+    o.op = static_cast<smd_op_t>(pick(kOps, v, "op"));
+    o.op_name = v;
+  });
+  value("--tensors", integer("--tensors", &o.tensors));
+  value("--layers", integer("--layers", &o.layers));
+  value("--model", [&](const std::string &v) { o.model = v; });
+  flag("--json", &o.json);
+  flag("--rss", &o.rss);
+  flag("--grouped", &o.grouped);
+  flag("--single", &o.single);
+  smdtools::add_plain_flag(app, "-h,--help", [] { throw HelpAsked{}; });
+  smdtools::add_value_option(app, "--tune", [&](const std::string &v) { o.tune_file = v; });
+  app.add_option_function<std::string>("collective", [&](const std::string &v) {
+    int k = pick(kColls, v, "collective");
+    o.coll = kCollOf[k];
+    o.coll_name = kColls[k];
+    have_coll = true;
+    ++others;
+  });
+  try {
+    smdtools::parse_args(app, args);
+  } catch (const HelpAsked &) {
     fputs(kUsage, stdout);
     exit(0);
+  } catch (const CLI::ExtrasError &) {
+    usage_error("unknown option '" + smdtools::remaining_args(app).front() + "'");
+  } catch (const CLI::ParseError &e) {
+    usage_error(smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
+      return name + " needs a value";
+    }));
   }
-  if (first == "--tune") {
-    if (argc != 3) usage_error("--tune takes one argument, the file to write");
-    o.tune_file = argv[2];
+  if (!o.tune_file.empty()) {
+    if (others > 0) usage_error("--tune takes one argument, the file to write");
     return o;
   }
-  struct {
-    const char *name;
-    Coll coll;
-  } colls[] = {{"allreduce", Coll::kAllreduce}, {"allgather", Coll::kAllgather},
-               {"reduce_scatter", Coll::kReduceScatter}, {"broadcast", Coll::kBroadcast},
-               {"reduce", Coll::kReduce}, {"alltoall", Coll::kAlltoall}};
-  bool found = false;
-  for (auto &c : colls)
-    if (first == c.name) o.coll = c.coll, o.coll_name = c.name, found = true;
-  if (!found) usage_error("unknown collective '" + first + "'");
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (a == "-b") o.min_bytes = parse_size(value());
-      else if (a == "-e") o.max_bytes = parse_size(value());
-      else if (a == "-f") o.factor = std::stod(value());
-      else if (a == "-n") o.iters = std::stoi(value());
-      else if (a == "-w") o.warmup = std::stoi(value());
-      else if (a == "-c") o.check = std::stoi(value()) != 0;
-      else if (a == "-i") o.inplace = std::stoi(value()) != 0;
-      else if (a == "-m") o.shared_mem = std::stoi(value()) != 0;
-      else if (a == "-r") o.root = std::stoi(value());
-      else if (a == "--json") o.json = true;
-      else if (a == "--rss") o.rss = true;
-      else if (a == "--tensors") o.tensors = std::stoi(value());
-      else if (a == "--model") o.model = value();
-      else if (a == "--layers") o.layers = std::stoi(value());
-      else if (a == "--grouped") o.grouped = true;
-      else if (a == "--single") o.single = true;
-      else if (a == "-h" || a == "--help") {
-        fputs(kUsage, stdout);
-        exit(0);
-      } else if (a == "-d") {
-        std::string d = value();
-        int k = 0;
-        while (k < 10 && d != kDtypes[k]) ++k;
-        if (k == 10) usage_error("unknown datatype '" + d + "'");
-        o.dtype = static_cast<smd_datatype_t>(k);
-        o.dtype_name = d;
-      } else if (a == "-o") {
-        std::string op = value();
-        int k = 0;
-        while (k < 5 && op != kOps[k]) ++k;
-        if (k == 5) usage_error("unknown op '" + op + "'");
-        o.op = static_cast<smd_op_t>(k);
-        o.op_name = op;
-      } else {
-        usage_error("unknown option '" + a + "'");
-      }
-    } catch (const std::logic_error &e) {
-      usage_error("bad value for " + a + ": " + e.what());
-    }
-  }
+  if (!have_coll) usage_error("no collective given");
   if (o.factor <= 1.0 && o.min_bytes != o.max_bytes) usage_error("-f must be greater than 1");
   if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
   if (o.iters < 1 || o.warmup < 0) usage_error("-n must be >= 1 and -w >= 0");

@@ -1,9 +1,8 @@
 #include "options.h"
 
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
+
+#include "../common/cli_args.h"
 
 namespace smdinfo {
 
@@ -102,38 +101,79 @@ const char *const kUsage =
 
 namespace {
 
-int parse_int(const std::string &option, const char *text, int min) {
-  errno = 0;
-  char *end = nullptr;
-  long v = strtol(text, &end, 10);
-  if (errno || end == text || *end || v < min || v > INT_MAX)
-    throw UsageError{option + " needs an integer of at least " + std::to_string(min) + ", got '" +
-                     text + "'"};
-  return static_cast<int>(v);
+int parse_int(const std::string &option, const std::string &text, int min) {
+  std::optional<int> v = smdtools::to_int(text);
+  if (!v || *v < min)
+    throw smdtools::usage_problem(option + " needs an integer of at least " + std::to_string(min) +
+                                  ", got '" + text + "'");
+  return *v;
 }
 
-smd_group_kind_t parse_kind(const char *text) {
+smd_group_kind_t parse_kind(const std::string &text) {
   struct {
     const char *name;
     smd_group_kind_t kind;
   } kinds[] = {{"tp", SMD_GROUP_TP}, {"pp", SMD_GROUP_PP}, {"dp", SMD_GROUP_DP},
                {"rdp", SMD_GROUP_RDP}, {"mp", SMD_GROUP_MP}};
   for (auto &k : kinds)
-    if (!strcmp(text, k.name)) return k.kind;
-  throw UsageError{std::string("--heaviest needs tp, pp, dp, rdp or mp, got '") + text + "'"};
+    if (text == k.name) return k.kind;
+  throw smdtools::usage_problem("--heaviest needs tp, pp, dp, rdp or mp, got '" + text + "'");
 }
 
-Command parse_command(const std::string &word) {
-  if (word == "groups") return Command::kGroups;
-  if (word == "topology") return Command::kTopology;
-  if (word == "params") return Command::kParams;
-  if (word == "version" || word == "--version") return Command::kVersion;
-  if (word == "plugins") return Command::kPlugins;
-  if (word == "doctor") return Command::kDoctor;
-  if (word == "flight") return Command::kFlight;
-  if (word == "trace") return Command::kTrace;
-  if (word == "help" || word == "-h" || word == "--help") return Command::kHelp;
-  throw UsageError{"unknown command '" + word + "'"};
+// -h or --help, wherever it stands, ends the parse with the usage text.
+struct HelpAsked {};
+
+void add_help_flag(CLI::App &app) {
+  smdtools::add_plain_flag(app, "-h,--help", [] { throw HelpAsked{}; });
+}
+
+// The options of `groups`; `seen` records which were given.
+struct GroupsSeen {
+  bool world = false, nodes = false, rpn = false, heaviest = false;
+};
+
+void add_groups_options(CLI::App &groups, Options &o, GroupsSeen &seen) {
+  auto add_int = [&](const char *name, int *value, bool *given) {
+    smdtools::add_value_option(groups, name, [=](const std::string &text) {
+      *value = parse_int(name, text, 1);
+      if (given) *given = true;
+    });
+  };
+  add_int("--world", &o.world, &seen.world);
+  add_int("--tp", &o.tp, nullptr);
+  add_int("--pp", &o.pp, nullptr);
+  add_int("--nodes", &o.nodes, &seen.nodes);
+  add_int("--ranks-per-node", &o.ranks_per_node, &seen.rpn);
+  smdtools::add_value_option(groups, "--placement", [&](const std::string &text) {
+    o.placement = text;
+    o.placement_given = true;
+  });
+  smdtools::add_value_option(groups, "--heaviest", [&](const std::string &text) {
+    o.heaviest = parse_kind(text);
+    seen.heaviest = true;
+  });
+}
+
+void check_groups(const Options &o, const GroupsSeen &seen) {
+  if (!seen.world) throw UsageError{"groups needs --world W"};
+  if (seen.nodes != seen.rpn) throw UsageError{"--nodes and --ranks-per-node go together"};
+  if (seen.heaviest && !seen.nodes) throw UsageError{"--heaviest needs --nodes and --ranks-per-node"};
+  if (seen.nodes && static_cast<long long>(o.nodes) * o.ranks_per_node != o.world)
+    throw UsageError{"--nodes " + std::to_string(o.nodes) + " x --ranks-per-node " +
+                     std::to_string(o.ranks_per_node) + " is not the world size " +
+                     std::to_string(o.world)};
+}
+
+// What CLI11 left unread: an unknown command, or a word that is not an
+// option of the command given.
+UsageError extras_error(const CLI::App &app) {
+  for (const CLI::App *sub : app.get_subcommands()) {
+    std::vector<std::string> extra = smdtools::remaining_args(*sub);
+    if (!extra.empty())
+      return UsageError{"'" + extra.front() + "' is not an option of smd-info " + sub->get_name()};
+  }
+  std::vector<std::string> extra = smdtools::remaining_args(app);
+  return UsageError{"unknown command '" + (extra.empty() ? std::string() : extra.front()) + "'"};
 }
 
 }  // namespace
@@ -141,64 +181,52 @@ Command parse_command(const std::string &word) {
 Options parse_options(int argc, char **argv) {
   Options o;
   if (argc < 2) throw UsageError{"no command given"};
-  o.command = parse_command(argv[1]);
-  bool have_world = false, have_nodes = false, have_rpn = false, have_heaviest = false;
-  for (int i = 2; i < argc && o.command != Command::kHelp; ++i) {
-    std::string arg = argv[i], value;
-    bool inline_value = false;
-    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg.resize(eq);
-      inline_value = true;
-    }
-    auto next = [&]() -> const char * {
-      if (inline_value) return value.c_str();
-      if (i + 1 >= argc) throw UsageError{arg + " needs a value"};
-      return argv[++i];
-    };
-    bool groups = o.command == Command::kGroups;
-    if (arg == "-h" || arg == "--help") {
-      o.command = Command::kHelp;
-    } else if (arg == "--json" && !inline_value) {
-      o.json = true;
-    } else if (groups && arg == "--world") {
-      o.world = parse_int(arg, next(), 1);
-      have_world = true;
-    } else if (groups && arg == "--tp") {
-      o.tp = parse_int(arg, next(), 1);
-    } else if (groups && arg == "--pp") {
-      o.pp = parse_int(arg, next(), 1);
-    } else if (groups && arg == "--placement") {
-      o.placement = next();
-      o.placement_given = true;
-    } else if (groups && arg == "--nodes") {
-      o.nodes = parse_int(arg, next(), 1);
-      have_nodes = true;
-    } else if (groups && arg == "--ranks-per-node") {
-      o.ranks_per_node = parse_int(arg, next(), 1);
-      have_rpn = true;
-    } else if (groups && arg == "--heaviest") {
-      o.heaviest = parse_kind(next());
-      have_heaviest = true;
-    } else if ((o.command == Command::kFlight || o.command == Command::kTrace) &&
-               arg.rfind("-", 0) != 0) {
-      o.paths.push_back(arg);
-    } else {
-      throw UsageError{"'" + std::string(argv[i]) + "' is not an option of smd-info " + argv[1]};
-    }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.front() == "--version") args.front() = "version";  // the one command spelt as an option
+
+  CLI::App app("smd-info", "smd-info");
+  app.set_help_flag();
+  app.require_subcommand(1);  // a second command word is an extra
+  add_help_flag(app);
+  struct {
+    const char *name;
+    Command command;
+  } commands[] = {{"groups", Command::kGroups},   {"topology", Command::kTopology},
+                  {"params", Command::kParams},   {"version", Command::kVersion},
+                  {"plugins", Command::kPlugins}, {"doctor", Command::kDoctor},
+                  {"flight", Command::kFlight},   {"trace", Command::kTrace},
+                  {"help", Command::kHelp}};
+  GroupsSeen seen;
+  for (auto &c : commands) {
+    CLI::App *sub = app.add_subcommand(c.name);
+    sub->set_help_flag();
+    add_help_flag(*sub);
+    smdtools::add_plain_flag(*sub, "--json", [&o] { o.json = true; });
+    sub->parse_complete_callback([&o, command = c.command] { o.command = command; });
+    if (c.command == Command::kGroups) add_groups_options(*sub, o, seen);
+    if (c.command == Command::kFlight || c.command == Command::kTrace)
+      sub->add_option("paths", o.paths)->expected(0, -1);
+    if (c.command == Command::kHelp) sub->allow_extras();  // "help" ignores the rest
+  }
+  try {
+    smdtools::parse_args(app, args);
+  } catch (const HelpAsked &) {
+    o.command = Command::kHelp;
+    return o;
+  } catch (const CLI::ExtrasError &) {
+    throw extras_error(app);
+  } catch (const CLI::RequiredError &) {  // the first word is no command
+    throw extras_error(app);
+  } catch (const CLI::ParseError &e) {
+    throw UsageError{smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
+      return name + " needs a value";
+    })};
   }
   if (o.command == Command::kFlight && o.paths.size() != 1)
     throw UsageError{"flight needs one directory"};
   if (o.command == Command::kTrace && o.paths.size() < 2)
     throw UsageError{"trace needs an output file and at least one input"};
-  if (o.command != Command::kGroups) return o;
-  if (!have_world) throw UsageError{"groups needs --world W"};
-  if (have_nodes != have_rpn) throw UsageError{"--nodes and --ranks-per-node go together"};
-  if (have_heaviest && !have_nodes) throw UsageError{"--heaviest needs --nodes and --ranks-per-node"};
-  if (have_nodes && static_cast<long long>(o.nodes) * o.ranks_per_node != o.world)
-    throw UsageError{"--nodes " + std::to_string(o.nodes) + " x --ranks-per-node " +
-                     std::to_string(o.ranks_per_node) + " is not the world size " +
-                     std::to_string(o.world)};
+  if (o.command == Command::kGroups) check_groups(o, seen);
   return o;
 }
 

@@ -1,8 +1,6 @@
 #include "options.h"
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
+#include "../common/cli_args.h"
 
 namespace smdrun {
 namespace {
@@ -79,104 +77,87 @@ const char kHelp[] =
     "  2        bad usage\n"
     "  1        smdrun itself failed (no free port, fork failed, ...)\n";
 
-// The options that take a value, with their long spelling for messages.
-enum class Key { kNranks, kTimeout, kGrace, kMasterAddr, kMasterPort, kNodes, kBindTo };
+// Checks one option's value and stores it; `name` is the spelling used.
+using Apply = void (*)(Options &, const std::string &name, const std::string &value);
 
+[[noreturn]] void bad_value(const std::string &name, const char *what, const std::string &value) {
+  throw smdtools::usage_problem("option '" + name + "' needs " + what + ", got '" + value + "'");
+}
+
+using smdtools::to_int;
+
+std::optional<double> parse_seconds(const std::string &text) {
+  auto value = smdtools::to_number(text);
+  if (!value || *value < 0) return std::nullopt;
+  return value;
+}
+
+void apply_nranks(Options &o, const std::string &name, const std::string &value) {
+  auto n = to_int(value);
+  if (!n || *n < 1) bad_value(name, "a rank count of at least 1", value);
+  o.nranks = *n;
+}
+
+double seconds(const std::string &name, const std::string &value) {
+  auto s = parse_seconds(value);
+  if (!s) bad_value(name, "a number of seconds >= 0", value);
+  return *s;
+}
+
+void apply_timeout(Options &o, const std::string &name, const std::string &value) {
+  double s = seconds(name, value);
+  if (s > 0)
+    o.timeout_s = s;
+  else
+    o.timeout_s.reset();
+}
+
+void apply_grace(Options &o, const std::string &name, const std::string &value) {
+  o.grace_s = seconds(name, value);
+}
+
+void apply_master_addr(Options &o, const std::string &name, const std::string &value) {
+  if (value.empty()) bad_value(name, "an address", value);
+  o.master_addr = value;
+}
+
+void apply_master_port(Options &o, const std::string &name, const std::string &value) {
+  auto p = to_int(value);
+  if (!p || *p < 1 || *p > 65535) bad_value(name, "a port in 1..65535", value);
+  o.master_port = *p;
+}
+
+void apply_nodes(Options &o, const std::string &name, const std::string &value) {
+  auto k = to_int(value);
+  if (!k || *k < 1) bad_value(name, "a node count of at least 1", value);
+  o.nodes = *k;
+}
+
+void apply_bind_to(Options &o, const std::string &name, const std::string &value) {
+  if (value != "core" && value != "none") bad_value(name, "core or none", value);
+  o.bind_core = value == "core";
+}
+
+// Each spelling is its own CLI11 option so that messages quote the one used.
 struct ValueOption {
   const char *name;
-  Key key;
+  Apply apply;
 };
 
 constexpr ValueOption kValueOptions[] = {
-    {"-n", Key::kNranks},           {"--nranks", Key::kNranks},
-    {"--timeout", Key::kTimeout},   {"--grace", Key::kGrace},
-    {"--master-addr", Key::kMasterAddr},
-    {"--master-port", Key::kMasterPort},
-    {"--nodes", Key::kNodes},
-    {"--bind-to", Key::kBindTo},
+    {"-n", apply_nranks},           {"--nranks", apply_nranks},
+    {"--timeout", apply_timeout},   {"--grace", apply_grace},
+    {"--master-addr", apply_master_addr},
+    {"--master-port", apply_master_port},
+    {"--nodes", apply_nodes},
+    {"--bind-to", apply_bind_to},
 };
 
-std::optional<int> parse_int(const std::string &text) {
-  int value = 0;
-  const char *end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> parse_seconds(const std::string &text) {
-  if (text.empty()) return std::nullopt;
-  char *end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || !std::isfinite(value) || value < 0) return std::nullopt;
-  return value;
-}
-
-// Stores one option's value; returns an error message, empty when fine.
-std::string apply(Options &options, Key key, const std::string &name,
-                  const std::string &value) {
-  auto bad = [&](const char *what) {
-    return "option '" + name + "' needs " + what + ", got '" + value + "'";
-  };
-  switch (key) {
-    case Key::kNranks: {
-      auto n = parse_int(value);
-      if (!n || *n < 1) return bad("a rank count of at least 1");
-      options.nranks = *n;
-      return {};
-    }
-    case Key::kTimeout:
-    case Key::kGrace: {
-      auto s = parse_seconds(value);
-      if (!s) return bad("a number of seconds >= 0");
-      if (key == Key::kGrace)
-        options.grace_s = *s;
-      else if (*s > 0)
-        options.timeout_s = *s;
-      else
-        options.timeout_s.reset();
-      return {};
-    }
-    case Key::kMasterAddr:
-      if (value.empty()) return bad("an address");
-      options.master_addr = value;
-      return {};
-    case Key::kMasterPort: {
-      auto p = parse_int(value);
-      if (!p || *p < 1 || *p > 65535) return bad("a port in 1..65535");
-      options.master_port = *p;
-      return {};
-    }
-    case Key::kNodes: {
-      auto k = parse_int(value);
-      if (!k || *k < 1) return bad("a node count of at least 1");
-      options.nodes = *k;
-      return {};
-    }
-    case Key::kBindTo:
-      if (value != "core" && value != "none") return bad("core or none");
-      options.bind_core = value == "core";
-      return {};
-  }
-  return {};
-}
-
-// Matches `arg` against a value option: "--opt value", "--opt=value" or,
-// for the short "-n", "-n4". Sets `inline_value` when the value is inside arg.
-const ValueOption *match_value_option(const std::string &arg,
-                                      std::optional<std::string> &inline_value) {
-  for (const ValueOption &opt : kValueOptions) {
-    std::string_view name = opt.name;
-    if (arg == name) return &opt;
-    if (arg.size() > name.size() && arg.compare(0, name.size(), name) == 0) {
-      bool is_long = name.size() > 2;
-      if (is_long && arg[name.size()] != '=') continue;
-      inline_value = arg.substr(name.size() + (is_long ? 1 : 0));
-      return &opt;
-    }
-  }
-  return nullptr;
-}
+// Help and version stop the parse where they stand, before any later
+// mistake is seen and before the program's own arguments.
+struct Stop {
+  ParseStatus status;
+};
 
 ParseResult usage_error(std::string message) {
   ParseResult result;
@@ -185,45 +166,49 @@ ParseResult usage_error(std::string message) {
   return result;
 }
 
+// Whether the first unconsumed argument is an option smdrun does not know
+// (rather than the program, or "--" before it).
+bool is_unknown_option(const std::string &arg) {
+  return arg != "--" && arg.size() >= 2 && arg[0] == '-';
+}
+
 }  // namespace
 
 ParseResult parse_options(const std::vector<std::string> &args) {
   ParseResult result;
   Options &options = result.options;
   bool have_nranks = false;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.size() < 2 || arg[0] != '-') break;  // the program
-    if (arg == "-h" || arg == "--help") {
-      result.status = ParseStatus::kHelp;
-      return result;
-    }
-    if (arg == "--version") {
-      result.status = ParseStatus::kVersion;
-      return result;
-    }
-    if (arg == "--tag-output" || arg == "--no-tag-output") {
-      options.tag_output = arg == "--tag-output";
-      continue;
-    }
-    std::optional<std::string> value;
-    const ValueOption *opt = match_value_option(arg, value);
-    if (!opt) return usage_error("unknown option '" + arg + "'");
-    if (!value) {
-      if (i + 1 >= args.size())
-        return usage_error("option '" + arg + "' needs a value");
-      value = args[++i];
-    }
-    std::string error = apply(options, opt->key, opt->name, *value);
-    if (!error.empty()) return usage_error(error);
-    have_nranks |= opt->key == Key::kNranks;
+  CLI::App app("smdrun", "smdrun");
+  app.set_help_flag();
+  // The first argument that is not an option (or is after "--") is the
+  // program: it and everything after it are left unread.
+  app.prefix_command();
+  for (const ValueOption &opt : kValueOptions) {
+    std::string name = opt.name;
+    smdtools::add_value_option(app, name, [&, name, apply = opt.apply](const std::string &value) {
+      apply(options, name, value);
+      have_nranks |= apply == apply_nranks;
+    });
   }
-  options.command.assign(args.begin() + static_cast<long>(i), args.end());
+  smdtools::add_plain_flag(app, "--tag-output", [&] { options.tag_output = true; });
+  smdtools::add_plain_flag(app, "--no-tag-output", [&] { options.tag_output = false; });
+  smdtools::add_plain_flag(app, "-h,--help", [] { throw Stop{ParseStatus::kHelp}; });
+  smdtools::add_plain_flag(app, "--version", [] { throw Stop{ParseStatus::kVersion}; });
+  try {
+    smdtools::parse_args(app, args);
+  } catch (const Stop &stop) {
+    result.status = stop.status;
+    return result;
+  } catch (const CLI::ParseError &e) {
+    return usage_error(smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
+      return "option '" + name + "' needs a value";
+    }));
+  }
+  std::vector<std::string> rest = smdtools::remaining_args(app);
+  if (!rest.empty() && is_unknown_option(rest.front()))
+    return usage_error("unknown option '" + rest.front() + "'");
+  if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+  options.command = std::move(rest);
   if (!have_nranks) return usage_error("-n N is required (the number of ranks)");
   if (options.command.empty()) return usage_error("no program to run");
   if (options.nodes) {

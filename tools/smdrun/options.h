@@ -27,7 +27,8 @@ struct ParseResult {
   std::string error;  // for kUsageError: what was wrong, one line
 };
 
-// Parses the arguments after argv[0]. Options end at "--" or at the first
+// Parses the arguments after argv[0] (with CLI11, through
+// tools/common/cli_args.h). Options end at "--" or at the first
 // argument that does not start with '-'; everything after is the command.
 ParseResult parse_options(const std::vector<std::string> &args);
 

@@ -1,8 +1,9 @@
 #include "options.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <optional>
+#include <vector>
 
+#include "../common/cli_args.h"
 #include "arena.h"
 
 namespace tcheck {
@@ -27,68 +28,64 @@ void print_usage(FILE *f) {
           kMaxRanks);
 }
 
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-  char *end = nullptr;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || v < lo || v > hi) return false;
-  *out = int(v);
-  return true;
+namespace {
+
+// -h or --help, wherever it stands before an error.
+struct HelpAsked {};
+
+int int_in(const std::string &text, int lo, int hi, const std::string &error) {
+  std::optional<int> v = smdtools::to_int(text);
+  if (!v || *v < lo || *v > hi) throw smdtools::usage_problem(error);
+  return *v;
 }
+
+void add_options(CLI::App &app, Options *o) {
+  smdtools::add_value_option(app, "-n", [o](const std::string &v) {
+    o->nranks = int_in(v, 2, kMaxRanks, "-n " + v + ": expected 2.." + std::to_string(kMaxRanks));
+  });
+  smdtools::add_value_option(app, "--only", [o](const std::string &list) {
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) o->only.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  });
+  smdtools::add_value_option(app, "--timeout", [o](const std::string &v) {
+    o->timeout_s = int_in(v, 1, 86400, "--timeout " + v + ": expected seconds");
+  });
+  smdtools::add_plain_flag(app, "--list", [o] { o->list = true; });
+  smdtools::add_plain_flag(app, "--bench", [o] { o->bench = true; });
+  smdtools::add_plain_flag(app, "-v,--verbose", [o] { o->verbose = true; });
+  smdtools::add_plain_flag(app, "-h,--help", [] { throw HelpAsked{}; });
+  app.add_option_function<std::string>("plugin", [o](const std::string &v) {
+    o->plugin = smdtools::value_of(v);
+  });
+}
+
+}  // namespace
 
 bool parse_options(int argc, char **argv, Options *o, bool *help,
                    std::string *error) {
   *help = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *name) -> const char * {
-      if (i + 1 >= argc) {
-        *error = std::string(name) + " needs a value";
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      *help = true;
-      return true;
-    } else if (a == "-n") {
-      const char *v = value("-n");
-      if (v == nullptr) return false;
-      if (!parse_int(v, 2, kMaxRanks, &o->nranks)) {
-        *error = "-n " + std::string(v) + ": expected 2.." + std::to_string(kMaxRanks);
-        return false;
-      }
-    } else if (a == "--only") {
-      const char *v = value("--only");
-      if (v == nullptr) return false;
-      std::string list = v;
-      for (size_t start = 0; start <= list.size();) {
-        size_t comma = list.find(',', start);
-        if (comma == std::string::npos) comma = list.size();
-        if (comma > start) o->only.push_back(list.substr(start, comma - start));
-        start = comma + 1;
-      }
-    } else if (a == "--timeout") {
-      const char *v = value("--timeout");
-      if (v == nullptr) return false;
-      if (!parse_int(v, 1, 86400, &o->timeout_s)) {
-        *error = "--timeout " + std::string(v) + ": expected seconds";
-        return false;
-      }
-    } else if (a == "--list") {
-      o->list = true;
-    } else if (a == "--bench") {
-      o->bench = true;
-    } else if (a == "-v" || a == "--verbose") {
-      o->verbose = true;
-    } else if (!a.empty() && a[0] == '-') {
-      *error = "unknown option " + a;
-      return false;
-    } else if (o->plugin.empty()) {
-      o->plugin = a;
-    } else {
-      *error = "more than one plugin given";
-      return false;
-    }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  CLI::App app("smd-transport-check", "smd-transport-check");
+  app.set_help_flag();
+  add_options(app, o);
+  try {
+    smdtools::parse_args(app, args);
+  } catch (const HelpAsked &) {
+    *help = true;
+    return true;
+  } catch (const CLI::ExtrasError &) {
+    std::string first = smdtools::remaining_args(app).front();
+    *error = first.rfind('-', 0) == 0 ? "unknown option " + first : "more than one plugin given";
+    return false;
+  } catch (const CLI::ParseError &e) {
+    *error = smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
+      return name + " needs a value";
+    });
+    return false;
   }
   if (o->plugin.empty() && !o->list) {
     *error = "no plugin given";

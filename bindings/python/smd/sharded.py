@@ -40,7 +40,7 @@ exist (they keep the set's memory alive, even past :meth:`close`).
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -259,6 +259,44 @@ class ShardedParameters:
         data, count = ffi.new("void **"), ffi.new("size_t *")
         check(lib.smd_sharded_grad(self._live(), int(pid), data, count))
         return self._view(data[0], count[0], param, self.layout(pid).persistent)
+
+    # -- after a shrink (docs/ELASTIC.md) -------------------------------------
+
+    def rebuild(self, comm: Comm, old_to_new: Sequence[int],
+                lost_shards: Mapping[int, Sequence[Any]], **knobs: Any) -> "ShardedParameters":
+        """After ``self.comm.shrink()`` gave `comm` and `old_to_new`: a new
+        set over `comm` with the same parameters, in the same order, holding
+        their current values: the survivors' shards (gathered over `comm`;
+        this set's communicator is not used) and, for each lost rank j of
+        the old communicator, ``lost_shards[j][pid]``: that rank's
+        ``shard(pid)`` from a checkpoint (persistent parameters are whole on
+        every survivor and need none). `knobs` are the constructor's.
+        Collective over `comm`; this set stays as it is (close it)."""
+        old_size = len(old_to_new)
+        lost = [j for j, n in enumerate(old_to_new) if n < 0]
+        if sorted(lost_shards) != lost:
+            raise InvalidArgumentError(f"lost_shards has ranks {sorted(lost_shards)}; the lost "
+                                       f"ranks are {lost}")
+        fulls = []
+        for pid, param in enumerate(self._params):
+            shard = self.shard(pid)
+            if self.layout(pid).persistent:
+                fulls.append(shard.copy())
+                continue
+            gathered = comm.allgather(shard, dtype=param.datatype)
+            pieces = []
+            for j in range(old_size):
+                piece = gathered[old_to_new[j]] if old_to_new[j] >= 0 else \
+                    np.asarray(lost_shards[j][pid]).reshape(-1).view(param.dtype)
+                if piece.size != shard.size:
+                    raise InvalidArgumentError(f"the checkpointed shard of rank {j} for parameter "
+                                               f"{pid} has {piece.size} elements, not {shard.size}")
+                pieces.append(piece)
+            fulls.append(np.concatenate(pieces)[:param.count].reshape(param.shape))
+        out = ShardedParameters(comm, **knobs)
+        for param, values in zip(self._params, fulls):
+            out.register(values, dtype=param.datatype)
+        return out
 
     # -- gathering -----------------------------------------------------------
 

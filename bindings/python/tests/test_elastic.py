@@ -60,3 +60,16 @@ def test_example_train_elastic(solo):
     assert out.count("elastic check passed") == 4, out
     assert "replacement: elastic check passed" in out, out
     assert status == 128 + 9, out  # smdrun reports the killed rank
+
+
+def test_sharded_set_rebuilt_after_a_killed_rank(solo, tmp_path):
+    """jobs/sharded_after_shrink.py: rank 2 of 4 is SIGKILLed; the survivors
+    rebuild the sharded set from their shards and its checkpoint
+    (ShardedParameters.rebuild) and fetch the exact parameters."""
+    status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
+                           str(REPO / "bindings" / "python" / "tests" / "jobs" / "sharded_after_shrink.py")],
+                          env={"SMD_TIMEOUT": "60", "CKPT_DIR": str(tmp_path)}, timeout=120)
+    checked = re.findall(r"rank ([013]) -> ([012]) of 3: rebuilt set checked", out)
+    assert sorted(checked) == [("0", "0"), ("1", "1"), ("3", "2")], out
+    assert "FAIL" not in out and "no error" not in out, out
+    assert status == 128 + 9, out  # smdrun reports the killed rank

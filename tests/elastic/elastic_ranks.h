@@ -1,11 +1,11 @@
-// The process jobs the elastic tests run: ranks forked from the test
-// (before any smd call in it) that report through their exit status, and
-// pipes that order their steps (never sleeps).
+// Real processes for the elastic tests: ranks forked from a gtest test
+// (before any smd call there), their steps ordered with pipes (never with
+// sleeps), their results reported through their exit status.
 #pragma once
 
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <smd.h>
 #include <sys/wait.h>
@@ -15,13 +15,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "free_port.h"
 
-namespace elastic_job {
+namespace elastic_test {
 
 // A rank's failure: the message on stderr, a distinct exit status.
 #define CHECK_RANK(cond, ...)                                                       \
@@ -204,4 +206,116 @@ inline std::vector<Transport> transports() {
           {"shm+tcp, 2 nodes", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "shm+tcp"}, {"SMD_ALGO", "allreduce=hierarchical"}}, 2}};
 }
 
-}  // namespace elastic_job
+// A store shared by the ranks through files in a directory, injected
+// through smd_store_ops_t: it outlives any rank (so losing world rank 0 is
+// survivable) and, like most framework stores, cannot say which keys exist
+// or which ranks died (agreement then reads slots with short waits and
+// learns of deaths from the transports).
+struct FileStore {
+  std::string dir;
+  // When set, the process kills itself (SIGKILL) right after it wrote a
+  // key containing this: a death at an exact step of a protocol.
+  std::string die_after_writing = {};
+
+  std::string path(const char *key) const {
+    std::string p = dir + "/";
+    for (const char *c = key; *c; ++c) {
+      char hex[3];
+      snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(*c));
+      p += hex;
+    }
+    return p;
+  }
+  static FileStore &of(void *user) { return *static_cast<FileStore *>(user); }
+  static bool write_file(const std::string &path, const void *value, size_t size) {
+    std::string tmp = path + ".tmp" + std::to_string(getpid());
+    FILE *f = fopen(tmp.c_str(), "wb");
+    if (!f) return false;
+    bool ok = fwrite(value, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp.c_str(), path.c_str()) == 0;  // readers see all of it or nothing
+  }
+  static bool read_file(const std::string &path, std::string *out) {
+    FILE *f = fopen(path.c_str(), "rb");
+    if (!f) return false;
+    char buf[4096];
+    size_t n;
+    out->clear();
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+    fclose(f);
+    return true;
+  }
+  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *error,
+                          size_t error_size) {
+    FileStore &s = of(user);
+    if (write_file(s.path(key), value, size)) {
+      if (!s.die_after_writing.empty() && strstr(key, s.die_after_writing.c_str())) kill(getpid(), SIGKILL);
+      return SMD_SUCCESS;
+    }
+    snprintf(error, error_size, "cannot write key %s", key);
+    return SMD_ERR_SYSTEM;
+  }
+  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
+                          size_t *size, char *error, size_t error_size) {
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(timeout_ms < 0 ? 300000 : timeout_ms);
+    std::string got;
+    while (!read_file(of(user).path(key), &got)) {
+      if (std::chrono::steady_clock::now() >= until) {
+        snprintf(error, error_size, "no key %s", key);
+        return SMD_ERR_TIMEOUT;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // polling a file, not deciding
+    }
+    *size = got.size();
+    *value = malloc(got.size() ? got.size() : 1);
+    memcpy(*value, got.data(), got.size());
+    return SMD_SUCCESS;
+  }
+  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
+                          char *error, size_t error_size) {
+    FileStore &s = of(user);
+    int lock = open((s.dir + "/lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+      snprintf(error, error_size, "cannot lock the store");
+      if (lock >= 0) close(lock);
+      return SMD_ERR_SYSTEM;
+    }
+    std::string path = s.path(key), text;
+    int64_t v = read_file(path, &text) ? strtoll(text.c_str(), nullptr, 10) : 0;
+    v += delta;
+    text = std::to_string(v);
+    bool ok = write_file(path, text.data(), text.size());
+    close(lock);  // releases the lock
+    if (!ok) {
+      snprintf(error, error_size, "cannot write key %s", key);
+      return SMD_ERR_SYSTEM;
+    }
+    *new_value = v;
+    return SMD_SUCCESS;
+  }
+  smd_store_ops_t ops() {
+    smd_store_ops_t o{};
+    o.struct_size = sizeof o;
+    o.version = SMD_STORE_OPS_VERSION;
+    o.user = this;
+    o.set = &FileStore::set;
+    o.get = &FileStore::get;
+    o.add = &FileStore::add;
+    return o;
+  }
+};
+
+// A world formed through `store` (a rank's process: the ops stay alive).
+inline smd_comm_t *init_world(FileStore &store) {
+  static smd_store_ops_t ops;
+  ops = store.ops();
+  smd_init_options_t options = SMD_INIT_OPTIONS_INIT;
+  options.store = &ops;
+  smd_comm_t *world = nullptr;
+  smd_result_t rc = smd_comm_init(&options, &world);
+  CHECK_RANK(rc == SMD_SUCCESS, "init with the file store: %s", smd_result_string(rc));
+  return world;
+}
+
+}  // namespace elastic_test

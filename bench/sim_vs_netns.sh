@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/sim_vs_netns.sh: smd-sim's predicted times against the same
+# collective measured over a shaped link between two network namespaces
+# (docs/SCALE.md, Simulator). Two "nodes" of two ranks (tests/netns/
+# netns_test.sh bench: a veth pair shaped by tc netem to RATE and DELAY,
+# shm inside a node, tcp between); smd-sim is given a cluster with the same
+# link, and its cost model goes to the real run as SMD_TUNING_FILE, so both
+# choose alike and the table compares times only.
+#
+# usage: sudo bench/sim_vs_netns.sh [--rate-gbit G] [--delay-us D]
+#          [--collective C] [--sizes "1M 4M 16M"] [--base-latency-us B]
+#          [--intra-latency-us L] [--intra-gbytes-per-s W] [--build DIR]
+#   --rate-gbit, --delay-us  the shaped link (default 2 Gbit/s, 0 us: tbf;
+#                      a delay needs tc's netem module)
+#   --base-latency-us  what a tcp message costs between the namespaces on
+#                      top of DELAY (default 30; measure it with smd-bench at
+#                      8 bytes and DELAY 0 and pass it here)
+#   --intra-*          the node's links (default 1 us, 5 GB/s; take them
+#                      from `smd-bench --tune` on this machine)
+#   --collective       allreduce, broadcast or reduce (sizes mean the same
+#                      bytes for smd-bench and smd-sim; default allreduce)
+# Needs root (network namespaces). Prints one row per size: the algorithm
+# each side chose, the measured and predicted microseconds and their ratio.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD="$ROOT/build"
+RATE=2
+DELAY=0
+BASE=30
+INTRA_LAT=1
+INTRA_BW=5
+COLL=allreduce
+SIZES="1M 4M 16M"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rate-gbit) RATE=$2; shift ;;
+    --delay-us) DELAY=$2; shift ;;
+    --base-latency-us) BASE=$2; shift ;;
+    --intra-latency-us) INTRA_LAT=$2; shift ;;
+    --intra-gbytes-per-s) INTRA_BW=$2; shift ;;
+    --collective) COLL=$2; shift ;;
+    --sizes) SIZES=$2; shift ;;
+    --build) BUILD=$2; shift ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "sim_vs_netns.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$COLL" in
+  allreduce | broadcast | reduce) ;;
+  *) echo "sim_vs_netns.sh: --collective is allreduce, broadcast or reduce" >&2; exit 2 ;;
+esac
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/cluster.json" <<JSON
+{"name": "two netns nodes", "ranks_per_node": 2, "nodes": [2],
+ "intra_node": {"latency_us": $INTRA_LAT, "gbytes_per_s": $INTRA_BW},
+ "inter_node": {"latency_us": $(awk -v a="$BASE" -v b="$DELAY" 'BEGIN {print a + b}'),
+                "gbytes_per_s_per_rail": $(awk -v r="$RATE" 'BEGIN {print r / 8}'), "rails": 1},
+ "reduce_gbytes_per_s": 3}
+JSON
+"$BUILD/tools/smd-sim" tuning --cluster "$work/cluster.json" > "$work/tuning.txt" || exit 1
+sim_sizes=$(tr ' ' ',' <<< "$SIZES")
+"$BUILD/tools/smd-sim" collectives --cluster "$work/cluster.json" --collectives "$COLL" \
+  --sizes "$sim_sizes" | tail -n +2 | cut -d, -f4-6 > "$work/sim.csv" || exit 1
+
+# smd-bench walks sizes by a factor: run it once per size.
+: > "$work/real.json"
+for size in $SIZES; do
+  NETNS_BENCH="$BUILD/tools/smd-bench" NETNS_RATE="${RATE}gbit" NETNS_DELAY="${DELAY}us" \
+    NETNS_TUNING_FILE="$work/tuning.txt" \
+    NETNS_BENCH_ARGS="$COLL -b $size -e $size -n 10 -w 3" \
+    SMD_PLUGIN_PATH="$BUILD/src/plugins/shm:$BUILD/src/plugins/tcp" LD_LIBRARY_PATH="$BUILD/src" \
+    "$ROOT/tests/netns/netns_test.sh" bench > "$work/run.out"
+  rc=$?
+  [[ $rc -eq 0 ]] || { cat "$work/run.out"; echo "sim_vs_netns.sh: the run at $size failed ($rc)"; exit 1; }
+  grep '^{' "$work/run.out" >> "$work/real.json"
+done
+
+field() { grep -o "\"$1\": \"*[0-9a-z._]*" "$work/real.json" | sed 's/.*: "*//'; }
+echo "$COLL, 2 nodes x 2 ranks, link ${RATE} Gbit/s, delay ${DELAY} us, base latency ${BASE} us"
+printf '%-10s %-13s %-13s %12s %12s %7s\n' bytes measured_algo smd-sim_algo measured_us smd-sim_us ratio
+paste -d, <(field bytes) <(field algo) <(field time_us) "$work/sim.csv" |
+  awk -F, '{printf "%-10s %-13s %-13s %12.1f %12.1f %7.2f\n", $1, $2, $5, $3, $6, $3 / $6}'
