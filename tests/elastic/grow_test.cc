@@ -189,6 +189,66 @@ TEST(ElasticGrow, TooFewJoinersIsATimeoutOnEveryMemberAndALaterGrowWorks) {
   for (int r : {0, 1, j}) EXPECT_EQ(job.finish(r), 0) << "process " << r;
 }
 
+// A grown world loses its joiner: the members see it, shrink the grown
+// communicator back to themselves and grow it again with a new joiner.
+void member_losing_its_joiner(int r, Job &job) {
+  smd_comm_t *world = init_world();
+  smd_comm_t *grown = nullptr;
+  smd_result_t rc = smd_comm_grow(world, 1, 0, &grown);
+  CHECK_RANK(rc == SMD_SUCCESS, "grow: %s", smd_result_string(rc));
+  expect_sum(grown, r, 0 + 1 + 2);
+  job.arrived.put();  // the test kills the joiner now
+  int64_t v = 1, out = 0;
+  rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, grown, nullptr);
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce without the joiner: %s",
+             smd_result_string(rc));
+  CHECK_RANK(smd_comm_revoke(grown) == SMD_SUCCESS, "revoke");
+  smd_comm_t *shrunk = nullptr;
+  int old_to_new[3];
+  rc = smd_comm_shrink(grown, &shrunk, old_to_new);
+  CHECK_RANK(rc == SMD_SUCCESS, "shrink of the grown: %s", smd_result_string(rc));
+  CHECK_RANK(old_to_new[0] == 0 && old_to_new[1] == 1 && old_to_new[2] == -1, "old_to_new %d %d %d",
+             old_to_new[0], old_to_new[1], old_to_new[2]);
+  expect_sum(shrunk, r, 0 + 1);
+  smd_comm_t *again = nullptr;
+  rc = smd_comm_grow(shrunk, 1, 0, &again);
+  CHECK_RANK(rc == SMD_SUCCESS, "second grow: %s", smd_result_string(rc));
+  expect_sum(again, r, 0 + 1 + 2);
+  job.arrived.put();
+  job.leave.wait();
+  for (smd_comm_t *c : {again, shrunk, grown, world})
+    CHECK_RANK(smd_comm_destroy(c) == SMD_SUCCESS, "destroy");
+}
+
+TEST(ElasticGrow, AKilledJoinerIsFoundAndTheGrownWorldShrinksAndGrowsAgain) {
+  for (const Transport &t : transports()) {
+    SCOPED_TRACE(t.name);
+    Job job;
+    job.start(2, t.env, t.ranks_per_node, [&](int r) { member_losing_its_joiner(r, job); });
+    int first = job.start_joiner(t.env, replacement_node(t.ranks_per_node), [&](int) {
+      smd_comm_t *grown = nullptr;
+      CHECK_RANK(smd_comm_join(nullptr, &grown) == SMD_SUCCESS, "join");
+      expect_sum(grown, 2, 0 + 1 + 2);
+      job.arrived.put();
+      pause();  // killed here
+    });
+    ASSERT_TRUE(job.await_arrivals(3)) << "a process failed before the kill";
+    job.kill_rank(first);
+    EXPECT_EQ(job.finish(first), -SIGKILL);
+    int second = job.start_joiner(t.env, replacement_node(t.ranks_per_node), [&](int) {
+      smd_comm_t *grown = nullptr;
+      CHECK_RANK(smd_comm_join(nullptr, &grown) == SMD_SUCCESS, "join");
+      expect_sum(grown, 2, 0 + 1 + 2);
+      job.arrived.put();
+      job.leave.wait();
+      CHECK_RANK(smd_comm_destroy(grown) == SMD_SUCCESS, "destroy");
+    });
+    EXPECT_TRUE(job.await_arrivals(3)) << "a member or the second joiner failed (its status below)";
+    job.leave.p.close_writer();
+    for (int r : {0, 1, second}) EXPECT_EQ(job.finish(r), 0) << "process " << r;
+  }
+}
+
 TEST(ElasticGrow, ArgumentsAreChecked) {
   smd_comm_t *out = nullptr;
   EXPECT_EQ(smd_comm_grow(nullptr, 1, 0, &out), SMD_ERR_INVALID_ARGUMENT);
