@@ -33,6 +33,26 @@ def test_revoke_ends_later_calls_and_shrink_keeps_everyone(world):
         comm.destroy()
 
 
+def test_grow_by_none_and_a_refused_joiner(world):
+    """grow(0) forms a successor of the same ranks; a joiner with a wrong
+    token is refused by the store and disturbs nobody. A world of one
+    formed without a store cannot grow."""
+    if world.size == 1:
+        with pytest.raises(smd.InvalidUsageError, match="without a store"):
+            world.grow(1)
+        return
+    if world.rank == world.size - 1:
+        with pytest.raises(smd.BootstrapError, match="token mismatch"):
+            smd.join(token="not-the-job-token", timeout=10)
+    grown = world.grow(0)
+    try:
+        assert (grown.size, grown.rank) == (world.size, world.rank)
+        out = grown.allreduce(np.array([world.rank + 1], np.int64))
+        assert out[0] == world.size * (world.size + 1) // 2
+    finally:
+        grown.destroy()
+
+
 def test_agree_checks_its_flag(world):
     with pytest.raises(smd.InvalidArgumentError):
         world.agree(-1)
