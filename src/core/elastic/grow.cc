@@ -182,7 +182,13 @@ std::shared_ptr<Comm> grow_comm(Comm &comm, int n_new, int64_t wait_ms) {
   if (comm.rank() == 0) {
     g = base->add(format("%scount", kGrow), 1);
     cs->set(ck + "/g", bytes_of(std::to_string(g)));
-    std::string outcome = lead(comm, *cs, *base, ck, g, n_new, wait_ms, deadline);
+    std::string outcome;
+    try {
+      outcome = lead(comm, *cs, *base, ck, g, n_new, wait_ms, deadline);
+    } catch (const Error &e) {
+      // A member that never came, a lost store: everyone ends with it.
+      outcome = format("%d %s", static_cast<int>(e.code()), e.what());
+    }
     base->set(format("%s%lld/outcome", kGrow, g), bytes_of(outcome));
   } else {
     g = parse_number(cs->get(ck + "/g", deadline), "grow number");
