@@ -1197,6 +1197,34 @@ SMD_API smd_result_t smd_comm_agree(smd_comm_t *comm, uint32_t *flag, int *faile
  * again. */
 SMD_API smd_result_t smd_comm_shrink(smd_comm_t *comm, smd_comm_t **newcomm, int *old_to_new);
 
+/* Collective over every member of `comm` (a healthy one: shrink first):
+ * admit n_new new processes, which call smd_comm_join, and form *newcomm
+ * of comm's size + n_new ranks: the members keep their order (rank r of
+ * comm is rank r of *newcomm), the joiners follow in the order they came.
+ * It is a world of its own (its nodes, rails, transports and shared
+ * memory formed afresh from all its processes); `comm` is left as it was.
+ * Waits up to wait_ms for the joiners (<= 0: SMD_TIMEOUT). Every member
+ * gets the same error when one comes: SMD_ERR_TIMEOUT (fewer than n_new
+ * joined in time; a joiner that comes later waits for the next grow),
+ * SMD_ERR_MISMATCH (members passed different n_new),
+ * SMD_ERR_INVALID_ARGUMENT (n_new negative or the size too large). Needs
+ * the world's store: SMD_ERR_INVALID_USAGE for a world of one formed
+ * without one. The grown world's transport is SMD_TRANSPORT's choice. */
+SMD_API smd_result_t smd_comm_grow(smd_comm_t *comm, int n_new, int64_t wait_ms,
+                                   smd_comm_t **newcomm);
+
+/* A new process joins the job: waits (up to options' timeout_ms or
+ * SMD_TIMEOUT) for a grow that admits it and returns the grown
+ * communicator in *newcomm (its rank: smd_comm_rank). `options` (may be
+ * NULL: the environment) name the job's store as for smd_comm_init: its
+ * address and port (SMD_MASTER_ADDR / SMD_MASTER_PORT) and the job's
+ * token (SMD_JOB_TOKEN or job_token; required), or an injected store and
+ * its store_prefix; rank and world_size are ignored. A wrong token is
+ * refused by the store (SMD_ERR_BOOTSTRAP "... job token mismatch") and
+ * disturbs nobody. SMD_ERR_TIMEOUT when no grow admits it in time or the
+ * grow that admitted it timed out. */
+SMD_API smd_result_t smd_comm_join(const smd_init_options_t *options, smd_comm_t **newcomm);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

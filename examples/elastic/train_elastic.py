@@ -15,22 +15,32 @@ another survivor revoked first); each survivor then
    finished the failed step: its allreduce can complete before the loss
    shows), rolls back to it and redoes the steps after it at the new size.
 
+At step --grow-step the survivors grow back to the first world's size: rank
+0 starts a replacement process (this script with --join; it finds the job's
+store through SMD_MASTER_ADDR, SMD_MASTER_PORT and SMD_JOB_TOKEN, which
+smdrun sets and the replacement inherits), every survivor calls
+comm.grow(1), the replacement smd.join(), and the grown communicator of 4
+(survivors first, the replacement last) broadcasts the parameters and the
+step to the replacement and trains on (docs/ELASTIC.md, Grow).
+
 The global batch does not depend on the number of ranks, so the result is
 the same training as a run that never lost a rank (or one at 3 ranks from
-that step): at the end rank 0 retrains alone on the same batches and
-checks the parameters agree to 1e-9 (relative; only the order of the float
-additions differs).
+that step and at 4 again later): at the end rank 0 retrains alone on the
+same batches and checks the parameters agree to 1e-9 (relative; only the
+order of the float additions differs).
 
     smdrun -n 4 --grace 60 /usr/bin/python3 examples/elastic/train_elastic.py
 
 (with PYTHONPATH=bindings/python when smd is not installed). smdrun's exit
 status is 137 (128 + SIGKILL: it reports the killed rank); each survivor
-prints "elastic check passed" and exits 0. --victim -1 loses no rank.
+and the replacement print "elastic check passed" and exit 0. --victim -1
+loses no rank (and so grows by none); --grow-step -1 stays at 3.
 """
 
 import argparse
 import os
 import signal
+import subprocess
 import sys
 
 import numpy as np
@@ -64,15 +74,38 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--kill-step", type=int, default=10)
     ap.add_argument("--victim", type=int, default=2, help="world rank killed (-1: none)")
+    ap.add_argument("--grow-step", type=int, default=20,
+                    help="step at which the survivors grow back to the first size (-1: never)")
+    ap.add_argument("--join", action="store_true", help="be the replacement process")
     args = ap.parse_args()
 
-    world = smd.init()
-    comm = world
-    params = np.zeros(DIM + 1)
+    replacement = None  # rank 0's replacement process, waited for at the end
+    if args.join:
+        world = smd.join()
+        comm = world
+        state = comm.broadcast(np.zeros(DIM + 2), root=0)
+        params, finished = state[:DIM + 1].copy(), int(state[DIM + 1])
+        print(f"replacement: joined as rank {comm.rank} of {comm.size} at step {finished + 1}", flush=True)
+    else:
+        world = smd.init()
+        comm = world
+        params = np.zeros(DIM + 1)
+        finished = -1                # the last step this rank finished
+    first_size = 4 if args.join else world.size
     before_last = params.copy()  # the parameters before the last finished step
-    finished = -1                # the last step this rank finished
     while finished + 1 < args.steps:
         step = finished + 1
+        if step == args.grow_step and comm.size < first_size and not args.join:
+            missing = first_size - comm.size
+            if comm.rank == 0:
+                replacement = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--join",
+                                                "--steps", str(args.steps), "--grow-step", "-1"])
+            grown = comm.grow(missing)
+            if comm is not world:
+                comm.destroy()
+            comm = grown
+            comm.broadcast(np.concatenate([params, [finished]]), root=0)
+            print(f"step {step}: grown to {comm.size} ranks, rank {comm.rank}", flush=True)
         x, y = batch(step)
         lo, hi = shard(comm.rank, comm.size)
         grad = gradient(params, x[lo:hi], y[lo:hi])
@@ -115,7 +148,10 @@ def main():
         comm.destroy()
     world.destroy()
     if rank != 0 and flags[0]:
-        print("elastic check passed", flush=True)
+        print(f"{'replacement: ' if args.join else ''}elastic check passed", flush=True)
+    if replacement is not None and replacement.wait() != 0:
+        print(f"the replacement exited with {replacement.returncode}", flush=True)
+        return 1
     return 0 if flags[0] else 1
 
 

@@ -206,6 +206,36 @@ TEST(TcpStore, WrongTokenIsRefused) {
   EXPECT_TRUE(server.failed_ranks().empty());
 }
 
+// smd_comm_join's connection: HELLO with world size 0 and rank -1 gets an
+// id past the world's ranks, a fresh one each time; a joiner that leaves
+// without goodbye is counted failed under that id; one that claims a
+// world rank is refused.
+TEST(TcpStore, JoinersGetIdsOfTheirOwn) {
+  TcpStoreServer server("", 0, kToken, 2);
+  auto rank0 = join(server.port(), 0, 2);
+  auto a = join(server.port(), -1, wire::kJoinerHello);
+  auto b = join(server.port(), -1, wire::kJoinerHello);
+  EXPECT_EQ(a->store_id(), 2);
+  EXPECT_EQ(b->store_id(), 3);
+  a->set("k", bytes("from a"));
+  EXPECT_EQ(text(b->get("k", Deadline::after_ms(kWaitMs))), "from a");
+  b.reset();  // no goodbye: failed
+  // The server sees the close soon; wait for it, bounded.
+  for (int i = 0; i < 20000 && rank0->failed_ranks().empty(); ++i) usleep(1000);
+  EXPECT_EQ(rank0->failed_ranks(), std::vector<int>{3});
+  EXPECT_EQ(join(server.port(), -1, wire::kJoinerHello)->store_id(), 4);  // ids are not reused
+  int fd = test::raw_connect(server.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(test::raw_send(fd, test::hello_frame(kToken, 1, wire::kJoinerHello)));
+  auto reply = test::raw_reply(fd);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->op, wire::Op::kError);
+  EXPECT_EQ(reply->reason, "a joining process claims rank 1, one of the world's first 2");
+  close(fd);
+  EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "job token mismatch",
+                   join(server.port(), -1, wire::kJoinerHello, "other-job"));
+}
+
 TEST(TcpStore, WorldSizeAndRankMustFit) {
   TcpStoreServer server("", 0, kToken, 4);
   EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "world size 8 is not the store's 4",

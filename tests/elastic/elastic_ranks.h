@@ -75,10 +75,11 @@ struct Job {
   std::vector<int> status;  // of ranks that ended, by rank
   Pipe arrived;  // every rank puts a byte when it reaches a step
   Leave leave;
+  int port = 0;  // the store's
   // Forks `n` ranks running body(rank); the transport and nodes from `env`.
   void start(int n, const std::vector<std::pair<std::string, std::string>> &env,
              int ranks_per_node, const std::function<void(int)> &body) {
-    int port = smdrun::pick_free_port("127.0.0.1");
+    port = smdrun::pick_free_port("127.0.0.1");
     for (int r = 0; r < n; ++r) {
       pid_t pid = fork();
       if (pid == 0) {
@@ -97,6 +98,29 @@ struct Job {
       pids.push_back(pid);
       status.push_back(-1);
     }
+  }
+  // Forks a process that is no rank of the job (it joins a grow; its index
+  // in pids is returned), with the job's store and `env`; node_id "" for
+  // the machine's own node.
+  int start_joiner(const std::vector<std::pair<std::string, std::string>> &env,
+                   const std::string &node_id, const std::function<void(int)> &body) {
+    int index = static_cast<int>(pids.size());
+    pid_t pid = fork();
+    if (pid == 0) {
+      rank_ = index;
+      unsetenv("SMD_RANK");
+      unsetenv("SMD_WORLD_SIZE");
+      setenv("SMD_MASTER_ADDR", "127.0.0.1", 1);
+      setenv("SMD_MASTER_PORT", std::to_string(port).c_str(), 1);
+      setenv("SMD_JOB_TOKEN", "elastic-test-token", 1);
+      if (!node_id.empty()) setenv("SMD_NODE_ID", node_id.c_str(), 1);
+      for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      body(index);
+      _exit(0);
+    }
+    pids.push_back(pid);
+    status.push_back(-1);
+    return index;
   }
   static int decode(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
   // Exit status of rank r (waits for it); -SIG when killed by a signal.

@@ -36,7 +36,7 @@ from .group_calls import group
 from .groups import GroupKind, Groups, layout as group_layout
 from .request import Request, Status, waitall, waitany
 from .sharded import ShardedParameters
-from ._world import init, is_initialized, version, world
+from ._world import init, is_initialized, join, version, world
 
 #: The version of smd.h this binding was built from.
 __version__ = "{}.{}.{}".format(*HEADER_VERSION)
@@ -47,7 +47,7 @@ __all__ = [
     "InvalidUsageError", "MismatchError", "NoMemoryError", "NotSupportedError", "Op",
     "PeerFailureError", "PluginError", "RankInfo", "Request", "Result", "Status", "SystemCallError",
     "TAG_MAX", "TimeoutError", "TransportError", "TruncatedError", "UNDEFINED", "as_buffer",
-    "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "register_exporter",
+    "bfloat16", "from_bfloat16", "group_layout", "init", "is_initialized", "join", "register_exporter",
     "to_bfloat16", "version", "waitall", "waitany", "world",
 ]
 __all__ += ["group"]  # group calls: smd/group_calls.py

@@ -46,10 +46,20 @@ def init(*, rank: Optional[int] = None, size: Optional[int] = None, addr: Option
     connection), and a world may be formed again right after it is
     destroyed, with the same arguments, any number of times.
     """
-    global _world
+    strings: List[Any] = []  # the char[] the options point to, alive until init returns
+    options = _options(strings, rank=rank, size=size, addr=addr, port=port, token=token,
+                       timeout=timeout, transport=transport, store_prefix=store_prefix)
+    return _form(lib.smd_comm_init, options)
+
+
+def _options(strings: List[Any], *, rank: Optional[int] = None, size: Optional[int] = None,
+             addr: Optional[str] = None, port: Optional[int] = None, token: Optional[str] = None,
+             timeout: Optional[float] = None, transport: Optional[str] = None,
+             store_prefix: Optional[str] = None) -> Any:
+    """smd_init_options_t from init()'s and join()'s arguments; the strings
+    it points to are kept in `strings`."""
     options = ffi.new("smd_init_options_t *")
     check(lib.smd_init_options_init(options))
-    strings: List[Any] = []  # the char[] the options point to, alive until init returns
 
     def text(value: str) -> Any:
         strings.append(ffi.new("char[]", value.encode()))
@@ -73,10 +83,32 @@ def init(*, rank: Optional[int] = None, size: Optional[int] = None, addr: Option
         options.transport = text(transport)
     if store_prefix is not None:
         options.store_prefix = text(store_prefix)
+    return options
 
+
+def join(*, addr: Optional[str] = None, port: Optional[int] = None, token: Optional[str] = None,
+         timeout: Optional[float] = None, transport: Optional[str] = None,
+         store_prefix: Optional[str] = None) -> Comm:
+    """A new process joins a running job: waits for the members' collective
+    :meth:`Comm.grow` that admits it and returns the grown communicator
+    (members first, joiners after; docs/ELASTIC.md, Grow). The arguments
+    name the job's store as for :func:`init` (default: SMD_MASTER_ADDR,
+    SMD_MASTER_PORT, SMD_JOB_TOKEN); the token is required. A wrong token
+    raises BootstrapError ("job token mismatch") and disturbs nobody;
+    TimeoutError when no grow admits this process within `timeout`. The
+    communicator becomes what :func:`world` returns when there is none."""
+    strings: List[Any] = []
+    options = _options(strings, addr=addr, port=port, token=token, timeout=timeout,
+                       transport=transport, store_prefix=store_prefix)
+    return _form(lib.smd_comm_join, options)
+
+
+def _form(entry: Any, options: Any) -> Comm:
+    """Runs smd_comm_init or smd_comm_join interruptibly; the communicator
+    becomes what world() returns when there is none."""
+    global _world
     out = ffi.new("smd_comm_t **")
-    call_interruptibly(lib.smd_comm_init, options, out,
-                       on_abandoned=lambda: lib.smd_comm_destroy(out[0]))
+    call_interruptibly(entry, options, out, on_abandoned=lambda: lib.smd_comm_destroy(out[0]))
     comm = Comm(out[0])
     if not is_initialized():
         _world = comm

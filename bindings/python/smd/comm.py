@@ -48,6 +48,7 @@ Conventions of every collective:
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Set, Tuple
@@ -301,6 +302,17 @@ class Comm(RootedCalls, VCollectives):
         old_to_new = ffi.new("int[]", self.size)
         check(lib.smd_comm_shrink(self._live(), out, old_to_new))
         return Comm(out[0], interruptible=self.interruptible), list(old_to_new)
+
+    def grow(self, n_new: int, timeout: Optional[float] = None) -> "Comm":
+        """Collective over every member: admit `n_new` new processes (which
+        call :func:`smd.join`) and return the grown communicator, members
+        first in their order here, joiners after. Waits up to `timeout`
+        seconds for them (default SMD_TIMEOUT); TimeoutError on every
+        member when fewer come. This communicator stays as it is."""
+        wait_ms = 0 if timeout is None else max(1, math.ceil(timeout * 1000))
+        out = ffi.new("smd_comm_t **")
+        check(lib.smd_comm_grow(self._live(), int(n_new), wait_ms, out))
+        return Comm(out[0], interruptible=self.interruptible)
 
     def destroy(self) -> None:
         """Release the communicator (local, not collective). Its pending

@@ -33,6 +33,26 @@ def test_revoke_ends_later_calls_and_shrink_keeps_everyone(world):
         comm.destroy()
 
 
+def test_grow_by_none_and_a_refused_joiner(world):
+    """grow(0) forms a successor of the same ranks; a joiner with a wrong
+    token is refused by the store and disturbs nobody. A world of one
+    formed without a store cannot grow."""
+    if world.size == 1:
+        with pytest.raises(smd.InvalidUsageError, match="without a store"):
+            world.grow(1)
+        return
+    if world.rank == world.size - 1:
+        with pytest.raises(smd.BootstrapError, match="token mismatch"):
+            smd.join(token="not-the-job-token", timeout=10)
+    grown = world.grow(0)
+    try:
+        assert (grown.size, grown.rank) == (world.size, world.rank)
+        out = grown.allreduce(np.array([world.rank + 1], np.int64))
+        assert out[0] == world.size * (world.size + 1) // 2
+    finally:
+        grown.destroy()
+
+
 def test_agree_checks_its_flag(world):
     with pytest.raises(smd.InvalidArgumentError):
         world.agree(-1)
@@ -41,7 +61,8 @@ def test_agree_checks_its_flag(world):
 
 def test_example_train_elastic(solo):
     """examples/elastic: rank 2 of 4 dies mid-step; the survivors shrink, redo
-    the step at 3 and end with the parameters of an uninterrupted run."""
+    the step at 3, grow back to 4 with a replacement process at step 20 and
+    end with the parameters of an uninterrupted run."""
     status, out = run_job([smdrun(), "-n", "4", "--grace", "60", PYTHON,
                            str(REPO / "examples" / "elastic" / "train_elastic.py"), "--steps", "30"],
                           env={"SMD_TIMEOUT": "60"}, timeout=120)
@@ -50,8 +71,14 @@ def test_example_train_elastic(solo):
     moves = re.findall(r"^\[([013])\] step 10: (?:PeerFailure|Revoked)Error; going on as rank ([012]) "
                        r"of 3 from step 10$", out, re.M)
     assert sorted(moves) == [("0", "0"), ("1", "1"), ("3", "2")], out
-    assert "3 ranks at the end" in out and "FAIL" not in out, out
-    assert out.count("elastic check passed") == 3, out
+    # The survivors keep their ranks; the replacement (rank 0's child, so
+    # its lines carry [0]) is rank 3 and starts at step 20.
+    grown = re.findall(r"^\[([013])\] step 20: grown to 4 ranks, rank ([012])$", out, re.M)
+    assert sorted(grown) == [("0", "0"), ("1", "1"), ("3", "2")], out
+    assert "replacement: joined as rank 3 of 4 at step 20" in out, out
+    assert "4 ranks at the end" in out and "FAIL" not in out, out
+    assert out.count("elastic check passed") == 4, out
+    assert "replacement: elastic check passed" in out, out
     assert status == 128 + 9, out  # smdrun reports the killed rank
 
 

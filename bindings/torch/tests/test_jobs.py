@@ -76,6 +76,24 @@ def test_killed_rank_ends_pending_works(solo):
     assert status == 128 + 9, out  # smdrun: the first rank to fail died of SIGKILL
 
 
+def test_elastic_example_shrinks_and_grows_the_default_group(solo):
+    """examples/elastic/torch_elastic.py: rank 2 of 3 dies; the survivors'
+    all_reduce fails, smd.torch.elastic's shrink rebuilds the default group
+    over the two (they reduce at 2), then a replacement joins through grow
+    and all three reduce and broadcast on the default group."""
+    status, out = launch(3, REPO / "examples" / "elastic" / "torch_elastic.py", timeout=100,
+                         env={"SMD_TIMEOUT": "30"}, options=("--grace", "60"))
+    assert sorted(re.findall(r"^\[([01])\] rank \1: (PeerFailure|Revoked)Error$", out, re.M)) in (
+        [("0", "PeerFailure"), ("1", "PeerFailure")], [("0", "PeerFailure"), ("1", "Revoked")],
+        [("0", "Revoked"), ("1", "PeerFailure")]), out
+    assert sorted(re.findall(r"^\[([01])\] shrunk: rank ([01]) of 2$", out, re.M)) == [
+        ("0", "0"), ("1", "1")], out
+    assert "replacement: joined as rank 2 of 3" in out, out
+    oks = re.findall(r"^\[[01]\] (replacement: )?rank ([012]) of 3: torch elastic ok$", out, re.M)
+    assert sorted(oks) == [("", "0"), ("", "1"), ("replacement: ", "2")], out
+    assert status == 128 + 9, out  # smdrun reports the killed rank
+
+
 def test_timeout_ends_pending_works(solo):
     status, out = launch(2, "timeout.py", timeout=100)
     first = re.findall(r"^\[0\] (\w+) after ([0-9.]+) s: (.*)$", out, re.M)

@@ -1,4 +1,4 @@
-// Going on after a lost rank: revoke, agree, shrink (docs/ELASTIC.md).
+// Going on after a lost rank: revoke, agree, shrink, grow, join (docs/ELASTIC.md).
 #include <smd.h>
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include "core/api/handles.h"
 #include "core/api/validate.h"
 #include "core/comm/communicator.h"
+#include "core/elastic/grow.h"
 #include "core/elastic/shrink.h"
 #include "core/elastic/survivor_agreement.h"
 #include "core/util/error.h"
@@ -50,6 +51,24 @@ SMD_API smd_result_t smd_comm_shrink(smd_comm_t *comm, smd_comm_t **newcomm, int
     Shrunk s = shrink_comm(*c);
     if (old_to_new) std::copy(s.old_to_new.begin(), s.old_to_new.end(), old_to_new);
     *newcomm = new_comm_handle(std::move(s.comm));
+  });
+}
+
+SMD_API smd_result_t smd_comm_grow(smd_comm_t *comm, int n_new, int64_t wait_ms,
+                                   smd_comm_t **newcomm) {
+  return guarded("smd_comm_grow", [&] {
+    require_out(newcomm, "newcomm");
+    *newcomm = nullptr;
+    auto c = comm_of(comm);
+    *newcomm = new_comm_handle(grow_comm(*c, n_new, wait_ms));
+  });
+}
+
+SMD_API smd_result_t smd_comm_join(const smd_init_options_t *options, smd_comm_t **newcomm) {
+  return guarded("smd_comm_join", [&] {
+    require_out(newcomm, "newcomm");
+    *newcomm = nullptr;
+    *newcomm = new_comm_handle(join_grown_comm(options));
   });
 }
 

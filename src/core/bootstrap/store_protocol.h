@@ -50,6 +50,10 @@ constexpr uint32_t kMaxFrame = 64u << 20;
 // Largest frame the server reads from a connection that has not yet
 // presented its token: strangers cannot make it allocate much.
 constexpr uint32_t kMaxHelloFrame = 64u << 10;
+// The world size in the HELLO of a process joining a grown communicator
+// (smd_comm_join): with rank -1 the store answers RANKS with the id it
+// gives the process, one past the world's ranks.
+constexpr int32_t kJoinerHello = 0;
 
 enum class Op : uint8_t {
   kHello = 1,

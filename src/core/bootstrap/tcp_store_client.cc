@@ -104,7 +104,9 @@ TcpStoreClient::TcpStoreClient(const std::string &host, int port,
     fail(SMD_ERR_INVALID_ARGUMENT, "no store host given (set SMD_MASTER_ADDR)");
   if (port < 1 || port > 65535)
     fail(SMD_ERR_INVALID_ARGUMENT, "store port %d is not a TCP port (1..65535)", port);
-  if (world_size < 1 || rank < 0 || rank >= world_size)
+  if (world_size == wire::kJoinerHello && rank == -1) {
+    // a joiner: the store gives it an id (rank_ below)
+  } else if (world_size < 1 || rank < 0 || rank >= world_size)
     fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in a world of %d ranks", rank,
          world_size);
   std::lock_guard<std::mutex> lock(mu_);
@@ -213,6 +215,10 @@ bool TcpStoreClient::send_hello(Deadline deadline, std::string *why) {
   if (r.op == Op::kError)
     fail(SMD_ERR_BOOTSTRAP, "store at %s refused this rank: %s",
          address_.c_str(), r.reason.c_str());
+  if (world_size_ == wire::kJoinerHello && r.op == Op::kRanks && r.ranks.size() == 1) {
+    rank_ = r.ranks[0];  // a joiner's id; a reconnect presents it again
+    return true;
+  }
   expect(r, Op::kOk, "HELLO");
   return true;
 }

@@ -27,6 +27,10 @@ class TcpStoreClient : public Store {
                  int rank, int world_size, Deadline connect_deadline,
                  int64_t op_timeout_ms = -1, uint32_t epoch = 1);
 
+  // A joiner (smd_comm_join) passes rank -1 and world_size
+  // wire::kJoinerHello: the store gives it an id, store_id() after.
+  int store_id() const { return rank_; }
+
   // Closes the connection. Without goodbye() first, the server counts this
   // rank as failed.
   ~TcpStoreClient() override;

@@ -103,6 +103,7 @@ struct TcpStoreServer::Impl {
   std::string token;
   int world_size = 0;
   uint32_t epoch = 1;
+  int next_joiner = 0;  // joiners' ids are world_size + 0, 1, ...
   int unauthenticated_cap = 256;
   int unauthenticated = 0;  // open connections without an accepted HELLO
   int64_t cap_warned_ns = 0;
@@ -429,12 +430,17 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
                      m.version, wire::kVersion);
   else if (m.token != token)
     refusal = "job token mismatch (another job owns this port?)";
-  else if (m.world_size != world_size)
+  else if (m.world_size == wire::kJoinerHello && m.rank == -1)
+    ;  // a process joining a grown communicator: it gets an id of its own below
+  else if (m.world_size == wire::kJoinerHello && m.rank < world_size)
+    refusal = format("a joining process claims rank %d, one of the world's first %d", m.rank,
+                     world_size);
+  else if (m.world_size != world_size && m.world_size != wire::kJoinerHello)
     refusal = format("world size %d is not the store's %d (ranks of different jobs?)",
                      m.world_size, world_size);
-  else if (m.rank < 0 || m.rank >= world_size)
+  else if (m.rank < 0 || (m.world_size != wire::kJoinerHello && m.rank >= world_size))
     refusal = format("rank %d is outside the world of %d ranks", m.rank, world_size);
-  else if (m.epoch != epoch) {
+  else if (m.world_size != wire::kJoinerHello && m.epoch != epoch) {
     SMD_INFO("store", "rank %d (%s) asks for epoch %u of the store, this is %u: try again",
              m.rank, c.peer.c_str(), m.epoch, epoch);
     return reject(c, format("this store serves epoch %u of the job, the rank asks for %u "
@@ -459,7 +465,9 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
   }
   c.joined = true;
   --unauthenticated;
-  c.rank = m.rank;
+  // A joiner's id follows the world's ranks and is never handed out twice,
+  // so failed_ranks() names it alone.
+  c.rank = m.rank == -1 ? world_size + next_joiner++ : m.rank;
   {
     std::lock_guard<std::mutex> lock(mu);
     live[c.rank] = c.id;
@@ -469,6 +477,10 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
   SMD_INFO("store", "rank %d joined from %s", c.rank, c.peer.c_str());
   Message ok;
   ok.op = Op::kOk;
+  if (m.world_size == wire::kJoinerHello) {
+    ok.op = Op::kRanks;  // the id it was given
+    ok.ranks.push_back(c.rank);
+  }
   reply(c, ok);
 }
 

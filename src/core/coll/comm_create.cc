@@ -63,7 +63,10 @@ uint32_t hash_ranks(const int *ranks, int n) {
 std::shared_ptr<Comm> create_world(const smd_init_options_t *options) {
   // A misspelt SMD_ALGO fails init before any rank waits for another.
   AlgoConfig algos = AlgoConfig::parse(param_string("SMD_ALGO"));
-  WorldConfig config = resolve_world_config(options);
+  return form_world(resolve_world_config(options), algos);
+}
+
+std::shared_ptr<Comm> form_world(const WorldConfig &config, const AlgoConfig &algos) {
   std::shared_ptr<Context> ctx = Context::create(config);
   std::vector<int> members(ctx->size());
   std::iota(members.begin(), members.end(), 0);

@@ -10,11 +10,17 @@
 
 namespace smd {
 
+struct AlgoConfig;
 class Comm;
 class Context;
+struct WorldConfig;
 
 // Collective over the job: forms the world and its communicator.
 std::shared_ptr<Comm> create_world(const smd_init_options_t *options);
+
+// Collective over config.size processes: forms a world from a resolved
+// config (create_world's second half; smd_comm_grow's successor worlds).
+std::shared_ptr<Comm> form_world(const WorldConfig &config, const AlgoConfig &algos);
 
 // Collective over `parent`; nullptr for ranks passing SMD_UNDEFINED.
 std::shared_ptr<Comm> split_comm(Comm &parent, int color, int key);

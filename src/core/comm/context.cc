@@ -149,7 +149,9 @@ Context::~Context() {
     }
   }
   store_.reset();
+  base_store_.reset();
   tcp_.reset();
+  store_owner_.reset();
 }
 
 void Context::rendezvous(const WorldConfig &config) {
@@ -175,6 +177,9 @@ void Context::rendezvous(const WorldConfig &config) {
   }
   if (!config.store_prefix.empty())
     store_ = std::make_shared<PrefixStore>(store_, config.store_prefix);
+  base_store_ = config.base_store ? config.base_store : store_;
+  store_owner_ = config.store_owner;
+  store_id_ = config.store_id >= 0 ? config.store_id : rank_;
   // Every world over one store has keys of its own: worlds of one process
   // that share a store, and a world formed again over a store that still
   // holds the records of the last one (an injected store outlives worlds).

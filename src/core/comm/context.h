@@ -44,6 +44,14 @@ struct WorldConfig {
   std::string transport = "auto";
   std::shared_ptr<Store> injected_store;
   std::string store_prefix;
+  // The id the store knows this process by (its failed_ranks() name it),
+  // when not `rank`: a grown world's members keep their first world's.
+  int store_id = -1;
+  // Set by a grow: the store its joiners met the members in (later grows
+  // of this world meet there too; default: the world's store) and what
+  // keeps that store alive (the first world's TCP store and server).
+  std::shared_ptr<Store> base_store;
+  std::shared_ptr<void> store_owner;
 };
 
 WorldConfig resolve_world_config(const smd_init_options_t *options);
@@ -62,6 +70,13 @@ class Context {
   // SMD_ALGO as read when the world formed (the collective layer parses it).
   const std::string &algo_spec() const { return algo_spec_; }
   Store *store() { return store_.get(); }
+  // The store under this world's own key prefix (shared with processes of
+  // other worlds over it: joiners of a grow), the object that keeps the
+  // TCP store (and, on world rank 0, its server) alive, and the id the
+  // store knows this process by. Null / -1 for a world of one without one.
+  std::shared_ptr<Store> base_store() const { return base_store_; }
+  std::shared_ptr<void> store_owner() const { return tcp_ ? std::shared_ptr<void>(tcp_) : store_owner_; }
+  int store_id() const { return store_id_; }
   // The timeline writer (SMD_TRACE), or null: tracing is off.
   Tracer *tracer() const { return tracer_.get(); }
   // This world's track for communicator `comm` in the trace.
@@ -122,6 +137,9 @@ class Context {
   std::shared_ptr<Tracer> tracer_;
   uint32_t trace_world_ = 0;
   std::shared_ptr<Store> store_;
+  std::shared_ptr<Store> base_store_;
+  std::shared_ptr<void> store_owner_;
+  int store_id_ = -1;
   std::shared_ptr<const Topology> topology_;  // shared by the process's ranks of this world
   WaitPolicy wait_policy_;
   std::string algo_spec_;

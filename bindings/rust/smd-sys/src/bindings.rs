@@ -2505,3 +2505,17 @@ extern "C" {
         old_to_new: *mut ::std::os::raw::c_int,
     ) -> smd_result_t;
 }
+extern "C" {
+    pub fn smd_comm_grow(
+        comm: *mut smd_comm_t,
+        n_new: ::std::os::raw::c_int,
+        wait_ms: i64,
+        newcomm: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_comm_join(
+        options: *const smd_init_options_t,
+        newcomm: *mut *mut smd_comm_t,
+    ) -> smd_result_t;
+}

@@ -401,6 +401,45 @@ impl Communicator {
         ))
     }
 
+    /// Collective over every member: admits `n_new` new processes (which
+    /// call [`Communicator::join`]) and returns the grown communicator:
+    /// the members keep their ranks, the joiners follow. Waits up to `wait`
+    /// for them (`None`: SMD_TIMEOUT); `ErrorCode::Timeout` on every member
+    /// when fewer come. This communicator stays as it is.
+    pub fn grow(&self, n_new: usize, wait: Option<std::time::Duration>) -> Result<Communicator> {
+        let n_new = to_c_int(n_new, "n_new")?;
+        let wait_ms = wait.map_or(0, |d| {
+            i64::try_from(d.as_millis().max(1)).unwrap_or(i64::MAX)
+        });
+        let mut raw = ptr::null_mut();
+        // SAFETY: live communicator, valid out-pointer.
+        check(unsafe { sys::smd_comm_grow(self.as_raw(), n_new, wait_ms, &mut raw) })?;
+        Communicator::adopt(raw)
+    }
+
+    /// A new process joins a running job (the job's store and token from
+    /// the environment: SMD_MASTER_ADDR, SMD_MASTER_PORT, SMD_JOB_TOKEN):
+    /// waits for the members' [`Communicator::grow`] that admits it and
+    /// returns the grown communicator.
+    pub fn join() -> Result<Communicator> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: NULL options mean "from the environment"; valid out-pointer.
+        check(unsafe { sys::smd_comm_join(ptr::null(), &mut raw) })?;
+        Communicator::adopt(raw)
+    }
+
+    /// [`Communicator::join`] with explicit store settings (address, port,
+    /// job token, timeout, transport); rank and world size are ignored. A
+    /// wrong token is refused with `ErrorCode::Bootstrap`.
+    pub fn join_with(options: &InitOptions) -> Result<Communicator> {
+        let raw_options = options.to_raw()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the options and their strings live in `raw_options` until
+        // after the call; valid out-pointer.
+        check(unsafe { sys::smd_comm_join(raw_options.as_ptr(), &mut raw) })?;
+        Communicator::adopt(raw)
+    }
+
     /// The background failure of this communicator, if any (a peer died
     /// while no call was waiting on it, an abort).
     ///
