@@ -12,6 +12,7 @@
 #include "guard.h"
 #include "mailbox.h"
 #include "registry.h"
+#include "trace.h"
 
 using namespace smd_inproc;
 using smd_plugin::fail;
@@ -86,6 +87,7 @@ Status inproc_finalize(void *c) {
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
   unregister_mailbox(ctx->address.id);
   ctx->box->close();
+  if (tracing()) trace_flush();
   for (Request *r : ctx->live) delete r;
   ctx->magic = 0;
   delete ctx;
@@ -156,7 +158,8 @@ Status inproc_isend(void *c, void *e, const void *buf, size_t size, void *, uint
   if (ep == nullptr || request == nullptr || (size && buf == nullptr))
     return SMD_TRANSPORT_ERR_INVALID;
   return guard(ctx->host, "inproc", "isend", [&] {
-    Status st = ep->box->deliver(ctx->rank, tag, buf, size);
+    uint64_t id = tracing() ? trace_send(ctx->rank, ep->peer, size) : 0;
+    Status st = ep->box->deliver(ctx->rank, tag, buf, size, id);
     if (st == SMD_TRANSPORT_ERR_PEER)
       return fail(ctx, st, "inproc: rank %d's context is gone", ep->peer);
     auto *r = new Request();
@@ -194,6 +197,7 @@ Status inproc_test(void *c, void *q, int *done, size_t *size) {
   *done = ctx->box->finished(r) ? 1 : 0;
   if (!*done) return SMD_TRANSPORT_IN_PROGRESS;
   Status st = r->status;
+  if (r->trace_id != 0) trace_receive(ctx->rank, r->trace_id);
   if (size) *size = r->size;
   int32_t source = r->source;
   ctx->release(r);
@@ -245,7 +249,12 @@ int32_t inproc_probe(const smd_transport_host_t *, char *why, size_t why_size) {
   return -1;
 }
 
-const smd_transport_param_t kParams[] = {{nullptr, nullptr, nullptr, nullptr}};
+const smd_transport_param_t kParams[] = {
+    {"SMD_INPROC_TRACE", "string", "",
+     "Append every message (sender, receiver, bytes) and every receive's completion, in each "
+     "rank's order, to this file when the rank's context finalizes: smd-sim's schedule replay "
+     "reads it."},
+    {nullptr, nullptr, nullptr, nullptr}};
 
 const smd_transport_v1_t kTable = {
     sizeof(smd_transport_v1_t),

@@ -1,0 +1,27 @@
+// A record of every message, for smd-sim's schedule replay (docs/SCALE.md,
+// Simulator): when SMD_INPROC_TRACE names a file at the first init, each
+// send and each receive's completion, as its rank saw them, is appended
+// there when the rank's context finalizes. Off (one branch per send and
+// per finished receive) otherwise.
+//
+// A line: "<ns> <rank> S <id> <dst> <bytes>" for a send, "<ns> <rank> R
+// <id>" for a receive of message <id> that the rank's test saw finish.
+// <ns> is std::chrono::steady_clock in nanoseconds; <id> counts messages
+// from 1 in this process. A rank's lines in time order are its program
+// order: a send depends on the receives its rank saw before it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smd_inproc {
+
+// Whether tracing is on (SMD_INPROC_TRACE set when first asked).
+bool tracing();
+// A fresh message id (tracing only).
+uint64_t trace_send(int32_t rank, int32_t dst, size_t bytes);
+void trace_receive(int32_t rank, uint64_t id);
+// Appends what was recorded to the file (a context finalizes).
+void trace_flush();
+
+}  // namespace smd_inproc
