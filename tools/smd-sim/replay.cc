@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace smdsim {
 
@@ -121,8 +122,14 @@ std::vector<RankTrace> read_trace(const std::string &path, int ranks, int64_t fr
   }
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line &a, const Line &b) { return a.ns < b.ns; });
+  // A receive whose send came before the window (a message of the call
+  // before) waits for nothing in it.
+  std::unordered_set<uint64_t> sent;
+  for (const Line &l : lines)
+    if (l.op.send) sent.insert(l.op.id);
   std::vector<RankTrace> out(static_cast<size_t>(ranks));
-  for (const Line &l : lines) out[size_t(l.rank)].push_back(l.op);
+  for (const Line &l : lines)
+    if (l.op.send || sent.count(l.op.id)) out[size_t(l.rank)].push_back(l.op);
   return out;
 }
 

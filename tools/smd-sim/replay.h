@@ -47,7 +47,8 @@ struct ReplayResult {
 ReplayResult replay(const std::vector<RankTrace> &ranks, const ReplayNetwork &net);
 
 // The inproc transport's trace file, events with times in (from_ns,
-// to_ns) only, per rank in program order. Throws on an unreadable file.
+// to_ns) only, per rank in program order; receives of messages sent
+// before from_ns left out. Throws on an unreadable file or line.
 std::vector<RankTrace> read_trace(const std::string &path, int ranks, int64_t from_ns,
                                   int64_t to_ns);
 

@@ -29,9 +29,9 @@ smd_datatype_t datatype_of(int element_bytes) {
   }
 }
 
-smd_result_t run_call(const ScheduleCall &c, smd_comm_t *comm, std::vector<uint8_t> &in,
-                      std::vector<uint8_t> &out, size_t n) {
-  return call_by_name(c.collective, comm, in.data(), out.data(), n, datatype_of(c.element_bytes));
+smd_result_t run_call(const ScheduleCall &c, smd_comm_t *comm, uint8_t *in, uint8_t *out,
+                      size_t n) {
+  return call_by_name(c.collective, comm, in, out, n, datatype_of(c.element_bytes));
 }
 
 int64_t now_ns() {
@@ -53,12 +53,20 @@ std::string temp_file(const char *what) {
 ScheduleTrace record_schedule(const ScheduleCall &c) {
   const int p = c.ranks;
   const size_t n = size_t(c.bytes) / size_t(c.element_bytes);
-  const bool per_peer = c.collective == "allgather" || c.collective == "reduce_scatter" ||
-                        c.collective == "alltoall";
-  const size_t buffer = (per_peer ? n * size_t(p) : n) * size_t(c.element_bytes);
-  if (double(buffer) * 2 * p > 8e9)
-    throw std::runtime_error("the replay's buffers would take more than 8 GB: fewer ranks or "
+  // Buffers of a rank: n elements, or n per rank on the side that holds
+  // every rank's block.
+  const size_t block = n * size_t(c.element_bytes), all = block * size_t(p);
+  const bool gathered_out = c.collective == "allgather" || c.collective == "alltoall";
+  const bool scattered_in = c.collective == "reduce_scatter" || c.collective == "alltoall";
+  const size_t in_bytes = scattered_in ? all : block, out_bytes = gathered_out ? all : block;
+  // Only the values differ between ranks, and the schedule does not depend
+  // on them: every rank reads one input (broadcast writes its input, so
+  // there each has its own); each writes its own output.
+  const bool shared_in = c.collective != "broadcast";
+  if ((double(in_bytes) * (shared_in ? 1 : p) + double(out_bytes) * p) > 4e9)
+    throw std::runtime_error("the replay's buffers would take more than 4 GB: fewer ranks or "
                              "smaller sizes");
+  std::vector<uint8_t> common_in(shared_in ? in_bytes : 0, 0);
   const std::string tuning = temp_file("cost model"), trace = temp_file("trace");
   struct Cleanup {
     std::string a, b;
@@ -98,10 +106,11 @@ ScheduleTrace record_schedule(const ScheduleCall &c) {
     smd_comm_t *comm = nullptr;
     bool ok = smd_comm_init(&o, &comm) == SMD_SUCCESS;
     if (!ok) fail("init");
-    std::vector<uint8_t> in(buffer, 0), out(buffer, 0);
-    if (ok && run_call(c, comm, in, out, n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
+    std::vector<uint8_t> own_in(shared_in ? 0 : in_bytes, 0), out(out_bytes, 0);
+    uint8_t *in = shared_in ? common_in.data() : own_in.data();
+    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
     before.arrive_and_wait();
-    if (ok && run_call(c, comm, in, out, n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
+    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
     after.arrive_and_wait();
     smd_comm_stats_t st{};
     st.struct_size = sizeof st;
