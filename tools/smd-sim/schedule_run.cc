@@ -124,6 +124,13 @@ ScheduleTrace record_schedule(const ScheduleCall &c) {
   ScheduleTrace out;
   out.algorithm = algorithm;
   out.ranks = read_trace(trace, p, from_ns, to_ns);
+  // Every collective of 2 or more ranks sends: no message means no
+  // recording (an inproc plugin without SMD_INPROC_TRACE), not a free call.
+  bool sent = false;
+  for (const RankTrace &r : out.ranks) sent = sent || !r.empty();
+  if (p > 1 && !sent)
+    throw std::runtime_error("the inproc transport recorded no message of the " + c.collective +
+                             ": its plugin (SMD_PLUGIN_PATH) does not know SMD_INPROC_TRACE");
   return out;
 }
 

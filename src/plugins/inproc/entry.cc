@@ -77,6 +77,7 @@ Status inproc_init(const smd_transport_host_t *host, void **out) {
     ctx->host = host;
     ctx->rank = host->rank;
     ctx->address = register_mailbox(ctx->box);
+    trace_to(smd_plugin::param(ctx, "SMD_INPROC_TRACE"));
     *out = ctx;
     return SMD_TRANSPORT_OK;
   });
@@ -87,7 +88,11 @@ Status inproc_finalize(void *c) {
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
   unregister_mailbox(ctx->address.id);
   ctx->box->close();
-  if (tracing()) trace_flush();
+  std::string trace_path;
+  if (tracing() && !trace_flush(&trace_path))
+    smd_plugin::log_line(ctx, SMD_TRANSPORT_LOG_WARN,
+                         "inproc: could not append the message trace to SMD_INPROC_TRACE=%s",
+                         trace_path.c_str());
   for (Request *r : ctx->live) delete r;
   ctx->magic = 0;
   delete ctx;

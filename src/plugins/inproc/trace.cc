@@ -1,9 +1,9 @@
 #include "trace.h"
 
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,14 +19,11 @@ struct Event {
 };
 
 struct Trace {
-  std::string path;
+  std::atomic<bool> on{false};
   std::mutex mu;
+  std::string path;  // set once, under mu, before `on`
   uint64_t next_id = 1;
   std::vector<Event> events;
-  Trace() {
-    const char *p = std::getenv("SMD_INPROC_TRACE");
-    if (p) path = p;
-  }
 };
 
 Trace &trace() {
@@ -42,10 +39,16 @@ int64_t now_ns() {
 
 }  // namespace
 
-bool tracing() {
-  static const bool on = !trace().path.empty();
-  return on;
+void trace_to(const char *path) {
+  if (path == nullptr || *path == 0) return;
+  Trace &t = trace();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!t.path.empty()) return;
+  t.path = path;
+  t.on.store(true, std::memory_order_release);
 }
+
+bool tracing() { return trace().on.load(std::memory_order_acquire); }
 
 uint64_t trace_send(int32_t rank, int32_t dst, size_t bytes) {
   Trace &t = trace();
@@ -61,24 +64,23 @@ void trace_receive(int32_t rank, uint64_t id) {
   t.events.push_back({now_ns(), rank, -1, id, 0});
 }
 
-void trace_flush() {
+bool trace_flush(std::string *path) {
   Trace &t = trace();
   std::lock_guard<std::mutex> lock(t.mu);
-  if (t.events.empty()) return;
+  *path = t.path;
+  if (t.events.empty()) return true;
   FILE *f = std::fopen(t.path.c_str(), "a");
-  if (f == nullptr) {
-    std::fprintf(stderr, "inproc: cannot append to SMD_INPROC_TRACE %s\n", t.path.c_str());
-  } else {
-    for (const Event &e : t.events) {
-      if (e.dst < 0)
-        std::fprintf(f, "%" PRId64 " %d R %" PRIu64 "\n", e.ns, e.rank, e.id);
-      else
-        std::fprintf(f, "%" PRId64 " %d S %" PRIu64 " %d %zu\n", e.ns, e.rank, e.id, e.dst,
-                     e.bytes);
-    }
-    std::fclose(f);
+  bool ok = f != nullptr;
+  for (size_t i = 0; ok && i < t.events.size(); ++i) {
+    const Event &e = t.events[i];
+    int n = e.dst < 0 ? std::fprintf(f, "%" PRId64 " %d R %" PRIu64 "\n", e.ns, e.rank, e.id)
+                      : std::fprintf(f, "%" PRId64 " %d S %" PRIu64 " %d %zu\n", e.ns, e.rank,
+                                     e.id, e.dst, e.bytes);
+    ok = n > 0;
   }
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
   t.events.clear();
+  return ok;
 }
 
 }  // namespace smd_inproc
