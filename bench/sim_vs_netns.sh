@@ -20,7 +20,8 @@
 #   --collective       allreduce, broadcast or reduce (sizes mean the same
 #                      bytes for smd-bench and smd-sim; default allreduce)
 # Needs root (network namespaces). Prints one row per size: the algorithm
-# each side chose, the measured and predicted microseconds and their ratio.
+# each side chose, the measured and predicted microseconds and their ratio,
+# and the replay's microseconds (smd-sim collectives --replay) and ratio.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,8 +64,11 @@ cat > "$work/cluster.json" <<JSON
 JSON
 "$BUILD/tools/smd-sim" tuning --cluster "$work/cluster.json" > "$work/tuning.txt" || exit 1
 sim_sizes=$(tr ' ' ',' <<< "$SIZES")
-"$BUILD/tools/smd-sim" collectives --cluster "$work/cluster.json" --collectives "$COLL" \
-  --sizes "$sim_sizes" | tail -n +2 | cut -d, -f4-6 > "$work/sim.csv" || exit 1
+# --replay: also the chosen algorithm's real messages (rank threads over
+# the inproc transport) timed over the cluster's links.
+SMD_PLUGIN_PATH="$BUILD/src/plugins/inproc" \
+  "$BUILD/tools/smd-sim" collectives --cluster "$work/cluster.json" --collectives "$COLL" \
+  --sizes "$sim_sizes" --replay | tail -n +2 | cut -d, -f4-6,8 > "$work/sim.csv" || exit 1
 
 # smd-bench walks sizes by a factor: run it once per size.
 : > "$work/real.json"
@@ -81,6 +85,7 @@ done
 
 field() { grep -o "\"$1\": \"*[0-9a-z._]*" "$work/real.json" | sed 's/.*: "*//'; }
 echo "$COLL, 2 nodes x 2 ranks, link ${RATE} Gbit/s, delay ${DELAY} us, base latency ${BASE} us"
-printf '%-10s %-13s %-13s %12s %12s %7s\n' bytes measured_algo smd-sim_algo measured_us smd-sim_us ratio
+printf '%-10s %-13s %-13s %12s %12s %7s %12s %7s\n' bytes measured_algo smd-sim_algo measured_us \
+  smd-sim_us ratio replay_us ratio
 paste -d, <(field bytes) <(field algo) <(field time_us) "$work/sim.csv" |
-  awk -F, '{printf "%-10s %-13s %-13s %12.1f %12.1f %7.2f\n", $1, $2, $5, $3, $6, $3 / $6}'
+  awk -F, '{printf "%-10s %-13s %-13s %12.1f %12.1f %7.2f %12.1f %7.2f\n", $1, $2, $5, $3, $6, $3 / $6, $7, $3 / $7}'

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../tools/smd-sim/call_by_name.h"
 #include "../scale/thread_store.h"
 
 namespace {
@@ -35,15 +36,7 @@ std::vector<std::string> split(const std::string &s) {
 
 smd_result_t call(const std::string &coll, smd_comm_t *comm, int p, size_t n) {
   std::vector<float> in(n * size_t(p), 1.0f), out(n * size_t(p), 0.0f);
-  if (coll == "allreduce") return smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
-  if (coll == "allgather") return smd_allgather(in.data(), out.data(), n, SMD_FLOAT32, comm, nullptr);
-  if (coll == "reduce_scatter")
-    return smd_reduce_scatter(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
-  if (coll == "broadcast") return smd_broadcast(in.data(), in.data(), n, SMD_FLOAT32, 0, comm, nullptr);
-  if (coll == "reduce") return smd_reduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, 0, comm, nullptr);
-  if (coll == "alltoall") return smd_alltoall(in.data(), out.data(), n, SMD_FLOAT32, comm, nullptr);
-  if (coll == "barrier") return smd_barrier(comm, nullptr);
-  return SMD_ERR_INVALID_ARGUMENT;
+  return smdsim::call_by_name(coll, comm, in.data(), out.data(), n, SMD_FLOAT32);
 }
 
 }  // namespace

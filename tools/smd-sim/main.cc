@@ -5,6 +5,9 @@
 // scaling efficiency over the description's node counts; and how each
 // world size stands against the tag and rank limits. docs/SCALE.md
 // (Simulator) says what the prediction is and is not.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +19,8 @@
 #include "cluster.h"
 #include "dp_step.h"
 #include "engine_adapter.h"
+#include "replay.h"
+#include "schedule_run.h"
 
 using namespace smdsim;
 
@@ -37,6 +42,9 @@ const char kUsage[] =
     "               the tag bits a transport must match\n"
     "  tuning       the cost model as SMD_TUNING_FILE text (give it to a real\n"
     "               run to make it choose with the same parameters)\n"
+    "  replay-one   one row of collectives --replay (what --replay starts\n"
+    "               once per row): prints algorithm,replay_us,messages,\n"
+    "               inter_node_bytes\n"
     "\n"
     "options:\n"
     "  --cluster FILE        JSON cluster description (docs/SCALE.md, Simulator)\n"
@@ -51,6 +59,11 @@ const char kUsage[] =
     "  --element-bytes N     1, 2, 4 or 8 (default 4)\n"
     "  --all                 collectives: a row for every algorithm that applies\n"
     "                        (as SMD_ALGO would force it), the choice marked\n"
+    "  --replay              collectives: also run the chosen algorithm for real\n"
+    "                        (rank threads, inproc transport) and time the\n"
+    "                        messages it sent over the described links\n"
+    "                        (replay_us); worlds of up to 512 ranks\n"
+    "  --algorithm NAME      with --replay: run NAME (as SMD_ALGO forces it)\n"
     "  --format csv|json     (default csv)\n"
     "  -h, --help\n";
 
@@ -62,7 +75,13 @@ struct Options {
   int element_bytes = 4;
   int ranks_per_node = 0;  // 0: the description's
   bool all = false;
+  bool replay = false;
+  std::string algorithm;  // --replay's forced algorithm
 };
+
+// Worlds beyond this are the cost model's alone: a replay runs every rank
+// as a thread of this process.
+constexpr int kMaxReplayRanks = 512;
 
 struct UsageError {
   std::string message;
@@ -117,6 +136,10 @@ Options parse_options(int argc, char **argv) {
       for (const std::string &n : split(value())) o.nodes.push_back(parse_int(n, 1, 65536, "node count"));
     } else if (a == "--all") {
       o.all = true;
+    } else if (a == "--replay") {
+      o.replay = true;
+    } else if (a == "--algorithm") {
+      o.algorithm = value();
     } else if (a == "--ranks-per-node") {
       o.ranks_per_node = parse_int(value(), 1, 1024, "ranks per node");
     } else if (a == "--sizes") {
@@ -137,9 +160,14 @@ Options parse_options(int argc, char **argv) {
   }
   if (o.command.empty()) throw UsageError{"no command"};
   if (o.command != "collectives" && o.command != "step" && o.command != "limits" &&
-      o.command != "tuning")
+      o.command != "tuning" && o.command != "replay-one")
     throw UsageError{"unknown command '" + o.command + "'"};
   if (o.cluster.empty()) throw UsageError{"--cluster FILE is required"};
+  if ((o.replay || !o.algorithm.empty()) && o.command != "collectives" && o.command != "replay-one")
+    throw UsageError{"--replay and --algorithm go with collectives"};
+  if (!o.algorithm.empty() && !o.replay && o.command != "replay-one")
+    throw UsageError{"--algorithm needs --replay"};
+  if (o.replay && o.all) throw UsageError{"--replay replays the chosen algorithm: no --all"};
   if (o.collectives.empty())
     o.collectives = {"allreduce", "allgather", "reduce_scatter", "broadcast", "reduce",
                      "alltoall", "barrier"};
@@ -186,10 +214,87 @@ double rounded(double v, int decimals) {
   return std::round(v * scale) / scale;
 }
 
+// The path of this executable, to start it again (replay_in_child).
+std::string self_path;
+
+std::string shell_quoted(const std::string &s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+struct ReplayRow {
+  std::string algorithm;
+  double time_us = 0;
+  long messages = 0;
+  double inter_node_bytes = 0;
+};
+
+// One replay in a process of its own (schedule_run.h: smd's settings are
+// read once per process): smd-sim replay-one, which prints one line.
+ReplayRow replay_in_child(const Options &o, int nodes, int ranks_per_node,
+                          const std::string &coll, double bytes) {
+  if (nodes * ranks_per_node > kMaxReplayRanks)
+    throw std::runtime_error("--replay runs every rank as a thread: up to " +
+                             std::to_string(kMaxReplayRanks) + " ranks (" +
+                             std::to_string(nodes * ranks_per_node) +
+                             " asked); beyond that the prediction is the cost model's "
+                             "(predicted_us, without --replay)");
+  std::string cmd = shell_quoted(self_path) + " replay-one --cluster " + shell_quoted(o.cluster) +
+                    " --nodes " + std::to_string(nodes) + " --ranks-per-node " +
+                    std::to_string(ranks_per_node) + " --collectives " + shell_quoted(coll) +
+                    " --sizes " + std::to_string((long long)bytes) + " --element-bytes " +
+                    std::to_string(o.element_bytes);
+  if (!o.algorithm.empty()) cmd += " --algorithm " + shell_quoted(o.algorithm);
+  FILE *f = popen(cmd.c_str(), "r");
+  if (f == nullptr) throw std::runtime_error("cannot start " + self_path);
+  char line[512] = {0};
+  bool got = std::fgets(line, sizeof line, f) != nullptr;
+  int status = pclose(f);
+  ReplayRow r;
+  char algo[128] = {0};
+  if (!got || status != 0 ||
+      std::sscanf(line, "%127[^,],%lf,%ld,%lf", algo, &r.time_us, &r.messages,
+                  &r.inter_node_bytes) != 4)
+    throw std::runtime_error("the replay of " + coll + " of " + std::to_string((long long)bytes) +
+                             " bytes on " + std::to_string(nodes) + " nodes failed");
+  r.algorithm = algo;
+  return r;
+}
+
+// replay-one: records one call's schedule and replays it; prints
+// "algorithm,replay_us,messages,inter_node_bytes".
+int run_replay_one(const Options &o, const Cluster &c, const Engine &engine) {
+  if (o.nodes.size() != 1 || o.collectives.size() != 1 || o.sizes.size() != 1)
+    throw UsageError{"replay-one takes one node count, collective and size"};
+  ScheduleCall call;
+  call.collective = o.collectives[0];
+  call.bytes = o.sizes[0];
+  call.element_bytes = o.element_bytes;
+  call.ranks_per_node = c.ranks_per_node;
+  call.ranks = o.nodes[0] * c.ranks_per_node;
+  call.tuning_text = engine.tuning_text();
+  call.algorithm = o.algorithm;
+  ScheduleTrace trace = record_schedule(call);
+  ReplayNetwork net;
+  net.ranks_per_node = c.ranks_per_node;
+  net.rails = c.rails;
+  net.intra = c.intra_node;
+  net.inter = c.inter_rail;
+  ReplayResult r = replay(trace.ranks, net);
+  std::printf("%s,%.4f,%ld,%.0f\n", trace.algorithm.c_str(), r.time_us, r.messages,
+              r.inter_node_bytes);
+  return 0;
+}
+
 int run_collectives(const Options &o, const Cluster &c, const Engine &engine) {
   std::vector<std::string> columns{"nodes", "ranks", "collective", "bytes", "algorithm",
                                    "predicted_us"};
   if (o.all) columns.push_back("chosen");
+  if (o.replay) {
+    columns.insert(columns.end(), {"replayed_algorithm", "replay_us", "messages",
+                                   "inter_node_bytes"});
+  }
   Table t(columns);
   for (int n : o.nodes)
     for (const std::string &coll : o.collectives)
@@ -200,12 +305,28 @@ int run_collectives(const Options &o, const Cluster &c, const Engine &engine) {
         if (!engine.choose(coll, count, o.element_bytes, c.shape(n), &ch, &err))
           throw std::runtime_error(err);
         std::vector<EngineChoice> rows{ch};
-        if (o.all && !engine.candidates(coll, count, o.element_bytes, c.shape(n), &rows, &err))
+        if ((o.all || !o.algorithm.empty()) &&
+            !engine.candidates(coll, count, o.element_bytes, c.shape(n), &rows, &err))
           throw std::runtime_error(err);
+        if (!o.algorithm.empty()) {
+          // The forced algorithm's prediction beside its replay.
+          auto it = std::find_if(rows.begin(), rows.end(),
+                                 [&](const EngineChoice &r) { return r.algorithm == o.algorithm; });
+          if (it == rows.end())
+            throw std::runtime_error(o.algorithm + " does not apply to " + coll + " of " +
+                                     std::to_string((long long)bytes) + " bytes on " +
+                                     std::to_string(n) + " nodes");
+          rows = {*it};
+        }
         for (const EngineChoice &r : rows) {
           std::vector<nlohmann::json> row{n, n * c.ranks_per_node, coll, (long long)bytes,
                                           r.algorithm, rounded(r.predicted_us, 2)};
           if (o.all) row.push_back(r.algorithm == ch.algorithm);
+          if (o.replay) {
+            ReplayRow rr = replay_in_child(o, n, c.ranks_per_node, coll, bytes);
+            row.insert(row.end(), {rr.algorithm, rounded(rr.time_us, 2), rr.messages,
+                                   (long long)rr.inter_node_bytes});
+          }
           t.add(row);
         }
       }
@@ -266,6 +387,11 @@ int run_limits(const Options &o, const Cluster &c) {
 int main(int argc, char **argv) {
   try {
     Options o = parse_options(argc, argv);
+    {
+      char buf[4096];
+      ssize_t len = readlink("/proc/self/exe", buf, sizeof buf - 1);
+      self_path = len > 0 ? std::string(buf, size_t(len)) : argv[0];
+    }
     if (o.command == "help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -284,6 +410,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (o.command == "collectives") return run_collectives(o, c, engine);
+    if (o.command == "replay-one") return run_replay_one(o, c, engine);
     if (o.command == "step") return run_step(o, c, engine);
     return run_limits(o, c);
   } catch (const UsageError &e) {

@@ -13,6 +13,7 @@
 #include "live_handle.h"
 #include "mailbox.h"
 #include "registry.h"
+#include "trace.h"
 
 using namespace smd_inproc;
 using smd_plugin::fail;
@@ -71,6 +72,7 @@ Status inproc_init(const smd_transport_host_t *host, void **out) {
     ctx->host = host;
     ctx->rank = host->rank;
     ctx->address = register_mailbox(ctx->box);
+    trace_to(smd_plugin::param(ctx, "SMD_INPROC_TRACE"));
     *out = ctx;
     return SMD_TRANSPORT_OK;
   });
@@ -81,6 +83,11 @@ Status inproc_finalize(void *c) {
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
   unregister_mailbox(ctx->address.id);
   ctx->box->close();
+  std::string trace_path;
+  if (tracing() && !trace_flush(&trace_path))
+    smd_plugin::log_line(ctx, SMD_TRANSPORT_LOG_WARN,
+                         "inproc: could not append the message trace to SMD_INPROC_TRACE=%s",
+                         trace_path.c_str());
   for (Request *r : ctx->live) delete r;
   ctx->magic = 0;
   delete ctx;
@@ -151,7 +158,8 @@ Status inproc_isend(void *c, void *e, const void *buf, size_t size, void *, uint
   if (ep == nullptr || request == nullptr || (size && buf == nullptr))
     return SMD_TRANSPORT_ERR_INVALID;
   return guard(ctx->host, "inproc", "isend", [&] {
-    Status st = ep->box->deliver(ctx->rank, tag, buf, size);
+    uint64_t id = tracing() ? trace_send(ctx->rank, ep->peer, size) : 0;
+    Status st = ep->box->deliver(ctx->rank, tag, buf, size, id);
     if (st == SMD_TRANSPORT_ERR_PEER)
       return fail(ctx, st, "inproc: rank %d's context is gone", ep->peer);
     auto *r = new Request();
@@ -189,6 +197,7 @@ Status inproc_test(void *c, void *q, int *done, size_t *size) {
   *done = ctx->box->finished(r) ? 1 : 0;
   if (!*done) return SMD_TRANSPORT_IN_PROGRESS;
   Status st = r->status;
+  if (r->trace_id != 0) trace_receive(ctx->rank, r->trace_id);
   if (size) *size = r->size;
   int32_t source = r->source;
   ctx->release(r);
@@ -240,7 +249,12 @@ int32_t inproc_probe(const smd_transport_host_t *, char *why, size_t why_size) {
   return -1;
 }
 
-const smd_transport_param_t kParams[] = {{nullptr, nullptr, nullptr, nullptr}};
+const smd_transport_param_t kParams[] = {
+    {"SMD_INPROC_TRACE", "string", "",
+     "Append every message (sender, receiver, bytes) and every receive's completion, in each "
+     "rank's order, to this file when the rank's context finalizes: smd-sim's schedule replay "
+     "reads it."},
+    {nullptr, nullptr, nullptr, nullptr}};
 
 const smd_transport_v1_t kTable = {
     sizeof(smd_transport_v1_t),

@@ -6,7 +6,8 @@
 
 namespace smd_inproc {
 
-void Mailbox::fill(Request *r, const void *data, size_t size) {
+void Mailbox::fill(Request *r, const void *data, size_t size, uint64_t trace_id) {
+  r->trace_id = trace_id;
   size_t n = std::min(size, r->capacity);
   if (n) std::memcpy(r->buf, data, n);
   r->size = n;
@@ -15,7 +16,7 @@ void Mailbox::fill(Request *r, const void *data, size_t size) {
 }
 
 smd_transport_status_t Mailbox::deliver(int32_t source, uint64_t tag, const void *data,
-                                        size_t size) {
+                                        size_t size, uint64_t trace_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return SMD_TRANSPORT_ERR_PEER;
   Key k{source, tag};
@@ -24,10 +25,10 @@ smd_transport_status_t Mailbox::deliver(int32_t source, uint64_t tag, const void
     Request *r = w->second.front();
     w->second.pop_front();
     if (w->second.empty()) waiting_.erase(w);
-    fill(r, data, size);
+    fill(r, data, size, trace_id);
   } else {
     const auto *p = static_cast<const uint8_t *>(data);
-    unexpected_[k].emplace_back(p, p + size);
+    unexpected_[k].push_back({std::vector<uint8_t>(p, p + size), trace_id});
   }
   ++news_;
   arrived_.notify_one();
@@ -39,10 +40,10 @@ void Mailbox::post(Request *r) {
   Key k{r->source, r->tag};
   auto u = unexpected_.find(k);
   if (u != unexpected_.end()) {
-    std::vector<uint8_t> m = std::move(u->second.front());
+    Queued m = std::move(u->second.front());
     u->second.pop_front();
     if (u->second.empty()) unexpected_.erase(u);
-    fill(r, m.data(), m.size());
+    fill(r, m.bytes.data(), m.bytes.size(), m.trace_id);
     return;
   }
   waiting_[k].push_back(r);

@@ -37,13 +37,16 @@ struct Request {
   int32_t source = -1;
   uint64_t tag = 0;
   std::shared_ptr<Mailbox> sender;  // to notice that the sender is gone
+  uint64_t trace_id = 0;  // the message's (trace.h); 0 when not tracing
 };
 
 class Mailbox {
  public:
   // Hands `size` bytes from rank `source` to the receive waiting for
   // (source, tag), or queues a copy. ERR_PEER once the mailbox closed.
-  smd_transport_status_t deliver(int32_t source, uint64_t tag, const void *data, size_t size);
+  // trace_id goes with the bytes to the receive that takes them.
+  smd_transport_status_t deliver(int32_t source, uint64_t tag, const void *data, size_t size,
+                                 uint64_t trace_id = 0);
   // Matches `r` against queued messages or leaves it waiting.
   void post(Request *r);
   // Whether `r` finished; a waiting receive whose sender closed finishes
@@ -70,13 +73,17 @@ class Mailbox {
       return std::hash<uint64_t>()(k.tag * 0x9e3779b97f4a7c15ull ^ uint64_t(uint32_t(k.source)));
     }
   };
-  static void fill(Request *r, const void *data, size_t size);
+  struct Queued {
+    std::vector<uint8_t> bytes;
+    uint64_t trace_id;
+  };
+  static void fill(Request *r, const void *data, size_t size, uint64_t trace_id);
 
   mutable std::mutex mu_;
   std::condition_variable arrived_;
   uint64_t news_ = 0, news_seen_ = 0;
   std::atomic<bool> closed_{false};  // read without the lock: see finished()
-  std::unordered_map<Key, std::deque<std::vector<uint8_t>>, KeyHash> unexpected_;
+  std::unordered_map<Key, std::deque<Queued>, KeyHash> unexpected_;
   std::unordered_map<Key, std::deque<Request *>, KeyHash> waiting_;
 };
 
