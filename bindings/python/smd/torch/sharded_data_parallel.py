@@ -27,9 +27,11 @@ reaches the threshold, rank 0 warns once with the sizes.
 Gathering is per unit: a module of a `units` class (default:
 nn.MultiheadAttention and the transformer layers, whose forwards read
 their children's weights directly) gathers its whole subtree, any other
-module its own sharded parameters. Before a unit's forward its parameters
-are fetched (the set prefetches the next ones along the order the first
-step recorded) and copied into their storages, resized back in place;
+module its own sharded parameters. Before a unit's forward its storages
+are resized back in place and its parameters gathered straight into them
+(smd_sharded_fetch_into: no copy of the set's is held beside them), with
+the units that follow along the order the first step recorded gathered
+ahead (up to prefetch_depth parameters, within max_live_parameters);
 after it, the storages are freed again. As FSDP does it, the storage
 object stays the same, so views an operation saved for its backward (a
 transposed weight, a slice of a packed projection) see the values again
@@ -44,6 +46,13 @@ done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
 shards clipped to gradient_clipping when given.
+
+A step cut short by an exception (a loss or hook raising in the forward
+or backward) leaves parameters gathered, reductions in flight and the end
+of the backward never run: the next forward of the wrapper undoes that
+first (waits for the reductions, frees the storages, drops the cut
+step's gradients, ends the set's round), so training goes on as if the
+cut step had not been taken, provided every rank raised alike.
 
 Limits of this release: CPU tensors of float32 or float64; one backward
 per optimizer step (the gradient shards are overwritten by each); a
