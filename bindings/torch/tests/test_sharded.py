@@ -143,7 +143,6 @@ def test_sharded_max_live_one_layer(world, rank, size):
     # serve only state_dict(), one parameter at a time).
     assert 0 < stats["peak_gathered_elements"] <= block
     assert stats["peak_live_elements"] <= block
-    assert stats["peak_live_bytes"] <= 4 * block
     assert_same(result, ddp_reference(world, rank, steps))
 
 

@@ -365,7 +365,7 @@ class ShardedDataParallel(nn.Module):
                 # freed while not gathered and refilled in place when it
                 # is (as FSDP does), so views saved for a backward
                 # (a transposed weight, a slice of a packed one) stay valid.
-                entry.flat = torch.zeros(self._set.gathered_count(entry.pid), dtype=entry.param.dtype)
+                entry.flat = torch.empty(self._set.gathered_count(entry.pid), dtype=entry.param.dtype)
                 entry.param.data = entry.flat[:entry.numel].view(entry.param.shape)
                 _storage_resize(entry.flat, 0)
             owned.append(entry.shard)
