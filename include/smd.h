@@ -1118,6 +1118,38 @@ SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int
                                                    size_t n, const void *const *grads,
                                                    smd_stream_t stream, smd_request_t **request);
 
+/* ---- Gathering into the caller's buffers (sharded sets) -----------------
+ *
+ * smd_sharded_fetch_into() gathers parameters ids[0..n) straight into
+ * buffers the caller owns, dsts[i] of capacities[i] elements of
+ * datatypes[i] (as FSDP gathers into the storage a layer computes with, so
+ * the gathered values are not held twice). No buffer of the set is used:
+ * nothing counts against max_live_parameters, nothing is cached, recorded
+ * for prefetch, or to be released. A buffer holds at least the
+ * parameter's gathered count (smd_sharded_gathered_count: its shard's
+ * count times the group size; a persistent parameter's count): its first
+ * `count` elements receive the parameter, the rest the padding's zeros. A
+ * persistent parameter is copied from this rank's whole copy.
+ *
+ * Collective over the shard group like smd_sharded_fetch, and checked the
+ * same way (ranks gathering other parameters, or in another order, get
+ * SMD_ERR_MISMATCH). Errors: SMD_ERR_INVALID_ARGUMENT for an unknown id,
+ * an id twice, a NULL buffer, a datatype other than the parameter's, or a
+ * capacity below its gathered count; the rank that finds one still takes
+ * part in the call with a gather of its own subject, so when the call
+ * gathers anything the other ranks get SMD_ERR_MISMATCH instead of waiting
+ * (and, as after every mismatch, the communicator is unusable). Blocking
+ * when `request` is NULL; otherwise the buffers must stay untouched until
+ * the request completes. Since 0.1. */
+SMD_API smd_result_t smd_sharded_fetch_into(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                            const smd_datatype_t *datatypes, void *const *dsts,
+                                            const size_t *capacities, smd_stream_t stream,
+                                            smd_request_t **request);
+
+/* Elements a buffer of smd_sharded_fetch_into needs for parameter `id`
+ * (local). */
+SMD_API smd_result_t smd_sharded_gathered_count(smd_sharded_t *set, int32_t id, size_t *count);
+
 /* ---- Interrupting blocked calls (Ctrl-C) --------------------------------
  *
  * A call that blocks (a collective, smd_recv, smd_request_wait, ...) does

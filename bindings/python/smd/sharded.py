@@ -328,6 +328,58 @@ class ShardedParameters:
         self._comm._run(call)
         return [self.full(pid) for pid in listed]
 
+    def gathered_count(self, pid: int) -> int:
+        """Elements a buffer of :meth:`fetch_into` needs for parameter
+        `pid`: its shard's count times the group size (the parameter's
+        count, padded), or its count when persistent."""
+        self._param(pid)
+        out = ffi.new("size_t *")
+        check(lib.smd_sharded_gathered_count(self._live(), int(pid), out))
+        return int(out[0])
+
+    def fetch_into(self, ids: IdsLike, outs: Sequence[Any], *,
+                   async_: bool = False) -> Optional[Request]:
+        """Gather parameters `ids` straight into the caller's writable
+        host buffers ``outs[i]`` (flat, the parameter's dtype, at least
+        :meth:`gathered_count` elements; the first ``count`` receive the
+        parameter), using none of the set's memory: nothing to release,
+        nothing cached (collective). With ``async_=True``: returns a
+        Request; the buffers must stay untouched until it finishes."""
+        listed, array = _id_array(ids)
+        buffers = self._host_buffers("fetch_into", listed, outs, "buffer", writable=True)
+        return self._fetch_into(listed, array, [b.datatype for b in buffers], [b.ptr for b in buffers],
+                                [b.count for b in buffers], (tuple(b.obj for b in buffers),), async_)
+
+    def fetch_into_addresses(self, ids: IdsLike, addresses: Sequence[int], counts: Sequence[int],
+                             *, async_: bool = False) -> Optional[Request]:
+        """:meth:`fetch_into` for raw host addresses (``tensor.data_ptr()``:
+        no numpy view is made, so a torch storage stays resizable), each of
+        `counts[i]` elements of the parameter's own dtype, kept alive and
+        untouched by the caller until the call (or its Request) is done."""
+        listed, array = _id_array(ids)
+        addresses, counts = list(addresses), list(counts)
+        if not len(addresses) == len(counts) == len(listed):
+            raise InvalidArgumentError(f"fetch_into_addresses: {len(listed)} ids, {len(addresses)} "
+                                       f"addresses and {len(counts)} counts")
+        types = [self._param(pid).datatype for pid in listed]
+        pointers = [ffi.cast("void *", int(a)) for a in addresses]
+        return self._fetch_into(listed, array, types, pointers, [int(c) for c in counts], (), async_)
+
+    def _fetch_into(self, listed: List[int], array: Any, datatypes: List[Datatype], ptrs: List[Any],
+                    counts: List[int], owners: Tuple[Any, ...], async_: bool) -> Optional[Request]:
+        n = len(listed)
+        types = ffi.new("smd_datatype_t[]", [int(t) for t in datatypes]) if n else ffi.NULL
+        pointers = ffi.new("void *[]", ptrs) if n else ffi.NULL
+        capacities = ffi.new("size_t[]", counts) if n else ffi.NULL
+        keep = (array, types, pointers, capacities, owners, tuple(ptrs))
+        start = lib.smd_sharded_fetch_into
+        call = _Call(start=start, blocking=lambda *args: start(*args, ffi.NULL),
+                     args=(self._live(), array, n, types, pointers, capacities, ffi.NULL), keep=keep)
+        if async_:
+            return self._comm._start(call)
+        self._comm._run(call)
+        return None
+
     def release(self, ids: IdsLike) -> None:
         """Hand the whole arrays of `ids` back (their views become invalid)."""
         listed, array = _id_array(ids)
@@ -352,22 +404,31 @@ class ShardedParameters:
         left) ends it. Each gradient is reduced once per round."""
         return self._reduce(lib.smd_sharded_reduce_grads_part, ids, grads, async_)
 
+    def _host_buffers(self, what: str, listed: List[int], objs: Sequence[Any], kind: str,
+                      writable: bool) -> List[Any]:
+        """One host buffer per parameter of `listed` (bfloat16 ones read as
+        such)."""
+        objs = list(objs)
+        if len(objs) != len(listed):
+            raise InvalidArgumentError(f"{what}: {len(listed)} ids but {len(objs)} {kind}s")
+        buffers = []
+        for pid, obj in zip(listed, objs):
+            param = self._param(pid)
+            b = as_buffer(obj, dtype=param.datatype if param.datatype is Datatype.BFLOAT16 else None,
+                          writable=writable, name=f"{kind} of parameter {pid}")
+            require_host(b)
+            buffers.append(b)
+        return buffers
+
     def _reduce(self, fn: Any, ids: IdsLike, grads: Sequence[Any], async_: bool) -> Optional[Request]:
         listed, array = _id_array(ids)
-        grads = list(grads)
-        if len(grads) != len(listed):
-            raise InvalidArgumentError(f"reduce_grads: {len(listed)} ids but {len(grads)} gradients")
-        buffers = []
-        for pid, g in zip(listed, grads):
+        buffers = self._host_buffers("reduce_grads", listed, grads, "gradient", writable=False)
+        for pid, b in zip(listed, buffers):
             param = self._param(pid)
-            b = as_buffer(g, dtype=param.datatype if param.datatype is Datatype.BFLOAT16 else None,
-                          name=f"gradient of parameter {pid}")
-            require_host(b)
             if b.datatype != param.datatype or b.count != param.count:
                 raise InvalidArgumentError(
                     f"the gradient of parameter {pid} holds {b.count} {b.datatype.name.lower()} "
                     f"elements; the parameter has {param.count} {param.datatype.name.lower()}")
-            buffers.append(b)
         pointers = ffi.new("void *[]", [b.ptr for b in buffers]) if buffers else ffi.NULL
         keep = (array, pointers, tuple(b.obj for b in buffers), tuple(b.ptr for b in buffers))
         call = _Call(start=fn, blocking=lambda *args: fn(*args, ffi.NULL),

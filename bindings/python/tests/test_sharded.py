@@ -232,3 +232,36 @@ def test_reduce_grads_in_parts(world):
             np.testing.assert_allclose(sp.grad(pid), expected_shard(sp, pid, exact), rtol=1e-12)
         sp.reduce_grads_part([2], [grads[2]])  # a new round
         sp.reduce_grads([], [])
+
+
+def test_fetch_into_the_callers_buffers(world):
+    """fetch_into gathers into the caller's arrays (padding zeros past the
+    count), from numpy arrays or raw addresses, blocking or not, with no
+    memory of the set's; a too-small or wrongly typed buffer is refused."""
+    with smd.ShardedParameters(world, param_persistence_threshold=10) as sp:
+        big = np.arange(30, dtype=np.float32)
+        small = np.arange(4, dtype=np.float64)
+        b, s = sp.register(big), sp.register(small)
+        need = sp.gathered_count(b)
+        assert need == -(-30 // world.size) * world.size
+        assert sp.gathered_count(s) == 4
+        out_b, out_s = np.full(need, -1, np.float32), np.zeros(4, np.float64)
+        sp.fetch_into([b, s], [out_b, out_s])
+        np.testing.assert_array_equal(out_b[:30], big)
+        assert (out_b[30:] == 0).all()
+        np.testing.assert_array_equal(out_s, small)
+        again = np.zeros(need, np.float32)
+        sp.fetch_into([b], [again], async_=True).wait()
+        np.testing.assert_array_equal(again[:30], big)
+        raw = np.zeros(need, np.float32)
+        sp.fetch_into_addresses([b], [raw.ctypes.data], [raw.size])
+        np.testing.assert_array_equal(raw[:30], big)
+        assert sp.stats()["peak_live_elements"] == 0
+        # Every rank passes the same wrong buffer: each is told, alike.
+        with pytest.raises(smd.InvalidArgumentError, match=f"needs {need}"):
+            sp.fetch_into([b], [np.zeros(need - 1, np.float32)])
+        with pytest.raises(smd.InvalidArgumentError, match="float64"):
+            sp.fetch_into([b], [np.zeros(need, np.float64)])
+        with pytest.raises(smd.InvalidArgumentError, match="1 ids but 2"):
+            sp.fetch_into([b], [out_b, out_s])
+        sp.fetch_into([b], [again])  # the communicator is still in use

@@ -246,6 +246,35 @@ SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int
   });
 }
 
+SMD_API smd_result_t smd_sharded_fetch_into(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                            const smd_datatype_t *datatypes, void *const *dsts,
+                                            const size_t *capacities, smd_stream_t stream,
+                                            smd_request_t **request) {
+  return guarded("smd_sharded_fetch_into", [&] {
+    if (request) *request = nullptr;
+    not_in_group("smd_sharded_fetch_into");
+    auto &s = set_of(set);
+    check_stream(stream);
+    auto idv = id_vector(s, ids, n, true);
+    if (n > 0 && (!datatypes || !dsts || !capacities))
+      fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL but n is %zu",
+           !datatypes ? "datatypes" : !dsts ? "dsts" : "capacities", n);
+    std::vector<smd_datatype_t> types(datatypes, datatypes + n);
+    std::vector<void *> into(dsts, dsts + n);
+    std::vector<size_t> caps(capacities, capacities + n);
+    auto task = s.fetch_into(idv, types, into, caps, request == nullptr);
+    if (request) *request = new_request(s.comm_ptr(), std::move(task), "sharded fetch_into");
+  });
+}
+
+SMD_API smd_result_t smd_sharded_gathered_count(smd_sharded_t *set, int32_t id, size_t *count) {
+  return guarded("smd_sharded_gathered_count", [&] {
+    require_out(count, "count");
+    *count = 0;
+    *count = set_of(set).gathered_count(id);
+  });
+}
+
 SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm, double *total_norm) {
   return guarded("smd_sharded_clip_grads", [&] {
     not_in_group("smd_sharded_clip_grads");

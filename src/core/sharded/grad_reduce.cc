@@ -82,7 +82,12 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
   int size = comm.size(), me = comm.rank();
   double replicas = cfg.replicas ? cfg.replicas->size() : 1;
   double scale = cfg.average ? 1.0 / (size * replicas) : 1.0;
-  std::unique_ptr<char[]> send(new char[b.elements * wire_elem]);
+  // A bucket of one slice that travels in its own type is, rank by rank,
+  // a contiguous run of its gradient already: it is sent from there, with
+  // no packed copy of it beside the gradient.
+  const GradTarget &first_target = targets[b.slices.front().target];
+  bool direct = !b.persistent && b.slices.size() == 1 && b.wire == first_target.datatype;
+  std::unique_ptr<char[]> send(direct ? nullptr : new char[b.elements * wire_elem]);
   uint32_t subject = subject_of(targets, b);
   if (b.persistent) {
     size_t at = 0;
@@ -115,9 +120,10 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
       const GradTarget &t = targets[s.target];
       Owned o = owned_part(t, s, r);
       if (o.hi == o.lo) continue;
-      convert_scaled(send.get() + at * wire_elem, b.wire,
-                     static_cast<const char *>(t.full_grad) + o.lo * datatype_size(t.datatype),
-                     t.datatype, o.hi - o.lo, 1.0);
+      if (!direct)
+        convert_scaled(send.get() + at * wire_elem, b.wire,
+                       static_cast<const char *>(t.full_grad) + o.lo * datatype_size(t.datatype),
+                       t.datatype, o.hi - o.lo, 1.0);
       at += o.hi - o.lo;
     }
     layout->counts.push_back(at - layout->displs.back());
@@ -125,7 +131,10 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
   finish_layout(*layout);
   size_t mine = layout->counts[static_cast<size_t>(me)];
   std::unique_ptr<char[]> recv(new char[std::max<size_t>(mine, 1) * wire_elem]);
-  CollArgs a{CollKind::kReduceScatterv, send.get(), recv.get(), layout->total, b.wire, SMD_SUM,
+  const void *from = direct ? static_cast<const char *>(first_target.full_grad) +
+                                  b.slices.front().begin * wire_elem
+                            : send.get();
+  CollArgs a{CollKind::kReduceScatterv, from, recv.get(), layout->total, b.wire, SMD_SUM,
              static_cast<int>(layout->digest)};
   a.blocks = layout;
   a.subject = subject;

@@ -200,16 +200,19 @@ namespace {
 
 struct Gather {
   const void *shard;
-  std::shared_ptr<char[]> full;
+  std::shared_ptr<char[]> full;  // the set's buffer; null when gathering into `into`
   size_t chunk;
   smd_datatype_t datatype;
   int32_t id;
+  void *into = nullptr;  // the caller's buffer (fetch_into)
+  uint32_t subject = 0;  // 0: the parameter's own
 };
 
 void run_gathers(Comm &c, const std::vector<Gather> &gathers, bool flat) {
   for (const Gather &g : gathers) {
-    CollArgs a{CollKind::kAllgather, g.shard, g.full.get(), g.chunk, g.datatype, SMD_SUM, 0};
-    a.subject = parameter_subject({static_cast<uint64_t>(g.id)});
+    void *dst = g.into ? g.into : g.full.get();
+    CollArgs a{CollKind::kAllgather, g.shard, dst, g.chunk, g.datatype, SMD_SUM, 0};
+    a.subject = g.subject ? g.subject : parameter_subject({static_cast<uint64_t>(g.id)});
     if (flat) a.algo = Algo::kRing;
     run_collective(c, a);
   }
@@ -309,6 +312,85 @@ void ShardedSet::prefetch(const std::vector<int32_t> &ids) {
     p.gather = task;
     stats_.prefetches++;
   }
+}
+
+size_t ShardedSet::gathered_count(int32_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Param &p = param(id);
+  return p.persistent ? p.count : p.chunk * static_cast<size_t>(comm_->size());
+}
+
+std::shared_ptr<Task> ShardedSet::fetch_into(const std::vector<int32_t> &ids,
+                                             const std::vector<smd_datatype_t> &datatypes,
+                                             const std::vector<void *> &dsts,
+                                             const std::vector<size_t> &capacities, bool blocking) {
+  std::lock_guard<std::mutex> lock(mu_);
+  comm_->check_usable();
+  // The first problem with this rank's arguments; the peers cannot see it,
+  // so it is raised only after the mismatching gather below.
+  std::string why;
+  bool gathers_any = false;
+  for (size_t i = 0; i < ids.size() && why.empty(); ++i) {
+    int32_t id = ids[i];
+    if (id < 0 || static_cast<size_t>(id) >= params_.size()) {
+      why = format("unknown parameter id %d (%zu registered)", id, params_.size());
+      gathers_any = true;
+      break;
+    }
+    const Param &p = params_[size_t(id)];
+    gathers_any |= !p.persistent;
+    size_t need = p.persistent ? p.count : p.chunk * static_cast<size_t>(comm_->size());
+    if (std::find(ids.begin(), ids.begin() + long(i), id) != ids.begin() + long(i))
+      why = format("parameter %d appears twice in one fetch_into", id);
+    else if (!dsts[i])
+      why = format("dsts[%zu] (parameter %d) is NULL", i, id);
+    else if (datatypes[i] != p.datatype)
+      why = format("dsts[%zu] holds %s but parameter %d is %s", i, datatype_name(datatypes[i]), id,
+                   datatype_name(p.datatype));
+    else if (capacities[i] < need)
+      why = format("dsts[%zu] holds %zu elements but parameter %d needs %zu (its %zu elements%s)", i,
+                   capacities[i], id, need, p.count,
+                   p.persistent ? "" : " padded to a multiple of the group size");
+  }
+  for (size_t i = 0; i < ids.size() && !gathers_any; ++i)
+    gathers_any = ids[i] >= 0 && static_cast<size_t>(ids[i]) < params_.size() &&
+                  !params_[size_t(ids[i])].persistent;
+  check_registration();
+  bool flat = !cfg_.hierarchical && coll_state(*comm_).shape.nodes > 1;
+  if (!why.empty()) {
+    if (gathers_any) {
+      // One byte under a subject no parameter has: the peers' gather of
+      // the same call fails its check (SMD_ERR_MISMATCH) on every rank.
+      auto scratch = std::shared_ptr<char[]>(new char[static_cast<size_t>(comm_->size())]);
+      char one = 0;
+      Gather bad{&one, scratch, 1, SMD_UINT8, -1};
+      bad.subject = parameter_subject({~uint64_t(0), ids.size()});
+      try {
+        comm_->executor().run_blocking([&] { run_gathers(*comm_, {bad}, flat); });
+      } catch (const Error &) {
+        // The peers' mismatch; this rank's own reason is the one to report.
+      }
+    }
+    fail(SMD_ERR_INVALID_ARGUMENT, "fetch_into: %s", why.c_str());
+  }
+  std::vector<Gather> gathers;
+  std::vector<std::shared_ptr<Task>> waits;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Param &p = params_[size_t(ids[i])];
+    if (p.persistent) {
+      std::memcpy(dsts[i], p.shard.get(), p.count * p.elem);
+      continue;
+    }
+    stats_.fetches++;
+    stats_.bytes_fetched += p.chunk * p.elem * (static_cast<size_t>(comm_->size()) - 1);
+    Gather g{p.shard.get(), nullptr, p.chunk, p.datatype, ids[i]};
+    g.into = dsts[i];
+    gathers.push_back(g);
+  }
+  Comm *c = comm_.get();
+  std::shared_ptr<Task> task;
+  run([c, gathers, flat] { run_gathers(*c, gathers, flat); }, blocking, &task);
+  return task;
 }
 
 void *ShardedSet::full(int32_t id) const {

@@ -86,6 +86,18 @@ class ShardedSet {
   // otherwise the task that completes when they are.
   std::shared_ptr<Task> fetch(const std::vector<int32_t> &ids, bool blocking);
   void *full(int32_t id) const;
+  // Gathers ids straight into the caller's buffers dsts[i] (capacities[i]
+  // elements of datatypes[i]), outside the set's buffers, bound and cache
+  // (collective). A rank whose arguments are wrong still runs one gather
+  // of a subject of its own, so its peers fail with SMD_ERR_MISMATCH
+  // instead of waiting, then throws SMD_ERR_INVALID_ARGUMENT.
+  std::shared_ptr<Task> fetch_into(const std::vector<int32_t> &ids,
+                                   const std::vector<smd_datatype_t> &datatypes,
+                                   const std::vector<void *> &dsts,
+                                   const std::vector<size_t> &capacities, bool blocking);
+  // Elements a buffer of fetch_into needs for a parameter: its shard
+  // count times the group size (persistent: its count).
+  size_t gathered_count(int32_t id) const;
   void release(const std::vector<int32_t> &ids);
   // Reduces the gradients of ids and ends the round.
   std::shared_ptr<Task> reduce_grads(const std::vector<int32_t> &ids,

@@ -27,9 +27,11 @@ reaches the threshold, rank 0 warns once with the sizes.
 Gathering is per unit: a module of a `units` class (default:
 nn.MultiheadAttention and the transformer layers, whose forwards read
 their children's weights directly) gathers its whole subtree, any other
-module its own sharded parameters. Before a unit's forward its parameters
-are fetched (the set prefetches the next ones along the order the first
-step recorded) and copied into their storages, resized back in place;
+module its own sharded parameters. Before a unit's forward its storages
+are resized back in place and its parameters gathered straight into them
+(smd_sharded_fetch_into: no copy of the set's is held beside them), with
+the units that follow along the order the first step recorded gathered
+ahead (up to prefetch_depth parameters, within max_live_parameters);
 after it, the storages are freed again. As FSDP does it, the storage
 object stays the same, so views an operation saved for its backward (a
 transposed weight, a slice of a packed projection) see the values again
@@ -44,6 +46,13 @@ done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
 shards clipped to gradient_clipping when given.
+
+A step cut short by an exception (a loss or hook raising in the forward
+or backward) leaves parameters gathered, reductions in flight and the end
+of the backward never run: the next forward of the wrapper undoes that
+first (waits for the reductions, frees the storages, drops the cut
+step's gradients, ends the set's round), so training goes on as if the
+cut step had not been taken, provided every rank raised alike.
 
 Limits of this release: CPU tensors of float32 or float64; one backward
 per optimizer step (the gradient shards are overwritten by each); a
@@ -237,7 +246,7 @@ class _Entry:
     persistent)."""
 
     __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel", "group",
-                 "arrived", "reduced")
+                 "arrived", "reduced", "flat", "prefetch")
 
     def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
         self.name = name
@@ -250,6 +259,11 @@ class _Entry:
         self.group: Optional["_ReduceGroup"] = None  # whose reduction carries its gradient
         self.arrived = False  # its gradient was accumulated in this backward
         self.reduced = False  # and its reduction queued
+        # The whole parameter's storage seen flat, padded to the set's
+        # gathered count (the parameter is a view of its start): gathers
+        # land in it directly.
+        self.flat: Optional[torch.Tensor] = None
+        self.prefetch: Any = None  # the request of a gather started ahead, until used
 
 
 class _ReduceGroup:
@@ -351,8 +365,9 @@ class ShardedDataParallel(nn.Module):
                 # freed while not gathered and refilled in place when it
                 # is (as FSDP does), so views saved for a backward
                 # (a transposed weight, a slice of a packed one) stay valid.
-                entry.param.data = torch.empty(entry.param.shape, dtype=entry.param.dtype)
-                _storage_resize(entry.param.data, 0)
+                entry.flat = torch.empty(self._set.gathered_count(entry.pid), dtype=entry.param.dtype)
+                entry.param.data = entry.flat[:entry.numel].view(entry.param.shape)
+                _storage_resize(entry.flat, 0)
             owned.append(entry.shard)
         self.shards = nn.ParameterList(owned)
         self._gathered_elements = 0
@@ -360,6 +375,14 @@ class ShardedDataParallel(nn.Module):
         self._peak_gathered_elements = 0
         self._hooks = []
         self._backward_queued = False
+        self._prefetch_depth = prefetch_depth
+        # The units' gathers of the first step, in order (each unit by its
+        # index in _units), and where the current step is along it: the
+        # gathers of the units that follow are started ahead.
+        self._order: List[int] = []
+        self._recording = True
+        self._cursor = 0
+        self._unit_entries: List[List[_Entry]] = []
         whole = _UNITS if units is None else tuple(units)
         if not all(isinstance(u, type) and issubclass(u, nn.Module) for u in whole):
             raise InvalidArgumentError(f"units must be nn.Module classes, got {units!r}")
@@ -387,8 +410,10 @@ class ShardedDataParallel(nn.Module):
             mine = [e for e in mine if not e.persistent]
             if not mine:
                 continue
-            self._hooks.append(sub.register_forward_pre_hook(self._pre_forward_hook(mine)))
-            self._hooks.append(sub.register_forward_hook(self._post_forward_hook(mine)))
+            unit = len(self._unit_entries)
+            self._unit_entries.append(mine)
+            self._hooks.append(sub.register_forward_pre_hook(self._pre_forward_hook(unit)))
+            self._hooks.append(sub.register_forward_hook(self._post_forward_hook(unit)))
         if self._set.comm.rank == 0 and self._entries and param_persistence_threshold < NO_SHARDING \
                 and all(e.persistent for e in self._entries):
             largest = max(e.numel for e in self._entries)
@@ -401,14 +426,15 @@ class ShardedDataParallel(nn.Module):
 
     # -- gathering -------------------------------------------------------------
 
-    def _gather(self, entries: List[_Entry]) -> None:
+    def _gather(self, unit: int) -> None:
+        entries = self._unit_entries[unit]
+        self._advance(unit)
         missing = [e for e in entries if e.holds == 0]
         for e in entries:
             e.holds += 1
-        if not missing:
-            return
-        adding = sum(e.numel for e in missing)
-        if self._gathered_elements + adding > self._max_live:
+        fetch = [e for e in missing if e.prefetch is None]
+        adding = sum(e.numel for e in fetch)
+        if fetch and self._gathered_elements + adding > self._max_live:
             # Every rank holds the same units: every rank raises here.
             for e in entries:
                 e.holds -= 1
@@ -416,40 +442,102 @@ class ShardedDataParallel(nn.Module):
                 f"gathering {adding} more elements beside the {self._gathered_elements} "
                 f"gathered would pass max_live_parameters={self._max_live}: raise it to at "
                 f"least the largest unit's sharded elements")
-        pids = [e.pid for e in missing]
-        fulls = self._set.fetch(pids)
-        with torch.no_grad():
-            for e, full in zip(missing, fulls):
-                data = e.param.data  # a fresh version counter: autograd sees no write
-                _storage_resize(data, e.numel)
-                data.copy_(torch.from_numpy(full))
-        # Copied: the set may reuse its gathered memory (or keep it cached).
-        self._set.release(pids)
-        self._gathered_elements += sum(e.numel for e in missing)
+        if fetch:
+            self._fetch_into(fetch, async_=False)
+        for e in missing:
+            if e.prefetch is not None:
+                request, e.prefetch = e.prefetch, None
+                request.wait()
+        self._prefetch_after()
+
+    def _fetch_into(self, entries: List[_Entry], async_: bool) -> Any:
+        """Gather entries straight into their parameters' storages, sized
+        back first (their views, saved for a backward, see them again)."""
+        for e in entries:
+            _storage_resize(e.flat, e.flat.numel())
+        self._gathered_elements += sum(e.numel for e in entries)
         self._peak_gathered_elements = max(self._peak_gathered_elements, self._gathered_elements)
+        try:
+            # Addresses, not tensors: a numpy view would pin the storage's size.
+            return self._set.fetch_into_addresses(
+                [e.pid for e in entries], [e.flat.data_ptr() for e in entries],
+                [e.flat.numel() for e in entries], async_=async_)
+        except BaseException:
+            self._free(entries)
+            raise
+
+    def _free(self, entries: List[_Entry]) -> None:
+        for e in entries:
+            _storage_resize(e.flat, 0)
+            self._gathered_elements -= e.numel
+
+    def _advance(self, unit: int) -> None:
+        """Follow the first step's order of gathers (record it in the first
+        step): the same calls on every rank, so the same gathers ahead."""
+        if self._recording:
+            self._order.append(unit)
+            return
+        try:
+            self._cursor = self._order.index(unit, self._cursor) + 1
+        except ValueError:
+            pass  # off the recorded order: nothing gathered ahead this time
+
+    def _prefetch_after(self) -> None:
+        """Start the gathers of the units that follow along the recorded
+        order, up to prefetch_depth parameters, while max_live_parameters
+        leaves room."""
+        if self._recording or not self._prefetch_depth:
+            return
+        started = 0
+        for unit in self._order[self._cursor:]:
+            ahead = [e for e in self._unit_entries[unit] if e.holds == 0 and e.prefetch is None]
+            if not ahead:
+                continue
+            if started + len(ahead) > self._prefetch_depth or \
+                    self._gathered_elements + sum(e.numel for e in ahead) > self._max_live:
+                return
+            request = self._fetch_into(ahead, async_=True)
+            for e in ahead:
+                e.prefetch = request
+            started += len(ahead)
+
+    def _drop_prefetched(self) -> None:
+        """Free what was gathered ahead and not used (after waiting: the
+        gathers write into it)."""
+        for e in self._entries:
+            if e.prefetch is not None:
+                request, e.prefetch = e.prefetch, None
+                try:
+                    request.wait()
+                finally:
+                    if e.holds == 0:
+                        self._free([e])
 
     def _let_go(self, entries: List[_Entry]) -> None:
         for e in entries:
             if e.holds > 0:
                 e.holds -= 1
                 if e.holds == 0:
-                    _storage_resize(e.param.data, 0)
-                    self._gathered_elements -= e.numel
+                    self._free([e])
 
-    def _pre_forward_hook(self, entries: List[_Entry]) -> Any:
+    def _pre_forward_hook(self, unit: int) -> Any:
+        entries = self._unit_entries[unit]
+
         def hook(module: nn.Module, inputs: Any) -> Any:
-            self._gather(entries)
+            self._gather(unit)
             if torch.is_grad_enabled():
                 # Backward reaches the inputs after the module's own backward.
                 return _through(lambda: self._let_go(entries), inputs)
             return None
         return hook
 
-    def _post_forward_hook(self, entries: List[_Entry]) -> Any:
+    def _post_forward_hook(self, unit: int) -> Any:
+        entries = self._unit_entries[unit]
+
         def hook(module: nn.Module, inputs: Any, output: Any) -> Any:
             self._let_go(entries)
             if torch.is_grad_enabled():
-                return _through(lambda: self._before_backward(entries), output)
+                return _through(lambda: self._before_backward(unit), output)
             return None
         return hook
 
@@ -458,9 +546,9 @@ class ShardedDataParallel(nn.Module):
             self._backward_queued = True
             torch.autograd.Variable._execution_engine.queue_callback(self._after_backward)
 
-    def _before_backward(self, entries: List[_Entry]) -> None:
+    def _before_backward(self, unit: int) -> None:
         self._queue_after_backward()
-        self._gather(entries)
+        self._gather(unit)
 
     # -- gradients ---------------------------------------------------------------
 
@@ -484,6 +572,7 @@ class ShardedDataParallel(nn.Module):
         """End of the backward pass: release what is still held, reduce the
         gradients not reduced yet, wait for every reduction, clip."""
         self._backward_queued = False
+        self._drop_prefetched()
         held = [e for e in self._entries if e.holds > 0]
         for e in held:
             e.holds = 1
@@ -555,14 +644,59 @@ class ShardedDataParallel(nn.Module):
             self._set.reduce_grads(ids, grads)
             self._adopt(targets)
         finally:
-            self._reducing.clear()
-            for group in self._groups:
-                group.waiting = len(group.entries)
-            for e in self._entries:
-                e.arrived = e.reduced = False
-            self._full_grad_elements = 0
+            self._clear_round()
+            # The first round's gathers are the order the next ones follow.
+            self._recording = False
         if self.gradient_clipping is not None:
             self.last_grad_norm = self._set.clip_grads(self.gradient_clipping)
+
+    def _clear_round(self) -> None:
+        self._reducing.clear()
+        for group in self._groups:
+            group.waiting = len(group.entries)
+        for e in self._entries:
+            e.arrived = e.reduced = False
+        self._full_grad_elements = 0
+        self._cursor = 0
+
+    def _start_step(self) -> None:
+        """Before a forward outside a backward: what a step cut short left
+        (a forward or backward that raised: parameters still gathered,
+        reductions in flight, gradients of half a backward, the end of the
+        backward never run) is undone, so this step starts as after a
+        complete one. The same on every rank when every rank raised alike,
+        as a loss or a hook does. The gradients of the cut backward are
+        dropped (the parameters' and shards' .grad it set become None)."""
+        self._drop_prefetched()
+        self._cursor = 0
+        held = [e for e in self._entries if e.holds > 0]
+        parts = any(e.reduced for e in self._entries)
+        if not (self._backward_queued or self._reducing or held or parts
+                or any(e.arrived for e in self._entries)):
+            return
+        self._backward_queued = False
+        try:
+            for reduction in self._reducing:
+                reduction.request.wait()  # queued on every rank: it completes
+            for e in held:
+                e.holds = 0
+                self._free([e])
+            for e in self._entries:
+                # Half a backward's gradients, and (a persistent parameter's
+                # .grad is the set's gradient memory) what the reductions
+                # just waited for wrote, maybe after a zero_grad.
+                if e.arrived or e.reduced:
+                    e.param.grad = None
+                if e.reduced and not e.persistent:
+                    e.shard.grad = None
+            if parts:
+                # Ends the set's round, whose reduced gradients would
+                # otherwise refuse their reduction in this step.
+                self._set.reduce_grads([], [])
+        finally:
+            self._clear_round()
+            if self._recording:
+                self._order.clear()  # record the order again, from a whole step
 
     def clip_grad_norm_(self, max_norm: float) -> float:
         """Clip the global norm of the gradient shards to max_norm and
@@ -574,6 +708,7 @@ class ShardedDataParallel(nn.Module):
     # -- module interface ---------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        self._start_step()
         return self.module(*args, **kwargs)
 
     def train(self, mode: bool = True) -> "ShardedDataParallel":

@@ -2484,6 +2484,25 @@ extern "C" {
     ) -> smd_result_t;
 }
 extern "C" {
+    pub fn smd_sharded_fetch_into(
+        set: *mut smd_sharded_t,
+        ids: *const i32,
+        n: usize,
+        datatypes: *const smd_datatype_t,
+        dsts: *const *mut ::std::os::raw::c_void,
+        capacities: *const usize,
+        stream: smd_stream_t,
+        request: *mut *mut smd_request_t,
+    ) -> smd_result_t;
+}
+extern "C" {
+    pub fn smd_sharded_gathered_count(
+        set: *mut smd_sharded_t,
+        id: i32,
+        count: *mut usize,
+    ) -> smd_result_t;
+}
+extern "C" {
     pub fn smd_set_interrupt_fd(fd: ::std::os::raw::c_int) -> smd_result_t;
 }
 extern "C" {
