@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/coll/cost_model.h"
-#include "core/coll/registry.h"
+#include "core/coll/select/cost_model.h"
+#include "core/coll/select/registry.h"
 #include "core/util/error.h"
 
 using namespace smd;
