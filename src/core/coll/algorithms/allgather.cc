@@ -5,6 +5,9 @@
 
 #include "core/coll/coll_state.h"
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/algorithms/tiny.h"
@@ -67,5 +70,20 @@ void allgather_rd(Comm &c, const CollArgs &a) {
                "allgather");
   }
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kAllgather, Algo::kDirect, on_arena, direct_cost, allgather_direct, true},
+    {CollKind::kAllgather, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     allgather_hierarchical},
+    {CollKind::kAllgather, Algo::kRing, anywhere, flat<Algo::kRing>, allgather_ring},
+    {CollKind::kAllgather, Algo::kRd, anywhere, flat<Algo::kRd>, allgather_rd},
+    {CollKind::kAllgather, Algo::kCma, cma_applies, cma_cost, allgather_cma},
+};
+}  // namespace
+
+std::span<const AlgoEntry> allgather_rows() { return kRows; }
 
 }  // namespace smd

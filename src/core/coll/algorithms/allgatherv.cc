@@ -5,6 +5,8 @@
 
 #include "core/coll/coll_state.h"
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/create/hierarchy.h"
@@ -96,5 +98,18 @@ void allgatherv_hierarchical(Comm &c, const CollArgs &a) {
                                         a.recvbuf, counts, displs, SMD_SUM));
   }
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kAllgatherv, Algo::kDirect, on_arena, direct_cost, allgatherv_direct, true},
+    {CollKind::kAllgatherv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
+     allgatherv_hierarchical},
+    {CollKind::kAllgatherv, Algo::kRing, anywhere, v_ring_cost, allgatherv_ring},
+};
+}  // namespace
+
+std::span<const AlgoEntry> allgatherv_rows() { return kRows; }
 
 }  // namespace smd

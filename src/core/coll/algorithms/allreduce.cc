@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/algorithms/tiny.h"
@@ -146,5 +149,19 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
     }
   }
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kAllreduce, Algo::kDirect, on_arena, direct_cost, allreduce_direct, true},
+    {CollKind::kAllreduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     allreduce_hierarchical},
+    {CollKind::kAllreduce, Algo::kRing, anywhere, flat<Algo::kRing>, allreduce_ring},
+    {CollKind::kAllreduce, Algo::kRd, anywhere, flat<Algo::kRd>, allreduce_rd},
+};
+}  // namespace
+
+std::span<const AlgoEntry> allreduce_rows() { return kRows; }
 
 }  // namespace smd

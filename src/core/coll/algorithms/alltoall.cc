@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/comm/communicator.h"
@@ -51,5 +53,16 @@ void alltoall_pairwise(Comm &c, const CollArgs &a) {
                "alltoall");
   }
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kAlltoall, Algo::kDirect, on_arena, direct_cost, alltoall_direct, true},
+    {CollKind::kAlltoall, Algo::kPairwise, anywhere, flat<Algo::kPairwise>, alltoall_pairwise},
+};
+}  // namespace
+
+std::span<const AlgoEntry> alltoall_rows() { return kRows; }
 
 }  // namespace smd

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
@@ -73,5 +75,15 @@ void alltoallv_pairwise(Comm &c, const CollArgs &a) {
            me, to, to, me);
   }
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kAlltoallv, Algo::kPairwise, anywhere, v_pairwise_cost, alltoallv_pairwise},
+};
+}  // namespace
+
+std::span<const AlgoEntry> alltoallv_rows() { return kRows; }
 
 }  // namespace smd

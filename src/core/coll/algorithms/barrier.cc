@@ -1,6 +1,9 @@
 // barrier: direct (one arena round: the tiny path with nothing to
 // publish) and dissemination over messages.
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/tiny.h"
 #include "core/comm/communicator.h"
@@ -21,5 +24,18 @@ void barrier_rd(Comm &c, const CollArgs &) {
     c.sendrecv((me + dist) % p, &out, 0, (me - dist + p) % p, &in, 0, coll_tag(c.tag_space(), seq, step),
                "barrier");
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kBarrier, Algo::kDirect, on_arena, direct_cost, barrier_direct, true},
+    {CollKind::kBarrier, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     barrier_hierarchical},
+    {CollKind::kBarrier, Algo::kRd, anywhere, flat<Algo::kRd>, barrier_rd},
+};
+}  // namespace
+
+std::span<const AlgoEntry> barrier_rows() { return kRows; }
 
 }  // namespace smd

@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/algorithms/tiny.h"
@@ -97,5 +100,20 @@ void broadcast_tree(Comm &c, const CollArgs &a) {
     if (vr + mask < p) sends.add(c.isend((vr + mask + a.root) % p, a.recvbuf, bytes, tag));
   sends.wait_all("broadcast");
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kBroadcast, Algo::kDirect, on_arena, direct_cost, broadcast_direct, true},
+    {CollKind::kBroadcast, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     broadcast_hierarchical},
+    {CollKind::kBroadcast, Algo::kRing, anywhere, flat<Algo::kRing>, broadcast_ring},
+    {CollKind::kBroadcast, Algo::kTree, anywhere, flat<Algo::kTree>, broadcast_tree},
+    {CollKind::kBroadcast, Algo::kCma, cma_applies, cma_cost, broadcast_cma},
+};
+}  // namespace
+
+std::span<const AlgoEntry> broadcast_rows() { return kRows; }
 
 }  // namespace smd

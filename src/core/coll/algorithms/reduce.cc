@@ -4,6 +4,9 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/algorithms/blocks/stream_copy.h"
@@ -112,5 +115,19 @@ void reduce_tree(Comm &c, const CollArgs &a) {
   }
   if (red.divisor > 1) m.divide(acc, n, a.datatype, red.divisor);
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kReduce, Algo::kDirect, on_arena, direct_cost, reduce_direct, true},
+    {CollKind::kReduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     reduce_hierarchical},
+    {CollKind::kReduce, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_ring},
+    {CollKind::kReduce, Algo::kTree, anywhere, flat<Algo::kTree>, reduce_tree},
+};
+}  // namespace
+
+std::span<const AlgoEntry> reduce_rows() { return kRows; }
 
 }  // namespace smd

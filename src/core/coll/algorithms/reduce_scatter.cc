@@ -4,6 +4,9 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/algorithms/blocks/stream_copy.h"
@@ -93,5 +96,20 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
   if (red.divisor > 1) m.divide(mine, n, a.datatype, red.divisor);
   m.copy(a.recvbuf, mine, n * es);
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kReduceScatter, Algo::kDirect, on_arena, direct_cost, reduce_scatter_direct, true},
+    {CollKind::kReduceScatter, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     reduce_scatter_hierarchical},
+    {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
+    {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
+    {CollKind::kReduceScatter, Algo::kCma, cma_applies, cma_cost, reduce_scatter_cma},
+};
+}  // namespace
+
+std::span<const AlgoEntry> reduce_scatter_rows() { return kRows; }
 
 }  // namespace smd

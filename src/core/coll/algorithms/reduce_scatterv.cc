@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/coll/algorithms/algorithms.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/algorithms/blocks/direct.h"
 #include "core/coll/create/hierarchy.h"
@@ -93,5 +95,18 @@ void reduce_scatterv_hierarchical(Comm &c, const CollArgs &a) {
                                       rail_counts, rail_displs, red.op));
   if (red.divisor > 1) ops_of(a).divide(a.recvbuf, l.counts[c.rank()], a.datatype, red.divisor);
 }
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kReduceScatterv, Algo::kDirect, on_arena, direct_cost, reduce_scatterv_direct, true},
+    {CollKind::kReduceScatterv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
+     reduce_scatterv_hierarchical},
+    {CollKind::kReduceScatterv, Algo::kRing, anywhere, v_ring_cost, reduce_scatterv_ring},
+};
+}  // namespace
+
+std::span<const AlgoEntry> reduce_scatterv_rows() { return kRows; }
 
 }  // namespace smd

@@ -128,7 +128,9 @@ double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel 
              (a.kind == CollKind::kReduce ? m.local.time_us(bytes) : 0);
     case CollKind::kBarrier:
       return 2 * m.arena.alpha_us + best_flat_cost(CollKind::kBarrier, n, 0, m.net, m.reduce_gbps);
-    default: return 1e30;
+    default:
+      fail(SMD_ERR_INTERNAL, "the cost model has no formula for %s's hierarchical algorithm",
+           coll_name(a.kind));
   }
 }
 

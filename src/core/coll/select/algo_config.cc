@@ -17,10 +17,10 @@ constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]
 Algo algo_from(const std::string &s) {
   for (int i = 0; i < kAlgos; ++i)
     if (s == kAlgoNames[i]) return static_cast<Algo>(i);
-  fail(SMD_ERR_INVALID_ARGUMENT,
-       "SMD_ALGO: unknown algorithm '%s' (known: auto, direct, ring, rd, tree, pairwise, "
-       "hierarchical, cma)",
-       s.c_str());
+  std::string known = kAlgoNames[0];
+  for (int i = 1; i < kAlgos; ++i) known += std::string(", ") + kAlgoNames[i];
+  fail(SMD_ERR_INVALID_ARGUMENT, "SMD_ALGO: unknown algorithm '%s' (known: %s)", s.c_str(),
+       known.c_str());
 }
 
 std::string trim(const std::string &s) {

@@ -63,14 +63,20 @@ double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &
         return 2 * (p - 1) * l.time_us(bytes / p) + reduced(bytes * (p - 1) / p);
       // rd: log p exchanges and reductions of the whole vector (+2 steps
       // for the folded ranks).
-      return (steps_log + (pow2 ? 0 : 2)) * l.time_us(bytes) + steps_log * reduced(bytes);
+      if (algo == Algo::kRd)
+        return (steps_log + (pow2 ? 0 : 2)) * l.time_us(bytes) + steps_log * reduced(bytes);
+      break;
     case CollKind::kAllgather:
       if (algo == Algo::kRing) return (p - 1) * l.time_us(bytes);
-      return steps_log * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) + (pow2 ? 0 : 2 * l.alpha_us);
+      if (algo == Algo::kRd)
+        return steps_log * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) + (pow2 ? 0 : 2 * l.alpha_us);
+      break;
     case CollKind::kReduceScatter:
       if (algo == Algo::kRing) return (p - 1) * (l.time_us(bytes) + reduced(bytes));
-      return steps_log * l.alpha_us + (p - 1) * (bytes / (l.gbps * 1e3) + reduced(bytes)) +
-             (pow2 ? 0 : 2 * l.alpha_us);
+      if (algo == Algo::kRd)
+        return steps_log * l.alpha_us + (p - 1) * (bytes / (l.gbps * 1e3) + reduced(bytes)) +
+               (pow2 ? 0 : 2 * l.alpha_us);
+      break;
     case CollKind::kBroadcast:
     case CollKind::kReduce: {
       double r = kind == CollKind::kReduce ? 1 : 0;
@@ -78,12 +84,20 @@ double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &
         // Pipelined chain: p-1 hops of latency plus the vector once.
         return (p - 1) * l.alpha_us + l.time_us(bytes) * (1 + (p - 1) * 0.05) + r * reduced(bytes);
       }
-      return steps_log * (l.time_us(bytes) + r * reduced(bytes));
+      if (algo == Algo::kTree) return steps_log * (l.time_us(bytes) + r * reduced(bytes));
+      break;
     }
-    case CollKind::kAlltoall: return (p - 1) * l.time_us(bytes);
-    case CollKind::kBarrier: return steps_log * l.alpha_us;
-    default: return 0;
+    case CollKind::kAlltoall:
+      if (algo == Algo::kPairwise) return (p - 1) * l.time_us(bytes);
+      break;
+    case CollKind::kBarrier:
+      if (algo == Algo::kRd) return steps_log * l.alpha_us;
+      break;
+    default: break;
   }
+  // A new algorithm must bring its own formula, not borrow a neighbour's.
+  fail(SMD_ERR_INTERNAL, "the cost model has no formula for %s's %s algorithm", coll_name(kind),
+       algo_name(algo));
 }
 
 double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
@@ -93,7 +107,7 @@ double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
     case CollKind::kReduce:
       return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
                       flat_cost(kind, Algo::kTree, p, bytes, link, reduce_gbps));
-    case CollKind::kAlltoall:
+    case CollKind::kAlltoall: return flat_cost(kind, Algo::kPairwise, p, bytes, link, reduce_gbps);
     case CollKind::kBarrier: return flat_cost(kind, Algo::kRd, p, bytes, link, reduce_gbps);
     default:
       return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
