@@ -1,4 +1,4 @@
-// The tiny path (src/core/coll/tiny.cc): broadcasts, allreduces,
+// The tiny path (src/core/coll/algorithms/tiny.cc): broadcasts, allreduces,
 // allgathers and reduce_scatters whose part per rank (a reduce_scatter's
 // whole input) fits one descriptor line, at the sizes
 // around its limit, for every datatype and op; long alternating sequences

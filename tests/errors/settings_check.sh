@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Settings that must agree across ranks (src/core/coll/settings_agreement.h),
+# Settings that must agree across ranks (src/core/coll/agree/settings_agreement.h),
 # with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC or
 # tuning file makes init fail at once with SMD_ERR_MISMATCH on every rank,
 # naming the variable (before this check such a job waited for SMD_TIMEOUT);

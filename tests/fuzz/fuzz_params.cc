@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/coll/algo_config.h"
-#include "core/coll/cost_model.h"
+#include "core/coll/select/algo_config.h"
+#include "core/coll/select/cost_model.h"
 #include "core/comm/cpu_binding.h"
 #include "core/groups/layout.h"
 #include "core/util/error.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/coll/device_staging.h"
+#include "core/coll/algorithms/device_staging.h"
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/gpu_topology.h"
 #include "core/gpu/kernel_module.h"

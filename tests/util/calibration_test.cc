@@ -13,9 +13,9 @@
 #include <sstream>
 #include <string>
 
-#include "core/coll/calibration.h"
-#include "core/coll/cost_model.h"
-#include "core/coll/settings_agreement.h"
+#include "core/coll/calibrate/calibration.h"
+#include "core/coll/select/cost_model.h"
+#include "core/coll/agree/settings_agreement.h"
 #include "core/util/error.h"
 #include "shared_dir.h"
 

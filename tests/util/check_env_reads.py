@@ -16,7 +16,7 @@ ALLOWED = {
     "src/core/util/params.cc": "param_env",
     "src/core/bootstrap/launcher_env.cc": "foreign_env",
     "src/core/plugin/transport.cc": "get_param",
-    "src/core/coll/calibration_cache.cc": "runtime_dir",
+    "src/core/coll/calibrate/calibration_cache.cc": "runtime_dir",
 }
 
 

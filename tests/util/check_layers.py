@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The core's folders are layers: a file may include headers of its own
-folder and of folders below it, never above. The order is the one
+folder (subfolders included) and of folders below it, never above. The order is the one
 docs/ARCHITECTURE.md draws (its first diagram lists src/core/<folder>
 lines top to bottom; folders on one line, "a, b", are one level and may
 not include each other). Fails naming every edge that runs upwards or
@@ -36,9 +36,9 @@ def main() -> int:
     include = re.compile(r'^\s*#\s*include\s+"core/([a-z_]+)/([^"]+)"')
     edges = 0
     for path in sorted(core.rglob("*")):
-        if path.suffix not in (".h", ".cc", ".cpp", ".c") or path.parent.parent != core:
+        if path.suffix not in (".h", ".cc", ".cpp", ".c") or path.parent == core:
             continue
-        here = path.parent.name
+        here = path.relative_to(core).parts[0]
         for no, line in enumerate(path.read_text().splitlines(), 1):
             m = include.match(line)
             if not m or m.group(1) == here:

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/comm/flight_recorder.h"
-#include "core/comm/tracer.h"
+#include "core/observe/flight_recorder.h"
+#include "core/observe/tracer.h"
 #include "core/util/log.h"
 #include "shared_dir.h"
 

@@ -4,7 +4,7 @@
 // (tests/errors/settings_check.sh).
 #include <gtest/gtest.h>
 
-#include "core/coll/settings_agreement.h"
+#include "core/coll/agree/settings_agreement.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 // has its own guard.
 #include <gtest/gtest.h>
 
-#include "core/coll/stream_copy.h"
+#include "core/coll/algorithms/blocks/stream_copy.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "core/coll/stream_copy.h"
+#include "core/coll/algorithms/blocks/stream_copy.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/coll/algo_config.h"
+#include "core/coll/select/algo_config.h"
 #include "core/coll/coll_util.h"
-#include "core/coll/stream_copy.h"
+#include "core/coll/algorithms/blocks/stream_copy.h"
 #include "core/comm/cpu_binding.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"

@@ -3,10 +3,12 @@
 // the tuning file's format.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
-#include "core/coll/cost_model.h"
-#include "core/coll/registry.h"
+#include "core/coll/select/cost_model.h"
+#include "core/coll/select/registry.h"
 #include "core/util/error.h"
 
 using namespace smd;
@@ -159,6 +161,64 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
   m.cma = {4.0, 8.0};
   AlgoChoice c = choose(args(CollKind::kBroadcast, 8000), Algo::kCma, s, m);
   EXPECT_NEAR(c.cost_us, 2 * m.arena.alpha_us + 4.0 + 8000 / 8e3, 1e-9);
+}
+
+// A row's cost is its own: the cost model has a formula for it (none
+// throws), it is finite, and at some shape and size it differs from every
+// other row of the same collective (a row that borrowed another's formula
+// would tie with it everywhere).
+TEST(Registry, EveryRowHasACostOfItsOwn) {
+  std::vector<CommShape> shapes = {single_node(2), single_node(3), single_node(8),
+                                   nodes(2, 4, 4), nodes(4, 1, 1),  nodes(3, 2, 2)};
+  for (CommShape &s : shapes) s.cma = s.arena;
+  CostModel m;
+  auto costs_of = [&](const AlgoEntry &e) {
+    std::vector<double> costs;
+    for (const CommShape &s : shapes)
+      for (size_t b : kSizes) {
+        CollArgs a = args(e.kind, b);
+        if (e.kind == CollKind::kAllgatherv || e.kind == CollKind::kReduceScatterv ||
+            e.kind == CollKind::kAlltoallv) {
+          auto l = std::make_shared<BlockLayout>();
+          for (int r = 0; r < s.size; ++r) {
+            l->counts.push_back(a.count + size_t(r));  // uneven, so the largest block counts
+            l->displs.push_back(r == 0 ? 0 : l->displs.back() + l->counts[size_t(r) - 1]);
+          }
+          finish_layout(*l);
+          a.blocks = l;
+        }
+        double c = -1;
+        EXPECT_NO_THROW(c = e.cost(a, s, m)) << coll_name(e.kind) << " " << algo_name(e.algo);
+        EXPECT_TRUE(std::isfinite(c) && c >= 0)
+            << coll_name(e.kind) << " " << algo_name(e.algo) << ": " << c;
+        costs.push_back(c);
+      }
+    return costs;
+  };
+  std::span<const AlgoEntry> rows = algo_rows();
+  ASSERT_FALSE(rows.empty());
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = i + 1; j < rows.size(); ++j)
+      if (rows[i].kind == rows[j].kind) {
+        EXPECT_NE(costs_of(rows[i]), costs_of(rows[j]))
+            << coll_name(rows[i].kind) << ": " << algo_name(rows[i].algo) << " and "
+            << algo_name(rows[j].algo) << " predict the same everywhere";
+      }
+}
+
+// SMD_ALGO can name and force every row.
+TEST(Registry, EveryRowIsNamedAndForceable) {
+  for (const AlgoEntry &e : algo_rows()) {
+    std::string spec = std::string(coll_name(e.kind)) + "=" + algo_name(e.algo);
+    EXPECT_EQ(AlgoConfig::parse(spec).get(e.kind), e.algo) << spec;
+    EXPECT_EQ(find_algo(e.kind, e.algo), &e) << spec << " has two rows";
+  }
+}
+
+TEST(CostModel, AnAlgorithmWithoutAFormulaIsAnError) {
+  EXPECT_THROW(flat_cost(CollKind::kAllreduce, Algo::kTree, 4, 1024, LinkCost{}, 1), Error);
+  EXPECT_THROW(flat_cost(CollKind::kAlltoall, Algo::kRing, 4, 1024, LinkCost{}, 1), Error);
+  EXPECT_EQ(flat_cost(CollKind::kAllreduce, Algo::kTree, 1, 1024, LinkCost{}, 1), 0);  // one rank
 }
 
 TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "commands.h"
-#include "core/coll/calibration.h"
-#include "core/coll/cost_model.h"
+#include "core/coll/calibrate/calibration.h"
+#include "core/coll/select/cost_model.h"
 #include "core/plugin/plugin_survey.h"
 #include "core/util/error.h"
 #include "core/util/params.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/coll/registry.h"
+#include "core/coll/select/registry.h"
 #include "core/comm/tags.h"
 
 namespace smdsim {

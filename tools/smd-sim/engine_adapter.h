@@ -1,5 +1,5 @@
 // The one door from smd-sim into smd's core: the registry's own choice and
-// cost prediction (core/coll/registry.h) for a communicator shape that
+// cost prediction (core/coll/select/registry.h) for a communicator shape that
 // exists only on paper, and the tag layout's widths (core/comm/tags.h).
 // Nothing else in the tool includes a core header, so when the core's
 // files move only engine_adapter.cc follows them.

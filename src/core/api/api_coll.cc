@@ -6,7 +6,7 @@
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
-#include "core/coll/algo_config.h"
+#include "core/coll/select/algo_config.h"
 #include "core/coll/collective.h"
 #include "core/coll/flight_scope.h"
 

@@ -11,7 +11,7 @@
 #include "core/api/handles.h"
 #include "core/api/on_parent.h"
 #include "core/api/validate.h"
-#include "core/coll/comm_create.h"
+#include "core/coll/create/comm_create.h"
 #include "core/comm/communicator.h"
 
 using namespace smd;

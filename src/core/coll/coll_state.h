@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/coll/agreement.h"
-#include "core/coll/algo_config.h"
-#include "core/coll/calibration.h"
-#include "core/coll/cost_model.h"
-#include "core/coll/registry.h"
-#include "core/coll/stream_copy.h"
+#include "core/coll/agree/agreement.h"
+#include "core/coll/select/algo_config.h"
+#include "core/coll/calibrate/calibration.h"
+#include "core/coll/select/cost_model.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/algorithms/blocks/stream_copy.h"
 #include "core/comm/communicator.h"
 #include "core/gpu/ipc_peers.h"
 

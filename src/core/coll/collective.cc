@@ -1,13 +1,13 @@
 #include "core/coll/collective.h"
 
-#include "core/coll/agreement.h"
-#include "core/coll/algorithms.h"
-#include "core/coll/call_check.h"
+#include "core/coll/agree/agreement.h"
+#include "core/coll/algorithms/algorithms.h"
+#include "core/coll/agree/call_check.h"
 #include "core/coll/coll_state.h"
-#include "core/coll/device_ipc.h"
-#include "core/coll/device_staging.h"
-#include "core/coll/hierarchy.h"
-#include "core/coll/registry.h"
+#include "core/coll/algorithms/device_ipc.h"
+#include "core/coll/algorithms/device_staging.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
 #include "core/coll/coll_util.h"
 #include "core/coll/flight_scope.h"
 #include "core/comm/communicator.h"
@@ -97,12 +97,12 @@ void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
             datatype_name(a.datatype), c.where().c_str());
   c.note_collective(algo_name(algo.algo), choice.cost_us);
   try {
-    // The arena algorithms compare the members' descriptors themselves;
+    // Self-checked algorithms (the arena's) compare the members' descriptors;
     // a phase of a hierarchical collective was checked as a whole. Counts
     // that differ between ranks would let a v-collective's messages still
     // fit and deliver wrong blocks: with the check off those still get the
     // full round (its fingerprint carries the counts' digest).
-    if (algo.algo == Algo::kDirect || a.agreed) return algo.run(c, a);
+    if (algo.self_checked || a.agreed) return algo.run(c, a);
     CheckMode mode = coll_state(c).check;
     if (mode == CheckMode::kFull || (mode == CheckMode::kOff && per_rank_blocks(a.kind)))
       agree_on_call(c, a);

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/coll/algo_config.h"
+#include "core/coll/select/algo_config.h"
 #include "core/coll/block_layout.h"
 #include "core/coll/memory_ops.h"
 

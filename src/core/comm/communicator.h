@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/comm/context.h"
-#include "core/comm/flight_recorder.h"
+#include "core/observe/flight_recorder.h"
 #include "core/comm/tags.h"
 #include "core/comm/topology.h"
 #include "core/exec/executor.h"

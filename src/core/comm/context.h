@@ -15,14 +15,14 @@
 #include "core/bootstrap/store.h"
 #include "core/comm/self_channel.h"
 #include "core/comm/topology.h"
-#include "core/comm/tracer.h"
+#include "core/observe/tracer.h"
 #include "core/exec/wait_policy.h"
 #include "core/plugin/transport.h"
 
 namespace smd {
 
 // Ids one communicator reserves: its own, then its hierarchy's node and
-// rail communicators' (coll/hierarchy.cc).
+// rail communicators' (coll/create/hierarchy.cc).
 constexpr uint32_t kCommIdBlock = 3;
 // What a revoke adds to a communicator's abort counter in the store (an
 // abort adds 1): counts at or above it mean revoked.

@@ -28,8 +28,8 @@ constexpr uint64_t make_tag(TagKind kind, uint32_t comm, uint32_t low) {
 // communicator's life, one per purpose (bits 20 and 21 set: the setup
 // exchanges use small values, the agreement round bit 21 alone). Two
 // purposes sharing a value would steal each other's messages.
-constexpr uint32_t kSetupCheckFingerprint = (3u << 20) | 0;  // coll/call_check.cc
-constexpr uint32_t kSetupCheckPoison = (3u << 20) | 1;       // coll/call_check.cc
+constexpr uint32_t kSetupCheckFingerprint = (3u << 20) | 0;  // coll/agree/call_check.cc
+constexpr uint32_t kSetupCheckPoison = (3u << 20) | 1;       // coll/agree/call_check.cc
 constexpr uint32_t kSetupUserEnvelope = (3u << 20) | 2;      // comm/p2p_matcher.cc
 
 // The most members a communicator may have: a collective on p ranks uses

@@ -7,8 +7,8 @@
 
 #include "core/bootstrap/store_protocol.h"
 #include "core/bootstrap/tcp_store_client.h"
-#include "core/coll/algo_config.h"
-#include "core/coll/comm_create.h"
+#include "core/coll/select/algo_config.h"
+#include "core/coll/create/comm_create.h"
 #include "core/comm/communicator.h"
 #include "core/comm/context.h"
 #include "core/comm/tags.h"

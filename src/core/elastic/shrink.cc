@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/coll/collective.h"
-#include "core/coll/comm_create.h"
+#include "core/coll/create/comm_create.h"
 #include "core/comm/communicator.h"
 #include "core/elastic/survivor_agreement.h"
 #include "core/util/error.h"

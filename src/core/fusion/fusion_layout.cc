@@ -1,8 +1,8 @@
 #include "core/fusion/fusion_layout.h"
 
 #include "core/coll/coll_util.h"
-#include "core/coll/hierarchy.h"
-#include "core/coll/ring.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/algorithms/blocks/ring.h"
 
 namespace smd {
 

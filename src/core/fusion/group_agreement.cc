@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/coll/call_fingerprint.h"
+#include "core/coll/agree/call_fingerprint.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/fnv1a.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/coll/collective.h"
-#include "core/coll/comm_create.h"
+#include "core/coll/create/comm_create.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
 #include "core/util/fnv1a.h"

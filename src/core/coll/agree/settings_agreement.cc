@@ -1,0 +1,116 @@
+#include "core/coll/agree/settings_agreement.h"
+
+#include <optional>
+#include <string>
+
+#include "core/coll/collective.h"
+#include "core/coll/select/cost_model.h"
+#include "core/comm/communicator.h"
+#include "core/util/error.h"
+#include "core/util/fnv1a.h"
+#include "core/util/params.h"
+
+namespace smd {
+
+namespace {
+
+std::string env_or_empty(const char *name) { return param_env(name).value_or(""); }
+
+enum class Kind { kString, kNumber, kBool };
+
+// The value in effect (the default when unset, so that "auto" set and
+// unset agree; numbers and switches as parsed). A value that does not parse
+// is compared as written: it fails where it is used, with its own message.
+std::string effective(const char *name, Kind kind) {
+  try {
+    switch (kind) {
+      case Kind::kNumber: return std::to_string(param_int(name));
+      case Kind::kBool: return param_bool(name) ? "1" : "0";
+      case Kind::kString: break;
+    }
+    return param_string(name);
+  } catch (const Error &) {
+    return env_or_empty(name);
+  }
+}
+
+// The tuning file's contents, which are what choices depend on; a file that
+// cannot be read fails later, where it is loaded, with its own message.
+std::string tuning_contents() {
+  std::string path = env_or_empty("SMD_TUNING_FILE");
+  if (path.empty()) return "";
+  std::string why;
+  std::optional<std::string> text = CostModel::read_tuning_file(path, &why);
+  return text ? *text : "unreadable " + path;
+}
+
+}  // namespace
+
+std::vector<SharedSetting> shared_settings() {
+  return {{"SMD_ALGO", effective("SMD_ALGO", Kind::kString)},
+          {"SMD_CHECK", effective("SMD_CHECK", Kind::kString)},
+          {"SMD_FUSION_BYTES", effective("SMD_FUSION_BYTES", Kind::kNumber)},
+          {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", Kind::kNumber)},
+          // Decides whether a device allreduce reads peers in place or stages.
+          {"SMD_GPU_IPC", effective("SMD_GPU_IPC", Kind::kBool)},
+          {"SMD_TUNING_FILE", tuning_contents()}};
+}
+
+std::string settings_disagreement(const std::vector<SharedSetting> &settings,
+                                  const std::vector<uint64_t> &digests, int nranks) {
+  const size_t k = settings.size();
+  std::string why;
+  for (size_t i = 0; i < k; ++i) {
+    std::string others;
+    int differ = 0;
+    for (int r = 1; r < nranks; ++r)
+      if (digests[static_cast<size_t>(r) * k + i] != digests[i]) {
+        if (differ++ < 4) others += format("%s%d", others.empty() ? "" : ", ", r);
+      }
+    if (!differ) continue;
+    if (differ > 4) others += format(" and %d more", differ - 4);
+    bool file = std::string(settings[i].name) == "SMD_TUNING_FILE";
+    why += format("%s%s differs between ranks (rank%s %s not as rank 0)", why.empty() ? "" : "; ",
+                  settings[i].name, differ > 1 ? "s" : "", others.c_str());
+    if (!file) why += format(", here '%s'", settings[i].value.c_str());
+  }
+  if (why.empty()) return why;
+  return why + ": every rank must set these alike (or none), or ranks choose different "
+               "algorithms and wait for each other until SMD_TIMEOUT";
+}
+
+void check_settings_agree(Comm &world) {
+  if (world.size() == 1) return;
+  std::vector<SharedSetting> settings = shared_settings();
+  const size_t k = settings.size();
+  // First whether all agree: the largest digest and the largest complement
+  // (the smallest digest) of each setting, in ceil(log2 p) steps, so that
+  // forming a world of thousands of ranks stays cheap. Recursive doubling
+  // whatever SMD_ALGO says: the one setting this checks must not decide
+  // how it runs. Every rank gets the same answer, so all take one branch.
+  std::vector<uint64_t> bounds(2 * k), widest(2 * k);
+  for (size_t i = 0; i < k; ++i) {
+    bounds[i] = fnv1a64(settings[i].value);
+    bounds[k + i] = ~bounds[i];
+  }
+  CollArgs m = internal_call(CollKind::kAllreduce, bounds.data(), widest.data(), bounds.size(),
+                             SMD_UINT64);
+  m.op = SMD_MAX;
+  m.algo = Algo::kRd;
+  m.agreed = true;
+  run_collective(world, m);
+  bool agree = true;
+  for (size_t i = 0; i < k; ++i) agree = agree && widest[i] == ~widest[k + i];
+  if (agree) return;
+  // Someone differs: every rank's digests, to name the ranks and settings.
+  std::vector<uint64_t> mine(bounds.begin(), bounds.begin() + static_cast<long>(k));
+  std::vector<uint64_t> all(k * static_cast<size_t>(world.size()));
+  CollArgs a = internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
+  a.algo = Algo::kRing;
+  a.agreed = true;
+  run_collective(world, a);
+  std::string why = settings_disagreement(settings, all, world.size());
+  if (!why.empty()) fail(SMD_ERR_MISMATCH, "%s", why.c_str());
+}
+
+}  // namespace smd

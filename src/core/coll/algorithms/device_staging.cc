@@ -1,0 +1,137 @@
+#include "core/coll/algorithms/device_staging.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/comm/communicator.h"
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/device_ops.h"
+#include "core/gpu/pointer_kind.h"
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+
+namespace smd {
+namespace {
+
+// Pinned host memory kept per thread (the caller's, or the communicator's
+// worker for nonblocking calls) and grown as calls need: cudaMallocHost
+// costs milliseconds, far more than one collective.
+class PinnedBlock {
+ public:
+  ~PinnedBlock() {
+    if (p_ && gpu::cuda_api()) gpu::cuda_api()->FreeHost(p_);
+  }
+  uint8_t *get(size_t bytes) {
+    if (bytes > size_) {
+      const gpu::CudaApi &a = *gpu::cuda_api();
+      if (p_) a.FreeHost(p_);
+      p_ = nullptr;
+      size_ = 0;
+      gpu::cuda_check("cudaMallocHost", a.MallocHost(&p_, bytes));
+      size_ = bytes;
+    }
+    return static_cast<uint8_t *>(p_);
+  }
+
+ private:
+  void *p_ = nullptr;
+  size_t size_ = 0;
+};
+
+void copy(void *dst, const void *src, size_t bytes) {
+  if (!bytes) return;
+  const gpu::CudaApi &a = *gpu::cuda_api();
+  gpu::cuda_check("cudaMemcpyAsync", a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, nullptr));
+}
+
+}  // namespace
+
+StagedShape staged_shape(const CollArgs &a, int rank, int size) {
+  const size_t es = datatype_size(a.datatype);
+  const size_t one = a.count * es;
+  StagedShape s;
+  switch (a.kind) {
+    case CollKind::kAllreduce: s.send_bytes = s.recv_bytes = one; break;
+    case CollKind::kAllgather: s.send_bytes = one, s.recv_bytes = one * size; break;
+    case CollKind::kReduceScatter: s.send_bytes = one * size, s.recv_bytes = one; break;
+    case CollKind::kAlltoall: s.send_bytes = s.recv_bytes = one * size; break;
+    case CollKind::kBroadcast: s.send_bytes = rank == a.root ? one : 0, s.recv_bytes = one; break;
+    case CollKind::kReduce: s.send_bytes = one, s.recv_bytes = a.recvbuf ? one : 0; break;
+    default: break;
+  }
+  if (!a.sendbuf) s.send_bytes = 0;
+  if (!a.recvbuf) s.recv_bytes = 0;
+  if (s.send_bytes && s.recv_bytes) {
+    const auto send = reinterpret_cast<uintptr_t>(a.sendbuf);
+    const auto recv = reinterpret_cast<uintptr_t>(a.recvbuf);
+    if (send < recv + s.recv_bytes && recv < send + s.send_bytes) {
+      const uintptr_t lo = std::min(send, recv);
+      s.overlap = true;
+      s.send_at = send - lo;
+      s.recv_at = recv - lo;
+      s.block = std::max(send + s.send_bytes, recv + s.recv_bytes) - lo;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
+  const StagedShape s = staged_shape(a, comm.rank(), comm.size());
+  // The buffers' GPU is current while staging (a nonblocking call runs on
+  // the communicator's worker thread, whose current device is CUDA's 0).
+  gpu::DeviceScope on_device(gpu::classify_pointer(s.recv_bytes ? a.recvbuf : a.sendbuf).device);
+  thread_local PinnedBlock pinned;
+  const size_t send_room = s.overlap ? s.block : (s.send_bytes + 63) / 64 * 64;
+  uint8_t *host = pinned.get(std::max<size_t>(1, s.overlap ? s.block : send_room + s.recv_bytes));
+  uint8_t *hsend = s.overlap ? host + s.send_at : host;
+  uint8_t *hrecv = s.overlap ? host + s.recv_at : host + send_room;
+
+  // The legacy default stream waits for earlier work on every blocking
+  // stream of the device, so the inputs are complete once it has run.
+  if (s.overlap) {
+    // The whole block comes in: parts of the output a collective leaves
+    // alone (an in-place allgather's own block) must survive the copy out.
+    copy(host, static_cast<const uint8_t *>(a.sendbuf) - s.send_at, s.block);
+  } else {
+    copy(hsend, a.sendbuf, s.send_bytes);
+  }
+  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+
+  CollArgs h = a;
+  h.memory = MemoryKind::kHost;
+  h.sendbuf = s.send_bytes ? hsend : nullptr;
+  h.recvbuf = s.recv_bytes ? hrecv : nullptr;
+  run_collective(comm, h);
+
+  copy(a.recvbuf, hrecv, s.recv_bytes);
+  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+}
+
+}  // namespace
+
+void run_collective_staged(Comm &comm, const CollArgs &a) {
+  // Refusals every rank meets alike leave the communicator usable.
+  if (a.kind == CollKind::kAlltoallv)
+    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
+  const gpu::CudaApi *api = gpu::cuda_api();
+  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+  try {
+    stage(comm, a, api);
+  } catch (const Error &e) {
+    announce_device_failure(comm, e);
+    throw;
+  }
+}
+
+void announce_device_failure(Comm &comm, const Error &e) {
+  // A copy that failed (freed memory, a count past the allocation's end)
+  // leaves the peers inside the collective or waiting for this rank's
+  // data: they learn of it as of any failure half-way, rather than at
+  // SMD_TIMEOUT (the host algorithms' own failures are already announced:
+  // poison() is then false).
+  if (comm.poison(e.code(), e.message())) comm.ctx().announce_failure(comm.abort_key(), e.code(), e.message());
+}
+
+}  // namespace smd

@@ -1,0 +1,115 @@
+// reduce_scatter: direct (arena), ring, recursive halving (power-of-two
+// sizes; other sizes fall back to the ring).
+#include <algorithm>
+#include <vector>
+
+#include "core/coll/algorithms/algorithms.h"
+#include "core/coll/create/hierarchy.h"
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
+#include "core/coll/coll_util.h"
+#include "core/coll/algorithms/blocks/direct.h"
+#include "core/coll/algorithms/blocks/stream_copy.h"
+#include "core/coll/algorithms/tiny.h"
+#include "core/coll/algorithms/blocks/ring.h"
+#include "core/comm/communicator.h"
+#include "core/reduce/reduce.h"
+
+namespace smd {
+
+void reduce_scatter_direct(Comm &c, const CollArgs &a) {
+  if (tiny_fits(a, c.size())) return run_tiny(c, a);
+  int p = c.size(), me = c.rank();
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, p);
+  // Each round stages the same slice of every block.
+  size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
+  uint64_t rounds = std::max<uint64_t>(1, (n + per_block - 1) / per_block);
+  // Blocks' slices lie `stride` elements apart in the staging buffer.
+  size_t stride = std::min(n, per_block);
+  DirectOp d(c, a, rounds, stride * p * es, "reduce_scatter");
+  // In memory from smd_mem_alloc, peers reduce their blocks straight from
+  // sendbuf: nothing is staged. (recvbuf overlaps sendbuf only as my own
+  // block, which no peer reads.)
+  bool offered = d.use_in_place(a.sendbuf, p * n * es);
+  for (uint64_t k = 0; k < rounds; ++k) {
+    Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
+    uint8_t *mine = d.begin(k);
+    // Only the blocks others reduce: mine is read from sendbuf.
+    for (int b = 0; b < p && !offered; ++b)
+      if (b != me)
+        stage_copy(mine + b * stride * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
+                   (p - 1) * rk.len * es);
+    d.post_and_wait(k);
+    reduce::reduce(at(a.recvbuf, rk.off, es),
+                   d.sources(k, (me * n + rk.off) * es, me * stride * es,
+                             at(a.sendbuf, me * n + rk.off, es)),
+                   p, rk.len, a.datatype, red.op, red.divisor);
+    d.finish(k);
+  }
+  d.end_in_place();
+}
+
+void reduce_scatter_ring(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  size_t es = datatype_size(a.datatype), n = a.count;
+  // Work on a copy: the ring reduces in place and the input stays the caller's.
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, p * n * es);
+  m.copy(work.data(), a.sendbuf, p * n * es);
+  std::vector<Range> segs(p);
+  // Rotate so that rank r ends holding block r (the ring leaves r+1).
+  for (int i = 0; i < p; ++i) segs[(i + 1) % p] = Range{i * n, n};
+  ring_reduce_scatter(c, m, work.data(), segs, a.datatype, reduction_of(a.op, p), c.next_seq(), 0);
+  m.copy(a.recvbuf, work.data() + me * n * es, n * es);
+}
+
+// Recursive halving: at each step exchange half of the blocks still in
+// play with the partner at that distance and keep reducing the other half.
+void reduce_scatter_rd(Comm &c, const CollArgs &a) {
+  int p = c.size(), me = c.rank();
+  if (p & (p - 1)) return reduce_scatter_ring(c, a);
+  size_t es = datatype_size(a.datatype), n = a.count;
+  Reduction red = reduction_of(a.op, p);
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, p * n * es);
+  m.copy(work.data(), a.sendbuf, p * n * es);
+  Scratch tmp(m, (p / 2) * n * es);
+  uint64_t seq = c.next_seq();
+  int lo = 0, hi = p;
+  uint32_t step = 0;
+  for (int mask = p / 2; mask >= 1; mask >>= 1, ++step) {
+    int partner = me ^ mask, mid = lo + (hi - lo) / 2;
+    bool upper = me & mask;
+    int keep_lo = upper ? mid : lo, give_lo = upper ? lo : mid;
+    size_t half = static_cast<size_t>(mid - lo) * n;
+    c.sendrecv(partner, work.data() + give_lo * n * es, half * es, partner, tmp.data(), half * es,
+               coll_tag(c.tag_space(), seq, step), "reduce_scatter");
+    // Lower rank's partial first, so both halves combine in one order.
+    uint8_t *kept = work.data() + keep_lo * n * es;
+    if (upper) m.reduce2(kept, tmp.data(), kept, half, a.datatype, red.op);
+    else m.reduce2(kept, kept, tmp.data(), half, a.datatype, red.op);
+    if (upper) lo = mid;
+    else hi = mid;
+  }
+  uint8_t *mine = work.data() + me * n * es;
+  if (red.divisor > 1) m.divide(mine, n, a.datatype, red.divisor);
+  m.copy(a.recvbuf, mine, n * es);
+}
+
+namespace {
+// This collective's rows of the registry, in the order the automatic
+// choice compares them (the first of equal costs wins).
+const AlgoEntry kRows[] = {
+    {CollKind::kReduceScatter, Algo::kDirect, on_arena, direct_cost, reduce_scatter_direct, true},
+    {CollKind::kReduceScatter, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
+     reduce_scatter_hierarchical},
+    {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
+    {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
+    {CollKind::kReduceScatter, Algo::kCma, cma_applies, cma_cost, reduce_scatter_cma},
+};
+}  // namespace
+
+std::span<const AlgoEntry> reduce_scatter_rows() { return kRows; }
+
+}  // namespace smd

@@ -1,0 +1,87 @@
+#include "core/coll/select/registry.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include <vector>
+
+#include "core/coll/select/row_terms.h"
+#include "core/comm/communicator.h"
+#include "core/util/dtype.h"
+#include "core/util/log.h"
+
+namespace smd {
+
+namespace {
+
+// Logs a forced algorithm's fallback once per (collective, algorithm).
+void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
+  if (!c) return;
+  static std::atomic<uint64_t> logged[int(CollKind::kCount)];
+  uint64_t bit = uint64_t(1) << int(e.algo);
+  if (logged[int(e.kind)].fetch_or(bit) & bit) return;
+  SMD_INFO("coll", "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
+                   "automatically",
+           algo_name(e.algo), coll_name(e.kind), c->where().c_str(), why.c_str());
+}
+
+// Logs each automatic choice once per (collective, size class, shape).
+void note_choice(Comm *c, const CollArgs &a, const AlgoChoice &ch) {
+  if (!c || !log_enabled(LogLevel::kInfo, "coll")) return;
+  static std::mutex mu;
+  static std::set<std::tuple<int, int, int, int>> seen;
+  double bytes = cost_bytes(a);
+  int size_class = bytes < 1 ? 0 : int(std::log2(bytes) / 4);  // x16 steps
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!seen.insert({int(a.kind), size_class, c->size(), c->placement().node_count}).second) return;
+  }
+  SMD_INFO("coll", "%s of %.0f bytes on %s: %s (predicted %.1f us)", coll_name(a.kind), bytes,
+           c->where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
+}
+
+}  // namespace
+
+std::span<const AlgoEntry> algo_rows() {
+  static const std::vector<AlgoEntry> rows = [] {
+    std::vector<AlgoEntry> all;
+    for (std::span<const AlgoEntry> part :
+         {allreduce_rows(), allgather_rows(), reduce_scatter_rows(), broadcast_rows(), reduce_rows(),
+          alltoall_rows(), barrier_rows(), allgatherv_rows(), reduce_scatterv_rows(),
+          alltoallv_rows()})
+      all.insert(all.end(), part.begin(), part.end());
+    return all;
+  }();
+  return rows;
+}
+
+const AlgoEntry *find_algo(CollKind kind, Algo algo) {
+  for (const AlgoEntry &e : algo_rows())
+    if (e.kind == kind && e.algo == algo) return &e;
+  return nullptr;
+}
+
+bool algo_supported(CollKind k, Algo a) { return a == Algo::kAuto || find_algo(k, a) != nullptr; }
+
+AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m,
+                  Comm *c) {
+  std::string why;
+  if (forced != Algo::kAuto) {
+    const AlgoEntry *e = find_algo(a.kind, forced);
+    if (e && e->applicable(a, s, &why)) return {e, e->cost(a, s, m)};
+    if (e) note_fallback(c, *e, why);
+  }
+  AlgoChoice best;
+  for (const AlgoEntry &e : algo_rows()) {
+    if (e.kind != a.kind || !e.applicable(a, s, &why)) continue;
+    double cost = e.cost(a, s, m);
+    if (!best.entry || cost < best.cost_us) best = {&e, cost};
+  }
+  note_choice(c, a, best);
+  return best;
+}
+
+}  // namespace smd
