@@ -1235,7 +1235,8 @@ SMD_API smd_result_t smd_comm_shrink(smd_comm_t *comm, smd_comm_t **newcomm, int
  * comm is rank r of *newcomm), the joiners follow in the order they came.
  * It is a world of its own (its nodes, rails, transports and shared
  * memory formed afresh from all its processes); `comm` is left as it was.
- * Waits up to wait_ms for the joiners (<= 0: SMD_TIMEOUT). Every member
+ * Waits up to wait_ms milliseconds for the joiners (<= 0: SMD_TIMEOUT,
+ * in seconds). Every member
  * gets the same error when one comes: SMD_ERR_TIMEOUT (fewer than n_new
  * joined in time; a joiner that comes later waits for the next grow),
  * SMD_ERR_MISMATCH (members passed different n_new),
@@ -1245,8 +1246,8 @@ SMD_API smd_result_t smd_comm_shrink(smd_comm_t *comm, smd_comm_t **newcomm, int
 SMD_API smd_result_t smd_comm_grow(smd_comm_t *comm, int n_new, int64_t wait_ms,
                                    smd_comm_t **newcomm);
 
-/* A new process joins the job: waits (up to options' timeout_ms or
- * SMD_TIMEOUT) for a grow that admits it and returns the grown
+/* A new process joins the job: waits (up to options' timeout_ms
+ * milliseconds, or SMD_TIMEOUT seconds) for a grow that admits it and returns the grown
  * communicator in *newcomm (its rank: smd_comm_rank). `options` (may be
  * NULL: the environment) name the job's store as for smd_comm_init: its
  * address and port (SMD_MASTER_ADDR / SMD_MASTER_PORT) and the job's
