@@ -104,31 +104,6 @@ void survivor(int r, int ranks_per_node, Job &job) {
   arrive_and_leave(job, shrunk, world);
 }
 
-bool plugin_built(const std::string &name) {
-  std::string path = getenv("SMD_PLUGIN_PATH") ? getenv("SMD_PLUGIN_PATH") : "";
-  for (size_t i = 0; i <= path.size();) {
-    size_t end = path.find(':', i);
-    if (end == std::string::npos) end = path.size();
-    if (access((path.substr(i, end - i) + "/libsmd-transport-" + name + ".so").c_str(), R_OK) == 0)
-      return true;
-    i = end + 1;
-  }
-  return false;
-}
-
-// transports() and, where built, the ucx and efa plugins (over TCP
-// sockets: UCX_TLS=tcp, libfabric's tcp provider), every rank its own node.
-std::vector<Transport> with_network_plugins() {
-  std::vector<Transport> all = transports();
-  for (const char *name : {"ucx", "efa"})
-    if (plugin_built(name))
-      all.push_back({name,
-                     {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", name}, {"UCX_TLS", "tcp"},
-                      {"SMD_EFA_PROVIDER", "tcp;ofi_rxm"}},
-                     1});
-  return all;
-}
-
 TEST(Elastic, SurvivorsShrinkAfterAKilledRankAndReduceAtTheNewSize) {
   for (const Transport &t : with_network_plugins()) {
     SCOPED_TRACE(t.name);
