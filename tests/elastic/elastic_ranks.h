@@ -3,6 +3,7 @@
 // sleeps), their results reported through their exit status.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -237,13 +238,35 @@ inline std::vector<Transport> with_network_plugins() {
 // survivable) and, like most framework stores, cannot say which keys exist
 // or which ranks died (agreement then reads slots with short waits and
 // learns of deaths from the transports).
+// A fresh directory under /tmp, removed with its files when the test is
+// done (in the process that made it: forked ranks leave with _exit).
+struct TempDir {
+  std::string path;
+  explicit TempDir(const char *prefix) {
+    std::string pattern = std::string("/tmp/") + prefix + "-XXXXXX";
+    if (mkdtemp(pattern.data())) path = pattern;
+  }
+  ~TempDir() {
+    if (path.empty()) return;
+    if (DIR *d = opendir(path.c_str())) {
+      while (dirent *e = readdir(d))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+          unlink((path + "/" + e->d_name).c_str());
+      closedir(d);
+    }
+    rmdir(path.c_str());
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+};
+
 struct FileStore : teststore::CallbackStore<FileStore> {
-  std::string dir;
+  TempDir files{"smd-elastic-store"};
+  std::string dir = files.path;
   // When set, the process kills itself (SIGKILL) right after it wrote a
   // key containing this: a death at an exact step of a protocol.
   std::string die_after_writing = {};
 
-  explicit FileStore(std::string directory) : dir(std::move(directory)) {}
 
   std::string path(const char *key) const {
     std::string p = dir + "/";

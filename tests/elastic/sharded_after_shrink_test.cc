@@ -125,8 +125,9 @@ void sharded_rank(int r, Job &job, const std::string &dir) {
 TEST(ElasticSharded, SurvivorsRebuildTheSetFromTheirShardsAndTheLostRanksCheckpoint) {
   for (const Transport &t : transports()) {
     SCOPED_TRACE(t.name);
-    char dir[] = "/tmp/smd-sharded-ckpt-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
+    TempDir checkpoints{"smd-sharded-ckpt"};
+    ASSERT_FALSE(checkpoints.path.empty()) << "mkdtemp failed";
+    const char *dir = checkpoints.path.c_str();
     Job job;
     job.start(kRanks, t.env, t.ranks_per_node, [&](int r) { sharded_rank(r, job, dir); });
     ASSERT_TRUE(job.await_arrivals(kRanks)) << "a rank failed before the kill";
@@ -138,7 +139,6 @@ TEST(ElasticSharded, SurvivorsRebuildTheSetFromTheirShardsAndTheLostRanksCheckpo
         EXPECT_EQ(job.finish(r), 0) << "rank " << r;
       }
     }
-    EXPECT_EQ(system((std::string("rm -rf ") + dir).c_str()), 0);
   }
 }
 
