@@ -76,4 +76,17 @@ class ThreadStore : public teststore::CallbackStore<ThreadStore> {
   std::unordered_map<std::string, int64_t> counters_;
 };
 
+// Rank `rank` of `size` thread ranks forms its world through `ops` (a
+// ThreadStore's), with a deadline long enough for thousands of threads.
+inline smd_result_t init_thread_rank(const smd_store_ops_t *ops, int rank, int size,
+                                     smd_comm_t **comm) {
+  smd_init_options_t o;
+  smd_init_options_init(&o);
+  o.rank = rank;
+  o.world_size = size;
+  o.store = ops;
+  o.timeout_ms = 120000;
+  return smd_comm_init(&o, comm);
+}
+
 }  // namespace scaletest

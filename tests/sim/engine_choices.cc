@@ -53,14 +53,8 @@ int main(int argc, char **argv) {
   std::atomic<int> failures{0};
   std::mutex out_mu;
   auto rank_main = [&](int rank) {
-    smd_init_options_t o;
-    smd_init_options_init(&o);
-    o.rank = rank;
-    o.world_size = p;
-    o.store = &ops;
-    o.timeout_ms = 120000;
     smd_comm_t *comm = nullptr;
-    if (smd_comm_init(&o, &comm) != SMD_SUCCESS) {
+    if (scaletest::init_thread_rank(&ops, rank, p, &comm) != SMD_SUCCESS) {
       std::fprintf(stderr, "rank %d: init: %s\n", rank, smd_last_error());
       ++failures;
       return;

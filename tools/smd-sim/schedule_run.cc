@@ -97,14 +97,8 @@ ScheduleTrace record_schedule(const ScheduleCall &c) {
       if (failure.empty())
         failure = "rank " + std::to_string(rank) + ": " + what + ": " + smd_last_error();
     };
-    smd_init_options_t o;
-    smd_init_options_init(&o);
-    o.rank = rank;
-    o.world_size = p;
-    o.store = &ops;
-    o.timeout_ms = 120000;
     smd_comm_t *comm = nullptr;
-    bool ok = smd_comm_init(&o, &comm) == SMD_SUCCESS;
+    bool ok = scaletest::init_thread_rank(&ops, rank, p, &comm) == SMD_SUCCESS;
     if (!ok) fail("init");
     std::vector<uint8_t> own_in(shared_in ? 0 : in_bytes, 0), out(out_bytes, 0);
     uint8_t *in = shared_in ? common_in.data() : own_in.data();
