@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/coll/agree/call_fingerprint.h"
 #include "core/comm/communicator.h"
@@ -77,37 +78,84 @@ uint32_t group_subject(const std::vector<GroupCall *> &calls) {
   return s ? s : 1;
 }
 
+void publish_group_calls(Comm &c, const std::vector<GroupCall *> &calls, uint64_t group) {
+  Store *store = c.ctx().store();
+  if (!store || c.abort_key().empty() || c.size() < 2) return;
+  std::vector<ListedCall> mine = list_of(calls);
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(mine.data());
+  try {
+    store->set(key_of(c, group, c.rank()), Bytes(p, p + mine.size() * sizeof(ListedCall)));
+  } catch (const Error &e) {
+    SMD_TRACE("coll", "publishing a group's calls: %s", e.what());
+  }
+}
+
 std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls, uint64_t group) {
   Store *store = c.ctx().store();
   if (!store || c.abort_key().empty() || c.size() < 2) return "";
+  publish_group_calls(c, calls, group);
   std::vector<ListedCall> mine = list_of(calls);
+  int n = c.size(), me = c.rank();
+  // The ring neighbours, then further out, a bounded number: the lists
+  // live in the store, and every member reads some.
+  std::vector<int> unread;
+  for (int d = 1; d <= n / 2 && unread.size() < kMostListsRead; ++d) {
+    unread.push_back((me + d) % n);
+    if ((me + n - d) % n != (me + d) % n) unread.push_back((me + n - d) % n);
+  }
+  // The difference, or "" when theirs equals mine.
+  auto compare = [&](int peer, const Bytes &b) -> std::string {
+    std::vector<ListedCall> theirs(b.size() / sizeof(ListedCall));
+    memcpy(static_cast<void *>(theirs.data()), b.data(), theirs.size() * sizeof(ListedCall));
+    size_t k = 0;
+    while (k < mine.size() && k < theirs.size() && mine[k].fingerprint == theirs[k].fingerprint) ++k;
+    if (k == mine.size() && k == theirs.size()) return "";
+    return format("the ranks' groups differ at their collective %zu on %s: %s on rank %d, %s on rank %d",
+                  k + 1, c.where().c_str(), describe_call(mine, k).c_str(), me,
+                  describe_call(theirs, k).c_str(), peer);
+  };
+  // Every member that fails the group publishes its list, but not at the
+  // same moment (one learns of the failure from the store, one is slow to
+  // be scheduled): lists are read as they come, so that one late member
+  // whose calls equal these delays nothing when another's already differ.
+  // The bound only covers a member that never publishes (then the plain
+  // mismatch stands).
+  Deadline until = Deadline::after_ms(std::min<int64_t>(c.ctx().timeout_ms(), 5000));
+  int64_t pause_ms = 2;
   try {
-    const uint8_t *p = reinterpret_cast<const uint8_t *>(mine.data());
-    store->set(key_of(c, group, c.rank()), Bytes(p, p + mine.size() * sizeof(ListedCall)));
-    // Every member fails this group with SMD_ERR_MISMATCH, so each
-    // publishes its list promptly; the bound only covers one that fails
-    // otherwise (then the plain mismatch stands).
-    Deadline until = Deadline::after_ms(std::min<int64_t>(c.ctx().timeout_ms(), 5000));
-    // The ring neighbours first, then further out, a bounded number: the
-    // lists live in the store, and every member reads some.
-    int n = c.size(), me = c.rank();
-    std::vector<int> peers;
-    for (int d = 1; d <= n / 2 && peers.size() < kMostListsRead; ++d) {
-      peers.push_back((me + d) % n);
-      if ((me + n - d) % n != (me + d) % n) peers.push_back((me + n - d) % n);
-    }
-    for (int peer : peers) {
-      Bytes b = store->get(key_of(c, group, peer), until);
-      std::vector<ListedCall> theirs(b.size() / sizeof(ListedCall));
-      memcpy(static_cast<void *>(theirs.data()), b.data(), theirs.size() * sizeof(ListedCall));
-      size_t k = 0;
-      while (k < mine.size() && k < theirs.size() &&
-             mine[k].fingerprint == theirs[k].fingerprint)
-        ++k;
-      if (k == mine.size() && k == theirs.size()) continue;
-      return format("the ranks' groups differ at their collective %zu on %s: %s on rank %d, %s on rank %d",
-                    k + 1, c.where().c_str(), describe_call(mine, k).c_str(), me,
-                    describe_call(theirs, k).c_str(), peer);
+    while (!unread.empty()) {
+      std::vector<std::string> keys;
+      for (int peer : unread) keys.push_back(key_of(c, group, peer));
+      std::optional<std::vector<bool>> present = store->check(keys);
+      std::vector<int> later;
+      for (size_t i = 0; i < unread.size(); ++i) {
+        if (present && !(*present)[i]) {
+          later.push_back(unread[i]);
+          continue;
+        }
+        // Present (read at once), or a store that cannot tell (a short wait).
+        Deadline wait = present ? until : Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms()));
+        try {
+          std::string difference = compare(unread[i], store->get(keys[i], wait));
+          if (!difference.empty()) return difference;
+        } catch (const Error &e) {
+          if (e.code() != SMD_ERR_TIMEOUT || until.expired()) throw;
+          later.push_back(unread[i]);
+        }
+      }
+      if (later.empty()) return "";
+      if (until.expired()) break;
+      if (present) {
+        // Nothing to read yet: wait a little on the nearest one's key (it
+        // ends the pause early when that list comes).
+        try {
+          store->get(key_of(c, group, later.front()), Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms())));
+        } catch (const Error &e) {
+          if (e.code() != SMD_ERR_TIMEOUT) throw;
+        }
+      }
+      pause_ms = std::min<int64_t>(pause_ms * 2, 100);
+      unread.swap(later);
     }
   } catch (const Error &e) {
     SMD_TRACE("coll", "naming a group's difference: %s", e.what());

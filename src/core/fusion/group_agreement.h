@@ -19,13 +19,17 @@ namespace smd {
 // The subject of one communicator's collectives of a group (never 0).
 uint32_t group_subject(const std::vector<GroupCall *> &calls);
 
-// After a call of the group failed with SMD_ERR_MISMATCH on `c`: this
-// rank's collectives of the group on `c` (its `group`-th group there)
-// compared with the nearest members' in the ring, published through the store.
-// Returns "the groups differ at ..." naming the first differing call and
-// both ranks' calls, or "" when the lists of the members nearest in the
-// ring (16 at most) did not come (within a few seconds) or equal this
-// rank's.
+// After a call of the group failed on `c` (its `group`-th group there):
+// this rank's collectives of the group, published through the store for
+// the members that fail with SMD_ERR_MISMATCH to compare with.
+void publish_group_calls(Comm &c, const std::vector<GroupCall *> &calls, uint64_t group);
+
+// After a call of the group failed with SMD_ERR_MISMATCH on `c`: publishes
+// this rank's list and compares it with those of the members nearest in
+// the ring (16 at most), in the order they come. Returns "the groups
+// differ at ..." naming the first differing call and both ranks' calls,
+// or "" when those lists equal this rank's or did not come within a few
+// seconds.
 std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls, uint64_t group);
 
 }  // namespace smd

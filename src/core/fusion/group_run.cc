@@ -99,9 +99,15 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
   uint64_t group = coll_state(c).groups_run++;
   bool named = false;
   // The reason a mismatch gets, once: the first differing call.
+  // A member that failed otherwise (an abort, a timeout) still publishes
+  // its list for those that compare.
   auto why = [&](const Error &e) {
-    if (e.code() != SMD_ERR_MISMATCH || named) return e.message();
+    if (named) return e.message();
     named = true;
+    if (e.code() != SMD_ERR_MISMATCH) {
+      publish_group_calls(c, calls, group);
+      return e.message();
+    }
     std::string difference = name_group_difference(c, calls, group);
     return difference.empty() ? e.message() : difference + " (" + e.message() + ")";
   };
