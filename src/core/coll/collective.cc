@@ -117,9 +117,10 @@ void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
   } catch (const Error &e) {
     // A collective that failed half-way leaves peers at unknown steps:
     // nothing later on this communicator could be trusted, here or there.
-    if (c.poison(e.code(), e.message())) c.ctx().announce_failure(c.abort_key(), e.code(), e.message());
-    flight.failed(e.code());
-    throw;
+    Error cause = c.settle_failure(e);
+    flight.failed(cause.code());
+    if (cause.message() == e.message()) throw;
+    throw cause;
   }
 }
 

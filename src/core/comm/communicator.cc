@@ -437,6 +437,13 @@ bool Comm::poison(smd_result_t code, const std::string &message) {
   return true;
 }
 
+Error Comm::settle_failure(const Error &e) {
+  if (poisoned_.load(std::memory_order_acquire)) return e;
+  Error cause = ctx_->failure_that_stands(abort_key_, e);
+  poison(cause.code(), cause.message());
+  return cause;
+}
+
 void Comm::revoke_local() {
   revoked_.store(true, std::memory_order_relaxed);
   for (auto &child : children()) child->revoke_local();

@@ -218,6 +218,10 @@ class Comm : public std::enable_shared_from_this<Comm> {
   void check_usable() const;
   // True when this call poisoned it (the first failure).
   bool poison(smd_result_t code, const std::string &message);
+  // After a collective failed here with `e`: the failure that stands
+  // (Context::failure_that_stands), which poisons the communicator; `e`
+  // itself when an earlier failure here was settled already.
+  Error settle_failure(const Error &e);
   smd_result_t async_error() const { return poisoned_.load() ? poison_code_ : SMD_SUCCESS; }
   void abort_local();
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }

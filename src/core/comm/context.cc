@@ -492,6 +492,42 @@ void Context::announce_abort(const std::string &abort_key) {
 
 namespace smd {
 
+Error Context::failure_that_stands(const std::string &abort_key, const Error &mine) {
+  if (!store_ || abort_key.empty()) return mine;
+  std::string announced;
+  try {
+    announced = read_failure(abort_key);
+  } catch (const Error &e) {
+    SMD_TRACE("store", "reading a peer's failure: %s", e.what());
+    return mine;
+  }
+  if (announced.empty() && (mine.code() == SMD_ERR_TRANSPORT || mine.code() == SMD_ERR_INTERNAL)) {
+    // Likely a symptom of a peer that left the call at its own failure
+    // (a segment it released, a connection it closed) and is about to
+    // announce it: a short wait for the cause.
+    try {
+      Bytes b = store_->get(abort_key + "/failed",
+                            Deadline::after_ms(std::min<int64_t>(timeout_ms_ > 0 ? timeout_ms_ / 4 : 1000, 1000)));
+      announced.assign(b.begin(), b.end());
+    } catch (const Error &e) {
+      SMD_TRACE("store", "no peer's failure came: %s", e.what());
+    }
+  }
+  if (announced.empty()) {
+    announce_failure(abort_key, mine.code(), mine.message());
+    return mine;
+  }
+  // "<code> <rank> reported: <message>", from announce_failure.
+  int code = atoi(announced.c_str());
+  size_t space = announced.find(' ');
+  if (code <= 0 || space == std::string::npos) return mine;
+  std::string text = announced.substr(space + 1);
+  bool own = text.rfind(describe_rank(rank_) + " reported: ", 0) == 0;
+  if (own || mine.code() == SMD_ERR_MISMATCH || mine.message().find(text) != std::string::npos)
+    return mine;
+  return Error(static_cast<smd_result_t>(code), format("%s (here: %s)", text.c_str(), mine.what()));
+}
+
 void Context::announce_failure(const std::string &abort_key, smd_result_t code,
                                const std::string &message) {
   if (!store_ || abort_key.empty()) return;

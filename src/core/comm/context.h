@@ -15,6 +15,7 @@
 #include "core/bootstrap/store.h"
 #include "core/comm/self_channel.h"
 #include "core/comm/topology.h"
+#include "core/util/error.h"
 #include "core/observe/tracer.h"
 #include "core/exec/wait_policy.h"
 #include "core/plugin/transport.h"
@@ -120,6 +121,14 @@ class Context {
   // (check_health reads it) instead of at SMD_TIMEOUT. The first
   // announcement stands.
   void announce_failure(const std::string &abort_key, smd_result_t code, const std::string &message);
+  // After a collective on the communicator with this key failed here with
+  // `mine`: the failure that stands. When a peer announced one first, this
+  // rank's error is likely its symptom (a released segment, a closed
+  // connection): the peer's code and message, with this rank's appended,
+  // unless `mine` is a mismatch this rank found itself. A transport or
+  // internal error waits up to a second for a peer's announcement first.
+  // Otherwise `mine`, announced.
+  Error failure_that_stands(const std::string &abort_key, const Error &mine);
 
   std::string describe_rank(int world_rank) const;
 

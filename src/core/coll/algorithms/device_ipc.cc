@@ -70,8 +70,7 @@ void run_allreduce_ipc(Comm &comm, const CollArgs &a) {
   try {
     allreduce(comm, a);
   } catch (const Error &e) {
-    announce_device_failure(comm, e);
-    throw;
+    rethrow_settled(comm, e);
   }
 }
 

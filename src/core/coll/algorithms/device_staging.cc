@@ -120,18 +120,19 @@ void run_collective_staged(Comm &comm, const CollArgs &a) {
   try {
     stage(comm, a, api);
   } catch (const Error &e) {
-    announce_device_failure(comm, e);
-    throw;
+    rethrow_settled(comm, e);
   }
 }
 
-void announce_device_failure(Comm &comm, const Error &e) {
+void rethrow_settled(Comm &comm, const Error &e) {
   // A copy that failed (freed memory, a count past the allocation's end)
   // leaves the peers inside the collective or waiting for this rank's
   // data: they learn of it as of any failure half-way, rather than at
-  // SMD_TIMEOUT (the host algorithms' own failures are already announced:
-  // poison() is then false).
-  if (comm.poison(e.code(), e.message())) comm.ctx().announce_failure(comm.abort_key(), e.code(), e.message());
+  // SMD_TIMEOUT (the host algorithms' own failures are settled already:
+  // settle_failure then gives `e` back).
+  Error cause = comm.settle_failure(e);
+  if (cause.message() == e.message()) throw;
+  throw cause;
 }
 
 }  // namespace smd

@@ -33,8 +33,9 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size);
 // SMD_ERR_SYSTEM naming the CUDA call that failed.
 void run_collective_staged(Comm &comm, const CollArgs &a);
 
-// After a device call failed on this rank with `e`: poisons the
-// communicator and announces the failure, so the peers fail at once.
-void announce_device_failure(Comm &comm, const Error &e);
+// Inside the handler of a device call that failed on this rank with `e`:
+// settles the failure (Comm::settle_failure: poisons the communicator and
+// announces it, so the peers fail at once) and throws the one that stands.
+[[noreturn]] void rethrow_settled(Comm &comm, const Error &e);
 
 }  // namespace smd
