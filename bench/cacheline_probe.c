@@ -64,7 +64,8 @@ static int pin(int cpu) {
 
 static void usage(const char *msg) {
   fprintf(stderr,
-          "cacheline_probe: %s\nusage: cacheline_probe [--json] [--quick] [--cpus A,B] [--iters N] [--reps R] "
+          "cacheline_probe: %s\nusage: cacheline_probe [--json] [--quick] [--cpus A,B] [--iters N] "
+          "[--reps R] "
           "[--size BYTES] [--test pingpong|handoff|all]\n",
           msg);
   exit(2);
@@ -113,12 +114,17 @@ static void run_pingpong(const opts_t *o) {
   for (int r = 0; r < o->reps; ++r) v[r] = pingpong_once(o);
   qsort(v, o->reps, sizeof *v, cmp_double);
   if (o->json)
-    printf("{\"probe\": \"cacheline\", \"test\": \"pingpong\", \"cpus\": [%d, %d], \"iters\": %d, \"reps\": %d, "
-           "\"round_trip_ns_min\": %.1f, \"round_trip_ns_median\": %.1f, \"round_trip_ns_max\": %.1f}\n",
-           o->cpu[0], o->cpu[1], o->iters, o->reps, v[0], v[o->reps / 2], v[o->reps - 1]);
+    printf(
+        "{\"probe\": \"cacheline\", \"test\": \"pingpong\", \"cpus\": [%d, %d], \"iters\": %d, "
+        "\"reps\": %d, "
+        "\"round_trip_ns_min\": %.1f, \"round_trip_ns_median\": %.1f, \"round_trip_ns_max\": "
+        "%.1f}\n",
+        o->cpu[0], o->cpu[1], o->iters, o->reps, v[0], v[o->reps / 2], v[o->reps - 1]);
   else
-    printf("pingpong  CPUs %d,%d  %d round trips x %d reps: round trip %.1f ns median (min %.1f, max %.1f)\n",
-           o->cpu[0], o->cpu[1], o->iters, o->reps, v[o->reps / 2], v[0], v[o->reps - 1]);
+    printf(
+        "pingpong  CPUs %d,%d  %d round trips x %d reps: round trip %.1f ns median (min %.1f, max "
+        "%.1f)\n",
+        o->cpu[0], o->cpu[1], o->iters, o->reps, v[o->reps / 2], v[0], v[o->reps - 1]);
   free(v);
 }
 
@@ -156,7 +162,7 @@ static uint64_t read_all(const unsigned char *p, size_t n) {
 static void *reader(void *arg) {
   handoff_t *h = arg;
   pin(h->o->cpu[1]);
-  for (int i = -1; i < h->o->iters; ++i) {  /* i = -1: the first read warms B's cache */
+  for (int i = -1; i < h->o->iters; ++i) { /* i = -1: the first read warms B's cache */
     while (i >= 0 && atomic_load_explicit(&h->turn, memory_order_acquire) != 1) {
     }
     double t0 = now_s();
@@ -177,13 +183,13 @@ static void run_handoff(const opts_t *o, int nontemporal) {
   double *write_us = calloc(o->iters, sizeof(double));
   if (!src || !h.shared || !h.read_us || !write_us) usage("out of memory");
   for (size_t i = 0; i < o->size; ++i) src[i] = (unsigned char)i, h.shared[i] = 0;
-  atomic_store(&h.turn, 1);  /* the reader starts by reading (warming its cache) */
+  atomic_store(&h.turn, 1); /* the reader starts by reading (warming its cache) */
   pthread_t t;
   if (pthread_create(&t, NULL, reader, &h)) usage("cannot start a thread");
   for (int i = 0; i < o->iters; ++i) {
     while (atomic_load_explicit(&h.turn, memory_order_acquire) != 0) {
     }
-    src[i % o->size] ^= 1;  /* the copy is never the same twice */
+    src[i % o->size] ^= 1; /* the copy is never the same twice */
     double t0 = now_s();
     if (nontemporal) copy_stream(h.shared, src, o->size);
     else memcpy(h.shared, src, o->size);
@@ -195,16 +201,19 @@ static void run_handoff(const opts_t *o, int nontemporal) {
   qsort(h.read_us, o->iters, sizeof(double), cmp_double);
   const char *kind = nontemporal ? "nontemporal" : "ordinary";
   if (o->json)
-    printf("{\"probe\": \"cacheline\", \"test\": \"handoff\", \"stores\": \"%s\", \"cpus\": [%d, %d], "
-           "\"bytes\": %zu, \"iters\": %d, \"write_us_median\": %.2f, \"write_us_min\": %.2f, "
-           "\"read_us_median\": %.2f, \"read_us_min\": %.2f}\n",
-           kind, o->cpu[0], o->cpu[1], o->size, o->iters, write_us[o->iters / 2], write_us[0],
-           h.read_us[o->iters / 2], h.read_us[0]);
+    printf(
+        "{\"probe\": \"cacheline\", \"test\": \"handoff\", \"stores\": \"%s\", \"cpus\": [%d, %d], "
+        "\"bytes\": %zu, \"iters\": %d, \"write_us_median\": %.2f, \"write_us_min\": %.2f, "
+        "\"read_us_median\": %.2f, \"read_us_min\": %.2f}\n",
+        kind, o->cpu[0], o->cpu[1], o->size, o->iters, write_us[o->iters / 2], write_us[0],
+        h.read_us[o->iters / 2], h.read_us[0]);
   else
-    printf("handoff   CPUs %d,%d  %zu bytes, %-11s stores: write %.2f us, then read %.2f us (medians of %d; "
-           "min %.2f, %.2f)\n",
-           o->cpu[0], o->cpu[1], o->size, kind, write_us[o->iters / 2], h.read_us[o->iters / 2], o->iters,
-           write_us[0], h.read_us[0]);
+    printf(
+        "handoff   CPUs %d,%d  %zu bytes, %-11s stores: write %.2f us, then read %.2f us (medians "
+        "of %d; "
+        "min %.2f, %.2f)\n",
+        o->cpu[0], o->cpu[1], o->size, kind, write_us[o->iters / 2], h.read_us[o->iters / 2],
+        o->iters, write_us[0], h.read_us[0]);
   free(src);
   free(h.shared);
   free(h.read_us);
@@ -218,12 +227,19 @@ static opts_t parse(int argc, char **argv) {
   int quick = 0, iters_set = 0, reps_set = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
-    if (!strcmp(a, "--json")) { o.json = 1; continue; }
-    if (!strcmp(a, "--quick")) { quick = 1; continue; }
+    if (!strcmp(a, "--json")) {
+      o.json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--quick")) {
+      quick = 1;
+      continue;
+    }
     if (i + 1 >= argc) usage("option needs a value");
     const char *v = argv[++i];
     if (!strcmp(a, "--cpus")) {
-      if (sscanf(v, "%d,%d", &o.cpu[0], &o.cpu[1]) != 2 || o.cpu[0] < 0 || o.cpu[1] < 0 || o.cpu[0] == o.cpu[1])
+      if (sscanf(v, "%d,%d", &o.cpu[0], &o.cpu[1]) != 2 || o.cpu[0] < 0 || o.cpu[1] < 0 ||
+          o.cpu[0] == o.cpu[1])
         usage("--cpus needs two different CPU numbers A,B");
     } else if (!strcmp(a, "--iters")) o.iters = atoi(v), iters_set = 1;
     else if (!strcmp(a, "--reps")) o.reps = atoi(v), reps_set = 1;
@@ -251,8 +267,10 @@ int main(int argc, char **argv) {
     for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; ++c)
       if (CPU_ISSET(c, &set)) o.cpu[k++] = c;
     if (o.cpu[1] < 0) {
-      printf(o.json ? "{\"probe\": \"cacheline\", \"note\": \"fewer than two CPUs: nothing measured\"}\n"
-                    : "cacheline_probe: fewer than two CPUs: nothing measured\n");
+      printf(
+          o.json
+              ? "{\"probe\": \"cacheline\", \"note\": \"fewer than two CPUs: nothing measured\"}\n"
+              : "cacheline_probe: fewer than two CPUs: nothing measured\n");
       return 0;
     }
   }
@@ -262,7 +280,7 @@ int main(int argc, char **argv) {
   if (o.pingpong) run_pingpong(&o);
   if (o.handoff) {
     opts_t h = o;
-    if (h.iters > 2000) h.iters = 2000;  /* handoffs take microseconds, not nanoseconds */
+    if (h.iters > 2000) h.iters = 2000; /* handoffs take microseconds, not nanoseconds */
     run_handoff(&h, 0);
 #ifdef __SSE2__
     run_handoff(&h, 1);

@@ -82,12 +82,14 @@ double expected(int p, size_t i) {
 }
 
 [[noreturn]] void usage(const std::string &msg) {
-  fprintf(stderr,
-          "gloo_bench: %s\nusage: gloo_bench allreduce|allgather|reduce_scatter|broadcast [-b MIN] [-e MAX] "
-          "[-f FACTOR] [-d float32] [-o sum] [-n ITERS] [-w WARMUP] [-c 0|1] [-a ALGO] [--store DIR] "
-          "[--json] [--rss]\n  allreduce ALGO: ring (default) | bcube | ring_legacy | ring_chunked | "
-          "halving_doubling | bcube_legacy\n",
-          msg.c_str());
+  fprintf(
+      stderr,
+      "gloo_bench: %s\nusage: gloo_bench allreduce|allgather|reduce_scatter|broadcast [-b MIN] [-e "
+      "MAX] "
+      "[-f FACTOR] [-d float32] [-o sum] [-n ITERS] [-w WARMUP] [-c 0|1] [-a ALGO] [--store DIR] "
+      "[--json] [--rss]\n  allreduce ALGO: ring (default) | bcube | ring_legacy | ring_chunked | "
+      "halving_doubling | bcube_legacy\n",
+      msg.c_str());
   exit(2);
 }
 
@@ -146,8 +148,14 @@ Options parse(int argc, char **argv) {
   if (!found) usage(std::string("unknown collective '") + argv[1] + "'");
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json") { o.json = true; continue; }
-    if (a == "--rss") { o.rss = true; continue; }
+    if (a == "--json") {
+      o.json = true;
+      continue;
+    }
+    if (a == "--rss") {
+      o.rss = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(a + " needs a value");
     std::string v = argv[++i];
     if (a == "-b") o.min_bytes = parse_size(v);
@@ -158,9 +166,11 @@ Options parse(int argc, char **argv) {
     else if (a == "-c") o.check = atoi(v.c_str()) != 0;
     else if (a == "-a") o.algo = v;
     else if (a == "--store") o.store = v;
-    else if (a == "-d") { if (v != "float32") usage("only float32 is supported"); }
-    else if (a == "-o") { if (v != "sum") usage("only op sum is supported"); }
-    else usage("unknown option '" + a + "'");
+    else if (a == "-d") {
+      if (v != "float32") usage("only float32 is supported");
+    } else if (a == "-o") {
+      if (v != "sum") usage("only op sum is supported");
+    } else usage("unknown option '" + a + "'");
   }
   const std::vector<std::vector<std::string>> algos = {
       {"halving_doubling", "ring", "bcube", "ring_legacy", "ring_chunked", "bcube_legacy"},
@@ -187,7 +197,8 @@ struct Point {
   std::unique_ptr<gloo::BroadcastOptions> bc;
 };
 
-void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &ctx, size_t count, uint32_t tag) {
+void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &ctx, size_t count,
+             uint32_t tag) {
   const int p = ctx->size;
   float *send = pt.send.data(), *recv = pt.recv.data();
   const size_t sbytes = pt.send.size() * sizeof(float);
@@ -200,16 +211,20 @@ void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &
                                              : gloo::AllreduceOptions::Algorithm::BCUBE);
         pt.ar->setInput(send, count);
         pt.ar->setOutput(recv, count);
-        pt.ar->setReduceFunction(static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<float>));
+        pt.ar->setReduceFunction(
+            static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<float>));
         pt.ar->setTag(tag);
         pt.ar->setTimeout(timeout);
         pt.run = [&pt] { gloo::allreduce(*pt.ar); };
       } else {
         std::vector<float *> ptrs{recv};
         int n = static_cast<int>(count);
-        if (o.algo == "ring_legacy") pt.legacy = std::make_unique<gloo::AllreduceRing<float>>(ctx, ptrs, n);
-        else if (o.algo == "ring_chunked") pt.legacy = std::make_unique<gloo::AllreduceRingChunked<float>>(ctx, ptrs, n);
-        else if (o.algo == "halving_doubling") pt.legacy = std::make_unique<gloo::AllreduceHalvingDoubling<float>>(ctx, ptrs, n);
+        if (o.algo == "ring_legacy")
+          pt.legacy = std::make_unique<gloo::AllreduceRing<float>>(ctx, ptrs, n);
+        else if (o.algo == "ring_chunked")
+          pt.legacy = std::make_unique<gloo::AllreduceRingChunked<float>>(ctx, ptrs, n);
+        else if (o.algo == "halving_doubling")
+          pt.legacy = std::make_unique<gloo::AllreduceHalvingDoubling<float>>(ctx, ptrs, n);
         else pt.legacy = std::make_unique<gloo::AllreduceBcube<float>>(ctx, ptrs, n);
         pt.run = [&pt, send, recv, sbytes] {
           memcpy(recv, send, sbytes);
@@ -220,7 +235,8 @@ void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &
     case kAllgather:
       if (o.algo == "ring_legacy") {
         std::vector<const float *> in{send};
-        pt.legacy = std::make_unique<gloo::AllgatherRing<float>>(ctx, in, recv, static_cast<int>(count));
+        pt.legacy =
+            std::make_unique<gloo::AllgatherRing<float>>(ctx, in, recv, static_cast<int>(count));
         pt.run = [&pt] { pt.legacy->run(); };
         break;
       }
@@ -253,8 +269,8 @@ void prepare(Point &pt, const Options &o, const std::shared_ptr<gloo::Context> &
       recv = pt.recv.data();
       std::vector<float *> ptrs{recv};
       std::vector<int> recv_elems(p, static_cast<int>(count));
-      pt.legacy = std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(ctx, ptrs, static_cast<int>(count * p),
-                                                                              recv_elems);
+      pt.legacy = std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(
+          ctx, ptrs, static_cast<int>(count * p), recv_elems);
       pt.run = [&pt, send, recv, sbytes] {
         memcpy(recv, send, sbytes);
         pt.legacy->run();
@@ -270,7 +286,8 @@ int main(int argc, char **argv) {
   Options o = parse(argc, argv);
   const int rank = env_int({"RANK", "SMD_RANK", "OMPI_COMM_WORLD_RANK"}, -1);
   const int p = env_int({"WORLD_SIZE", "SMD_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"}, -1);
-  if (rank < 0 || p < 1 || rank >= p) usage("no rank/size in the environment (run under smdrun or mpirun)");
+  if (rank < 0 || p < 1 || rank >= p)
+    usage("no rank/size in the environment (run under smdrun or mpirun)");
   std::string store = o.store;
   if (store.empty()) {
     const char *tok = getenv("SMD_JOB_TOKEN");
@@ -301,17 +318,20 @@ int main(int argc, char **argv) {
       opts.setInput(&in, 1);
       opts.setOutput(&out, 1);
       using Fn = void (*)(void *, const void *, const void *, size_t);
-      opts.setReduceFunction(max ? static_cast<Fn>(&gloo::max<double>) : static_cast<Fn>(&gloo::sum<double>));
+      opts.setReduceFunction(max ? static_cast<Fn>(&gloo::max<double>)
+                                 : static_cast<Fn>(&gloo::sum<double>));
       opts.setTag(tag);
       gloo::allreduce(opts);
       return out;
     };
 
     if (rank == 0 && !o.json) {
-      printf("# gloo_bench %s (%s)  ranks %d  dtype float32  op sum  iters %d  warmup %d  tcp 127.0.0.1\n",
-             kCollName[o.coll], o.algo.c_str(), p, o.iters, o.warmup);
-      printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us", "algbw_GB/s",
-             "busbw_GB/s", "errors");
+      printf(
+          "# gloo_bench %s (%s)  ranks %d  dtype float32  op sum  iters %d  warmup %d  tcp "
+          "127.0.0.1\n",
+          kCollName[o.coll], o.algo.c_str(), p, o.iters, o.warmup);
+      printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us",
+             "algbw_GB/s", "busbw_GB/s", "errors");
     }
     uint32_t tag = 100;
     const long long rss_init_kib = o.rss ? proc_status_kib("VmRSS") : 0;
@@ -323,13 +343,22 @@ int main(int argc, char **argv) {
       double factor = 1.0;
       switch (o.coll) {
         case kAllreduce: factor = 2.0 * (p - 1) / p; break;
-        case kAllgather: count = send_elems = total / p; recv_elems = count * p; factor = double(p - 1) / p; break;
-        case kReduceScatter: count = recv_elems = total / p; send_elems = count * p; factor = double(p - 1) / p; break;
+        case kAllgather:
+          count = send_elems = total / p;
+          recv_elems = count * p;
+          factor = double(p - 1) / p;
+          break;
+        case kReduceScatter:
+          count = recv_elems = total / p;
+          send_elems = count * p;
+          factor = double(p - 1) / p;
+          break;
         case kBroadcast: break;
       }
       double time_us = 0;
       uint64_t errors = 0;
-      if (count > 0) {  // gloo refuses empty buffers; count 0 (8 B over 4 ranks) is reported as time 0
+      if (count >
+          0) {  // gloo refuses empty buffers; count 0 (8 B over 4 ranks) is reported as time 0
         Point pt;
         pt.send.assign(std::max<size_t>(send_elems, 1), 0.0f);
         // Broadcast runs in place on the send buffer: no second buffer to touch.
@@ -337,7 +366,8 @@ int main(int argc, char **argv) {
         if (o.check)
           for (size_t i = 0; i < send_elems; ++i) pt.send[i] = static_cast<float>(value(rank, i));
         prepare(pt, o, base, count, tag++);
-        user_buffer_bytes = std::max(user_buffer_bytes, (send_elems + (in_place ? 0 : recv_elems)) * sizeof(float));
+        user_buffer_bytes =
+            std::max(user_buffer_bytes, (send_elems + (in_place ? 0 : recv_elems)) * sizeof(float));
         const float *out = in_place ? pt.send.data() : pt.recv.data();
         if (o.check) {
           pt.run();
@@ -368,14 +398,18 @@ int main(int argc, char **argv) {
       double algbw = time_us > 0 ? bytes / time_us / 1e3 : 0, busbw = algbw * factor;
       if (rank == 0) {
         if (o.json)
-          printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"float32\", \"op\": \"sum\", "
-                 "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-                 "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\"}\n",
-                 kCollName[o.coll], bytes, count, p, time_us, algbw, busbw, static_cast<unsigned long long>(errors),
-                 o.check && count > 0 ? 1 : 0, in_place ? 1 : 0, o.algo.c_str());
+          printf(
+              "{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"float32\", "
+              "\"op\": \"sum\", "
+              "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, "
+              "\"errors\": %llu, "
+              "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\"}\n",
+              kCollName[o.coll], bytes, count, p, time_us, algbw, busbw,
+              static_cast<unsigned long long>(errors), o.check && count > 0 ? 1 : 0,
+              in_place ? 1 : 0, o.algo.c_str());
         else
-          printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, "float32", "sum", time_us,
-                 algbw, busbw, static_cast<unsigned long long>(errors));
+          printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, "float32",
+                 "sum", time_us, algbw, busbw, static_cast<unsigned long long>(errors));
         fflush(stdout);
       }
       if (bytes == o.max_bytes) break;
@@ -386,12 +420,14 @@ int main(int argc, char **argv) {
     if (o.rss) {
       long long hwm = proc_status_kib("VmHWM");
       if (o.json)
-        printf("{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": %lld, "
-               "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
-               kCollName[o.coll], rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
+        printf(
+            "{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": "
+            "%lld, "
+            "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
+            kCollName[o.coll], rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
       else
-        printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB\n", rank, hwm,
-               rss_init_kib, user_buffer_bytes / 1024);
+        printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB\n",
+               rank, hwm, rss_init_kib, user_buffer_bytes / 1024);
       fflush(stdout);
     }
     // A rank that leaves first closes its sockets; under load Gloo's TCP pairs
@@ -408,7 +444,8 @@ int main(int argc, char **argv) {
     // the final barrier, so nobody reads it any more).
     if (DIR *d = opendir(store.c_str())) {
       while (struct dirent *e = readdir(d))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink((store + "/" + e->d_name).c_str());
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+          unlink((store + "/" + e->d_name).c_str());
       closedir(d);
     }
     rmdir(store.c_str());

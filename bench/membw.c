@@ -44,8 +44,8 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void run_kernel(int kernel, float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t n) {
+static void run_kernel(int kernel, float *restrict c, const float *restrict a,
+                       const float *restrict b, size_t n) {
   if (kernel == K_MEMCPY) {
     memcpy(c, a, n * sizeof(float));
   } else {
@@ -150,20 +150,23 @@ int main(int argc, char **argv) {
   char sizes_arg[256] = "256M,4M", threads_arg[64] = "1,2";
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) snprintf(sizes_arg, sizeof sizes_arg, "%s", argv[++i]);
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) snprintf(threads_arg, sizeof threads_arg, "%s", argv[++i]);
+    else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+      snprintf(sizes_arg, sizeof sizes_arg, "%s", argv[++i]);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      snprintf(threads_arg, sizeof threads_arg, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) min_time = atof(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else {
-      fprintf(stderr,
-              "usage: membw [--json] [--sizes 256M,4M] [--threads 1,2] [--min-time S] [--reps R]\n");
+      fprintf(
+          stderr,
+          "usage: membw [--json] [--sizes 256M,4M] [--threads 1,2] [--min-time S] [--reps R]\n");
       return 2;
     }
   }
   if (reps < 1) reps = 1;
   if (!json)
-    printf("# %-7s %7s %10s %12s %12s %14s %14s\n", "kernel", "threads", "bytes", "best_GB/s", "median_GB/s",
-           "best_traffic", "median_traffic");
+    printf("# %-7s %7s %10s %12s %12s %14s %14s\n", "kernel", "threads", "bytes", "best_GB/s",
+           "median_GB/s", "best_traffic", "median_traffic");
   char sbuf[256];
   snprintf(sbuf, sizeof sbuf, "%s", sizes_arg);
   for (char *ss = NULL, *s = strtok_r(sbuf, ",", &ss); s; s = strtok_r(NULL, ",", &ss)) {
@@ -179,14 +182,15 @@ int main(int argc, char **argv) {
         double streams = kernel == K_MEMCPY ? 2.0 : 3.0;
         double g_best = bytes / best / 1e9, g_med = bytes / median / 1e9;
         if (json)
-          printf("{\"probe\": \"membw\", \"kernel\": \"%s\", \"threads\": %d, \"bytes\": %zu, "
-                 "\"best_gbps\": %.3f, \"median_gbps\": %.3f, \"best_traffic_gbps\": %.3f, "
-                 "\"median_traffic_gbps\": %.3f, \"traffic_per_byte\": %.0f, \"reps\": %d}\n",
-                 kname[kernel], nthreads, bytes, g_best, g_med, g_best * streams, g_med * streams, streams,
-                 reps);
+          printf(
+              "{\"probe\": \"membw\", \"kernel\": \"%s\", \"threads\": %d, \"bytes\": %zu, "
+              "\"best_gbps\": %.3f, \"median_gbps\": %.3f, \"best_traffic_gbps\": %.3f, "
+              "\"median_traffic_gbps\": %.3f, \"traffic_per_byte\": %.0f, \"reps\": %d}\n",
+              kname[kernel], nthreads, bytes, g_best, g_med, g_best * streams, g_med * streams,
+              streams, reps);
         else
-          printf("  %-7s %7d %10zu %12.2f %12.2f %14.2f %14.2f\n", kname[kernel], nthreads, bytes, g_best,
-                 g_med, g_best * streams, g_med * streams);
+          printf("  %-7s %7d %10zu %12.2f %12.2f %14.2f %14.2f\n", kname[kernel], nthreads, bytes,
+                 g_best, g_med, g_best * streams, g_med * streams);
         fflush(stdout);
       }
     }

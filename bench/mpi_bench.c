@@ -56,8 +56,10 @@ static size_t parse_size(const char *s) {
 
 static void usage(const char *msg) {
   fprintf(stderr,
-          "mpi_bench: %s\nusage: mpi_bench allreduce|allgather|reduce_scatter|broadcast [-b MIN] [-e MAX] "
-          "[-f FACTOR] [-d float32|float64] [-o sum] [-n ITERS] [-w WARMUP] [-c 0|1] [--json] [--rss]\n",
+          "mpi_bench: %s\nusage: mpi_bench allreduce|allgather|reduce_scatter|broadcast [-b MIN] "
+          "[-e MAX] "
+          "[-f FACTOR] [-d float32|float64] [-o sum] [-n ITERS] [-w WARMUP] [-c 0|1] [--json] "
+          "[--rss]\n",
           msg);
   exit(2);
 }
@@ -95,8 +97,14 @@ static void parse(int argc, char **argv, opts_t *o) {
   if (!found) usage("unknown collective");
   for (int i = 2; i < argc; ++i) {
     const char *a = argv[i];
-    if (!strcmp(a, "--json")) { o->json = 1; continue; }
-    if (!strcmp(a, "--rss")) { o->rss = 1; continue; }
+    if (!strcmp(a, "--json")) {
+      o->json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--rss")) {
+      o->rss = 1;
+      continue;
+    }
     if (i + 1 >= argc) usage("option needs a value");
     const char *v = argv[++i];
     if (!strcmp(a, "-b")) o->min_bytes = parse_size(v);
@@ -139,20 +147,34 @@ int main(int argc, char **argv) {
   const long long rss_init_kib = o.rss ? proc_status_kib("VmRSS") : 0;
   size_t user_buffer_bytes = 0; /* buffers the largest size used */
   if (rank == 0 && !o.json) {
-    printf("# mpi_bench %s  ranks %d  dtype %s  op sum  iters %d  warmup %d  out-of-place\n", cname[o.coll], p,
-           dname, o.iters, o.warmup);
-    printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us", "algbw_GB/s",
-           "busbw_GB/s", "errors");
+    printf("# mpi_bench %s  ranks %d  dtype %s  op sum  iters %d  warmup %d  out-of-place\n",
+           cname[o.coll], p, dname, o.iters, o.warmup);
+    printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us",
+           "algbw_GB/s", "busbw_GB/s", "errors");
   }
   for (size_t bytes = o.min_bytes;;) {
     if (bytes > o.max_bytes) break;
     size_t total = bytes / es, count, send_elems, recv_elems;
     double factor;
     switch (o.coll) {
-      case C_ALLREDUCE: count = send_elems = recv_elems = total; factor = 2.0 * (p - 1) / p; break;
-      case C_ALLGATHER: count = send_elems = total / p; recv_elems = count * p; factor = (double)(p - 1) / p; break;
-      case C_REDUCE_SCATTER: count = recv_elems = total / p; send_elems = count * p; factor = (double)(p - 1) / p; break;
-      default: count = send_elems = recv_elems = total; factor = 1.0; break;
+      case C_ALLREDUCE:
+        count = send_elems = recv_elems = total;
+        factor = 2.0 * (p - 1) / p;
+        break;
+      case C_ALLGATHER:
+        count = send_elems = total / p;
+        recv_elems = count * p;
+        factor = (double)(p - 1) / p;
+        break;
+      case C_REDUCE_SCATTER:
+        count = recv_elems = total / p;
+        send_elems = count * p;
+        factor = (double)(p - 1) / p;
+        break;
+      default:
+        count = send_elems = recv_elems = total;
+        factor = 1.0;
+        break;
     }
     /* Zeroed by writing, so every page is resident before the first call (as
      * smd-bench's std::vector buffers are; calloc's untouched zero pages
@@ -170,16 +192,18 @@ int main(int argc, char **argv) {
       fprintf(stderr, "mpi_bench: out of memory at %zu bytes\n", bytes);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-#define RUN_ONCE()                                                                                     \
-  do {                                                                                                 \
-    switch (o.coll) {                                                                                  \
-      case C_ALLREDUCE: MPI_Allreduce(send, recv, (int)count, dt, MPI_SUM, MPI_COMM_WORLD); break;      \
-      case C_ALLGATHER: MPI_Allgather(send, (int)count, dt, recv, (int)count, dt, MPI_COMM_WORLD); break; \
-      case C_REDUCE_SCATTER:                                                                           \
-        MPI_Reduce_scatter_block(send, recv, (int)count, dt, MPI_SUM, MPI_COMM_WORLD);                 \
-        break;                                                                                         \
-      default: MPI_Bcast(send, (int)count, dt, 0, MPI_COMM_WORLD); break;                              \
-    }                                                                                                  \
+#define RUN_ONCE()                                                                                 \
+  do {                                                                                             \
+    switch (o.coll) {                                                                              \
+      case C_ALLREDUCE: MPI_Allreduce(send, recv, (int)count, dt, MPI_SUM, MPI_COMM_WORLD); break; \
+      case C_ALLGATHER:                                                                            \
+        MPI_Allgather(send, (int)count, dt, recv, (int)count, dt, MPI_COMM_WORLD);                 \
+        break;                                                                                     \
+      case C_REDUCE_SCATTER:                                                                       \
+        MPI_Reduce_scatter_block(send, recv, (int)count, dt, MPI_SUM, MPI_COMM_WORLD);             \
+        break;                                                                                     \
+      default: MPI_Bcast(send, (int)count, dt, 0, MPI_COMM_WORLD); break;                          \
+    }                                                                                              \
   } while (0)
     {
       size_t used = (o.coll == C_BROADCAST ? send_elems : send_elems + recv_elems) * es;
@@ -194,11 +218,13 @@ int main(int argc, char **argv) {
           for (size_t i = 0; i < count; ++i) errors += get(recv, i, o.dbl) != expected(p, i);
           break;
         case C_REDUCE_SCATTER:
-          for (size_t i = 0; i < count; ++i) errors += get(recv, i, o.dbl) != expected(p, rank * count + i);
+          for (size_t i = 0; i < count; ++i)
+            errors += get(recv, i, o.dbl) != expected(p, rank * count + i);
           break;
         case C_ALLGATHER:
           for (int r = 0; r < p; ++r)
-            for (size_t i = 0; i < count; ++i) errors += get(recv, r * count + i, o.dbl) != value(r, i);
+            for (size_t i = 0; i < count; ++i)
+              errors += get(recv, r * count + i, o.dbl) != value(r, i);
           break;
         default:
           for (size_t i = 0; i < count; ++i) errors += get(send, i, o.dbl) != value(0, i);
@@ -218,14 +244,17 @@ int main(int argc, char **argv) {
     double algbw = time_us > 0 ? bytes / time_us / 1e3 : 0, busbw = algbw * factor;
     if (rank == 0) {
       if (o.json)
-        printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"sum\", "
-               "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-               "\"checked\": %d, \"in_place\": %d}\n",
-               cname[o.coll], bytes, count, dname, p, time_us, algbw, busbw, (unsigned long long)total_err, o.check,
-               o.coll == C_BROADCAST);
+        printf(
+            "{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": "
+            "\"sum\", "
+            "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, "
+            "\"errors\": %llu, "
+            "\"checked\": %d, \"in_place\": %d}\n",
+            cname[o.coll], bytes, count, dname, p, time_us, algbw, busbw,
+            (unsigned long long)total_err, o.check, o.coll == C_BROADCAST);
       else
-        printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, dname, "sum", time_us, algbw,
-               busbw, (unsigned long long)total_err);
+        printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, count, dname, "sum",
+               time_us, algbw, busbw, (unsigned long long)total_err);
       fflush(stdout);
     }
     free(send);
@@ -238,12 +267,14 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     long long hwm = proc_status_kib("VmHWM");
     if (o.json)
-      printf("{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": %lld, "
-             "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
-             cname[o.coll], rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
+      printf(
+          "{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": "
+          "%lld, "
+          "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
+          cname[o.coll], rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
     else
-      printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB\n", rank, hwm,
-             rss_init_kib, user_buffer_bytes / 1024);
+      printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB\n",
+             rank, hwm, rss_init_kib, user_buffer_bytes / 1024);
     fflush(stdout);
   }
   MPI_Finalize();

@@ -22,7 +22,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (k < 1 || n < 1) MPI_Abort(MPI_COMM_WORLD, 2);
-  float *send = malloc((size_t)k * n * sizeof(float)), *recv = malloc((size_t)k * n * sizeof(float));
+  float *send = malloc((size_t)k * n * sizeof(float)),
+        *recv = malloc((size_t)k * n * sizeof(float));
   MPI_Request *reqs = malloc((size_t)k * sizeof(MPI_Request));
   if (!send || !recv || !reqs) MPI_Abort(MPI_COMM_WORLD, 1);
   for (size_t i = 0; i < (size_t)k * n; ++i) send[i] = (float)((i + (size_t)rank) % 5);
@@ -32,7 +33,8 @@ int main(int argc, char **argv) {
     static double t0;
     if (it == 0) t0 = MPI_Wtime();
     for (int t = 0; t < k; ++t)
-      MPI_Iallreduce(send + (size_t)t * n, recv + (size_t)t * n, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &reqs[t]);
+      MPI_Iallreduce(send + (size_t)t * n, recv + (size_t)t * n, (int)n, MPI_FLOAT, MPI_SUM,
+                     MPI_COMM_WORLD, &reqs[t]);
     MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE);
     if (it == -1 - warmup)
       for (size_t i = 0; i < (size_t)k * n; ++i) {
@@ -45,9 +47,11 @@ int main(int argc, char **argv) {
       MPI_Reduce(&local_us, &time_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
       MPI_Reduce(&errors, &all_errors, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
       if (rank == 0)
-        printf("{\"tensors\": %d, \"mode\": \"mpi\", \"bytes\": %zu, \"ranks\": %d, \"time_us\": %.3f, "
-               "\"per_tensor_us\": %.3f, \"errors\": %llu}\n",
-               k, (size_t)k * n * sizeof(float), p, time_us, time_us / k, all_errors);
+        printf(
+            "{\"tensors\": %d, \"mode\": \"mpi\", \"bytes\": %zu, \"ranks\": %d, \"time_us\": "
+            "%.3f, "
+            "\"per_tensor_us\": %.3f, \"errors\": %llu}\n",
+            k, (size_t)k * n * sizeof(float), p, time_us, time_us / k, all_errors);
     }
   }
   free(send);

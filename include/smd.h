@@ -91,10 +91,8 @@ extern "C" {
 #define SMD_VERSION_MAJOR 0
 #define SMD_VERSION_MINOR 1
 #define SMD_VERSION_PATCH 0
-#define SMD_VERSION_CODE(major, minor, patch) \
-  ((major) * 10000 + (minor) * 100 + (patch))
-#define SMD_VERSION \
-  SMD_VERSION_CODE(SMD_VERSION_MAJOR, SMD_VERSION_MINOR, SMD_VERSION_PATCH)
+#define SMD_VERSION_CODE(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
+#define SMD_VERSION SMD_VERSION_CODE(SMD_VERSION_MAJOR, SMD_VERSION_MINOR, SMD_VERSION_PATCH)
 
 /* ------------------------------------------------------------------------
  * Result codes
@@ -231,18 +229,17 @@ typedef struct smd_store_ops {
   void *user;         /* passed back to every callback */
   /* Store `value` (size bytes, may contain NUL) under `key`, replacing any
    * earlier value. */
-  smd_result_t (*set)(void *user, const char *key, const void *value,
-                      size_t size, char *error, size_t error_size);
+  smd_result_t (*set)(void *user, const char *key, const void *value, size_t size, char *error,
+                      size_t error_size);
   /* Wait until `key` exists (up to timeout_ms; < 0 = the store's own
    * default), then return its value in a buffer allocated with malloc()
    * that smd frees with free(). */
-  smd_result_t (*get)(void *user, const char *key, int64_t timeout_ms,
-                      void **value, size_t *size, char *error,
-                      size_t error_size);
+  smd_result_t (*get)(void *user, const char *key, int64_t timeout_ms, void **value, size_t *size,
+                      char *error, size_t error_size);
   /* Atomically add `delta` to the integer stored under `key` (absent = 0)
    * and return the new value. */
-  smd_result_t (*add)(void *user, const char *key, int64_t delta,
-                      int64_t *new_value, char *error, size_t error_size);
+  smd_result_t (*add)(void *user, const char *key, int64_t delta, int64_t *new_value, char *error,
+                      size_t error_size);
 } smd_store_ops_t;
 
 #define SMD_STORE_OPS_VERSION 1
@@ -287,10 +284,10 @@ typedef struct smd_init_options {
 } smd_init_options_t;
 
 #define SMD_INIT_OPTIONS_VERSION 1
-#define SMD_INIT_OPTIONS_INIT                                               \
-  {                                                                         \
-    sizeof(smd_init_options_t), SMD_INIT_OPTIONS_VERSION, -1, -1, NULL, -1, \
-        NULL, 0, NULL, NULL, NULL                                           \
+#define SMD_INIT_OPTIONS_INIT                                                                    \
+  {                                                                                              \
+    sizeof(smd_init_options_t), SMD_INIT_OPTIONS_VERSION, -1, -1, NULL, -1, NULL, 0, NULL, NULL, \
+        NULL                                                                                     \
   }
 
 /* Fill `options` with the defaults of SMD_INIT_OPTIONS_INIT. */
@@ -306,8 +303,7 @@ SMD_API smd_result_t smd_init_options_init(smd_init_options_t *options);
  * Errors: SMD_ERR_INVALID_ARGUMENT (bad options or environment),
  * SMD_ERR_BOOTSTRAP (store unreachable, token refused, ranks missing at the
  * deadline: the message lists them), SMD_ERR_PLUGIN, SMD_ERR_TIMEOUT. */
-SMD_API smd_result_t smd_comm_init(const smd_init_options_t *options,
-                                   smd_comm_t **world);
+SMD_API smd_result_t smd_comm_init(const smd_init_options_t *options, smd_comm_t **world);
 
 /* ------------------------------------------------------------------------
  * Communicators
@@ -319,8 +315,7 @@ SMD_API smd_result_t smd_comm_init(const smd_init_options_t *options,
 /* Collective over `comm`: ranks passing the same color form a new
  * communicator, ranked by (key, rank in comm). Ranks passing SMD_UNDEFINED
  * get *newcomm = NULL. */
-SMD_API smd_result_t smd_comm_split(smd_comm_t *comm, int color, int key,
-                                    smd_comm_t **newcomm);
+SMD_API smd_result_t smd_comm_split(smd_comm_t *comm, int color, int key, smd_comm_t **newcomm);
 
 /* Collective over `comm`: a new communicator with the same ranks. */
 SMD_API smd_result_t smd_comm_dup(smd_comm_t *comm, smd_comm_t **newcomm);
@@ -329,8 +324,8 @@ SMD_API smd_result_t smd_comm_dup(smd_comm_t *comm, smd_comm_t **newcomm);
  * gives their new ranks, no repeats): every listed rank calls it with the
  * same list; other ranks do not call it. Overlapping groups may be created
  * one after the other. */
-SMD_API smd_result_t smd_comm_create_group(smd_comm_t *comm, const int *ranks,
-                                           int nranks, smd_comm_t **newcomm);
+SMD_API smd_result_t smd_comm_create_group(smd_comm_t *comm, const int *ranks, int nranks,
+                                           smd_comm_t **newcomm);
 
 /* Release the communicator. Local (not collective). Pending nonblocking
  * operations on it are finished first (up to the deadline); requests of it
@@ -345,8 +340,7 @@ SMD_API smd_result_t smd_comm_destroy(smd_comm_t *comm);
 SMD_API smd_result_t smd_comm_abort(smd_comm_t *comm);
 
 /* Background failure of the communicator (SMD_SUCCESS if none). */
-SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm,
-                                              smd_result_t *error);
+SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm, smd_result_t *error);
 
 /* Traffic and algorithm statistics of a communicator on this rank, for
  * benchmarks, tests and tuning. Counts are cumulative since the
@@ -358,29 +352,28 @@ SMD_API smd_result_t smd_comm_get_async_error(smd_comm_t *comm,
  * written, so older callers keep working. */
 #define SMD_STATS_MAX_TRANSPORTS 4
 typedef struct smd_transport_stats {
-  char name[16];            /* "shm", "tcp", "ucx", "efa" */
+  char name[16]; /* "shm", "tcp", "ucx", "efa" */
   uint64_t bytes_sent;
   uint64_t bytes_received;
 } smd_transport_stats_t;
 
 typedef struct smd_comm_stats {
-  size_t struct_size; /* sizeof(smd_comm_stats_t) */
-  uint64_t collectives;              /* collective calls run on this rank */
-  uint64_t inter_node_bytes_sent;    /* to members on other nodes */
+  size_t struct_size;             /* sizeof(smd_comm_stats_t) */
+  uint64_t collectives;           /* collective calls run on this rank */
+  uint64_t inter_node_bytes_sent; /* to members on other nodes */
   uint64_t inter_node_bytes_received;
-  uint64_t intra_node_bytes_sent;    /* to members on this node */
+  uint64_t intra_node_bytes_sent; /* to members on this node */
   uint64_t intra_node_bytes_received;
-  char last_algorithm[32]; /* of the last collective: "direct", "ring",
-                              "rd", "tree", "pairwise", "hierarchical",
-                              "cma", "single"; "" before the first */
+  char last_algorithm[32];  /* of the last collective: "direct", "ring",
+                               "rd", "tree", "pairwise", "hierarchical",
+                               "cma", "single"; "" before the first */
   double last_predicted_us; /* the cost model's prediction for it (time of one
                                call), 0 for "single" and before the first */
-  int transport_count;     /* entries of transports[] in use */
+  int transport_count;      /* entries of transports[] in use */
   smd_transport_stats_t transports[SMD_STATS_MAX_TRANSPORTS];
 } smd_comm_stats_t;
 
-SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm,
-                                        smd_comm_stats_t *stats);
+SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm, smd_comm_stats_t *stats);
 
 SMD_API smd_result_t smd_comm_rank(const smd_comm_t *comm, int *rank);
 SMD_API smd_result_t smd_comm_size(const smd_comm_t *comm, int *size);
@@ -392,15 +385,14 @@ SMD_API smd_result_t smd_comm_local_size(const smd_comm_t *comm, int *size);
 SMD_API smd_result_t smd_comm_node_index(const smd_comm_t *comm, int *node);
 SMD_API smd_result_t smd_comm_node_count(const smd_comm_t *comm, int *count);
 /* The world rank of rank `rank` of `comm`. */
-SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank,
-                                         int *world_rank);
+SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank, int *world_rank);
 
 /* ------------------------------------------------------------------------
  * Collectives
  *
  * Counts are in elements of `datatype`. Buffers are host memory; device
- * memory is not yet verified (see "Streams and device memory"). In-place: pass the same pointer as sendbuf and recvbuf
- * (for allgather: sendbuf == recvbuf + rank * sendcount elements; for
+ * memory is not yet verified (see "Streams and device memory"). In-place: pass the same pointer as
+ * sendbuf and recvbuf (for allgather: sendbuf == recvbuf + rank * sendcount elements; for
  * reduce_scatter: recvbuf == sendbuf + rank * recvcount elements).
  * Every rank must pass the same count, datatype, op and root; disagreement
  * (or a different collective) ends with SMD_ERR_MISMATCH on every rank, on
@@ -418,76 +410,59 @@ SMD_API smd_result_t smd_comm_world_rank(const smd_comm_t *comm, int rank,
  * --------------------------------------------------------------------- */
 
 /* recvbuf[i] = op over ranks of sendbuf[i], on every rank. */
-SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf,
-                                   size_t count, smd_datatype_t datatype,
-                                   smd_op_t op, smd_comm_t *comm,
+SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
                                    smd_stream_t stream);
-SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf,
-                                    size_t count, smd_datatype_t datatype,
-                                    smd_op_t op, smd_comm_t *comm,
-                                    smd_stream_t stream,
-                                    smd_request_t **request);
+SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request);
 
 /* recvbuf (size * sendcount elements) = every rank's sendbuf, in rank
  * order. */
-SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf,
-                                   size_t sendcount, smd_datatype_t datatype,
-                                   smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf,
-                                    size_t sendcount, smd_datatype_t datatype,
-                                    smd_comm_t *comm, smd_stream_t stream,
+SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                    smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
                                     smd_request_t **request);
 
 /* Reduce sendbuf (size * recvcount elements) over ranks; rank r receives
  * block r of the result in recvbuf (recvcount elements). */
-SMD_API smd_result_t smd_reduce_scatter(const void *sendbuf, void *recvbuf,
-                                        size_t recvcount,
-                                        smd_datatype_t datatype, smd_op_t op,
-                                        smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_ireduce_scatter(const void *sendbuf, void *recvbuf,
-                                         size_t recvcount,
-                                         smd_datatype_t datatype, smd_op_t op,
-                                         smd_comm_t *comm, smd_stream_t stream,
-                                         smd_request_t **request);
+SMD_API smd_result_t smd_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                        smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                        smd_stream_t stream);
+SMD_API smd_result_t smd_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                         smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                                         smd_stream_t stream, smd_request_t **request);
 
 /* recvbuf = root's sendbuf on every rank. sendbuf is read on the root only
  * (may be NULL elsewhere). */
-SMD_API smd_result_t smd_broadcast(const void *sendbuf, void *recvbuf,
-                                   size_t count, smd_datatype_t datatype,
-                                   int root, smd_comm_t *comm,
+SMD_API smd_result_t smd_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, int root, smd_comm_t *comm,
                                    smd_stream_t stream);
-SMD_API smd_result_t smd_ibroadcast(const void *sendbuf, void *recvbuf,
-                                    size_t count, smd_datatype_t datatype,
-                                    int root, smd_comm_t *comm,
-                                    smd_stream_t stream,
-                                    smd_request_t **request);
+SMD_API smd_result_t smd_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                    smd_datatype_t datatype, int root, smd_comm_t *comm,
+                                    smd_stream_t stream, smd_request_t **request);
 
 /* recvbuf on root = op over ranks of sendbuf. recvbuf is written on the
  * root only (may be NULL elsewhere). */
-SMD_API smd_result_t smd_reduce(const void *sendbuf, void *recvbuf,
-                                size_t count, smd_datatype_t datatype,
-                                smd_op_t op, int root, smd_comm_t *comm,
+SMD_API smd_result_t smd_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
                                 smd_stream_t stream);
-SMD_API smd_result_t smd_ireduce(const void *sendbuf, void *recvbuf,
-                                 size_t count, smd_datatype_t datatype,
-                                 smd_op_t op, int root, smd_comm_t *comm,
-                                 smd_stream_t stream,
-                                 smd_request_t **request);
+SMD_API smd_result_t smd_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                 smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
+                                 smd_stream_t stream, smd_request_t **request);
 
 /* Block j of sendbuf (count elements each, size blocks) goes to rank j,
  * which stores it as block r of its recvbuf, r being the sender's rank. */
-SMD_API smd_result_t smd_alltoall(const void *sendbuf, void *recvbuf,
-                                  size_t count, smd_datatype_t datatype,
-                                  smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_ialltoall(const void *sendbuf, void *recvbuf,
-                                   size_t count, smd_datatype_t datatype,
-                                   smd_comm_t *comm, smd_stream_t stream,
+SMD_API smd_result_t smd_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                  smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
                                    smd_request_t **request);
 
 /* Returns once every rank of comm has entered the barrier. */
 SMD_API smd_result_t smd_barrier(smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream,
-                                  smd_request_t **request);
+SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **request);
 
 /* ------------------------------------------------------------------------
  * Point-to-point
@@ -501,20 +476,15 @@ SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream,
 
 #define SMD_TAG_MAX 4194303
 
-SMD_API smd_result_t smd_send(const void *buf, size_t count,
-                              smd_datatype_t datatype, int peer, int tag,
+SMD_API smd_result_t smd_send(const void *buf, size_t count, smd_datatype_t datatype, int peer,
+                              int tag, smd_comm_t *comm, smd_stream_t stream);
+SMD_API smd_result_t smd_isend(const void *buf, size_t count, smd_datatype_t datatype, int peer,
+                               int tag, smd_comm_t *comm, smd_stream_t stream,
+                               smd_request_t **request);
+SMD_API smd_result_t smd_recv(void *buf, size_t count, smd_datatype_t datatype, int peer, int tag,
                               smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_isend(const void *buf, size_t count,
-                               smd_datatype_t datatype, int peer, int tag,
-                               smd_comm_t *comm, smd_stream_t stream,
-                               smd_request_t **request);
-SMD_API smd_result_t smd_recv(void *buf, size_t count, smd_datatype_t datatype,
-                              int peer, int tag, smd_comm_t *comm,
-                              smd_stream_t stream);
-SMD_API smd_result_t smd_irecv(void *buf, size_t count,
-                               smd_datatype_t datatype, int peer, int tag,
-                               smd_comm_t *comm, smd_stream_t stream,
-                               smd_request_t **request);
+SMD_API smd_result_t smd_irecv(void *buf, size_t count, smd_datatype_t datatype, int peer, int tag,
+                               smd_comm_t *comm, smd_stream_t stream, smd_request_t **request);
 
 /* ------------------------------------------------------------------------
  * Requests
@@ -530,12 +500,10 @@ SMD_API smd_result_t smd_request_wait(smd_request_t *request);
 /* Wait at most timeout_ms milliseconds (0 = just test). Returns the
  * operation's result if it finished, or SMD_IN_PROGRESS if it has not (it
  * keeps running; wait again or free). */
-SMD_API smd_result_t smd_request_wait_timeout(smd_request_t *request,
-                                              int64_t timeout_ms);
+SMD_API smd_result_t smd_request_wait_timeout(smd_request_t *request, int64_t timeout_ms);
 
 /* Elements received by a finished receive (or sent, for other kinds). */
-SMD_API smd_result_t smd_request_get_count(smd_request_t *request,
-                                           size_t *count);
+SMD_API smd_result_t smd_request_get_count(smd_request_t *request, size_t *count);
 
 /* Release the request. An unfinished operation is waited for first (its
  * buffers are in use until then), and its result is returned. */
@@ -626,10 +594,8 @@ SMD_API smd_result_t smd_groups_destroy(smd_groups_t *groups);
  * rdp_rank, mp_rank, sdp_rank = rdp_rank % sdp; the communicator rank for
  * SMD_GROUP_WORLD), and the group's size (tp, pp, tp*rdp, rdp, tp*pp, sdp,
  * W). */
-SMD_API smd_result_t smd_groups_rank(const smd_groups_t *groups, smd_group_kind_t kind,
-                                     int *rank);
-SMD_API smd_result_t smd_groups_size(const smd_groups_t *groups, smd_group_kind_t kind,
-                                     int *size);
+SMD_API smd_result_t smd_groups_rank(const smd_groups_t *groups, smd_group_kind_t kind, int *rank);
+SMD_API smd_result_t smd_groups_size(const smd_groups_t *groups, smd_group_kind_t kind, int *size);
 
 /* The communicator of this rank's group of `kind`, ready for every
  * collective. Owned by `groups`: valid until smd_groups_destroy(), and not
@@ -648,9 +614,9 @@ SMD_API smd_result_t smd_groups_members(const smd_groups_t *groups, smd_group_ki
  * of `world_size` (tools, planners, tests): the rank's rank within its
  * group of `kind` and the group's members. Validates like
  * smd_groups_create(). */
-SMD_API smd_result_t smd_groups_layout(const smd_groups_config_t *config, int world_size,
-                                       int rank, smd_group_kind_t kind, int *group_rank,
-                                       int *ranks, int capacity, int *count);
+SMD_API smd_result_t smd_groups_layout(const smd_groups_config_t *config, int world_size, int rank,
+                                       smd_group_kind_t kind, int *group_rank, int *ranks,
+                                       int capacity, int *count);
 
 /* ------------------------------------------------------------------------
  * Topology
@@ -665,11 +631,11 @@ typedef struct smd_rank_info {
   int32_t local_rank; /* among the communicator's ranks on that node */
   int32_t local_size;
   int32_t pid;
-  int32_t numa_node;  /* NUMA node the rank's CPUs belong to; -1 unknown
-                       * (no hwloc) or spread over several */
-  int32_t cpus;       /* number of CPUs the rank may run on */
-  char host[64];      /* host name, NUL-terminated (truncated) */
-  char cpuset[128];   /* CPUs it may run on, e.g. "0-3,8", or "" unknown */
+  int32_t numa_node; /* NUMA node the rank's CPUs belong to; -1 unknown
+                      * (no hwloc) or spread over several */
+  int32_t cpus;      /* number of CPUs the rank may run on */
+  char host[64];     /* host name, NUL-terminated (truncated) */
+  char cpuset[128];  /* CPUs it may run on, e.g. "0-3,8", or "" unknown */
 } smd_rank_info_t;
 
 #define SMD_RANK_INFO_VERSION 1
@@ -678,8 +644,7 @@ typedef struct smd_rank_info {
  * the NUMA node needs the hwloc build option). Local: no communication.
  * The caller sets struct_size and version. Errors: SMD_ERR_INVALID_ARGUMENT
  * (NULL info, struct_size or version not set, rank out of range). */
-SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank,
-                                        smd_rank_info_t *info);
+SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank, smd_rank_info_t *info);
 
 /* ---- Shared memory for collective buffers --------------------------------
  *
@@ -792,31 +757,24 @@ SMD_API smd_result_t smd_group_end(void);
  * Errors: SMD_ERR_INVALID_ARGUMENT (NULL counts, NULL buffers holding
  * elements, overlapping blocks, sizes that overflow, other overlaps of
  * sendbuf and recvbuf), SMD_ERR_MISMATCH, and those of smd_allgather. */
-SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf,
-                                    const size_t *counts, const size_t *displs,
-                                    smd_datatype_t datatype, smd_comm_t *comm,
+SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                    const size_t *displs, smd_datatype_t datatype, smd_comm_t *comm,
                                     smd_stream_t stream);
-SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf,
-                                     const size_t *counts,
-                                     const size_t *displs,
-                                     smd_datatype_t datatype, smd_comm_t *comm,
-                                     smd_stream_t stream,
+SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                     const size_t *displs, smd_datatype_t datatype,
+                                     smd_comm_t *comm, smd_stream_t stream,
                                      smd_request_t **request);
 
 /* Reduce sendbuf's blocks over ranks; rank r receives block r of the
  * result (counts[r] elements, from displs[r] of sendbuf) in recvbuf.
  * In place: recvbuf == sendbuf + displs[rank] elements. Errors: as
  * smd_allgatherv, plus an unknown op. */
-SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf,
-                                         const size_t *counts,
-                                         const size_t *displs,
-                                         smd_datatype_t datatype, smd_op_t op,
+SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                         const size_t *displs, smd_datatype_t datatype, smd_op_t op,
                                          smd_comm_t *comm, smd_stream_t stream);
-SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
-                                          const size_t *counts,
-                                          const size_t *displs,
-                                          smd_datatype_t datatype, smd_op_t op,
-                                          smd_comm_t *comm, smd_stream_t stream,
+SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                          const size_t *displs, smd_datatype_t datatype,
+                                          smd_op_t op, smd_comm_t *comm, smd_stream_t stream,
                                           smd_request_t **request);
 
 /* Every rank sends a block to every rank (MPI_Alltoallv): sendcounts[j]
@@ -838,15 +796,13 @@ SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
  * elements, overlapping receive blocks, sizes that overflow, sendbuf and
  * recvbuf overlapping), SMD_ERR_TRUNCATED, and those of smd_alltoall. */
 SMD_API smd_result_t smd_alltoallv(const void *sendbuf, const size_t *sendcounts,
-                                   const size_t *sdispls, void *recvbuf,
-                                   const size_t *recvcounts, const size_t *rdispls,
-                                   smd_datatype_t datatype, smd_comm_t *comm,
+                                   const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                   const size_t *rdispls, smd_datatype_t datatype, smd_comm_t *comm,
                                    smd_stream_t stream);
 SMD_API smd_result_t smd_ialltoallv(const void *sendbuf, const size_t *sendcounts,
-                                    const size_t *sdispls, void *recvbuf,
-                                    const size_t *recvcounts, const size_t *rdispls,
-                                    smd_datatype_t datatype, smd_comm_t *comm,
-                                    smd_stream_t stream, smd_request_t **request);
+                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                    const size_t *rdispls, smd_datatype_t datatype,
+                                    smd_comm_t *comm, smd_stream_t stream, smd_request_t **request);
 
 /* ------------------------------------------------------------------------
  * Receiving from any source, and the status of a receive, since 0.1
@@ -900,16 +856,13 @@ SMD_API smd_result_t smd_status_init(smd_status_t *status);
  * struct_size or version not set), SMD_ERR_INVALID_USAGE (not finished
  * yet, or not a live request). A failed operation's status is that of the
  * message as far as it was matched. */
-SMD_API smd_result_t smd_request_get_status(smd_request_t *request,
-                                            smd_status_t *status);
+SMD_API smd_result_t smd_request_get_status(smd_request_t *request, smd_status_t *status);
 
 /* smd_recv that also fills *status (NULL allowed: then it is smd_recv).
  * On SMD_ERR_TRUNCATED the status still names the message's sender, tag
  * and full size (the message is dropped). */
-SMD_API smd_result_t smd_recv_status(void *buf, size_t count,
-                                     smd_datatype_t datatype, int peer,
-                                     int tag, smd_comm_t *comm,
-                                     smd_stream_t stream,
+SMD_API smd_result_t smd_recv_status(void *buf, size_t count, smd_datatype_t datatype, int peer,
+                                     int tag, smd_comm_t *comm, smd_stream_t stream,
                                      smd_status_t *status);
 
 /* ------------------------------------------------------------------------
@@ -1006,9 +959,11 @@ typedef struct smd_sharded_config {
 } smd_sharded_config_t;
 
 #define SMD_SHARDED_CONFIG_VERSION 1
-#define SMD_SHARDED_CONFIG_INIT                                                        \
-  { sizeof(smd_sharded_config_t), SMD_SHARDED_CONFIG_VERSION, 1000000000u, 1000000u, \
-    500000000u, 1, 2, 1, -1, NULL }
+#define SMD_SHARDED_CONFIG_INIT                                                                  \
+  {                                                                                              \
+    sizeof(smd_sharded_config_t), SMD_SHARDED_CONFIG_VERSION, 1000000000u, 1000000u, 500000000u, \
+        1, 2, 1, -1, NULL                                                                        \
+  }
 
 /* Fill `config` with the defaults of SMD_SHARDED_CONFIG_INIT. */
 SMD_API smd_result_t smd_sharded_config_init(smd_sharded_config_t *config);
@@ -1028,22 +983,20 @@ SMD_API smd_result_t smd_sharded_destroy(smd_sharded_t *set);
  * rank; NULL = zeros); *id receives its id (0, 1, 2, ... in registration
  * order). Local: ranks must register the same parameters in the same order
  * (checked at the first fetch). Only before the first fetch. */
-SMD_API smd_result_t smd_sharded_register(smd_sharded_t *set, size_t count,
-                                          smd_datatype_t datatype, const void *init,
-                                          int32_t *id);
+SMD_API smd_result_t smd_sharded_register(smd_sharded_t *set, size_t count, smd_datatype_t datatype,
+                                          const void *init, int32_t *id);
 
 /* This rank's shard of parameter `id`: its address in the set's memory
  * (for an optimizer to update in place), its element count and the offset
  * of its first element in the full parameter (the whole parameter, offset
  * 0, for a persistent one). *persistent (may be NULL) is set to 1 for a
  * persistent parameter. The address stays valid until destroy. */
-SMD_API smd_result_t smd_sharded_shard(smd_sharded_t *set, int32_t id, void **data,
-                                       size_t *count, size_t *offset, int *persistent);
+SMD_API smd_result_t smd_sharded_shard(smd_sharded_t *set, int32_t id, void **data, size_t *count,
+                                       size_t *offset, int *persistent);
 
 /* The gradient shard of parameter `id` (same layout as its shard),
  * written by smd_sharded_reduce_grads. */
-SMD_API smd_result_t smd_sharded_grad(smd_sharded_t *set, int32_t id, void **data,
-                                      size_t *count);
+SMD_API smd_result_t smd_sharded_grad(smd_sharded_t *set, int32_t id, void **data, size_t *count);
 
 /* Gathers parameters `ids[0..n)` into full buffers (collective). Blocking
  * when `request` is NULL; otherwise returns at once with a request that
@@ -1076,23 +1029,23 @@ SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm,
                                             double *total_norm);
 
 typedef struct smd_sharded_stats {
-  size_t struct_size; /* sizeof(smd_sharded_stats_t), set by the caller */
-  uint32_t version;   /* SMD_SHARDED_STATS_VERSION, set by the caller */
+  size_t struct_size;           /* sizeof(smd_sharded_stats_t), set by the caller */
+  uint32_t version;             /* SMD_SHARDED_STATS_VERSION, set by the caller */
   uint64_t parameters;          /* registered */
   uint64_t persistent_elements; /* kept whole on every rank */
   uint64_t owned_elements;      /* this rank's shards (padding included) */
   uint64_t live_elements;       /* gathered now (held and cached; counts, not padding) */
   uint64_t peak_live_elements;
-  uint64_t live_bytes;          /* their buffers' bytes (padding included) */
+  uint64_t live_bytes; /* their buffers' bytes (padding included) */
   uint64_t peak_live_bytes;
-  uint64_t bytes_fetched;       /* received by gathers */
-  uint64_t fetches;             /* parameters fetched on request */
-  uint64_t prefetches;          /* parameters gathered ahead */
-  uint64_t fetch_stalls;        /* fetch calls that waited for a gather (not started,
-                                 * or a prefetch unfinished at the call) */
-  uint64_t cache_hits;          /* fetches of a still-gathered buffer */
+  uint64_t bytes_fetched; /* received by gathers */
+  uint64_t fetches;       /* parameters fetched on request */
+  uint64_t prefetches;    /* parameters gathered ahead */
+  uint64_t fetch_stalls;  /* fetch calls that waited for a gather (not started,
+                           * or a prefetch unfinished at the call) */
+  uint64_t cache_hits;    /* fetches of a still-gathered buffer */
   uint64_t evictions;
-  double last_grad_norm;        /* from smd_sharded_clip_grads, -1 before */
+  double last_grad_norm; /* from smd_sharded_clip_grads, -1 before */
 } smd_sharded_stats_t;
 
 #define SMD_SHARDED_STATS_VERSION 1
@@ -1114,9 +1067,9 @@ SMD_API smd_result_t smd_sharded_get_stats(const smd_sharded_t *set, smd_sharded
  * checked like smd_sharded_reduce_grads (each bucket carries its
  * parameters' ids and slices): ranks that reduce other parameters, or the
  * same ones in another order or other parts, get SMD_ERR_MISMATCH. */
-SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int32_t *ids,
-                                                   size_t n, const void *const *grads,
-                                                   smd_stream_t stream, smd_request_t **request);
+SMD_API smd_result_t smd_sharded_reduce_grads_part(smd_sharded_t *set, const int32_t *ids, size_t n,
+                                                   const void *const *grads, smd_stream_t stream,
+                                                   smd_request_t **request);
 
 /* ---- Gathering into the caller's buffers (sharded sets) -----------------
  *

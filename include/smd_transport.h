@@ -210,8 +210,7 @@ typedef struct smd_transport_v1 {
 
   /* Create a context for one world. May fail (no device, library missing)
    * with a message; the core then tries other plugins. */
-  smd_transport_status_t (*init)(const smd_transport_host_t *host,
-                                 void **ctx);
+  smd_transport_status_t (*init)(const smd_transport_host_t *host, void **ctx);
   /* Release everything of ctx. Pending requests are dropped. */
   smd_transport_status_t (*finalize)(void *ctx);
 
@@ -221,31 +220,27 @@ typedef struct smd_transport_v1 {
   smd_transport_status_t (*get_address)(void *ctx, void *buf, size_t *size);
   /* An endpoint to world rank `peer` from its address blob. May return
    * before the connection is fully up; sends may be queued. */
-  smd_transport_status_t (*connect)(void *ctx, int32_t peer,
-                                    const void *address, size_t size,
+  smd_transport_status_t (*connect)(void *ctx, int32_t peer, const void *address, size_t size,
                                     void **endpoint);
   smd_transport_status_t (*disconnect)(void *ctx, void *endpoint);
 
   /* Register [ptr, ptr+size) for transfers (flags reserved, pass 0). */
-  smd_transport_status_t (*mem_register)(void *ctx, void *ptr, size_t size,
-                                         uint32_t flags, void **mr);
+  smd_transport_status_t (*mem_register)(void *ctx, void *ptr, size_t size, uint32_t flags,
+                                         void **mr);
   smd_transport_status_t (*mem_deregister)(void *ctx, void *mr);
 
   /* Tagged messages. Receives match by (endpoint, exact tag); messages
    * from one endpoint with the same tag match in the order sent; messages
    * with different tags may be received in any order. size may be 0. The
    * buffer belongs to the plugin until the request completes. */
-  smd_transport_status_t (*isend)(void *ctx, void *endpoint, const void *buf,
-                                  size_t size, void *mr, uint64_t tag,
-                                  void **request);
-  smd_transport_status_t (*irecv)(void *ctx, void *endpoint, void *buf,
-                                  size_t size, void *mr, uint64_t tag,
-                                  void **request);
+  smd_transport_status_t (*isend)(void *ctx, void *endpoint, const void *buf, size_t size, void *mr,
+                                  uint64_t tag, void **request);
+  smd_transport_status_t (*irecv)(void *ctx, void *endpoint, void *buf, size_t size, void *mr,
+                                  uint64_t tag, void **request);
   /* Drive progress and report whether `request` finished. When *done is
    * set, the return value is the operation's status, *size (if not NULL)
    * the bytes transferred, and the request is released. */
-  smd_transport_status_t (*test)(void *ctx, void *request, int *done,
-                                 size_t *size);
+  smd_transport_status_t (*test)(void *ctx, void *request, int *done, size_t *size);
   /* Release an unfinished request; its buffer is not touched after this
    * returns. Used after errors and aborts. */
   smd_transport_status_t (*cancel)(void *ctx, void *request);
@@ -261,29 +256,25 @@ typedef struct smd_transport_v1 {
 
   /* Optional, with SMD_TRANSPORT_CAP_RMA: the remote key of a
    * registration, for a peer's iget (same size rules as get_address). */
-  smd_transport_status_t (*mem_pack)(void *ctx, void *mr, void *buf,
-                                     size_t *size);
+  smd_transport_status_t (*mem_pack)(void *ctx, void *mr, void *buf, size_t *size);
   /* Optional, with SMD_TRANSPORT_CAP_RMA: read `size` bytes at the peer's
    * address `remote` (covered by the registration `rkey` packs, or any
    * address with SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS and rkey NULL) into
    * `local`. Completes through test(); may complete inside this call, in
    * which case *request is set to NULL. */
-  smd_transport_status_t (*iget)(void *ctx, void *endpoint, void *local,
-                                 void *local_mr, uint64_t remote,
-                                 const void *rkey, size_t rkey_size,
-                                 size_t size, void **request);
+  smd_transport_status_t (*iget)(void *ctx, void *endpoint, void *local, void *local_mr,
+                                 uint64_t remote, const void *rkey, size_t rkey_size, size_t size,
+                                 void **request);
 
   /* Optional, with SMD_TRANSPORT_CAP_SEGMENTS: a zero-filled shared memory
    * segment of `size` bytes mapped at *ptr, and a handle blob (same size
    * rules as get_address) that lets peers map it. */
-  smd_transport_status_t (*segment_create)(void *ctx, size_t size, void **ptr,
-                                           void **segment, void *handle,
-                                           size_t *handle_size);
+  smd_transport_status_t (*segment_create)(void *ctx, size_t size, void **ptr, void **segment,
+                                           void *handle, size_t *handle_size);
   /* Map a segment created by the peer of `endpoint`. */
-  smd_transport_status_t (*segment_attach)(void *ctx, void *endpoint,
-                                           const void *handle,
-                                           size_t handle_size, void **ptr,
-                                           size_t *size, void **segment);
+  smd_transport_status_t (*segment_attach)(void *ctx, void *endpoint, const void *handle,
+                                           size_t handle_size, void **ptr, size_t *size,
+                                           void **segment);
   /* Unmap a created or attached segment. */
   smd_transport_status_t (*segment_release)(void *ctx, void *segment);
 
@@ -305,8 +296,7 @@ typedef struct smd_transport_v1 {
    * (an EFA device for efa), 50 a native fabric library, 10 a portable
    * fallback (plain TCP); a plugin without probe counts
    * SMD_TRANSPORT_DEFAULT_PRIORITY. */
-  int32_t (*probe)(const smd_transport_host_t *host, char *why,
-                   size_t why_size);
+  int32_t (*probe)(const smd_transport_host_t *host, char *why, size_t why_size);
 
   /* Optional: the configuration variables this plugin reads, ended by an
    * entry whose name is NULL. Static storage. Listed by `smd-info params`

@@ -20,8 +20,9 @@
 SMD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Needed to build and test the core.
+# clang-format: the test 'format' (scripts/format.sh --check).
 SMD_REQUIRED_PKGS=(meson ninja-build pkg-config gcc g++ libgtest-dev libgmock-dev
-  nlohmann-json3-dev libcli11-dev)
+  nlohmann-json3-dev libcli11-dev clang-format)
 # Each turns on an optional part (meson's summary() says which are on):
 # network transports (UCX, libfabric), hwloc topology, the Python binding,
 # the PyTorch backend (torch 1.13 with its C++ headers, and pybind11; about

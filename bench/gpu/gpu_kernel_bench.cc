@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
   char bus[64] = {0};
   a.DeviceGetPCIBusId(bus, sizeof bus, 0);
   printf("device 0 (%s), kernels %s, %d iterations per point\n", bus, kernels().archs, iterations);
-  printf("%-9s %6s %9s %12s %12s %8s\n", "dtype", "inputs", "MiB", "copy GB/s", "reduce GB/s", "ratio");
+  printf("%-9s %6s %9s %12s %12s %8s\n", "dtype", "inputs", "MiB", "copy GB/s", "reduce GB/s",
+         "ratio");
   constexpr int kMaxInputs = 8;
   for (size_t mib = 1; mib <= max_mib; mib *= 4) {
     const size_t bytes = mib << 20;
@@ -50,7 +51,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < kMaxInputs; ++k) in.push_back(std::make_unique<DeviceBuffer>(a, bytes));
     DeviceBuffer out(a, bytes);
     const double copy_s = seconds_per_run(a, iterations, [&] {
-      check("cudaMemcpyAsync", a.MemcpyAsync(out.data(), in[0]->data(), bytes, kCudaMemcpyDefault, nullptr));
+      check("cudaMemcpyAsync",
+            a.MemcpyAsync(out.data(), in[0]->data(), bytes, kCudaMemcpyDefault, nullptr));
     });
     const double copy_gbps = 2.0 * bytes / copy_s / 1e9;
     for (smd_datatype_t dt : {SMD_FLOAT32, SMD_BFLOAT16}) {
@@ -59,7 +61,8 @@ int main(int argc, char **argv) {
         for (int i = 0; i < k; ++i) srcs.push_back(in[i]->data());
         const size_t count = bytes / datatype_size(dt);
         const double s = seconds_per_run(a, iterations, [&] {
-          check("reduce", kernels().reduce(out.data(), srcs.data(), k, count, dt, SMD_SUM, 1, nullptr));
+          check("reduce",
+                kernels().reduce(out.data(), srcs.data(), k, count, dt, SMD_SUM, 1, nullptr));
         });
         const double gbps = (k + 1.0) * bytes / s / 1e9;
         printf("%-9s %6d %9zu %12.1f %12.1f %7.0f%%\n", datatype_name(dt), k, mib, copy_gbps, gbps,

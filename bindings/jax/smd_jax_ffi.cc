@@ -69,9 +69,9 @@ ffi::Error allgather(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer>
   if (ffi::Error e = check_comm(comm, &size); e.failure()) return e;
   if (y->element_count() != x.element_count() * static_cast<size_t>(size))
     return ffi::Error::InvalidArgument("smd allgather: the result must hold size x input");
-  return done("allgather", smd_allgather(x.untyped_data(), y->untyped_data(), x.element_count(),
-                                         static_cast<smd_datatype_t>(datatype), comm_of(comm),
-                                         stream));
+  return done("allgather",
+              smd_allgather(x.untyped_data(), y->untyped_data(), x.element_count(),
+                            static_cast<smd_datatype_t>(datatype), comm_of(comm), stream));
 }
 
 ffi::Error reduce_scatter(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
@@ -90,9 +90,9 @@ ffi::Error broadcast(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer>
                      int32_t datatype, int32_t root) {
   int size = 0;
   if (ffi::Error e = check_comm(comm, &size); e.failure()) return e;
-  return done("broadcast", smd_broadcast(x.untyped_data(), y->untyped_data(), x.element_count(),
-                                         static_cast<smd_datatype_t>(datatype), root,
-                                         comm_of(comm), stream));
+  return done("broadcast",
+              smd_broadcast(x.untyped_data(), y->untyped_data(), x.element_count(),
+                            static_cast<smd_datatype_t>(datatype), root, comm_of(comm), stream));
 }
 
 ffi::Error alltoall(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y, int64_t comm,
@@ -101,10 +101,10 @@ ffi::Error alltoall(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> 
   if (ffi::Error e = check_comm(comm, &size); e.failure()) return e;
   if (x.element_count() % static_cast<size_t>(size) != 0)
     return ffi::Error::InvalidArgument("smd alltoall: the input is not size equal blocks");
-  return done("alltoall", smd_alltoall(x.untyped_data(), y->untyped_data(),
-                                       x.element_count() / static_cast<size_t>(size),
-                                       static_cast<smd_datatype_t>(datatype), comm_of(comm),
-                                       stream));
+  return done("alltoall",
+              smd_alltoall(x.untyped_data(), y->untyped_data(),
+                           x.element_count() / static_cast<size_t>(size),
+                           static_cast<smd_datatype_t>(datatype), comm_of(comm), stream));
 }
 
 // ---- bindings: token + buffer in, token + buffer out -------------------------
@@ -112,8 +112,8 @@ ffi::Error alltoall(void *stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> 
 // The token carries no data: it only orders the calls (see the file comment).
 template <typename... Attrs>
 struct OnCuda {
-  template <ffi::Error (*Run)(void *, ffi::AnyBuffer, ffi::Result<ffi::AnyBuffer>, int64_t,
-                              int32_t, Attrs...)>
+  template <ffi::Error (*Run)(void *, ffi::AnyBuffer, ffi::Result<ffi::AnyBuffer>, int64_t, int32_t,
+                              Attrs...)>
   static ffi::Error call(void *stream, ffi::Token, ffi::AnyBuffer x, ffi::Result<ffi::Token>,
                          ffi::Result<ffi::AnyBuffer> y, int64_t comm, int32_t datatype,
                          Attrs... attrs) {
@@ -123,8 +123,8 @@ struct OnCuda {
 
 template <typename... Attrs>
 struct OnCpu {
-  template <ffi::Error (*Run)(void *, ffi::AnyBuffer, ffi::Result<ffi::AnyBuffer>, int64_t,
-                              int32_t, Attrs...)>
+  template <ffi::Error (*Run)(void *, ffi::AnyBuffer, ffi::Result<ffi::AnyBuffer>, int64_t, int32_t,
+                              Attrs...)>
   static ffi::Error call(ffi::Token, ffi::AnyBuffer x, ffi::Result<ffi::Token>,
                          ffi::Result<ffi::AnyBuffer> y, int64_t comm, int32_t datatype,
                          Attrs... attrs) {

@@ -122,8 +122,8 @@ void CompletionThread::check_deadlines(std::vector<std::unique_ptr<Active>> &act
 // step needs.
 void CompletionThread::wait_a_little(std::vector<std::unique_ptr<Active>> &active,
                                      int &idle_rounds) {
-  bool polling = std::any_of(active.begin(), active.end(),
-                             [](const auto &a) { return a->op->needs_polling; });
+  bool polling =
+      std::any_of(active.begin(), active.end(), [](const auto &a) { return a->op->needs_polling; });
   if (!polling) {
     Active &oldest = *active.front();
     int64_t left_ms = (oldest.op->deadline_ns - now_ns()) / 1000000;
@@ -147,8 +147,7 @@ void CompletionThread::run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (active.empty())
-        cv_.wait(lock, [&] { return !incoming_.empty() || stopping_; });
+      if (active.empty()) cv_.wait(lock, [&] { return !incoming_.empty() || stopping_; });
       for (auto &op : incoming_) {
         auto a = std::make_unique<Active>();
         a->op = std::move(op);

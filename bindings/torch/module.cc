@@ -23,7 +23,8 @@ template <class T>
 class GilFreeDestroyHolder {
  public:
   GilFreeDestroyHolder() = default;
-  explicit GilFreeDestroyHolder(T *p) : p_(c10::intrusive_ptr<T>::unsafe_reclaim_from_nonowning(p)) {}
+  explicit GilFreeDestroyHolder(T *p)
+      : p_(c10::intrusive_ptr<T>::unsafe_reclaim_from_nonowning(p)) {}
   explicit GilFreeDestroyHolder(c10::intrusive_ptr<T> p) : p_(std::move(p)) {}
   GilFreeDestroyHolder(const GilFreeDestroyHolder &) = default;
   GilFreeDestroyHolder &operator=(const GilFreeDestroyHolder &) = default;
@@ -95,6 +96,6 @@ PYBIND11_MODULE(_smd_c10d, m) {
         "(smd.torch calls it at exit, before the interpreter finalizes)",
         py::call_guard<py::gil_scoped_release>());
 
-  m.attr("TORCH_VERSION") = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                            std::to_string(TORCH_VERSION_MINOR);
+  m.attr("TORCH_VERSION") =
+      std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
 }

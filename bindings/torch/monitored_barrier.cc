@@ -61,9 +61,9 @@ void ProcessGroupSmd::monitoredBarrier(const c10d::BarrierOptions &opts, bool wa
       }
   };
   auto post = [&](bool sending, int peer) {
-    smd_result_t rc = sending
-        ? smd_isend(&bytes[peer], 1, SMD_UINT8, peer, tag, side_, nullptr, &requests[peer])
-        : smd_irecv(&bytes[peer], 1, SMD_UINT8, peer, tag, side_, nullptr, &requests[peer]);
+    smd_result_t rc =
+        sending ? smd_isend(&bytes[peer], 1, SMD_UINT8, peer, tag, side_, nullptr, &requests[peer])
+                : smd_irecv(&bytes[peer], 1, SMD_UINT8, peer, tag, side_, nullptr, &requests[peer]);
     if (rc != SMD_SUCCESS) {
       std::string message = last_error(what);
       release(true);
@@ -117,9 +117,8 @@ void ProcessGroupSmd::monitoredBarrier(const c10d::BarrierOptions &opts, bool wa
     release(true);
     std::string ranks;
     for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    throw SmdError(SMD_ERR_TIMEOUT, what + ": " +
-                                        (missing.size() > 1 ? "Ranks " : "Rank ") + ranks +
-                                        " failed to pass monitoredBarrier in " +
+    throw SmdError(SMD_ERR_TIMEOUT, what + ": " + (missing.size() > 1 ? "Ranks " : "Rank ") +
+                                        ranks + " failed to pass monitoredBarrier in " +
                                         std::to_string(timeout_ms) + " ms");
   }
   release(false);
@@ -127,8 +126,7 @@ void ProcessGroupSmd::monitoredBarrier(const c10d::BarrierOptions &opts, bool wa
   bool ok = true;
   for (int r = 1; r < size_; ++r) ok &= arrived(requests[r], deadline_ns);
   release(!ok);
-  if (!ok)
-    throw SmdError(SMD_ERR_TIMEOUT, what + ": releasing the other ranks failed");
+  if (!ok) throw SmdError(SMD_ERR_TIMEOUT, what + ": releasing the other ranks failed");
 }
 
 }  // namespace smd_torch

@@ -41,8 +41,9 @@ void start_p2p(bool sending, const Slice &s, int peer, int tag, smd_comm_t *comm
   if (s.payload.count == 0) return;
   smd_request_t *r = nullptr;
   smd_result_t rc =
-      sending ? smd_isend(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r)
-              : smd_irecv(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r);
+      sending
+          ? smd_isend(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r)
+          : smd_irecv(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r);
   check(rc, what + (sending ? ": send to rank " : ": receive from rank ") + std::to_string(peer));
   requests.push_back(r);
 }
@@ -81,8 +82,8 @@ std::vector<int64_t> checked_splits(const std::vector<int64_t> &splits, const at
 }  // namespace
 
 ProcessGroupSmd::Launch ProcessGroupSmd::side_launch(c10d::OpType type, const char *title,
-                                                    const char *name,
-                                                    std::chrono::milliseconds timeout) {
+                                                     const char *name,
+                                                     std::chrono::milliseconds timeout) {
   Launch l(type, title, name, timeout);
   l.point_to_point = true;
   return l;
@@ -94,8 +95,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
   const char *call = "allgather";
   require_one(inputs, call);
   if (outputs.size() != 1 || outputs[0].size() != static_cast<size_t>(size_))
-    refuse(call, "the output must be one list of " + std::to_string(size_) +
-                     " tensors (one per rank)");
+    refuse(call,
+           "the output must be one list of " + std::to_string(size_) + " tensors (one per rank)");
   const at::Tensor in = contiguous_input(inputs[0]);
   // Output r takes rank r's input, so outputs may differ in size (each
   // rank's input has its own): smd_allgatherv with those counts.
@@ -160,7 +161,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
     const c10d::AllgatherOptions &opts) {
   const char *call = "allgather_into_tensor_coalesced";
   require_pairs(outputs, inputs, call);
-  Launch l(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced", call, opts.timeout);
+  Launch l(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced", call,
+           opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs;
   std::vector<PairCall> pairs;
@@ -253,10 +255,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::gather(
     }
     for (int r = 0; r < size_; ++r) {
       const at::Tensor &buf = slots[r].buffer;
-      if (r == rank_)
-        buf.copy_(in.view(buf.sizes()));
-      else
-        start_p2p(false, whole(buf), r, tag, side_, requests, what);
+      if (r == rank_) buf.copy_(in.view(buf.sizes()));
+      else start_p2p(false, whole(buf), r, tag, side_, requests, what);
     }
   };
   l.finish = [slots] {
@@ -297,18 +297,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::scatter(
       return;
     }
     for (int r = 0; r < size_; ++r) {
-      if (r == rank_)
-        buf.copy_(sources[r].view(buf.sizes()));
-      else
-        start_p2p(true, whole(sources[r]), r, tag, side_, requests, what);
+      if (r == rank_) buf.copy_(sources[r].view(buf.sizes()));
+      else start_p2p(true, whole(sources[r]), r, tag, side_, requests, what);
     }
   };
   return launch_into(std::move(l), out);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall_base(
-    at::Tensor &output, at::Tensor &input, std::vector<int64_t> &output_splits,
-    std::vector<int64_t> &input_splits, const c10d::AllToAllOptions &opts) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall_base(at::Tensor &output, at::Tensor &input,
+                                                              std::vector<int64_t> &output_splits,
+                                                              std::vector<int64_t> &input_splits,
+                                                              const c10d::AllToAllOptions &opts) {
   const char *call = "alltoall_base";
   require_dense_cpu(input, call);
   require_dense_cpu(output, call);
@@ -459,8 +458,8 @@ ProcessGroupSmd::Launch ProcessGroupSmd::user_p2p(c10d::OpType type, const char 
 void ProcessGroupSmd::require_peer(int peer, int tag, const char *call, const char *role) const {
   require_rank(peer, size_, call, role);
   if (tag < 0 || tag > SMD_TAG_MAX)
-    refuse(call, "tag " + std::to_string(tag) + " is outside smd's 0.." +
-                     std::to_string(SMD_TAG_MAX));
+    refuse(call,
+           "tag " + std::to_string(tag) + " is outside smd's 0.." + std::to_string(SMD_TAG_MAX));
 }
 
 }  // namespace smd_torch

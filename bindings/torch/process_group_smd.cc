@@ -32,9 +32,9 @@ std::string generation_prefix(c10d::Store &store, int size) {
 
 // An operation's on_done: the Work ends with smd's error, or once the
 // results are copied out; `buffers` stay alive until then.
-std::function<void(smd_result_t, const std::string &)> finishing(
-    c10::intrusive_ptr<WorkSmd> work, std::function<void()> finish,
-    std::vector<at::Tensor> buffers) {
+std::function<void(smd_result_t, const std::string &)> finishing(c10::intrusive_ptr<WorkSmd> work,
+                                                                 std::function<void()> finish,
+                                                                 std::vector<at::Tensor> buffers) {
   return [work, finish = std::move(finish), buffers = std::move(buffers)](
              smd_result_t rc, const std::string &message) {
     if (rc != SMD_SUCCESS) {
@@ -77,12 +77,10 @@ ProcessGroupSmd::ProcessGroupSmd(const c10::intrusive_ptr<c10d::Store> &store, i
       timeout_(timeout),
       name_(std::move(name)) {
   if (timeout_.count() <= 0)
-    throw SmdError(SMD_ERR_INVALID_ARGUMENT,
-                   "the process group's timeout must be positive, not " +
-                       std::to_string(timeout_.count()) + " ms");
-  const std::string where =
-      "forming the smd process group (rank " + std::to_string(rank) + " of " +
-      std::to_string(size) + ")";
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT, "the process group's timeout must be positive, not " +
+                                                 std::to_string(timeout_.count()) + " ms");
+  const std::string where = "forming the smd process group (rank " + std::to_string(rank) + " of " +
+                            std::to_string(size) + ")";
   std::string prefix;
   try {
     prefix = generation_prefix(store_->store(), size);
@@ -155,8 +153,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
   std::lock_guard<std::mutex> lock(issue_mu_);
   const uint64_t seq = l.collective ? ++seq_ : seq_;
   std::string what = l.collective ? std::string(l.name) + " #" + std::to_string(seq) : l.name;
-  auto work = c10::make_intrusive<WorkSmd>(rank_, l.type, titled(name_, l.profiling_title), what, l.outputs,
-                                           c10::optional<std::vector<at::Tensor>>(l.inputs));
+  auto work =
+      c10::make_intrusive<WorkSmd>(rank_, l.type, titled(name_, l.profiling_title), what, l.outputs,
+                                   c10::optional<std::vector<at::Tensor>>(l.inputs));
   work->set_source_rank(l.source_rank);
 
   auto op = std::make_unique<PendingOp>();
@@ -377,9 +376,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
   const char *call = "reduce_scatter";
   require_one(outputs, call);
   if (inputs.size() != 1 || inputs[0].size() != static_cast<size_t>(size_))
-    throw SmdError(SMD_ERR_INVALID_ARGUMENT,
-                   std::string(call) + ": the input must be one list of " + std::to_string(size_) +
-                       " tensors (one per rank)");
+    throw SmdError(SMD_ERR_INVALID_ARGUMENT, std::string(call) +
+                                                 ": the input must be one list of " +
+                                                 std::to_string(size_) + " tensors (one per rank)");
   // Input r is rank r's block; blocks may differ in size (rank r's output
   // has input r's size), which smd_reduce_scatterv takes as counts.
   const at::Tensor &t = outputs[0];
@@ -397,10 +396,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
   // per-rank reduces would cost a collective per rank).
   std::vector<at::Tensor> flats;
   for (const auto &in : inputs[0]) flats.push_back(in.reshape({-1}));
-  return start_reduce_scatter(at::cat(flats), outputs[0], opts,
-                              Launch(c10d::OpType::REDUCE_SCATTER, "smd:reduce_scatter", call,
-                                     opts.timeout),
-                              inputs[0], std::move(counts));
+  return start_reduce_scatter(
+      at::cat(flats), outputs[0], opts,
+      Launch(c10d::OpType::REDUCE_SCATTER, "smd:reduce_scatter", call, opts.timeout), inputs[0],
+      std::move(counts));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
@@ -409,10 +408,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
   require_dense_cpu(output, call);
   require_like(input, output.scalar_type(), output.numel() * size_, call,
                "the input (world size x output)");
-  return start_reduce_scatter(input, output, opts,
-                              Launch(c10d::OpType::_REDUCE_SCATTER_BASE,
-                                     "smd:_reduce_scatter_base", call, opts.timeout),
-                              {input});
+  return start_reduce_scatter(
+      input, output, opts,
+      Launch(c10d::OpType::_REDUCE_SCATTER_BASE, "smd:_reduce_scatter_base", call, opts.timeout),
+      {input});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
@@ -438,8 +437,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
   } else {
     // smd reads the counts when the call is made; the lambda owns them.
     l.start = one_call([this, plan, send, recv, counts = std::move(counts)](smd_request_t **r) {
-      return smd_ireduce_scatterv(send, recv, counts.data(), nullptr, plan.datatype, plan.op,
-                                  comm_, nullptr, r);
+      return smd_ireduce_scatterv(send, recv, counts.data(), nullptr, plan.datatype, plan.op, comm_,
+                                  nullptr, r);
     });
   }
   return launch_into(std::move(l), out);
@@ -450,7 +449,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
     const c10d::ReduceScatterOptions &opts) {
   const char *call = "reduce_scatter_tensor_coalesced";
   require_pairs(outputs, inputs, call);
-  Launch l(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced", call, opts.timeout);
+  Launch l(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced", call,
+           opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs;
   std::vector<PairCall> pairs;

@@ -95,14 +95,11 @@ class ProcessGroupSmd : public BackendBase {
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor> &outputs,
                                           std::vector<at::Tensor> &inputs,
                                           const c10d::AllToAllOptions &opts) override;
-  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst,
-                                      int tag) override;
-  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
-                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src, int tag) override;
   // A receive from any rank (SMD_ANY_SOURCE); the Work's sourceRank() is
   // the sender once it completes.
-  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors,
-                                               int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors, int tag) override;
 
   // Every rank's counter starts at 0 when the group forms and counts the
   // group's collectives, so the ranks agree without a store round trip.
@@ -119,8 +116,8 @@ class ProcessGroupSmd : public BackendBase {
 
   // Starts an operation's smd calls (under the issue lock), adding each
   // request to `requests`; throws SmdError when smd refuses.
-  using Start = std::function<void(std::vector<smd_request_t *> &requests,
-                                   const std::string &what, uint64_t seq)>;
+  using Start = std::function<void(std::vector<smd_request_t *> &requests, const std::string &what,
+                                   uint64_t seq)>;
 
   // One operation to start: what torch sees of it, how to start it in smd
   // and what to do once smd is done.
@@ -129,17 +126,17 @@ class ProcessGroupSmd : public BackendBase {
            std::chrono::milliseconds timeout = std::chrono::milliseconds(-1))
         : type(type), profiling_title(profiling_title), name(name), timeout(timeout) {}
     c10d::OpType type;
-    const char *profiling_title;            // a literal: "smd:all_reduce"
-    const char *name;                       // "allreduce", for messages
-    std::chrono::milliseconds timeout;      // < 0: the group's
-    bool collective = true;                 // counts in the sequence number
-    bool point_to_point = false;            // its requests need polling
+    const char *profiling_title;        // a literal: "smd:all_reduce"
+    const char *name;                   // "allreduce", for messages
+    std::chrono::milliseconds timeout;  // < 0: the group's
+    bool collective = true;             // counts in the sequence number
+    bool point_to_point = false;        // its requests need polling
     // `start` makes i-calls on group_comm_ that the group worker runs as
     // one smd group (see run_grouped).
     bool grouped = false;
-    std::vector<at::Tensor> inputs;         // for the profiler
-    std::vector<at::Tensor> outputs;        // result() and the Future's value
-    std::vector<at::Tensor> keep_alive;     // buffers smd uses until done
+    std::vector<at::Tensor> inputs;      // for the profiler
+    std::vector<at::Tensor> outputs;     // result() and the Future's value
+    std::vector<at::Tensor> keep_alive;  // buffers smd uses until done
     Start start;
     // On the completion thread after success: copy staged results out.
     std::function<void()> finish;
@@ -173,12 +170,9 @@ class ProcessGroupSmd : public BackendBase {
   // reduce_scatter and its flat form, once the input is one flat tensor
   // holding rank r's block of counts[r] elements at displs[r] (counts
   // empty: equal blocks of the output's size, packed).
-  c10::intrusive_ptr<c10d::Work> start_reduce_scatter(const at::Tensor &input,
-                                                      const at::Tensor &output,
-                                                      const c10d::ReduceScatterOptions &opts,
-                                                      Launch l,
-                                                      const std::vector<at::Tensor> &inputs,
-                                                      std::vector<size_t> counts = {});
+  c10::intrusive_ptr<c10d::Work> start_reduce_scatter(
+      const at::Tensor &input, const at::Tensor &output, const c10d::ReduceScatterOptions &opts,
+      Launch l, const std::vector<at::Tensor> &inputs, std::vector<size_t> counts = {});
   // A Start that allgathers `in` into `all` (world size x in) on comm_.
   Start gather_call(const at::Tensor &in, void *all);
   // One call of a coalesced operation: its contiguous input, its staged

@@ -35,12 +35,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_sparse_coo(
   const char *call = "allreduce";
   at::Tensor &t = tensors[0];
   if (t.layout() != at::kSparse)
-    refuse(SMD_ERR_NOT_SUPPORTED, call,
-           std::string("smd takes dense or sparse COO tensors; this one is ") +
-               c10::str(t.layout()));
+    refuse(
+        SMD_ERR_NOT_SUPPORTED, call,
+        std::string("smd takes dense or sparse COO tensors; this one is ") + c10::str(t.layout()));
   if (!t.device().is_cpu())
-    refuse(SMD_ERR_NOT_SUPPORTED, call, "a sparse tensor on " + t.device().str() +
-                                            " (smd takes CPU tensors in this release)");
+    refuse(SMD_ERR_NOT_SUPPORTED, call,
+           "a sparse tensor on " + t.device().str() + " (smd takes CPU tensors in this release)");
   if (opts.reduceOp != c10d::ReduceOp::SUM)
     refuse(SMD_ERR_NOT_SUPPORTED, call,
            "a sparse tensor reduces with SUM only (as with gloo), not op " +
@@ -52,8 +52,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce_sparse_coo(
   // so that the ranks' blocks concatenate into the whole.
   at::Tensor indices = input._indices().t().contiguous();
   at::Tensor values = input._values().contiguous();
-  const int64_t value_row_bytes = static_cast<int64_t>(values.element_size()) *
-                                  c10::multiply_integers(values.sizes().slice(1));
+  const int64_t value_row_bytes =
+      static_cast<int64_t>(values.element_size()) * c10::multiply_integers(values.sizes().slice(1));
 
   // Counts and the layout digest of every rank, before any data moves.
   const std::string what = std::string(call) + " of a sparse tensor";

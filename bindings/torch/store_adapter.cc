@@ -51,7 +51,7 @@ smd_result_t set(void *user, const char *key, const void *value, size_t size, ch
 }
 
 smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value, size_t *size,
-                  char *error, size_t error_size) {
+                 char *error, size_t error_size) {
   *value = nullptr;
   *size = 0;
   return guarded(error, error_size, [&] {

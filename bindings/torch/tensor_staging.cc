@@ -43,9 +43,9 @@ void require_like(const at::Tensor &t, at::ScalarType type, int64_t numel, const
                   const std::string &what) {
   require_dense_cpu(t, call);
   if (t.scalar_type() != type)
-    refuse(SMD_ERR_INVALID_ARGUMENT, call,
-           what + " is " + c10::toString(t.scalar_type()) + " but should be " +
-               c10::toString(type));
+    refuse(
+        SMD_ERR_INVALID_ARGUMENT, call,
+        what + " is " + c10::toString(t.scalar_type()) + " but should be " + c10::toString(type));
   if (t.numel() != numel)
     refuse(SMD_ERR_INVALID_ARGUMENT, call,
            what + " has " + std::to_string(t.numel()) + " elements but should have " +
@@ -115,8 +115,9 @@ void check_layouts(const at::Tensor &flat, const Packing &packing, int ranks, co
       throw SmdError(SMD_ERR_MISMATCH,
                      std::string(call) + ": rank " + std::to_string(r) +
                          " passed other tensors (their number, dtypes or sizes) than this rank, "
-                         "of the same packed size: layout digest " + std::to_string(theirs) +
-                         " there, " + std::to_string(packing.layout) + " here");
+                         "of the same packed size: layout digest " +
+                         std::to_string(theirs) + " there, " + std::to_string(packing.layout) +
+                         " here");
   }
 }
 

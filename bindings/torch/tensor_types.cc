@@ -27,9 +27,9 @@ const char *op_name(c10d::ReduceOp::RedOpType op) {
 
 [[noreturn]] void refuse(const char *call, at::ScalarType type, c10d::ReduceOp::RedOpType op,
                          const std::string &why) {
-  throw SmdError(SMD_ERR_INVALID_ARGUMENT,
-                 std::string(call) + ": cannot reduce " + c10::toString(type) + " tensors with " +
-                     op_name(op) + ": " + why);
+  throw SmdError(SMD_ERR_INVALID_ARGUMENT, std::string(call) + ": cannot reduce " +
+                                               c10::toString(type) + " tensors with " +
+                                               op_name(op) + ": " + why);
 }
 
 }  // namespace
@@ -95,7 +95,8 @@ ReducePlan plan_reduction(at::ScalarType type, const c10d::ReduceOp &op, const c
       return plan;
     }
     default:
-      refuse(call, type, kind, "smd has SUM, AVG, PRODUCT, MIN, MAX and PREMUL_SUM (no bitwise reductions)");
+      refuse(call, type, kind,
+             "smd has SUM, AVG, PRODUCT, MIN, MAX and PREMUL_SUM (no bitwise reductions)");
   }
 }
 

@@ -37,8 +37,10 @@ using BackendBase = c10d::ProcessGroup;
 
 // Their Works' op types (1.13 has none of its own for them).
 #if TORCH_VERSION_MAJOR >= 2
-constexpr c10d::OpType kAllgatherIntoTensorCoalesced = c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED;
-constexpr c10d::OpType kReduceScatterTensorCoalesced = c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED;
+constexpr c10d::OpType kAllgatherIntoTensorCoalesced =
+    c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED;
+constexpr c10d::OpType kReduceScatterTensorCoalesced =
+    c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED;
 #else
 constexpr c10d::OpType kAllgatherIntoTensorCoalesced = c10d::OpType::ALLGATHER_COALESCED;
 constexpr c10d::OpType kReduceScatterTensorCoalesced = c10d::OpType::REDUCE_SCATTER;

@@ -13,8 +13,9 @@ WorkSmd::WorkSmd(int rank, c10d::OpType type, const char *profiling_title, std::
     : c10d::Work(rank, type, profiling_title, inputs),
       what_(std::move(what)),
       outputs_(std::move(outputs)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+      future_(
+          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
+}
 
 void WorkSmd::complete(smd_result_t rc, const std::string &message) {
   if (rc == SMD_SUCCESS) {

@@ -18,8 +18,7 @@ class WorkSmd : public c10d::Work {
   // pointer); `what` ("allreduce #12") names the operation in messages;
   // `outputs` become result() and the Future's value.
   WorkSmd(int rank, c10d::OpType type, const char *profiling_title, std::string what,
-          std::vector<at::Tensor> outputs,
-          const c10::optional<std::vector<at::Tensor>> &inputs);
+          std::vector<at::Tensor> outputs, const c10::optional<std::vector<at::Tensor>> &inputs);
 
   // Ends the Work: SMD_SUCCESS, or an smd error whose message torch
   // rethrows from wait() and the Future.

@@ -41,10 +41,10 @@ enum { N_IN = 16, N_HIDDEN = 32 };
  * them all (one broadcast at start, one allreduce of their gradients per
  * step). These are the offsets of each tensor in it. */
 enum {
-  OFF_W1 = 0,                       /* [N_HIDDEN][N_IN] input -> hidden */
+  OFF_W1 = 0,                        /* [N_HIDDEN][N_IN] input -> hidden */
   OFF_B1 = OFF_W1 + N_HIDDEN * N_IN, /* [N_HIDDEN] */
-  OFF_W2 = OFF_B1 + N_HIDDEN,       /* [N_HIDDEN] hidden -> output */
-  OFF_B2 = OFF_W2 + N_HIDDEN,       /* [1] */
+  OFF_W2 = OFF_B1 + N_HIDDEN,        /* [N_HIDDEN] hidden -> output */
+  OFF_B2 = OFF_W2 + N_HIDDEN,        /* [1] */
   N_PARAMS = OFF_B2 + 1,
   /* The gradient buffer has one more slot: the shard's summed loss rides
    * along in the same allreduce, so reporting the global loss costs no
@@ -109,8 +109,7 @@ static void teacher_init(teacher_t *t) {
 /* Sample `index` of the whole (endless) stream. Random access by index is
  * what lets each rank generate only its shard of a global batch, while the
  * single-process reference generates all of it: the numbers are the same. */
-static void make_sample(const teacher_t *t, uint64_t index, float x[N_IN],
-                        float *y) {
+static void make_sample(const teacher_t *t, uint64_t index, float x[N_IN], float *y) {
   uint64_t s = DATA_SEED + index * 0xd1b54a32d192ed03ULL;
   splitmix64(&s); /* decorrelate neighbouring indices */
   for (int k = 0; k < N_IN; k++) x[k] = (float)uniform_pm1(&s);
@@ -138,8 +137,7 @@ static void init_params(float *p) {
  * to grad[SLOT_LOSS]. Sums, not means: dividing by the GLOBAL batch size
  * happens once after the allreduce, which is what makes a shard's
  * contribution independent of how many ranks share the batch. */
-static void accumulate_sample(const float *p, const float x[N_IN], float y,
-                              float *grad) {
+static void accumulate_sample(const float *p, const float x[N_IN], float y, float *grad) {
   float h[N_HIDDEN];
   float out = p[OFF_B2];
   for (int j = 0; j < N_HIDDEN; j++) {
@@ -172,8 +170,7 @@ static smd_comm_t *g_world;
 
 static void check(smd_result_t rc, const char *what) {
   if (rc == SMD_SUCCESS) return;
-  fprintf(stderr, "train_dp: %s failed: %s: %s\n", what,
-          smd_result_string(rc), smd_last_error());
+  fprintf(stderr, "train_dp: %s failed: %s: %s\n", what, smd_result_string(rc), smd_last_error());
   if (g_world != NULL) {
     smd_comm_abort(g_world);
     smd_comm_destroy(g_world);
@@ -189,9 +186,8 @@ static void check(smd_result_t rc, const char *what) {
  * the same code either way, which is the point of the comparison.
  * Returns the global loss of the first step and the mean of the last
  * log_every steps. */
-static void train(const config_t *cfg, const teacher_t *t, float *params,
-                  smd_comm_t *comm, int rank, int size, int verbose,
-                  double *first_loss, double *last_loss) {
+static void train(const config_t *cfg, const teacher_t *t, float *params, smd_comm_t *comm,
+                  int rank, int size, int verbose, double *first_loss, double *last_loss) {
   float grad[N_GRAD];
   float x[N_IN], y;
   int shard = cfg->batch / size;
@@ -201,8 +197,7 @@ static void train(const config_t *cfg, const teacher_t *t, float *params,
   for (int step = 0; step < cfg->steps; step++) {
     memset(grad, 0, sizeof grad);
     /* This rank's contiguous shard of global batch `step`. */
-    uint64_t first = (uint64_t)step * (uint64_t)cfg->batch +
-                     (uint64_t)rank * (uint64_t)shard;
+    uint64_t first = (uint64_t)step * (uint64_t)cfg->batch + (uint64_t)rank * (uint64_t)shard;
     for (int i = 0; i < shard; i++) {
       make_sample(t, first + (uint64_t)i, x, &y);
       accumulate_sample(params, x, y, grad);
@@ -223,8 +218,7 @@ static void train(const config_t *cfg, const teacher_t *t, float *params,
     /* One batch's loss is noisy: report the mean since the last line. */
     window_sum += loss;
     window_len++;
-    if (step == 0 || (step + 1) % cfg->log_every == 0 ||
-        step == cfg->steps - 1) {
+    if (step == 0 || (step + 1) % cfg->log_every == 0 || step == cfg->steps - 1) {
       double mean = window_sum / window_len;
       if (step == 0) *first_loss = mean;
       *last_loss = mean;
@@ -317,17 +311,15 @@ int main(int argc, char **argv) {
   /* Every rank checks the same condition, so they all stop together. */
   if (cfg.batch % size != 0) {
     if (rank == 0)
-      fprintf(stderr,
-              "train_dp: --batch %d is not divisible by the %d ranks\n",
-              cfg.batch, size);
+      fprintf(stderr, "train_dp: --batch %d is not divisible by the %d ranks\n", cfg.batch, size);
     smd_comm_destroy(world);
     return 2;
   }
   if (rank == 0)
-    printf("train_dp: %d rank(s), MLP %d-%d-1 (%d parameters), %d steps, "
-           "global batch %d (%d per rank), lr %g\n",
-           size, N_IN, N_HIDDEN, N_PARAMS, cfg.steps, cfg.batch,
-           cfg.batch / size, (double)cfg.lr);
+    printf(
+        "train_dp: %d rank(s), MLP %d-%d-1 (%d parameters), %d steps, "
+        "global batch %d (%d per rank), lr %g\n",
+        size, N_IN, N_HIDDEN, N_PARAMS, cfg.steps, cfg.batch, cfg.batch / size, (double)cfg.lr);
 
   teacher_t teacher;
   teacher_init(&teacher);
@@ -346,20 +338,17 @@ int main(int argc, char **argv) {
 
   /* 3. Train: one allreduce per step (inside train()). */
   double first_loss, last_loss;
-  train(&cfg, &teacher, params, world, rank, size, rank == 0, &first_loss,
-        &last_loss);
+  train(&cfg, &teacher, params, world, rank, size, rank == 0, &first_loss, &last_loss);
 
   /* 4. Checks. The replicas must be identical: compare with rank 0's copy
    *    (a broadcast) and take the largest difference over ranks (an
    *    allreduce with MAX). */
   float root_params[N_PARAMS];
   memcpy(root_params, params, sizeof params);
-  check(smd_broadcast(root_params, root_params, N_PARAMS, SMD_FLOAT32, 0,
-                      world, NULL),
+  check(smd_broadcast(root_params, root_params, N_PARAMS, SMD_FLOAT32, 0, world, NULL),
         "smd_broadcast(final parameters)");
   float replica_diff = (float)max_abs_diff(params, root_params, N_PARAMS);
-  check(smd_allreduce(&replica_diff, &replica_diff, 1, SMD_FLOAT32, SMD_MAX,
-                      world, NULL),
+  check(smd_allreduce(&replica_diff, &replica_diff, 1, SMD_FLOAT32, SMD_MAX, world, NULL),
         "smd_allreduce(replica difference)");
 
   /* The reference: rank 0 trains alone from the same initial parameters on
@@ -372,24 +361,22 @@ int main(int argc, char **argv) {
     double single_first, single_last, max_param = 1.0;
     memcpy(single, initial, sizeof single);
     train(&cfg, &teacher, single, NULL, 0, 1, 0, &single_first, &single_last);
-    for (int i = 0; i < N_PARAMS; i++)
-      max_param = fmax(max_param, fabs((double)single[i]));
+    for (int i = 0; i < N_PARAMS; i++) max_param = fmax(max_param, fabs((double)single[i]));
     double diff = max_abs_diff(params, single, N_PARAMS);
     double tol = EQ_TOLERANCE * max_param;
     int eq_ok = diff <= tol; /* false for NaN too */
     int loss_ok = last_loss * LOSS_DROP < first_loss;
     int rep_ok = replica_diff == 0.0f;
 
-    printf("replicas: max |difference| between ranks = %.1e: %s\n",
-           (double)replica_diff, rep_ok ? "PASS" : "FAIL");
-    printf("equality check: max |difference| = %.1e (tolerance %.1e): %s\n",
-           diff, tol, eq_ok ? "PASS" : "FAIL");
-    printf("loss: %.4f -> %.4f (must fall %gx): %s\n", first_loss, last_loss,
-           LOSS_DROP, loss_ok ? "PASS" : "FAIL");
+    printf("replicas: max |difference| between ranks = %.1e: %s\n", (double)replica_diff,
+           rep_ok ? "PASS" : "FAIL");
+    printf("equality check: max |difference| = %.1e (tolerance %.1e): %s\n", diff, tol,
+           eq_ok ? "PASS" : "FAIL");
+    printf("loss: %.4f -> %.4f (must fall %gx): %s\n", first_loss, last_loss, LOSS_DROP,
+           loss_ok ? "PASS" : "FAIL");
     failed = !(eq_ok && loss_ok && rep_ok);
   }
-  check(smd_broadcast(&failed, &failed, 1, SMD_INT32, 0, world, NULL),
-        "smd_broadcast(verdict)");
+  check(smd_broadcast(&failed, &failed, 1, SMD_INT32, 0, world, NULL), "smd_broadcast(verdict)");
 
   /* 5. Release the world (local, not collective). */
   g_world = NULL;

@@ -32,13 +32,11 @@
 
 #define TCP_ADDRESS_MAGIC 0x534d4454u /* "SMDT" */
 
-static int is_loopback(struct in_addr a) {
-  return (ntohl(a.s_addr) >> 24) == 127;
-}
+static int is_loopback(struct in_addr a) { return (ntohl(a.s_addr) >> 24) == 127; }
 
 /* The first IPv4 address of `name`, preferring one that is not loopback. */
-static int resolve(const char *name, int want_non_loopback, struct in_addr *out,
-                   char *err, size_t err_len) {
+static int resolve(const char *name, int want_non_loopback, struct in_addr *out, char *err,
+                   size_t err_len) {
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_INET;
@@ -78,8 +76,8 @@ static int first_interface(struct in_addr *out, char *name, size_t name_len) {
   return found;
 }
 
-tcp_status tcp_address_choose(const smd_transport_host_t *host,
-                              struct in_addr *addr, char *how, size_t how_len) {
+tcp_status tcp_address_choose(const smd_transport_host_t *host, struct in_addr *addr, char *how,
+                              size_t how_len) {
   char err[160];
   /* 1. The user's choice. Parameters come from host->get_param, never
    *    getenv: the core may take them from elsewhere than the
@@ -100,7 +98,8 @@ tcp_status tcp_address_choose(const smd_transport_host_t *host,
     return tcp_fail_host(host, SMD_TRANSPORT_ERR_INVALID,
                          "tcp: SMD_TCP_ADDR=%s is not an IPv4 address, the name of an interface "
                          "with one (this host has: %s), or a host name that resolves to one (%s)",
-                         wanted, interfaces[0] ? interfaces : "none", wanted[0] == '=' ? "exact interface name asked" : err);
+                         wanted, interfaces[0] ? interfaces : "none",
+                         wanted[0] == '=' ? "exact interface name asked" : err);
   }
   /* 2. Every rank of the world on this host: loopback always works. */
   if (host->node_count <= 1) {
@@ -130,8 +129,8 @@ tcp_status tcp_address_choose(const smd_transport_host_t *host,
   return SMD_TRANSPORT_OK;
 }
 
-void tcp_address_encode(unsigned char out[TCP_ADDRESS_SIZE], struct in_addr addr,
-                        uint16_t port, uint64_t nonce) {
+void tcp_address_encode(unsigned char out[TCP_ADDRESS_SIZE], struct in_addr addr, uint16_t port,
+                        uint64_t nonce) {
   memset(out, 0, TCP_ADDRESS_SIZE);
   tcp_put_u32(out, TCP_ADDRESS_MAGIC);
   tcp_put_u16(out + 4, (uint16_t)TCP_WIRE_VERSION);
@@ -140,8 +139,8 @@ void tcp_address_encode(unsigned char out[TCP_ADDRESS_SIZE], struct in_addr addr
   tcp_put_u64(out + 16, nonce);
 }
 
-int tcp_address_decode(const void *blob, size_t size, struct sockaddr_in *addr,
-                       uint64_t *nonce, char *why, size_t why_len) {
+int tcp_address_decode(const void *blob, size_t size, struct sockaddr_in *addr, uint64_t *nonce,
+                       char *why, size_t why_len) {
   const unsigned char *b = (const unsigned char *)blob;
   if (blob == NULL || size != TCP_ADDRESS_SIZE) {
     snprintf(why, why_len, "address blob of %zu bytes, expected %d", blob ? size : 0,

@@ -31,8 +31,8 @@
 tcp_status tcp_endpoint_connect(tcp_ctx *ctx, int32_t rank, const void *blob, size_t size,
                                 void **endpoint) {
   if (rank < 0 || rank >= ctx->world_size)
-    return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: connect: rank %d is not in the world of %d",
-                    (int)rank, ctx->world_size);
+    return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID,
+                    "tcp: connect: rank %d is not in the world of %d", (int)rank, ctx->world_size);
   if (rank == ctx->rank)
     return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID,
                     "tcp: connect: rank %d is this rank; connecting to oneself is not "
@@ -41,7 +41,8 @@ tcp_status tcp_endpoint_connect(tcp_ctx *ctx, int32_t rank, const void *blob, si
   tcp_peer *p = &ctx->peers[rank];
   if (p->connected || p->closed)
     return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: connect: rank %d is already %s",
-                    (int)rank, p->closed ? "disconnected (reconnecting is not supported)" : "connected");
+                    (int)rank,
+                    p->closed ? "disconnected (reconnecting is not supported)" : "connected");
   char why[160];
   if (tcp_address_decode(blob, size, &p->addr, &p->nonce, why, sizeof why) != 0)
     return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: connect to rank %d: %s", (int)rank, why);

@@ -134,7 +134,8 @@ tcp_status tcp_context_finalize(tcp_ctx *ctx) {
 }
 
 tcp_status tcp_context_address(tcp_ctx *ctx, void *buf, size_t *size) {
-  if (size == NULL) return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: get_address: size is NULL");
+  if (size == NULL)
+    return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: get_address: size is NULL");
   /* The size rule shared by get_address, mem_pack and segment_create: too
    * small a buffer gets ERR_INVALID and, in *size, the size needed. */
   if (buf == NULL || *size < TCP_ADDRESS_SIZE) {

@@ -79,7 +79,8 @@ static tcp_status tcp_disconnect(void *c, void *e) {
   tcp_ctx *ctx = as_ctx(c);
   if (ctx == NULL) return SMD_TRANSPORT_ERR_INVALID;
   tcp_peer *p = as_peer(ctx, e);
-  if (p == NULL) return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: disconnect: not an endpoint");
+  if (p == NULL)
+    return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: disconnect: not an endpoint");
   return tcp_endpoint_disconnect(ctx, p);
 }
 
@@ -100,8 +101,8 @@ static tcp_status tcp_mem_deregister(void *c, void *mr) {
   return SMD_TRANSPORT_OK;
 }
 
-static tcp_status tcp_isend(void *c, void *e, const void *buf, size_t size, void *mr,
-                            uint64_t tag, void **request) {
+static tcp_status tcp_isend(void *c, void *e, const void *buf, size_t size, void *mr, uint64_t tag,
+                            void **request) {
   tcp_ctx *ctx = as_ctx(c);
   if (ctx == NULL) return SMD_TRANSPORT_ERR_INVALID;
   (void)mr;
@@ -160,7 +161,8 @@ static tcp_status tcp_check_peer(void *c, void *e) {
   tcp_ctx *ctx = as_ctx(c);
   if (ctx == NULL) return SMD_TRANSPORT_ERR_INVALID;
   tcp_peer *p = as_peer(ctx, e);
-  if (p == NULL) return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: check_peer: not an endpoint");
+  if (p == NULL)
+    return tcp_fail(ctx, SMD_TRANSPORT_ERR_INVALID, "tcp: check_peer: not an endpoint");
   /* The core may ask about a peer it has nothing pending with; a pass of
    * the engine (one poll, no waiting) is what notices a closed socket. */
   tcp_progress(ctx, 0);

@@ -13,8 +13,7 @@
 #include <stdio.h>
 #include <time.h>
 
-static void vset_error(const smd_transport_host_t *host, const char *fmt,
-                       va_list args) {
+static void vset_error(const smd_transport_host_t *host, const char *fmt, va_list args) {
   char text[512];
   vsnprintf(text, sizeof text, fmt, args);
   if (host != NULL && host->set_error != NULL) host->set_error(host->host, text);
@@ -28,8 +27,7 @@ tcp_status tcp_fail(tcp_ctx *ctx, tcp_status st, const char *fmt, ...) {
   return st;
 }
 
-tcp_status tcp_fail_host(const smd_transport_host_t *host, tcp_status st,
-                         const char *fmt, ...) {
+tcp_status tcp_fail_host(const smd_transport_host_t *host, tcp_status st, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
   vset_error(host, fmt, args);

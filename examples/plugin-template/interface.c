@@ -30,7 +30,8 @@ int tcp_interface_address(const char *name, struct in_addr *out, char *known, si
     struct in_addr a = ipv4_of(i);
     inet_ntop(AF_INET, &a, text, sizeof text);
     if (used < known_len) {
-      int w = snprintf(known + used, known_len - used, "%s%s %s", used ? ", " : "", i->ifa_name, text);
+      int w =
+          snprintf(known + used, known_len - used, "%s%s %s", used ? ", " : "", i->ifa_name, text);
       used += w > 0 ? (size_t)w : 0;
     }
   }

@@ -21,17 +21,14 @@ typedef struct tcp_fifo {
   tcp_link *tail;
 } tcp_fifo;
 
-#define TCP_CONTAINER(ptr, type, member) \
-  ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define TCP_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 static inline int tcp_fifo_empty(const tcp_fifo *q) { return q->head == NULL; }
 
 static inline void tcp_fifo_push(tcp_fifo *q, tcp_link *l) {
   l->next = NULL;
-  if (q->tail != NULL)
-    q->tail->next = l;
-  else
-    q->head = l;
+  if (q->tail != NULL) q->tail->next = l;
+  else q->head = l;
   q->tail = l;
 }
 
@@ -46,10 +43,8 @@ static inline tcp_link *tcp_fifo_pop(tcp_fifo *q) {
 
 /* Unlinks `l` given the link before it (NULL when `l` is the head). */
 static inline void tcp_fifo_unlink(tcp_fifo *q, tcp_link *prev, tcp_link *l) {
-  if (prev != NULL)
-    prev->next = l->next;
-  else
-    q->head = l->next;
+  if (prev != NULL) prev->next = l->next;
+  else q->head = l->next;
   if (q->tail == l) q->tail = prev;
   l->next = NULL;
 }

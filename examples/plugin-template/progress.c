@@ -54,8 +54,7 @@ static int slots_reserve(tcp_ctx *ctx, size_t n) {
   return 0;
 }
 
-static void slot_add(tcp_ctx *ctx, size_t *n, int fd, short events, tcp_slot_role role,
-                     void *obj) {
+static void slot_add(tcp_ctx *ctx, size_t *n, int fd, short events, tcp_slot_role role, void *obj) {
   ctx->slots[*n].fd = fd;
   ctx->slots[*n].events = events;
   ctx->slots[*n].revents = 0;
@@ -77,8 +76,7 @@ static void check_out_closed(tcp_ctx *ctx, tcp_peer *p) {
   if (n == 0)
     tcp_out_fail(ctx, p, "rank %d closed the connection we dialed (it exited or disconnected)",
                  p->rank);
-  else
-    tcp_out_fail(ctx, p, "connection to rank %d: %s", p->rank, strerror(errno));
+  else tcp_out_fail(ctx, p, "connection to rank %d: %s", p->rank, strerror(errno));
 }
 
 tcp_status tcp_progress(tcp_ctx *ctx, int64_t timeout_us) {
@@ -129,12 +127,8 @@ tcp_status tcp_progress(tcp_ctx *ctx, int64_t timeout_us) {
     --ready;
     tcp_peer *p = (tcp_peer *)ctx->slot_obj[i];
     switch (ctx->slot_role[i]) {
-      case TCP_SLOT_LISTEN:
-        tcp_accept_all(ctx);
-        break;
-      case TCP_SLOT_GREETING:
-        tcp_greeting_read(ctx, (tcp_greeting *)ctx->slot_obj[i]);
-        break;
+      case TCP_SLOT_LISTEN: tcp_accept_all(ctx); break;
+      case TCP_SLOT_GREETING: tcp_greeting_read(ctx, (tcp_greeting *)ctx->slot_obj[i]); break;
       case TCP_SLOT_IN:
         if (p->in_fd != ctx->slots[i].fd) break; /* closed earlier in this pass */
         tcp_reader_run(ctx, p);
@@ -166,9 +160,7 @@ static void drop_frame(tcp_ctx *ctx, tcp_peer *p, tcp_out *o, tcp_status st, con
   if (r == NULL) return; /* the HELLO */
   switch (o->kind) {
     case TCP_FRAME_EAGER:
-    case TCP_FRAME_RTS:
-      tcp_request_finish(ctx, r, st, 0, why);
-      break;
+    case TCP_FRAME_RTS: tcp_request_finish(ctx, r, st, 0, why); break;
     case TCP_FRAME_CTS: /* a receive that can no longer ask for its data */
       tcp_fifo_remove(&p->awaiting_data, &r->q.link);
       tcp_request_finish(ctx, r, st, 0, why);

@@ -140,8 +140,7 @@ void tcp_recv_cancel(tcp_ctx *ctx, tcp_request *r) {
       }
       if (p->rd.req == r && p->rd.in_payload) drop_rest(&p->rd);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -218,10 +217,8 @@ static void begin_data(tcp_ctx *ctx, tcp_peer *p, const tcp_frame *f) {
   }
   size_t len = (size_t)f->size;
   p->rd.req = r;
-  if (r->cancelled)
-    expect_payload(ctx, p, NULL, 0, len);
-  else
-    expect_payload(ctx, p, len > 0 ? r->buf + r->offset : NULL, len, 0);
+  if (r->cancelled) expect_payload(ctx, p, NULL, 0, len);
+  else expect_payload(ctx, p, len > 0 ? r->buf + r->offset : NULL, len, 0);
 }
 
 /* The sender cancelled a send whose RTS we have: drop it if no receive
@@ -246,26 +243,14 @@ static void frame_begin(tcp_ctx *ctx, tcp_peer *p) {
   p->rd.ux = NULL;
   switch (f->kind) {
     case TCP_FRAME_EAGER:
-      if (f->size > TCP_EAGER_LIMIT)
-        protocol_error(ctx, p, "larger than the eager limit");
-      else
-        begin_eager(ctx, p, f);
+      if (f->size > TCP_EAGER_LIMIT) protocol_error(ctx, p, "larger than the eager limit");
+      else begin_eager(ctx, p, f);
       return;
-    case TCP_FRAME_RTS:
-      begin_rts(ctx, p, f);
-      return;
-    case TCP_FRAME_CTS:
-      tcp_cts_arrived(ctx, p, f->id, f->size);
-      return;
-    case TCP_FRAME_DATA:
-      begin_data(ctx, p, f);
-      return;
-    case TCP_FRAME_RETRACT:
-      retract(p, f);
-      return;
-    default:
-      protocol_error(ctx, p, "not expected on an established connection");
-      return;
+    case TCP_FRAME_RTS: begin_rts(ctx, p, f); return;
+    case TCP_FRAME_CTS: tcp_cts_arrived(ctx, p, f->id, f->size); return;
+    case TCP_FRAME_DATA: begin_data(ctx, p, f); return;
+    case TCP_FRAME_RETRACT: retract(p, f); return;
+    default: protocol_error(ctx, p, "not expected on an established connection"); return;
   }
 }
 
@@ -330,8 +315,7 @@ void tcp_reader_run(tcp_ctx *ctx, tcp_peer *p) {
       if (rd->in_payload || rd->header_got > 0)
         tcp_peer_fail(ctx, p, "rank %d closed its connection in the middle of a frame", p->rank);
       else
-        tcp_peer_fail(ctx, p, "rank %d closed its connection (it exited or disconnected)",
-                      p->rank);
+        tcp_peer_fail(ctx, p, "rank %d closed its connection (it exited or disconnected)", p->rank);
       return;
     }
     budget = (size_t)n >= budget ? 0 : budget - (size_t)n;

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-tcp_request *tcp_request_new(tcp_ctx *ctx, tcp_peer *p, tcp_req_kind kind,
-                             void *buf, size_t size, uint64_t tag) {
+tcp_request *tcp_request_new(tcp_ctx *ctx, tcp_peer *p, tcp_req_kind kind, void *buf, size_t size,
+                             uint64_t tag) {
   tcp_request *r = calloc(1, sizeof *r);
   if (r == NULL) return NULL;
   r->magic = TCP_REQ_MAGIC;
@@ -41,10 +41,8 @@ tcp_request *tcp_request_new(tcp_ctx *ctx, tcp_peer *p, tcp_req_kind kind,
 }
 
 void tcp_request_free(tcp_ctx *ctx, tcp_request *r) {
-  if (r->all_prev != NULL)
-    r->all_prev->all_next = r->all_next;
-  else
-    ctx->requests = r->all_next;
+  if (r->all_prev != NULL) r->all_prev->all_next = r->all_next;
+  else ctx->requests = r->all_next;
   if (r->all_next != NULL) r->all_next->all_prev = r->all_prev;
   free(r->out.copy);
   r->magic = 0;
@@ -56,8 +54,8 @@ void tcp_request_release_if_idle(tcp_ctx *ctx, tcp_request *r) {
     tcp_request_free(ctx, r);
 }
 
-void tcp_request_finish(tcp_ctx *ctx, tcp_request *r, tcp_status st,
-                        size_t result, const char *why) {
+void tcp_request_finish(tcp_ctx *ctx, tcp_request *r, tcp_status st, size_t result,
+                        const char *why) {
   r->state = TCP_REQ_DONE;
   r->status = st;
   r->result = result;
@@ -108,9 +106,7 @@ tcp_status tcp_request_cancel(tcp_ctx *ctx, tcp_request *r) {
     return SMD_TRANSPORT_OK;
   }
   r->cancelled = 1;
-  if (r->kind == TCP_REQ_SEND)
-    tcp_send_cancel(ctx, r);
-  else
-    tcp_recv_cancel(ctx, r);
+  if (r->kind == TCP_REQ_SEND) tcp_send_cancel(ctx, r);
+  else tcp_recv_cancel(ctx, r);
   return SMD_TRANSPORT_OK;
 }

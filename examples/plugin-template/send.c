@@ -38,8 +38,7 @@ static void prepare(tcp_out *o, const tcp_frame *f, const char *payload, size_t 
   o->queued = 1;
 }
 
-void tcp_queue_frame(tcp_peer *p, tcp_out *o, const tcp_frame *f,
-                     const char *payload, size_t len) {
+void tcp_queue_frame(tcp_peer *p, tcp_out *o, const tcp_frame *f, const char *payload, size_t len) {
   prepare(o, f, payload, len);
   tcp_fifo_push(&p->sendq, &o->link);
 }
@@ -96,9 +95,7 @@ static void frame_written(tcp_ctx *ctx, tcp_peer *p, tcp_out *o) {
   tcp_request *r = o->owner;
   if (r == NULL) return; /* the HELLO */
   switch (o->kind) {
-    case TCP_FRAME_EAGER:
-      tcp_request_finish(ctx, r, SMD_TRANSPORT_OK, r->size, NULL);
-      break;
+    case TCP_FRAME_EAGER: tcp_request_finish(ctx, r, SMD_TRANSPORT_OK, r->size, NULL); break;
     case TCP_FRAME_RTS:
       r->state = TCP_SEND_WAIT_CTS;
       tcp_fifo_push(&p->awaiting_cts, &r->q.link);
@@ -166,8 +163,8 @@ void tcp_writer_run(tcp_ctx *ctx, tcp_peer *p) {
   }
 }
 
-tcp_status tcp_send_start(tcp_ctx *ctx, tcp_peer *p, const void *buf, size_t size,
-                          uint64_t tag, void **request) {
+tcp_status tcp_send_start(tcp_ctx *ctx, tcp_peer *p, const void *buf, size_t size, uint64_t tag,
+                          void **request) {
   tcp_request *r = tcp_request_new(ctx, p, TCP_REQ_SEND, (void *)buf, size, tag);
   if (r == NULL)
     return tcp_fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY,
@@ -204,8 +201,8 @@ void tcp_cts_arrived(tcp_ctx *ctx, tcp_peer *p, uint64_t send_id, uint64_t accep
   for (; it != NULL; prev = it, it = it->next)
     if (TCP_CONTAINER(it, tcp_request, q.link)->send_id == send_id) break;
   if (it == NULL) {
-    tcp_peer_fail(ctx, p, "protocol error: rank %d sent CTS for unknown message %llu",
-                  p->rank, (unsigned long long)send_id);
+    tcp_peer_fail(ctx, p, "protocol error: rank %d sent CTS for unknown message %llu", p->rank,
+                  (unsigned long long)send_id);
     return;
   }
   tcp_request *r = TCP_CONTAINER(it, tcp_request, q.link);
@@ -257,7 +254,6 @@ void tcp_send_cancel(tcp_ctx *ctx, tcp_request *r) {
       /* next_chunk sends ABORT instead of more data. */
       if (p->current == &r->out) detach(ctx, p, &r->out);
       return;
-    default:
-      return;
+    default: return;
   }
 }

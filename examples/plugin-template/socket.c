@@ -50,8 +50,7 @@ int tcp_socket_listen(struct in_addr bind_addr, int *fd_out, uint16_t *port, cha
   any.sin_addr = bind_addr;
   any.sin_port = 0;
   socklen_t len = sizeof any;
-  if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0 ||
-      listen(fd, SOMAXCONN) != 0 ||
+  if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0 || listen(fd, SOMAXCONN) != 0 ||
       getsockname(fd, (struct sockaddr *)&any, &len) != 0) {
     snprintf(why, why_len, "listening socket: %s", strerror(errno));
     close(fd);
@@ -62,8 +61,8 @@ int tcp_socket_listen(struct in_addr bind_addr, int *fd_out, uint16_t *port, cha
   return 0;
 }
 
-int tcp_socket_dial(const struct sockaddr_in *addr, int64_t user_timeout_ms,
-                    int *fd_out, int *in_progress, char *why, size_t why_len) {
+int tcp_socket_dial(const struct sockaddr_in *addr, int64_t user_timeout_ms, int *fd_out,
+                    int *in_progress, char *why, size_t why_len) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     snprintf(why, why_len, "socket: %s", strerror(errno));

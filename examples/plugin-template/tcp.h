@@ -54,16 +54,16 @@ typedef struct tcp_request tcp_request;
 
 /* A frame waiting in a peer's send queue, or being written. */
 typedef struct tcp_out {
-  tcp_link link;         /* in tcp_peer.sendq */
+  tcp_link link; /* in tcp_peer.sendq */
   unsigned char header[TCP_HEADER_SIZE];
-  uint32_t kind;         /* TCP_FRAME_* of the header, for completion */
+  uint32_t kind; /* TCP_FRAME_* of the header, for completion */
   uint32_t flags;
-  const char *payload;   /* bytes after the header (user memory or `copy`) */
+  const char *payload; /* bytes after the header (user memory or `copy`) */
   size_t payload_len;
-  size_t written;        /* of header + payload */
-  char *copy;            /* owned payload after a cancel (send.c) */
-  int queued;            /* in sendq, or the frame being written */
-  tcp_request *owner;    /* NULL for a connection's HELLO */
+  size_t written;     /* of header + payload */
+  char *copy;         /* owned payload after a cancel (send.c) */
+  int queued;         /* in sendq, or the frame being written */
+  tcp_request *owner; /* NULL for a connection's HELLO */
 } tcp_out;
 
 typedef enum tcp_req_kind { TCP_REQ_SEND = 1, TCP_REQ_RECV = 2 } tcp_req_kind;
@@ -86,62 +86,62 @@ struct tcp_request {
   tcp_req_state state;
   tcp_ctx *ctx;
   tcp_peer *peer;
-  tcp_tagged q;          /* tag, and the link for whichever queue holds it */
-  char *buf;             /* the caller's buffer */
-  size_t size;           /* send: message size; receive: capacity */
-  size_t msg_size;       /* receive: the size the sender sent */
-  size_t accepted;       /* rendezvous: bytes that travel (<= both sizes) */
-  size_t offset;         /* rendezvous: bytes moved so far */
-  uint64_t send_id;      /* rendezvous: the RTS id */
-  tcp_status status;     /* when DONE */
-  size_t result;         /* when DONE: bytes transferred */
-  const char *why;       /* when DONE with ERR_CANCELED: a static reason */
-  int cancelled;         /* the core let go; free once the wire is done */
-  tcp_out out;           /* its EAGER, RTS, DATA or CTS frame */
-  tcp_out retract;       /* its RETRACT frame after a cancel */
+  tcp_tagged q;                     /* tag, and the link for whichever queue holds it */
+  char *buf;                        /* the caller's buffer */
+  size_t size;                      /* send: message size; receive: capacity */
+  size_t msg_size;                  /* receive: the size the sender sent */
+  size_t accepted;                  /* rendezvous: bytes that travel (<= both sizes) */
+  size_t offset;                    /* rendezvous: bytes moved so far */
+  uint64_t send_id;                 /* rendezvous: the RTS id */
+  tcp_status status;                /* when DONE */
+  size_t result;                    /* when DONE: bytes transferred */
+  const char *why;                  /* when DONE with ERR_CANCELED: a static reason */
+  int cancelled;                    /* the core let go; free once the wire is done */
+  tcp_out out;                      /* its EAGER, RTS, DATA or CTS frame */
+  tcp_out retract;                  /* its RETRACT frame after a cancel */
   tcp_request *all_prev, *all_next; /* tcp_ctx.requests */
 };
 
 /* A message that arrived before a receive was posted for it. */
 typedef struct tcp_unexpected {
   tcp_tagged q;
-  int rts;               /* a rendezvous: no data here, only the RTS */
+  int rts; /* a rendezvous: no data here, only the RTS */
   size_t size;
-  uint64_t send_id;      /* rts */
-  char *data;            /* eager: the payload (NULL when size is 0) */
+  uint64_t send_id; /* rts */
+  char *data;       /* eager: the payload (NULL when size is 0) */
 } tcp_unexpected;
 
 /* The receiving side of a peer: where the frame being read goes. */
 typedef struct tcp_reader {
   unsigned char header[TCP_HEADER_SIZE];
   size_t header_got;
-  tcp_frame frame;       /* the frame whose payload is being read */
+  tcp_frame frame; /* the frame whose payload is being read */
   int in_payload;
-  char *dst;             /* store the first `keep` payload bytes here, */
+  char *dst; /* store the first `keep` payload bytes here, */
   size_t keep;
-  size_t skip;           /* then read and drop `skip` more */
-  size_t got;            /* payload bytes read so far */
-  tcp_request *req;      /* the receive being filled, or NULL */
-  tcp_unexpected *ux;    /* the unexpected message being filled, or NULL */
+  size_t skip;        /* then read and drop `skip` more */
+  size_t got;         /* payload bytes read so far */
+  tcp_request *req;   /* the receive being filled, or NULL */
+  tcp_unexpected *ux; /* the unexpected message being filled, or NULL */
 } tcp_reader;
 
 struct tcp_peer {
   uint32_t magic;
   tcp_ctx *ctx;
   int rank;
-  int connected;         /* connect() handed this endpoint to the core */
-  int closed;            /* disconnect() was called: no more traffic */
-  int dead;              /* its frames to us ended: everything fails */
-  char why[200];         /* why it is dead or unreachable */
+  int connected; /* connect() handed this endpoint to the core */
+  int closed;    /* disconnect() was called: no more traffic */
+  int dead;      /* its frames to us ended: everything fails */
+  char why[200]; /* why it is dead or unreachable */
 
   /* Our direction: frames we send. */
   struct sockaddr_in addr; /* from its address blob */
   uint64_t nonce;          /* its listener's nonce (HELLO) */
   int out_fd;
-  int out_connecting;    /* nonblocking connect() not finished yet */
-  int out_broken;        /* cannot send to it any more */
-  int64_t late_ms;       /* out broke before its connection to us came:
-                            when to stop waiting for it (0: not waiting) */
+  int out_connecting; /* nonblocking connect() not finished yet */
+  int out_broken;     /* cannot send to it any more */
+  int64_t late_ms;    /* out broke before its connection to us came:
+                         when to stop waiting for it (0: not waiting) */
   tcp_out hello;
   tcp_fifo sendq;        /* tcp_out: HELLO, EAGER, RTS, CTS, RETRACT */
   tcp_fifo bulk;         /* requests streaming DATA, oldest CTS first */
@@ -167,7 +167,12 @@ typedef struct tcp_greeting {
 } tcp_greeting;
 
 /* What one poll() slot stands for (progress.c). */
-typedef enum tcp_slot_role { TCP_SLOT_LISTEN, TCP_SLOT_GREETING, TCP_SLOT_IN, TCP_SLOT_OUT } tcp_slot_role;
+typedef enum tcp_slot_role {
+  TCP_SLOT_LISTEN,
+  TCP_SLOT_GREETING,
+  TCP_SLOT_IN,
+  TCP_SLOT_OUT
+} tcp_slot_role;
 
 struct tcp_ctx {
   uint32_t magic;
@@ -175,7 +180,7 @@ struct tcp_ctx {
   int rank;
   int world_size;
   int listen_fd;
-  uint64_t nonce;        /* tells our listener apart from a stale one */
+  uint64_t nonce; /* tells our listener apart from a stale one */
   unsigned char address[TCP_ADDRESS_SIZE];
   char address_text[64]; /* "192.0.2.7:40311", for messages */
   tcp_peer *peers;       /* world_size entries */
@@ -185,7 +190,7 @@ struct tcp_ctx {
   /* poll() set, rebuilt on each progress pass */
   struct pollfd *slots;
   tcp_slot_role *slot_role;
-  void **slot_obj;       /* tcp_peer or tcp_greeting */
+  void **slot_obj; /* tcp_peer or tcp_greeting */
   size_t slot_cap;
   char scratch[64 * 1024]; /* destination of payload bytes we drop */
 };
@@ -194,27 +199,24 @@ struct tcp_ctx {
 /* Explains a failure through host->set_error and returns `st`. */
 tcp_status tcp_fail(tcp_ctx *ctx, tcp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-tcp_status tcp_fail_host(const smd_transport_host_t *host, tcp_status st,
-                         const char *fmt, ...)
+tcp_status tcp_fail_host(const smd_transport_host_t *host, tcp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void tcp_log(tcp_ctx *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void tcp_log(tcp_ctx *ctx, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int64_t tcp_now_ms(void);
 
 /* ---- address.c: the address blob -------------------------------------- */
-tcp_status tcp_address_choose(const smd_transport_host_t *host,
-                              struct in_addr *addr, char *how, size_t how_len);
-void tcp_address_encode(unsigned char out[TCP_ADDRESS_SIZE],
-                        struct in_addr addr, uint16_t port, uint64_t nonce);
+tcp_status tcp_address_choose(const smd_transport_host_t *host, struct in_addr *addr, char *how,
+                              size_t how_len);
+void tcp_address_encode(unsigned char out[TCP_ADDRESS_SIZE], struct in_addr addr, uint16_t port,
+                        uint64_t nonce);
 /* Returns 0 and fills addr and nonce, or -1 with the reason in `why`. */
-int tcp_address_decode(const void *blob, size_t size, struct sockaddr_in *addr,
-                       uint64_t *nonce, char *why, size_t why_len);
+int tcp_address_decode(const void *blob, size_t size, struct sockaddr_in *addr, uint64_t *nonce,
+                       char *why, size_t why_len);
 
 /* ---- socket.c: sockets --------------------------------------------- */
-int tcp_socket_listen(struct in_addr bind_addr, int *fd, uint16_t *port, char *why,
-                      size_t why_len);
-int tcp_socket_dial(const struct sockaddr_in *addr, int64_t user_timeout_ms,
-                    int *fd, int *in_progress, char *why, size_t why_len);
+int tcp_socket_listen(struct in_addr bind_addr, int *fd, uint16_t *port, char *why, size_t why_len);
+int tcp_socket_dial(const struct sockaddr_in *addr, int64_t user_timeout_ms, int *fd,
+                    int *in_progress, char *why, size_t why_len);
 /* 0 once a dial completed, else the errno it failed with. */
 int tcp_socket_dial_result(int fd);
 void tcp_socket_tune(int fd, int64_t user_timeout_ms);
@@ -228,8 +230,8 @@ tcp_status tcp_context_finalize(tcp_ctx *ctx);
 tcp_status tcp_context_address(tcp_ctx *ctx, void *buf, size_t *size);
 
 /* ---- connect.c: endpoints and connections ----------------------------- */
-tcp_status tcp_endpoint_connect(tcp_ctx *ctx, int32_t rank, const void *blob,
-                                size_t size, void **endpoint);
+tcp_status tcp_endpoint_connect(tcp_ctx *ctx, int32_t rank, const void *blob, size_t size,
+                                void **endpoint);
 tcp_status tcp_endpoint_disconnect(tcp_ctx *ctx, tcp_peer *p);
 void tcp_accept_all(tcp_ctx *ctx);
 /* Reads a greeting's HELLO; frees it when it is done or refused. */
@@ -238,21 +240,19 @@ void tcp_greetings_expire(tcp_ctx *ctx);
 void tcp_dial_finished(tcp_ctx *ctx, tcp_peer *p);
 
 /* ---- send.c: isend and the writer ------------------------------------- */
-tcp_status tcp_send_start(tcp_ctx *ctx, tcp_peer *p, const void *buf,
-                          size_t size, uint64_t tag, void **request);
+tcp_status tcp_send_start(tcp_ctx *ctx, tcp_peer *p, const void *buf, size_t size, uint64_t tag,
+                          void **request);
 void tcp_send_cancel(tcp_ctx *ctx, tcp_request *r);
 /* Writes queued frames until the socket is full. */
 void tcp_writer_run(tcp_ctx *ctx, tcp_peer *p);
 int tcp_writer_busy(const tcp_peer *p);
-void tcp_queue_frame(tcp_peer *p, tcp_out *o, const tcp_frame *f,
-                     const char *payload, size_t len);
+void tcp_queue_frame(tcp_peer *p, tcp_out *o, const tcp_frame *f, const char *payload, size_t len);
 /* A CTS arrived for one of our RTS frames. */
-void tcp_cts_arrived(tcp_ctx *ctx, tcp_peer *p, uint64_t send_id,
-                     uint64_t accepted);
+void tcp_cts_arrived(tcp_ctx *ctx, tcp_peer *p, uint64_t send_id, uint64_t accepted);
 
 /* ---- recv.c: irecv and the reader ------------------------------------- */
-tcp_status tcp_recv_start(tcp_ctx *ctx, tcp_peer *p, void *buf, size_t size,
-                          uint64_t tag, void **request);
+tcp_status tcp_recv_start(tcp_ctx *ctx, tcp_peer *p, void *buf, size_t size, uint64_t tag,
+                          void **request);
 void tcp_recv_cancel(tcp_ctx *ctx, tcp_request *r);
 /* Reads and handles frames until the socket is empty. */
 void tcp_reader_run(tcp_ctx *ctx, tcp_peer *p);
@@ -261,16 +261,15 @@ void tcp_reader_reset(tcp_ctx *ctx, tcp_peer *p, tcp_status st, const char *why)
 void tcp_unexpected_free(tcp_unexpected *ux);
 
 /* ---- request.c: lifetime of requests ---------------------------------- */
-tcp_request *tcp_request_new(tcp_ctx *ctx, tcp_peer *p, tcp_req_kind kind,
-                             void *buf, size_t size, uint64_t tag);
+tcp_request *tcp_request_new(tcp_ctx *ctx, tcp_peer *p, tcp_req_kind kind, void *buf, size_t size,
+                             uint64_t tag);
 /* Marks it DONE with a status (or frees it if the core let go). */
-void tcp_request_finish(tcp_ctx *ctx, tcp_request *r, tcp_status st,
-                        size_t result, const char *why);
+void tcp_request_finish(tcp_ctx *ctx, tcp_request *r, tcp_status st, size_t result,
+                        const char *why);
 /* Frees a cancelled request once no queue or frame refers to it. */
 void tcp_request_release_if_idle(tcp_ctx *ctx, tcp_request *r);
 void tcp_request_free(tcp_ctx *ctx, tcp_request *r);
-tcp_status tcp_request_test(tcp_ctx *ctx, tcp_request *r, int *done,
-                            size_t *size);
+tcp_status tcp_request_test(tcp_ctx *ctx, tcp_request *r, int *done, size_t *size);
 tcp_status tcp_request_cancel(tcp_ctx *ctx, tcp_request *r);
 
 /* ---- progress.c: the progress engine and failures -------------------- */
@@ -287,7 +286,6 @@ void tcp_peer_fail(tcp_ctx *ctx, tcp_peer *p, const char *fmt, ...)
 void tcp_out_fail(tcp_ctx *ctx, tcp_peer *p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* disconnect(): everything pending completes with `st`. */
-void tcp_peer_shutdown(tcp_ctx *ctx, tcp_peer *p, tcp_status st,
-                       const char *why);
+void tcp_peer_shutdown(tcp_ctx *ctx, tcp_peer *p, tcp_status st, const char *why);
 
 #endif /* TCP_PLUGIN_H */

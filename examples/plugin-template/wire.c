@@ -18,9 +18,7 @@ void tcp_put_u64(unsigned char *p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (56 - 8 * i));
 }
 
-uint16_t tcp_get_u16(const unsigned char *p) {
-  return (uint16_t)((p[0] << 8) | p[1]);
-}
+uint16_t tcp_get_u16(const unsigned char *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 
 uint32_t tcp_get_u32(const unsigned char *p) {
   uint32_t v = 0;

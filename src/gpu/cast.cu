@@ -10,14 +10,16 @@ namespace smd::gpu {
 namespace {
 
 template <class E>
-__global__ void __launch_bounds__(kThreads) narrow_kernel(uint16_t *dst, const float *src, size_t n) {
+__global__ void __launch_bounds__(kThreads)
+    narrow_kernel(uint16_t *dst, const float *src, size_t n) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     dst[i] = E::store(src[i]);
 }
 
 template <class E>
-__global__ void __launch_bounds__(kThreads) widen_kernel(float *dst, const uint16_t *src, size_t n) {
+__global__ void __launch_bounds__(kThreads)
+    widen_kernel(float *dst, const uint16_t *src, size_t n) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     dst[i] = E::load(src[i]);
@@ -32,10 +34,13 @@ cudaError_t cast(void *dst, int dst_datatype, const void *src, int src_datatype,
   if (!dst || !src) return cudaErrorInvalidValue;
   if (count == 0) return cudaSuccess;
   const unsigned grid = grid_for(count);
-  const bool narrow = src_datatype == SMD_FLOAT32 && (dst_datatype == SMD_FLOAT16 || dst_datatype == SMD_BFLOAT16);
-  const bool widen = dst_datatype == SMD_FLOAT32 && (src_datatype == SMD_FLOAT16 || src_datatype == SMD_BFLOAT16);
+  const bool narrow =
+      src_datatype == SMD_FLOAT32 && (dst_datatype == SMD_FLOAT16 || dst_datatype == SMD_BFLOAT16);
+  const bool widen =
+      dst_datatype == SMD_FLOAT32 && (src_datatype == SMD_FLOAT16 || src_datatype == SMD_BFLOAT16);
   if (!narrow && !widen) return cudaErrorInvalidValue;
-  if (!aligned(narrow ? src : dst, 4) || !aligned(narrow ? dst : src, 2)) return cudaErrorInvalidValue;
+  if (!aligned(narrow ? src : dst, 4) || !aligned(narrow ? dst : src, 2))
+    return cudaErrorInvalidValue;
   const bool half = (narrow ? dst_datatype : src_datatype) == SMD_FLOAT16;
   if (narrow) {
     auto *out = static_cast<uint16_t *>(dst);

@@ -49,12 +49,18 @@ int cast_entry(void *dst, int dst_datatype, const void *src, int src_datatype, s
 const char *error_string(int error) { return cudaGetErrorString(static_cast<cudaError_t>(error)); }
 
 const smd_gpu_kernels_v1_t kTable = {
-    sizeof(smd_gpu_kernels_v1_t), SMD_GPU_KERNELS_ABI, SMD_GPU_ARCHS, reduce, cast_entry, error_string,
+    sizeof(smd_gpu_kernels_v1_t),
+    SMD_GPU_KERNELS_ABI,
+    SMD_GPU_ARCHS,
+    reduce,
+    cast_entry,
+    error_string,
 };
 
 }  // namespace
 }  // namespace smd::gpu
 
-extern "C" __attribute__((visibility("default"))) const smd_gpu_kernels_v1_t *smd_gpu_kernels_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_gpu_kernels_v1_t *smd_gpu_kernels_v1(
+    void) {
   return &smd::gpu::kTable;
 }

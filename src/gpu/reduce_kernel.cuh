@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(kThreads)
     uint4 raw[SMD_GPU_MAX_INPUTS];
 #pragma unroll
     for (int k = 0; k < SMD_GPU_MAX_INPUTS; ++k)
-      if (k < nsrc) raw[k] = reinterpret_cast<const uint4 *>(static_cast<const T *>(in.p[k]) + head)[v];
+      if (k < nsrc)
+        raw[k] = reinterpret_cast<const uint4 *>(static_cast<const T *>(in.p[k]) + head)[v];
     C acc[V];
     const T *first = reinterpret_cast<const T *>(&raw[0]);
 #pragma unroll
@@ -62,7 +63,8 @@ __global__ void __launch_bounds__(kThreads)
   for (size_t s = tid; s < scalars; s += stride) {
     const size_t i = s < head ? s : body_end + (s - head);
     C acc = E::load(static_cast<const T *>(in.p[0])[i]);
-    for (int k = 1; k < nsrc; ++k) acc = combine<O>(acc, E::load(static_cast<const T *>(in.p[k])[i]));
+    for (int k = 1; k < nsrc; ++k)
+      acc = combine<O>(acc, E::load(static_cast<const T *>(in.p[k])[i]));
     dst[i] = E::store(divide ? div(acc) : acc);
   }
 }

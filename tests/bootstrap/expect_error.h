@@ -27,8 +27,7 @@ std::string error_of(smd_result_t code, Fn &&fn) {
 inline ::testing::AssertionResult message_contains(const char *, const char *,
                                                    const std::string &message,
                                                    const std::string &words) {
-  if (message.find(words) != std::string::npos)
-    return ::testing::AssertionSuccess();
+  if (message.find(words) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "message: " << message << "\nexpected it to contain: " << words;
 }
@@ -36,7 +35,6 @@ inline ::testing::AssertionResult message_contains(const char *, const char *,
 }  // namespace smd::test
 
 // The call must throw smd::Error `code` whose message contains `words`.
-#define EXPECT_SMD_ERROR(code, words, ...)                              \
-  EXPECT_PRED_FORMAT2(::smd::test::message_contains,                    \
-                      ::smd::test::error_of(code, [&] { __VA_ARGS__; }), \
-                      std::string(words))
+#define EXPECT_SMD_ERROR(code, words, ...)           \
+  EXPECT_PRED_FORMAT2(::smd::test::message_contains, \
+                      ::smd::test::error_of(code, [&] { __VA_ARGS__; }), std::string(words))

@@ -87,8 +87,8 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-Bytes hello_frame(const std::string &token, int rank, int world_size,
-                  uint32_t version, uint32_t epoch) {
+Bytes hello_frame(const std::string &token, int rank, int world_size, uint32_t version,
+                  uint32_t epoch) {
   wire::Message m;
   m.epoch = epoch;
   m.op = wire::Op::kHello;

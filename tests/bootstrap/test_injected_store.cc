@@ -25,17 +25,16 @@ struct MapStore : teststore::CallbackStore<MapStore> {
     snprintf(error, error_size, "%s", fail_message.c_str());
     return true;
   }
-  static smd_result_t set(void *user, const char *key, const void *value,
-                          size_t size, char *error, size_t error_size) {
+  static smd_result_t set(void *user, const char *key, const void *value, size_t size, char *error,
+                          size_t error_size) {
     MapStore &s = of(user);
     if (s.failing(error, error_size)) return s.fail_with;
     auto *p = static_cast<const uint8_t *>(value);
     s.kv[key] = Bytes(p, p + size);
     return SMD_SUCCESS;
   }
-  static smd_result_t get(void *user, const char *key, int64_t timeout_ms,
-                          void **value, size_t *size, char *error,
-                          size_t error_size) {
+  static smd_result_t get(void *user, const char *key, int64_t timeout_ms, void **value,
+                          size_t *size, char *error, size_t error_size) {
     MapStore &s = of(user);
     s.last_timeout_ms = timeout_ms;
     if (s.failing(error, error_size)) return s.fail_with;
@@ -47,8 +46,8 @@ struct MapStore : teststore::CallbackStore<MapStore> {
     }
     return teststore::hand_out(it->second.data(), it->second.size(), value, size);
   }
-  static smd_result_t add(void *user, const char *key, int64_t delta,
-                          int64_t *new_value, char *error, size_t error_size) {
+  static smd_result_t add(void *user, const char *key, int64_t delta, int64_t *new_value,
+                          char *error, size_t error_size) {
     MapStore &s = of(user);
     if (s.failing(error, error_size)) return s.fail_with;
     Bytes &b = s.kv[key];
@@ -99,8 +98,7 @@ TEST(InjectedStore, CallbackErrorsCarryTheirMessage) {
                    store.get("k", Deadline::never()));
   // A message that fills the buffer without a terminator is cut, not overrun.
   m.fail_message = std::string(5000, 'x');
-  std::string msg =
-      test::error_of(SMD_ERR_BOOTSTRAP, [&] { store.set("k", {}); });
+  std::string msg = test::error_of(SMD_ERR_BOOTSTRAP, [&] { store.set("k", {}); });
   EXPECT_LT(msg.size(), 1100u);
 }
 
@@ -121,8 +119,7 @@ TEST(InjectedStore, RefusesBadTables) {
     if (which == 0) ops.set = nullptr;
     if (which == 1) ops.get = nullptr;
     if (which == 2) ops.add = nullptr;
-    EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, std::string("lacks ") + name,
-                     InjectedStore{&ops});
+    EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, std::string("lacks ") + name, InjectedStore{&ops});
   }
 }
 

@@ -42,8 +42,7 @@ TEST(LauncherEnv, SmdVariables) {
   EXPECT_EQ(e.master_addr, "127.0.0.1");
   EXPECT_EQ(e.master_port, 31000);
   EXPECT_EQ(e.job_token, "job-42");
-  EXPECT_NE(e.why.find("SMD_RANK/SMD_WORLD_SIZE set by smdrun"), std::string::npos)
-      << e.why;
+  EXPECT_NE(e.why.find("SMD_RANK/SMD_WORLD_SIZE set by smdrun"), std::string::npos) << e.why;
   EXPECT_NE(e.why.find("SMD_MASTER_PORT"), std::string::npos) << e.why;
 }
 
@@ -76,8 +75,7 @@ TEST(LauncherEnv, SmdBeatsEveryOtherLauncher) {
 TEST(LauncherEnv, SmdHalfSetIsAnError) {
   EnvGuard env;
   env.set("SMD_RANK", "1");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT,
-                   "SMD_RANK is set but SMD_WORLD_SIZE is not",
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_RANK is set but SMD_WORLD_SIZE is not",
                    detect_launch_env());
 }
 
@@ -88,8 +86,7 @@ TEST(LauncherEnv, RankMustBeBelowSize) {
   EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_RANK=5 is not below SMD_WORLD_SIZE=4",
                    detect_launch_env());
   env.set("SMD_RANK", "-1");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_RANK=-1 is negative",
-                   detect_launch_env());
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_RANK=-1 is negative", detect_launch_env());
 }
 
 TEST(LauncherEnv, MalformedIntegersNameTheVariable) {
@@ -98,8 +95,7 @@ TEST(LauncherEnv, MalformedIntegersNameTheVariable) {
   for (const char *bad : {"abc", "3x", "1.5", " ", "99999999999"}) {
     env.set("SMD_RANK", bad);
     EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT,
-                     std::string("SMD_RANK=") + bad + " is not an integer",
-                     detect_launch_env());
+                     std::string("SMD_RANK=") + bad + " is not an integer", detect_launch_env());
   }
 }
 
@@ -117,13 +113,11 @@ TEST(LauncherEnv, LocalRankBelowLocalSize) {
   env.set("SMD_WORLD_SIZE", "4");
   env.set("SMD_LOCAL_RANK", "2");
   env.set("SMD_LOCAL_SIZE", "2");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT,
-                   "SMD_LOCAL_RANK=2 is not below SMD_LOCAL_SIZE=2",
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_LOCAL_RANK=2 is not below SMD_LOCAL_SIZE=2",
                    detect_launch_env());
   env.set("SMD_LOCAL_RANK", "0");
   env.set("SMD_LOCAL_SIZE", "8");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT,
-                   "SMD_LOCAL_SIZE=8 is larger than SMD_WORLD_SIZE=4",
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_LOCAL_SIZE=8 is larger than SMD_WORLD_SIZE=4",
                    detect_launch_env());
 }
 
@@ -132,8 +126,7 @@ TEST(LauncherEnv, PortRange) {
   env.set("SMD_RANK", "0");
   env.set("SMD_WORLD_SIZE", "1");
   env.set("SMD_MASTER_PORT", "70000");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT,
-                   "SMD_MASTER_PORT=70000 is not a TCP port (1..65535)",
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_MASTER_PORT=70000 is not a TCP port (1..65535)",
                    detect_launch_env());
   env.set("SMD_MASTER_PORT", "http");
   EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "SMD_MASTER_PORT=http is not an integer",
@@ -164,8 +157,7 @@ TEST(LauncherEnv, Torchrun) {
   EXPECT_EQ(e.master_port, 29401);
   EXPECT_EQ(e.job_token, "run-abc");
   EXPECT_FALSE(e.job_token_secret);
-  EXPECT_NE(e.why.find("torchrun variables RANK/WORLD_SIZE"), std::string::npos)
-      << e.why;
+  EXPECT_NE(e.why.find("torchrun variables RANK/WORLD_SIZE"), std::string::npos) << e.why;
   EXPECT_NE(e.why.find("MASTER_ADDR"), std::string::npos) << e.why;
 }
 
@@ -352,10 +344,8 @@ TEST(SlurmHostlist, FirstHost) {
 }
 
 TEST(SlurmHostlist, Malformed) {
-  for (const char *bad : {"", ",node1", "node[1-", "node]1", "node[]", "node[a-b]",
-                          "node[-3]"})
-    EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "hostlist", slurm_first_host(bad))
-        << bad;
+  for (const char *bad : {"", ",node1", "node[1-", "node]1", "node[]", "node[a-b]", "node[-3]"})
+    EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "hostlist", slurm_first_host(bad)) << bad;
 }
 
 TEST(DefaultStorePort, FromJobToken) {

@@ -141,8 +141,7 @@ TEST(StoreProtocol, RefusesBadLengths) {
   EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "empty frame",
                    frame_size(empty.data(), empty.size(), kMaxFrame));
   Bytes hello = encode(make(Op::kHello));
-  EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "over the limit",
-                   frame_size(hello.data(), hello.size(), 8));
+  EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "over the limit", frame_size(hello.data(), hello.size(), 8));
 }
 
 TEST(StoreProtocol, RefusesEveryTruncation) {
@@ -151,8 +150,7 @@ TEST(StoreProtocol, RefusesEveryTruncation) {
     for (size_t body = 1; body + kHeaderSize < frame.size(); ++body) {
       Bytes cut(frame.begin(), frame.begin() + kHeaderSize + body);
       for (int i = 0; i < 4; ++i) cut[i] = static_cast<uint8_t>(body >> (8 * i));
-      EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "malformed store message",
-                       decode(cut.data(), cut.size()))
+      EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "malformed store message", decode(cut.data(), cut.size()))
           << op_name(m.op) << " cut to " << body;
     }
   }
@@ -163,8 +161,7 @@ TEST(StoreProtocol, RefusesLeftoverBytes) {
     Bytes frame = encode(m);
     frame.push_back(0);
     frame[0] += 1;
-    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "left over",
-                     decode(frame.data(), frame.size()))
+    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "left over", decode(frame.data(), frame.size()))
         << op_name(m.op);
   }
 }
@@ -172,9 +169,7 @@ TEST(StoreProtocol, RefusesLeftoverBytes) {
 TEST(StoreProtocol, RefusesUnknownOpcodes) {
   for (int op : {0, 8, 100, 127, 136, 200, 255}) {
     Bytes frame = {1, 0, 0, 0, static_cast<uint8_t>(op)};
-    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "unknown opcode",
-                     decode(frame.data(), frame.size()))
-        << op;
+    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "unknown opcode", decode(frame.data(), frame.size())) << op;
   }
 }
 

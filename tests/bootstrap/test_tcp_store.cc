@@ -119,8 +119,7 @@ TEST(TcpStore, ManyWaitersOnOneKeyAndNoDeadline) {
   std::atomic<int> ok{0};
   for (int r = 1; r < 5; ++r)
     waiters.emplace_back([&, r] {
-      if (text(c[r]->get("go", r % 2 ? Deadline::never() : Deadline::after_ms(kWaitMs))) ==
-          "now")
+      if (text(c[r]->get("go", r % 2 ? Deadline::never() : Deadline::after_ms(kWaitMs))) == "now")
         ++ok;
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -133,8 +132,8 @@ TEST(TcpStore, GetTimeoutNamesTheKey) {
   TcpStoreServer server("", 0, kToken, 1);
   auto c = join(server.port(), 0, 1);
   int64_t t0 = now_ms();
-  std::string msg = test::error_of(
-      SMD_ERR_TIMEOUT, [&] { c->get("rank3/address", Deadline::after_ms(200)); });
+  std::string msg =
+      test::error_of(SMD_ERR_TIMEOUT, [&] { c->get("rank3/address", Deadline::after_ms(200)); });
   int64_t took = now_ms() - t0;
   EXPECT_NE(msg.find("waiting for key 'rank3/address'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("tcp store 127.0.0.1:"), std::string::npos) << msg;
@@ -197,8 +196,8 @@ TEST(TcpStore, WrongTokenIsRefused) {
   TcpStoreServer server("", 0, kToken, 2);
   std::string expect = "store at 127.0.0.1:" + std::to_string(server.port()) +
                        " refused this rank: job token mismatch (another job owns this port?)";
-  std::string msg = test::error_of(SMD_ERR_BOOTSTRAP,
-                                   [&] { join(server.port(), 0, 2, "other-job"); });
+  std::string msg =
+      test::error_of(SMD_ERR_BOOTSTRAP, [&] { join(server.port(), 0, 2, "other-job"); });
   EXPECT_EQ(msg, expect);
   // The store still serves its own job.
   auto c = join(server.port(), 0, 2);
@@ -257,8 +256,7 @@ TEST(TcpStore, WorldSizeAndRankMustFit) {
 TEST(TcpStore, DuplicateLiveRankIsRefused) {
   TcpStoreServer server("", 0, kToken, 2);
   auto first = join(server.port(), 1, 2);
-  EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "rank 1 is already connected",
-                   join(server.port(), 1, 2));
+  EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "rank 1 is already connected", join(server.port(), 1, 2));
   first->goodbye();
   auto again = join(server.port(), 1, 2);  // after goodbye the rank may return
   again->set("k", bytes("v"));
@@ -278,13 +276,11 @@ TEST(TcpStore, ProtocolVersionMismatchIsRefused) {
 
 TEST(TcpStore, BindFailureSaysWhy) {
   TcpStoreServer first("", 0, kToken, 1);
-  std::string msg = test::error_of(SMD_ERR_BOOTSTRAP, [&] {
-    TcpStoreServer second("", first.port(), kToken, 1);
-  });
+  std::string msg = test::error_of(SMD_ERR_BOOTSTRAP,
+                                   [&] { TcpStoreServer second("", first.port(), kToken, 1); });
   EXPECT_EQ(msg, "cannot serve the store on port " + std::to_string(first.port()) +
                      ": Address already in use (another job? set SMD_MASTER_PORT)");
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "world size 0",
-                   TcpStoreServer("", 0, kToken, 0));
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_ARGUMENT, "world size 0", TcpStoreServer("", 0, kToken, 0));
 }
 
 TEST(TcpStore, ClientRetriesUntilTheServerStarts) {
@@ -323,16 +319,15 @@ TEST(TcpStore, LostServerIsABootstrapError) {
   auto b = join(server->port(), 1, 2);
   std::string waiting_error;
   std::thread waiter([&] {
-    waiting_error = test::error_of(SMD_ERR_BOOTSTRAP,
-                                   [&] { b->get("never", Deadline::after_ms(kWaitMs)); });
+    waiting_error =
+        test::error_of(SMD_ERR_BOOTSTRAP, [&] { b->get("never", Deadline::after_ms(kWaitMs)); });
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   int64_t t0 = now_ms();
   server.reset();
   waiter.join();
   EXPECT_LT(now_ms() - t0, 30000);  // the loss, not the get's deadline
-  EXPECT_NE(waiting_error.find("lost the store at 127.0.0.1:"), std::string::npos)
-      << waiting_error;
+  EXPECT_NE(waiting_error.find("lost the store at 127.0.0.1:"), std::string::npos) << waiting_error;
   EXPECT_NE(waiting_error.find("(rank 0 died?)"), std::string::npos) << waiting_error;
   EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "lost the store", a->set("k", bytes("v")));
   EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "lost the store", a->add("k", 1));
@@ -344,8 +339,7 @@ TEST(TcpStore, GoodbyeEndsTheClient) {
   auto c = join(server.port(), 0, 1);
   c->goodbye();
   c->goodbye();
-  EXPECT_SMD_ERROR(SMD_ERR_INVALID_USAGE, "after this rank said goodbye",
-                   c->set("k", bytes("v")));
+  EXPECT_SMD_ERROR(SMD_ERR_INVALID_USAGE, "after this rank said goodbye", c->set("k", bytes("v")));
   EXPECT_TRUE(server.failed_ranks().empty());
 }
 

@@ -28,8 +28,8 @@ Bytes bytes(const std::string &s) { return Bytes(s.begin(), s.end()); }
 
 // The store still works for a well-behaved rank.
 void expect_serving(TcpStoreServer &server, int rank, int world) {
-  TcpStoreClient c("127.0.0.1", server.port(), kToken, rank, world,
-                   Deadline::after_ms(kWaitMs), kWaitMs);
+  TcpStoreClient c("127.0.0.1", server.port(), kToken, rank, world, Deadline::after_ms(kWaitMs),
+                   kWaitMs);
   std::string key = "alive/" + std::to_string(rank);
   c.set(key, bytes("yes"));
   EXPECT_EQ(c.get(key, Deadline::after_ms(kWaitMs)), bytes("yes"));
@@ -121,8 +121,7 @@ TEST_F(Hostile, RequestBeforeHelloGetsAReason) {
   EXPECT_EQ(reply->reason, "the first message must be HELLO, not SET");
   EXPECT_TRUE(closed_by_peer(fd));
   close(fd);
-  TcpStoreClient c("127.0.0.1", server_.port(), kToken, 0, 4, Deadline::after_ms(kWaitMs),
-                   kWaitMs);
+  TcpStoreClient c("127.0.0.1", server_.port(), kToken, 0, 4, Deadline::after_ms(kWaitMs), kWaitMs);
   EXPECT_EQ(*c.check({"sneaky"}), std::vector<bool>{false});
 }
 

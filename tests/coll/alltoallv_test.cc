@@ -29,7 +29,9 @@ size_t pair_count(int from, int to, int p) {
   return 1 + size_t(from * 31 + to * 7) % 97;
 }
 
-int32_t value(int from, int to, size_t i) { return from * 1000000 + to * 10000 + int32_t(i % 9973); }
+int32_t value(int from, int to, size_t i) {
+  return from * 1000000 + to * 10000 + int32_t(i % 9973);
+}
 
 std::vector<size_t> displs_of(const std::vector<size_t> &counts, bool gaps) {
   return gaps ? mptest::gapped_displs(counts) : mptest::packed_displs(counts);
@@ -62,7 +64,8 @@ void check_exchange(const Exchange &x, int salt) {
   for (int r = 0; r < p; ++r)
     for (size_t i = 0; i < x.rcounts[r]; ++i) {
       inside[x.rdispls[r] + i] = true;
-      ASSERT_EQ(x.recv[x.rdispls[r] + i], value(r, me, i) + salt) << "from " << r << " element " << i;
+      ASSERT_EQ(x.recv[x.rdispls[r] + i], value(r, me, i) + salt)
+          << "from " << r << " element " << i;
     }
   for (size_t i = 0; i < x.recv.size(); ++i)
     if (!inside[i]) {
@@ -111,7 +114,8 @@ TEST(AlltoallvMore, NonblockingBackToBack) {
   for (int k = 0; k < kCalls; ++k) {
     Exchange &x = xs[size_t(k)];
     SMD_OK(smd_ialltoallv(x.send.data(), x.scounts.data(), x.sdispls.data(), x.recv.data(),
-                          x.rcounts.data(), x.rdispls.data(), SMD_INT32, world(), nullptr, &reqs[k]));
+                          x.rcounts.data(), x.rdispls.data(), SMD_INT32, world(), nullptr,
+                          &reqs[k]));
   }
   for (int k = 0; k < kCalls; ++k) {
     SMD_OK(smd_request_wait(reqs[k]));
@@ -129,11 +133,13 @@ TEST(AlltoallvMore, BadArguments) {
   EXPECT_EQ(smd_alltoallv(send.data(), nullptr, nullptr, recv.data(), counts.data(), nullptr,
                           SMD_FLOAT32, world(), nullptr),
             SMD_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(smd_last_error()).find("sendcounts"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("sendcounts"), std::string::npos)
+      << smd_last_error();
   EXPECT_EQ(smd_alltoallv(send.data(), counts.data(), nullptr, recv.data(), nullptr, nullptr,
                           SMD_FLOAT32, world(), nullptr),
             SMD_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(smd_last_error()).find("recvcounts"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("recvcounts"), std::string::npos)
+      << smd_last_error();
   if (p > 1) {
     // Every receive block at 0: they overlap.
     EXPECT_EQ(smd_alltoallv(send.data(), counts.data(), nullptr, recv.data(), counts.data(),
@@ -187,7 +193,8 @@ TEST(AlltoallvMore, DisagreeingPairIsTruncatedOnTheReceiver) {
       EXPECT_NE(std::string(smd_last_error()).find("recvcounts"), std::string::npos)
           << smd_last_error();
     } else if (me == 0) {
-      EXPECT_EQ(r, SMD_ERR_TRUNCATED) << "the sender, variant " << variant << ": " << smd_last_error();
+      EXPECT_EQ(r, SMD_ERR_TRUNCATED)
+          << "the sender, variant " << variant << ": " << smd_last_error();
     } else {
       EXPECT_TRUE(r == SMD_SUCCESS || r == SMD_ERR_TRUNCATED || r == SMD_ERR_MISMATCH ||
                   r == SMD_ERR_PEER_FAILURE || r == SMD_ERR_ABORTED)

@@ -91,12 +91,16 @@ TEST(Barrier, AgainstAnotherCallFailsEverywhere) {
     auto barrier = [](smd_comm_t *c) { return smd_barrier(c, nullptr); };
     auto mismatched = [&](smd_comm_t *c) {
       switch (k.which) {
-        case 0: return odd ? smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr)
-                           : smd_barrier(c, nullptr);
-        case 1: return odd ? smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, c, nullptr)
-                           : smd_barrier(c, nullptr);
-        case 2: return odd ? smd_broadcast(in.data(), out.data(), 2, SMD_FLOAT32, 1, c, nullptr)
-                           : smd_barrier(c, nullptr);
+        case 0:
+          return odd ? smd_allreduce(in.data(), out.data(), 2, SMD_FLOAT32, SMD_SUM, c, nullptr)
+                     : smd_barrier(c, nullptr);
+        case 1:
+          return odd ? smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, c,
+                                     nullptr)
+                     : smd_barrier(c, nullptr);
+        case 2:
+          return odd ? smd_broadcast(in.data(), out.data(), 2, SMD_FLOAT32, 1, c, nullptr)
+                     : smd_barrier(c, nullptr);
         default: {
           smd_result_t r = odd ? SMD_SUCCESS : smd_barrier(c, nullptr);
           if (r == SMD_SUCCESS)

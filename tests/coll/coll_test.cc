@@ -41,7 +41,8 @@ std::vector<uint8_t> buffer(size_t elems, smd_datatype_t d) {
   return std::vector<uint8_t>(std::max<size_t>(1, elems * dtype_size(d)), 0xA5);
 }
 
-void fill(void *buf, size_t off, size_t n, int from, size_t first_index, smd_op_t op, smd_datatype_t d) {
+void fill(void *buf, size_t off, size_t n, int from, size_t first_index, smd_op_t op,
+          smd_datatype_t d) {
   for (size_t i = 0; i < n; ++i) store(buf, off + i, d, value(from, first_index + i, op, d));
 }
 
@@ -55,7 +56,8 @@ void expect_reduced(const void *buf, size_t off, size_t n, size_t first_index, s
     if (!close_enough(got, want, d, op)) {
       ++wrong;
       if (shown++ < 3)
-        ADD_FAILURE() << "rank " << rank() << " element " << i << ": got " << got << " want " << want;
+        ADD_FAILURE() << "rank " << rank() << " element " << i << ": got " << got << " want "
+                      << want;
     }
   }
   EXPECT_EQ(wrong, 0u) << "rank " << rank();
@@ -70,7 +72,8 @@ void expect_values(const void *buf, size_t off, size_t n, int from, size_t first
     if (got != want) {
       ++wrong;
       if (shown++ < 3)
-        ADD_FAILURE() << "rank " << rank() << " element " << off + i << ": got " << got << " want " << want;
+        ADD_FAILURE() << "rank " << rank() << " element " << off + i << ": got " << got << " want "
+                      << want;
     }
   }
   EXPECT_EQ(wrong, 0u) << "rank " << rank();
@@ -155,8 +158,9 @@ TEST_P(Moving, Alltoall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Reducing,
-                         ::testing::Combine(::testing::ValuesIn(kAllDatatypes), ::testing::ValuesIn(kAllOps),
-                                            ::testing::Bool(), ::testing::ValuesIn(kCounts)),
+                         ::testing::Combine(::testing::ValuesIn(kAllDatatypes),
+                                            ::testing::ValuesIn(kAllOps), ::testing::Bool(),
+                                            ::testing::ValuesIn(kCounts)),
                          reduce_name);
 INSTANTIATE_TEST_SUITE_P(All, Moving,
                          ::testing::Combine(::testing::ValuesIn(kAllDatatypes), ::testing::Bool(),
@@ -214,7 +218,8 @@ TEST(SharedMemory, AllgatherAndBroadcastReadInPlace) {
         uint64_t tiny[2] = {0, 0};
         int tiny_root = (root + 1) % p;
         if (rank() == tiny_root) tiny[0] = tiny[1] = 1000 + rep;
-        ASSERT_EQ(smd_broadcast(tiny, tiny, 2, SMD_UINT64, tiny_root, world(), nullptr), SMD_SUCCESS)
+        ASSERT_EQ(smd_broadcast(tiny, tiny, 2, SMD_UINT64, tiny_root, world(), nullptr),
+                  SMD_SUCCESS)
             << smd_last_error();
         EXPECT_EQ(tiny[0], uint64_t(1000 + rep));
         EXPECT_EQ(tiny[1], uint64_t(1000 + rep));
@@ -336,8 +341,9 @@ TEST(Collectives, ExpectedAlgorithmRuns) {
   EXPECT_EQ(last(), want) << "broadcast";
   EXPECT_EQ(out[n - 1], 0.0f);
   std::vector<float> blocks(n * size(), 1.0f);
-  ASSERT_EQ(smd_reduce_scatter(blocks.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr),
-            SMD_SUCCESS)
+  ASSERT_EQ(
+      smd_reduce_scatter(blocks.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+      SMD_SUCCESS)
       << smd_last_error();
   EXPECT_EQ(last(), want) << "reduce_scatter";
   EXPECT_EQ(out[n - 1], float(size()));
@@ -371,8 +377,8 @@ void expect_completion_in_issue_order(const std::vector<smd_request_t *> &reqs) 
   size_t done_count = 0;
   bool reported = false;
   while (done_count < reqs.size()) {
-    ASSERT_LT(monotonic_ns(), limit) << done_count << " of " << reqs.size()
-                                     << " requests done after 120 s";
+    ASSERT_LT(monotonic_ns(), limit)
+        << done_count << " of " << reqs.size() << " requests done after 120 s";
     size_t newest_done = 0;  // 1 + index of the newest request seen done
     done_count = 0;
     for (size_t k = reqs.size(); k-- > 0;) {

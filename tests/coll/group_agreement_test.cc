@@ -24,7 +24,8 @@ bool last_rank() { return rank() == size() - 1; }
 
 // Grouped allreduces of float32 of these counts on c; returns
 // smd_group_end's result, the message in *why.
-smd_result_t grouped_allreduces(smd_comm_t *c, const std::vector<size_t> &counts, std::string *why) {
+smd_result_t grouped_allreduces(smd_comm_t *c, const std::vector<size_t> &counts,
+                                std::string *why) {
   std::vector<std::vector<float>> in, out;
   for (size_t n : counts) {
     in.emplace_back(n, float(rank() + 1));
@@ -32,7 +33,8 @@ smd_result_t grouped_allreduces(smd_comm_t *c, const std::vector<size_t> &counts
   }
   smd_group_start();
   for (size_t i = 0; i < counts.size(); ++i) {
-    smd_result_t r = smd_allreduce(in[i].data(), out[i].data(), counts[i], SMD_FLOAT32, SMD_SUM, c, nullptr);
+    smd_result_t r =
+        smd_allreduce(in[i].data(), out[i].data(), counts[i], SMD_FLOAT32, SMD_SUM, c, nullptr);
     if (r != SMD_SUCCESS) ADD_FAILURE() << "queueing: " << smd_last_error();
   }
   smd_result_t r = smd_group_end();
@@ -42,7 +44,8 @@ smd_result_t grouped_allreduces(smd_comm_t *c, const std::vector<size_t> &counts
     for (size_t i = 0; i < counts.size(); ++i)
       for (size_t k = 0; k < counts[i]; ++k)
         if (out[i][k] != sum) {
-          ADD_FAILURE() << "call " << i + 1 << " element " << k << ": " << out[i][k] << ", expected " << sum;
+          ADD_FAILURE() << "call " << i + 1 << " element " << k << ": " << out[i][k]
+                        << ", expected " << sum;
           return r;
         }
   }
@@ -52,7 +55,8 @@ smd_result_t grouped_allreduces(smd_comm_t *c, const std::vector<size_t> &counts
 // Runs one case on a fresh duplicate of the world: `mine` on every rank
 // but the last, `last` there; every rank must end with SMD_ERR_MISMATCH
 // and a message that contains `names` (when not empty).
-void expect_mismatch(const std::vector<size_t> &mine, const std::vector<size_t> &last, const char *names) {
+void expect_mismatch(const std::vector<size_t> &mine, const std::vector<size_t> &last,
+                     const char *names) {
   smd_comm_t *c = nullptr;
   SMD_OK(smd_comm_dup(world(), &c));
   std::string why;

@@ -20,7 +20,15 @@ using mptest::world;
 
 namespace {
 
-enum class Kind { kAllreduce, kAllgather, kReduceScatter, kBroadcast, kReduce, kAlltoall, kBarrier };
+enum class Kind {
+  kAllreduce,
+  kAllgather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAlltoall,
+  kBarrier
+};
 
 struct Call {
   Kind kind;
@@ -89,8 +97,7 @@ smd_result_t issue(Call &c, smd_request_t **req) {
     case Kind::kAlltoall:
       return req ? smd_ialltoall(s, r, c.count, c.dt, w, nullptr, req)
                  : smd_alltoall(s, r, c.count, c.dt, w, nullptr);
-    case Kind::kBarrier:
-      return req ? smd_ibarrier(w, nullptr, req) : smd_barrier(w, nullptr);
+    case Kind::kBarrier: return req ? smd_ibarrier(w, nullptr, req) : smd_barrier(w, nullptr);
   }
   return SMD_ERR_INTERNAL;
 }
@@ -120,9 +127,9 @@ void expect_grouped_equals_ungrouped(std::vector<Call> calls,
   SMD_OK(smd_group_end());
   for (size_t i = 0; i < calls.size(); ++i) {
     if (reqs[i]) SMD_OK(smd_request_free(reqs[i]));
-    EXPECT_TRUE(calls[i].recv == want[i]) << "rank " << rank() << ": call " << i << " (kind "
-                                          << int(calls[i].kind) << ", count " << calls[i].count
-                                          << ") differs from the ungrouped result";
+    EXPECT_TRUE(calls[i].recv == want[i])
+        << "rank " << rank() << ": call " << i << " (kind " << int(calls[i].kind) << ", count "
+        << calls[i].count << ") differs from the ungrouped result";
   }
   if (runs) *runs = {mid - start, collectives_run() - mid};
 }
@@ -169,7 +176,8 @@ uint64_t collectives_run() {
 
 TEST(Groups, ManySmallAllreducesFuse) {
   std::vector<Call> calls;
-  for (int i = 0; i < 300; ++i) calls.push_back({Kind::kAllreduce, 1024, SMD_FLOAT32, SMD_SUM, 0, {}, {}});
+  for (int i = 0; i < 300; ++i)
+    calls.push_back({Kind::kAllreduce, 1024, SMD_FLOAT32, SMD_SUM, 0, {}, {}});
   std::pair<uint64_t, uint64_t> runs;
   expect_grouped_equals_ungrouped(std::move(calls), &runs);
   auto [ungrouped, grouped] = runs;
@@ -200,7 +208,8 @@ TEST(Groups, BadArgumentInThirdCallFailsTheGroupAndLeavesTheCommunicatorUsable) 
   smd_request_t *req = nullptr;
   SMD_OK(smd_group_start());
   SMD_OK(smd_allreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr));
-  SMD_OK(smd_iallreduce(a.data(), c.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr, &req));
+  SMD_OK(
+      smd_iallreduce(a.data(), c.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr, &req));
   EXPECT_EQ(smd_allreduce(a.data(), b.data(), a.size(), static_cast<smd_datatype_t>(99), SMD_SUM,
                           world(), nullptr),
             SMD_ERR_INVALID_ARGUMENT);
@@ -227,7 +236,8 @@ TEST(Groups, NestedGroupsRunAtTheOutermostEnd) {
   smd_request_t *req = nullptr;
   SMD_OK(smd_group_start());
   SMD_OK(smd_group_start());
-  SMD_OK(smd_iallreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr, &req));
+  SMD_OK(
+      smd_iallreduce(a.data(), b.data(), a.size(), SMD_FLOAT32, SMD_SUM, world(), nullptr, &req));
   SMD_OK(smd_group_end());
   int done = 1;
   SMD_OK(smd_request_test(req, &done));

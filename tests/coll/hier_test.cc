@@ -123,8 +123,9 @@ TEST(Hierarchy, AllreduceSendsTheMinimumAcrossNodes) {
   uint64_t sent = max_inter_node_sent(
       world(),
       [&] {
-        ASSERT_EQ(smd_allreduce(in.data(), out.data(), count, SMD_FLOAT32, SMD_SUM, world(), nullptr),
-                  SMD_SUCCESS)
+        ASSERT_EQ(
+            smd_allreduce(in.data(), out.data(), count, SMD_FLOAT32, SMD_SUM, world(), nullptr),
+            SMD_SUCCESS)
             << smd_last_error();
       },
       &algo);
@@ -147,14 +148,16 @@ TEST(Hierarchy, AllgatherSendsTheMinimumAcrossNodes) {
   uint64_t sent = max_inter_node_sent(
       world(),
       [&] {
-        ASSERT_EQ(smd_allgather(in.data(), out.data(), count, SMD_INT32, world(), nullptr), SMD_SUCCESS)
+        ASSERT_EQ(smd_allgather(in.data(), out.data(), count, SMD_INT32, world(), nullptr),
+                  SMD_SUCCESS)
             << smd_last_error();
       },
       &algo);
   for (int r = 0; r < size(); ++r) ASSERT_EQ(out[size_t(r) * count + count / 2], r);
   double block = double(count) * 4;
   expect_cross_node_bytes(l.uniform && l.local_size > 1, algo, sent,
-                          (l.nodes - 1) * block + kHeaderSlack, (size() - 1) * block + kHeaderSlack);
+                          (l.nodes - 1) * block + kHeaderSlack,
+                          (size() - 1) * block + kHeaderSlack);
 }
 
 // The mirror of allgather: uniform nodes reduce-scatter n partial blocks
@@ -170,9 +173,9 @@ TEST(Hierarchy, ReduceScatterSendsTheMinimumAcrossNodes) {
   uint64_t sent = max_inter_node_sent(
       world(),
       [&] {
-        ASSERT_EQ(smd_reduce_scatter(in.data(), out.data(), count, SMD_INT32, SMD_SUM, world(),
-                                     nullptr),
-                  SMD_SUCCESS)
+        ASSERT_EQ(
+            smd_reduce_scatter(in.data(), out.data(), count, SMD_INT32, SMD_SUM, world(), nullptr),
+            SMD_SUCCESS)
             << smd_last_error();
       },
       &algo);
@@ -180,7 +183,8 @@ TEST(Hierarchy, ReduceScatterSendsTheMinimumAcrossNodes) {
   for (size_t i = 0; i < count; i += 4099) ASSERT_EQ(out[i], want) << "element " << i;
   double block = double(count) * 4;
   expect_cross_node_bytes(l.uniform && l.local_size > 1, algo, sent,
-                          (l.nodes - 1) * block + kHeaderSlack, (size() - 1) * block + kHeaderSlack);
+                          (l.nodes - 1) * block + kHeaderSlack,
+                          (size() - 1) * block + kHeaderSlack);
 }
 
 // Ranks in reverse order: each node's members are no longer consecutive
@@ -197,7 +201,8 @@ TEST(Hierarchy, ReversedRanksStillGiveRightResults) {
     SCOPED_TRACE(count);
     std::vector<double> in(count), sum(count);
     for (size_t i = 0; i < count; ++i) in[i] = double(r * 1000 + int(i % 97));
-    ASSERT_EQ(smd_allreduce(in.data(), sum.data(), count, SMD_FLOAT64, SMD_SUM, rev, nullptr), SMD_SUCCESS);
+    ASSERT_EQ(smd_allreduce(in.data(), sum.data(), count, SMD_FLOAT64, SMD_SUM, rev, nullptr),
+              SMD_SUCCESS);
     for (size_t i = 0; i < count; i += 7)
       ASSERT_EQ(sum[i], 1000.0 * p * (p - 1) / 2 + double(p) * double(i % 97));
     std::vector<double> all(count * size_t(p));
@@ -205,11 +210,13 @@ TEST(Hierarchy, ReversedRanksStillGiveRightResults) {
     for (int q = 0; q < p; ++q) ASSERT_EQ(all[size_t(q) * count], double(q * 1000));
     std::vector<double> blocks(count * size_t(p)), mine(count);
     for (size_t i = 0; i < blocks.size(); ++i) blocks[i] = double(r + int(i / count));
-    ASSERT_EQ(smd_reduce_scatter(blocks.data(), mine.data(), count, SMD_FLOAT64, SMD_SUM, rev, nullptr),
-              SMD_SUCCESS);
+    ASSERT_EQ(
+        smd_reduce_scatter(blocks.data(), mine.data(), count, SMD_FLOAT64, SMD_SUM, rev, nullptr),
+        SMD_SUCCESS);
     ASSERT_EQ(mine[0], double(p) * (p - 1) / 2 + double(p) * r);
     std::vector<double> b(count, r == p - 1 ? 42.0 : 0.0);
-    ASSERT_EQ(smd_broadcast(b.data(), b.data(), count, SMD_FLOAT64, p - 1, rev, nullptr), SMD_SUCCESS);
+    ASSERT_EQ(smd_broadcast(b.data(), b.data(), count, SMD_FLOAT64, p - 1, rev, nullptr),
+              SMD_SUCCESS);
     ASSERT_EQ(b[count - 1], 42.0);
     std::vector<double> red(count, -1);
     ASSERT_EQ(smd_reduce(in.data(), red.data(), count, SMD_FLOAT64, SMD_MAX, 1 % p, rev, nullptr),
@@ -229,7 +236,8 @@ TEST(Hierarchy, EveryRootInEveryPlace) {
   for (int root = 0; root < size(); ++root) {
     SCOPED_TRACE(root);
     std::vector<int64_t> b(count, rank() == root ? root + 7 : -1);
-    ASSERT_EQ(smd_broadcast(b.data(), b.data(), count, SMD_INT64, root, world(), nullptr), SMD_SUCCESS);
+    ASSERT_EQ(smd_broadcast(b.data(), b.data(), count, SMD_INT64, root, world(), nullptr),
+              SMD_SUCCESS);
     ASSERT_EQ(b[count / 2], root + 7);
     std::vector<int64_t> in(count, rank() + 1), out(count, -5);
     ASSERT_EQ(smd_reduce(in.data(), out.data(), count, SMD_INT64, SMD_SUM, root, world(), nullptr),

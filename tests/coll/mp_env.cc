@@ -40,8 +40,8 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   void OnTestEnd(const ::testing::TestInfo &) override { current_ = kOutside; }
   void OnTestPartResult(const ::testing::TestPartResult &r) override {
     if (r.failed())
-      fprintf(stderr, "%s:%d: Failure in %s\n%s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-              current_.c_str(), r.summary());
+      fprintf(stderr, "%s:%d: Failure in %s\n%s\n", r.file_name() ? r.file_name() : "?",
+              r.line_number(), current_.c_str(), r.summary());
   }
   static constexpr const char *kOutside = "the test environment (set-up or tear-down)";
   std::string current_ = kOutside;

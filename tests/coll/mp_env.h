@@ -17,7 +17,7 @@ void install(int *argc, char **argv);
 
 }  // namespace mptest
 
-#define SMD_OK(call)                                                             \
-  do {                                                                           \
-    ASSERT_EQ((call), SMD_SUCCESS) << #call << ": " << smd_last_error();         \
+#define SMD_OK(call)                                                     \
+  do {                                                                   \
+    ASSERT_EQ((call), SMD_SUCCESS) << #call << ": " << smd_last_error(); \
   } while (0)

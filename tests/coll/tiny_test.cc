@@ -44,8 +44,8 @@ TEST(Tiny, AllreduceEveryTypeOpAndSize) {
           for (size_t i = 0; i < n; ++i) {
             double want = expected(size(), i, op, d), got = load(recv, i, d);
             ASSERT_TRUE(close_enough(got, want, d, op))
-                << "type " << d << " op " << op << " n " << n << " in_place " << in_place << " i " << i
-                << ": " << got << " want " << want;
+                << "type " << d << " op " << op << " n " << n << " in_place " << in_place << " i "
+                << i << ": " << got << " want " << want;
           }
           // Nothing past the vector was written.
           ASSERT_EQ(static_cast<uint8_t *>(recv)[n * dtype_size(d)], 0xA5);
@@ -129,7 +129,8 @@ TEST(Tiny, TenThousandAlternatingCalls) {
         for (int i = 0; i < n * p; ++i) blocks[i] = int64_t(it) + rank() * 100 + i;
         SMD_OK(smd_reduce_scatter(blocks, got, size_t(n), SMD_INT64, SMD_SUM, world(), nullptr));
         for (int i = 0; i < n; ++i)
-          ASSERT_EQ(got[i], int64_t(it) * p + 100 * int64_t(p) * (p - 1) / 2 + int64_t(rank() * n + i) * p)
+          ASSERT_EQ(got[i],
+                    int64_t(it) * p + 100 * int64_t(p) * (p - 1) / 2 + int64_t(rank() * n + i) * p)
               << "call " << it;
         break;
       }
@@ -144,14 +145,16 @@ TEST(Tiny, TenThousandAlternatingCalls) {
         int root = (it / 4) % p;
         int64_t *buf = rank() == root ? mine : got;
         SMD_OK(smd_broadcast(buf, buf, 4, SMD_INT64, root, world(), nullptr));
-        for (int i = 0; i < 4; ++i) ASSERT_EQ(buf[i], int64_t(it) * 1000 + root * 10 + i) << "call " << it;
+        for (int i = 0; i < 4; ++i)
+          ASSERT_EQ(buf[i], int64_t(it) * 1000 + root * 10 + i) << "call " << it;
         break;
       }
       default: {
         SMD_OK(smd_allgather(mine, got, 2, SMD_INT64, world(), nullptr));
         for (int j = 0; j < p; ++j)
           for (int i = 0; i < 2; ++i)
-            ASSERT_EQ(got[j * 2 + i], int64_t(it) * 1000 + j * 10 + i) << "call " << it << " block " << j;
+            ASSERT_EQ(got[j * 2 + i], int64_t(it) * 1000 + j * 10 + i)
+                << "call " << it << " block " << j;
       }
     }
   }
@@ -193,12 +196,15 @@ TEST(Tiny, MismatchFailsEverywhere) {
   struct Case {
     const char *what;
     int which;
-  } cases[] = {{"count 4 vs 8", 0}, {"count 8 vs 9 (not tiny)", 1}, {"allgather vs allreduce", 2},
-               {"broadcast count 2 vs 3", 3}, {"float32 vs int32", 4},
-               {"reduce_scatter vs allgather", 5}, {"broadcast root 0 vs 1", 6}};
+  } cases[] = {{"count 4 vs 8", 0},           {"count 8 vs 9 (not tiny)", 1},
+               {"allgather vs allreduce", 2}, {"broadcast count 2 vs 3", 3},
+               {"float32 vs int32", 4},       {"reduce_scatter vs allgather", 5},
+               {"broadcast root 0 vs 1", 6}};
   for (auto &k : cases) {
     float in[64] = {1}, out[64 * 8];
-    auto agreeing = [&](smd_comm_t *c) { return smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr); };
+    auto agreeing = [&](smd_comm_t *c) {
+      return smd_allreduce(in, out, 2, SMD_FLOAT32, SMD_SUM, c, nullptr);
+    };
     bool odd = rank() % 2;
     auto mismatched = [&](smd_comm_t *c) {
       switch (k.which) {
@@ -214,11 +220,12 @@ TEST(Tiny, MismatchFailsEverywhere) {
         case 5:
           return odd ? smd_reduce_scatter(in, out, 1, SMD_FLOAT32, SMD_SUM, c, nullptr)
                      : smd_allgather(in, out, 1, SMD_FLOAT32, c, nullptr);
-        default: return smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
+        default:
+          return smd_allreduce(in, out, 2, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
       }
     };
-    ASSERT_NO_FATAL_FAILURE(mptest::expect_mismatch(k.what, 5, agreeing, mismatched,
-                                                    k.which == 3 || k.which == 6));
+    ASSERT_NO_FATAL_FAILURE(
+        mptest::expect_mismatch(k.what, 5, agreeing, mismatched, k.which == 3 || k.which == 6));
   }
 }
 

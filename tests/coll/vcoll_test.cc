@@ -52,7 +52,7 @@ float value(int r, size_t i, int from) { return float(r * 1000 + int(i % 997) + 
 
 struct VParam {
   Shape shape;
-  bool gaps;      // displs with gaps, blocks in reverse order; else NULL (packed)
+  bool gaps;  // displs with gaps, blocks in reverse order; else NULL (packed)
   bool in_place;
   bool nonblocking;
 };
@@ -143,8 +143,9 @@ TEST_P(VCollectives, ReduceScatterv) {
                                 nullptr, &req),
            req);
   else
-    finish(smd_reduce_scatterv(send.data(), dst, counts.data(), d, SMD_FLOAT32, op, world(), nullptr),
-           req);
+    finish(
+        smd_reduce_scatterv(send.data(), dst, counts.data(), d, SMD_FLOAT32, op, world(), nullptr),
+        req);
   for (size_t i = 0; i < counts[me]; ++i) {
     float sum = 0;
     for (int from = 0; from < p; ++from) sum += value(me, i, from);
@@ -187,8 +188,9 @@ TEST(VCollectivesMore, BadArguments) {
   int p = size();
   std::vector<size_t> counts(size_t(p), 4), displs(size_t(p), 0);
   std::vector<float> buf(size_t(p) * 4 + 8);
-  EXPECT_EQ(smd_allgatherv(buf.data(), buf.data() + 1, nullptr, nullptr, SMD_FLOAT32, world(), nullptr),
-            SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      smd_allgatherv(buf.data(), buf.data() + 1, nullptr, nullptr, SMD_FLOAT32, world(), nullptr),
+      SMD_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(smd_last_error()).find("counts"), std::string::npos) << smd_last_error();
   if (p > 1) {
     // Every block at 0: they overlap.
@@ -197,8 +199,9 @@ TEST(VCollectivesMore, BadArguments) {
               SMD_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(smd_last_error()).find("overlap"), std::string::npos) << smd_last_error();
   }
-  EXPECT_EQ(smd_allgatherv(nullptr, buf.data(), counts.data(), nullptr, SMD_FLOAT32, world(), nullptr),
-            SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      smd_allgatherv(nullptr, buf.data(), counts.data(), nullptr, SMD_FLOAT32, world(), nullptr),
+      SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_reduce_scatterv(buf.data(), buf.data() + 1, counts.data(), nullptr, SMD_FLOAT32,
                                 static_cast<smd_op_t>(99), world(), nullptr),
             SMD_ERR_INVALID_ARGUMENT);
@@ -231,22 +234,24 @@ TEST(VCollectivesMore, DifferentCountsAreAMismatchOnEveryRank) {
     std::vector<float> send(total, 1.0f), recv(total, 0.0f);
     smd_result_t r;
     if (variant < 2)
-      r = smd_allgatherv(send.data(), recv.data(), counts.data(), nullptr, SMD_FLOAT32, dup, nullptr);
+      r = smd_allgatherv(send.data(), recv.data(), counts.data(), nullptr, SMD_FLOAT32, dup,
+                         nullptr);
     else
-      r = smd_reduce_scatterv(send.data(), recv.data(), counts.data(), nullptr, SMD_FLOAT32, SMD_SUM,
-                              dup, nullptr);
+      r = smd_reduce_scatterv(send.data(), recv.data(), counts.data(), nullptr, SMD_FLOAT32,
+                              SMD_SUM, dup, nullptr);
     EXPECT_EQ(r, SMD_ERR_MISMATCH) << "variant " << variant << ": " << smd_last_error();
     SMD_OK(smd_comm_destroy(dup));
   }
   SMD_OK(smd_barrier(world(), nullptr));
 }
 
-
 // ---- Receives from any source -------------------------------------------
 
 // Message k of sender s: its length (some large enough for the transports'
 // rendezvous protocols) and contents [s, k, s, k, ...].
-size_t message_len(int s, int k) { return k % 5 == 3 ? 100000 + size_t(s) : 2 + size_t((s * 7 + k * 37) % 300); }
+size_t message_len(int s, int k) {
+  return k % 5 == 3 ? 100000 + size_t(s) : 2 + size_t((s * 7 + k * 37) % 300);
+}
 
 // Nonblocking, then waited for: a blocking send of a large message may
 // wait for its receive, which a receiver taking another tag first would
@@ -271,7 +276,8 @@ void send_messages(int to, int tag_base, int n) {
 }
 
 // Checks one received message against its status; returns (sender, k).
-std::pair<int, int> check_message(const std::vector<int32_t> &buf, const smd_status_t &st, int tag_base) {
+std::pair<int, int> check_message(const std::vector<int32_t> &buf, const smd_status_t &st,
+                                  int tag_base) {
   int s = buf[0], k = buf[1];
   EXPECT_EQ(st.source, s);
   EXPECT_EQ(st.tag, tag_base + k % 3);
@@ -318,7 +324,8 @@ TEST(AnySource, SeveralSendersRacing) {
           SMD_OK(smd_request_free(req));
         }
         auto id = check_message(buf, st, kTagBase);
-        EXPECT_TRUE(seen.insert(id).second) << "message " << id.second << " of " << id.first << " twice";
+        EXPECT_TRUE(seen.insert(id).second)
+            << "message " << id.second << " of " << id.first << " twice";
         int &prev = last[size_t(id.first)][size_t(id.second % 3)];
         EXPECT_GT(id.second, prev) << "messages of one sender and tag out of order";
         prev = id.second;
@@ -344,8 +351,8 @@ TEST(AnySource, MixedWithDirectedReceives) {
     std::vector<std::vector<int32_t>> bufs(size_t(total), std::vector<int32_t>(100000 + size_t(p)));
     std::vector<smd_request_t *> reqs(size_t(total), nullptr);
     int directed_from = p > 1 ? 1 : 0;
-    SMD_OK(smd_irecv(bufs[0].data(), bufs[0].size(), SMD_INT32, directed_from, kTag, world(), nullptr,
-                     &reqs[0]));
+    SMD_OK(smd_irecv(bufs[0].data(), bufs[0].size(), SMD_INT32, directed_from, kTag, world(),
+                     nullptr, &reqs[0]));
     for (int i = 1; i < total; ++i)
       SMD_OK(smd_irecv(bufs[i].data(), bufs[i].size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG,
                        world(), nullptr, &reqs[i]));
@@ -384,8 +391,8 @@ TEST(AnySource, TruncatedMessageAndStatus) {
   if (me == 0) {
     std::vector<int32_t> buf(10, 0);
     smd_status_t st = SMD_STATUS_INIT;
-    EXPECT_EQ(smd_recv_status(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG, world(),
-                              nullptr, &st),
+    EXPECT_EQ(smd_recv_status(buf.data(), buf.size(), SMD_INT32, SMD_ANY_SOURCE, SMD_ANY_TAG,
+                              world(), nullptr, &st),
               SMD_ERR_TRUNCATED);
     EXPECT_EQ(st.source, from);
     EXPECT_EQ(st.tag, 1);
@@ -402,7 +409,8 @@ TEST(AnySource, TruncatedMessageAndStatus) {
 
 TEST(AnySource, BadArguments) {
   int x = 0;
-  EXPECT_EQ(smd_send(&x, 1, SMD_INT32, SMD_ANY_SOURCE, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_send(&x, 1, SMD_INT32, SMD_ANY_SOURCE, 0, world(), nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_send(&x, 1, SMD_INT32, 0, SMD_ANY_TAG, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_recv(&x, 1, SMD_INT32, -7, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT);
   smd_status_t st;

@@ -28,14 +28,14 @@
 namespace elastic_test {
 
 // A rank's failure: the message on stderr, a distinct exit status.
-#define CHECK_RANK(cond, ...)                                                       \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
+#define CHECK_RANK(cond, ...)                                                            \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
       fprintf(stderr, "rank %d: check failed at line %d: %s: ", rank_, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                                 \
-      fprintf(stderr, " (last error: %s)\n", smd_last_error());                     \
-      _exit(10);                                                                    \
-    }                                                                               \
+      fprintf(stderr, __VA_ARGS__);                                                      \
+      fprintf(stderr, " (last error: %s)\n", smd_last_error());                          \
+      _exit(10);                                                                         \
+    }                                                                                    \
   } while (0)
 
 inline int rank_ = -1;
@@ -74,12 +74,12 @@ struct Leave {
 struct Job {
   std::vector<pid_t> pids;
   std::vector<int> status;  // of ranks that ended, by rank
-  Pipe arrived;  // every rank puts a byte when it reaches a step
+  Pipe arrived;             // every rank puts a byte when it reaches a step
   Leave leave;
   int port = 0;  // the store's
   // Forks `n` ranks running body(rank); the transport and nodes from `env`.
-  void start(int n, const std::vector<std::pair<std::string, std::string>> &env,
-             int ranks_per_node, const std::function<void(int)> &body) {
+  void start(int n, const std::vector<std::pair<std::string, std::string>> &env, int ranks_per_node,
+             const std::function<void(int)> &body) {
     port = smdrun::pick_free_port("127.0.0.1");
     for (int r = 0; r < n; ++r) {
       pid_t pid = fork();
@@ -175,7 +175,8 @@ struct Job {
 inline void arrive_and_leave(Job &job, smd_comm_t *shrunk, smd_comm_t *world) {
   job.arrived.put();
   job.leave.wait();
-  if (shrunk) CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy the shrunk communicator");
+  if (shrunk)
+    CHECK_RANK(smd_comm_destroy(shrunk) == SMD_SUCCESS, "destroy the shrunk communicator");
   CHECK_RANK(smd_comm_destroy(world) == SMD_SUCCESS, "destroy the world");
 }
 
@@ -205,7 +206,11 @@ struct Transport {
 inline std::vector<Transport> transports() {
   return {{"shm", {{"SMD_TIMEOUT", "30"}}, 0},
           {"tcp", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "tcp"}}, 1},
-          {"shm+tcp, 2 nodes", {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", "shm+tcp"}, {"SMD_ALGO", "allreduce=hierarchical"}}, 2}};
+          {"shm+tcp, 2 nodes",
+           {{"SMD_TIMEOUT", "30"},
+            {"SMD_TRANSPORT", "shm+tcp"},
+            {"SMD_ALGO", "allreduce=hierarchical"}},
+           2}};
 }
 
 inline bool plugin_built(const std::string &name) {
@@ -227,7 +232,9 @@ inline std::vector<Transport> with_network_plugins() {
   for (const char *name : {"ucx", "efa"})
     if (plugin_built(name))
       all.push_back({name,
-                     {{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", name}, {"UCX_TLS", "tcp"},
+                     {{"SMD_TIMEOUT", "30"},
+                      {"SMD_TRANSPORT", name},
+                      {"UCX_TLS", "tcp"},
                       {"SMD_EFA_PROVIDER", "tcp;ofi_rxm"}},
                      1});
   return all;
@@ -267,7 +274,6 @@ struct FileStore : teststore::CallbackStore<FileStore> {
   // key containing this: a death at an exact step of a protocol.
   std::string die_after_writing = {};
 
-
   std::string path(const char *key) const {
     std::string p = dir + "/";
     for (const char *c = key; *c; ++c) {
@@ -299,7 +305,8 @@ struct FileStore : teststore::CallbackStore<FileStore> {
                           size_t error_size) {
     FileStore &s = of(user);
     if (write_file(s.path(key), value, size)) {
-      if (!s.die_after_writing.empty() && strstr(key, s.die_after_writing.c_str())) kill(getpid(), SIGKILL);
+      if (!s.die_after_writing.empty() && strstr(key, s.die_after_writing.c_str()))
+        kill(getpid(), SIGKILL);
       return SMD_SUCCESS;
     }
     snprintf(error, error_size, "cannot write key %s", key);

@@ -65,8 +65,8 @@ void survivor(int r, int ranks_per_node, Job &job) {
   smd_comm_local_size(shrunk, &local_size);
   int want_nodes = ranks_per_node == 0 ? 1 : ranks_per_node == 1 ? 3 : 2;
   int want_local = ranks_per_node == 0 ? 3 : ranks_per_node == 1 ? 1 : r == 3 ? 1 : 2;
-  CHECK_RANK(nodes == want_nodes && local_size == want_local, "%d nodes (want %d), %d local (want %d)",
-             nodes, want_nodes, local_size, want_local);
+  CHECK_RANK(nodes == want_nodes && local_size == want_local,
+             "%d nodes (want %d), %d local (want %d)", nodes, want_nodes, local_size, want_local);
   expect_sum(shrunk, r, 0 + 1 + 3);
   expect_sum(shrunk, me + 1, 1 + 2 + 3);
   // A larger reduction, so that ring or hierarchical algorithms run too.
@@ -78,7 +78,8 @@ void survivor(int r, int ranks_per_node, Job &job) {
     smd_comm_stats_t stats{};
     stats.struct_size = sizeof stats;
     smd_comm_get_stats(shrunk, &stats);
-    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s", stats.last_algorithm);
+    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s",
+               stats.last_algorithm);
   }
 
   // Rank groups (dp, tp, pp, ...) form on the shrunk communicator as on a
@@ -127,7 +128,8 @@ void rank0_lost(int r, Job &job, FileStore &store) {
   if (r == 0) pause();
   int64_t v = 1, out = 0;
   smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s",
+             smd_result_string(rc));
   smd_comm_revoke(world);
   smd_comm_t *shrunk = nullptr;
   int old_to_new[4];
@@ -139,8 +141,8 @@ void rank0_lost(int r, Job &job, FileStore &store) {
   uint32_t flag = 1;
   int failed[4], nfailed = 0;
   rc = smd_comm_agree(world, &flag, failed, 4, &nfailed);
-  CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 1 && failed[0] == 0, "agree: %s, %d failed",
-             smd_result_string(rc), nfailed);
+  CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 1 && failed[0] == 0,
+             "agree: %s, %d failed", smd_result_string(rc), nfailed);
   arrive_and_leave(job, shrunk, world);
 }
 
@@ -168,7 +170,8 @@ void second_death(int r, Job &job) {
   if (r == 2) pause();
   int64_t v = 1, out = 0;
   smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s",
+             smd_result_string(rc));
   smd_comm_revoke(world);
   job.arrived.put();
   if (r == 3) pause();  // killed while ranks 0 and 1 shrink
@@ -271,7 +274,8 @@ void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
   int64_t v = 1, out = 0;
   if (r == 0) {
     smd_result_t in_thread = SMD_SUCCESS;
-    std::thread t([&] { in_thread = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr); });
+    std::thread t(
+        [&] { in_thread = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr); });
     // Both peers are past the warm-up call (a revoke ends calls in flight
     // too) and rank 1 is about to call again.
     CHECK_RANK(stuck.take() && stuck.take(), "the peers' signals");
@@ -288,7 +292,8 @@ void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
     CHECK_RANK(rc == SMD_SUCCESS, "iallreduce: %s", smd_result_string(rc));
     stuck.put();  // it cannot finish without rank 2, revoked or not
     rc = smd_request_wait(req);
-    CHECK_RANK(rc == SMD_ERR_REVOKED, "iallreduce on a revoked communicator: %s", smd_result_string(rc));
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "iallreduce on a revoked communicator: %s",
+               smd_result_string(rc));
     rc = smd_request_free(req);  // returns the operation's result
     CHECK_RANK(rc == SMD_ERR_REVOKED, "free: %s", smd_result_string(rc));
     rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
@@ -300,7 +305,8 @@ void revoker(int r, Job &job, Pipe &stuck, Pipe &go) {
     stuck.put();
     CHECK_RANK(go.take(), "the test's go");
     smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-    CHECK_RANK(rc == SMD_ERR_REVOKED, "the first call after a peer's revoke: %s", smd_result_string(rc));
+    CHECK_RANK(rc == SMD_ERR_REVOKED, "the first call after a peer's revoke: %s",
+               smd_result_string(rc));
   }
   arrive_and_leave(job, nullptr, world);
 }

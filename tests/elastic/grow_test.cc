@@ -36,28 +36,31 @@ Shape shape_of(smd_comm_t *c) {
 // failed.
 void check_grown(smd_comm_t *grown, int want_rank, int ranks_per_node) {
   Shape s = shape_of(grown);
-  CHECK_RANK(s.size == 4 && s.rank == want_rank, "grown size %d rank %d (want 4, %d)", s.size, s.rank,
-             want_rank);
+  CHECK_RANK(s.size == 4 && s.rank == want_rank, "grown size %d rank %d (want 4, %d)", s.size,
+             s.rank, want_rank);
   int want_nodes = ranks_per_node == 0 ? 1 : ranks_per_node == 1 ? 4 : 2;
   int want_local = ranks_per_node == 0 ? 4 : ranks_per_node == 1 ? 1 : 2;
-  CHECK_RANK(s.nodes == want_nodes && s.local_size == want_local, "%d nodes (want %d), %d local (want %d)",
-             s.nodes, want_nodes, s.local_size, want_local);
+  CHECK_RANK(s.nodes == want_nodes && s.local_size == want_local,
+             "%d nodes (want %d), %d local (want %d)", s.nodes, want_nodes, s.local_size,
+             want_local);
   expect_sum(grown, s.rank + 1, 1 + 2 + 3 + 4);
   std::vector<float> big(1 << 16, float(s.rank + 1)), sum(big.size());
-  smd_result_t rc = smd_allreduce(big.data(), sum.data(), big.size(), SMD_FLOAT32, SMD_SUM, grown, nullptr);
+  smd_result_t rc =
+      smd_allreduce(big.data(), sum.data(), big.size(), SMD_FLOAT32, SMD_SUM, grown, nullptr);
   CHECK_RANK(rc == SMD_SUCCESS, "big allreduce: %s", smd_result_string(rc));
   for (float x : sum) CHECK_RANK(x == 10.0f, "big allreduce element %g", double(x));
   if (ranks_per_node == 2) {
     smd_comm_stats_t stats{};
     stats.struct_size = sizeof stats;
     smd_comm_get_stats(grown, &stats);
-    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s", stats.last_algorithm);
+    CHECK_RANK(std::string(stats.last_algorithm) == "hierarchical", "algorithm %s",
+               stats.last_algorithm);
   }
   uint32_t flag = 1;
   int failed[4], nfailed = -1;
   rc = smd_comm_agree(grown, &flag, failed, 4, &nfailed);
-  CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 0, "agree on the grown: %s, flag %u, %d failed",
-             smd_result_string(rc), flag, nfailed);
+  CHECK_RANK(rc == SMD_SUCCESS && flag == 1 && nfailed == 0,
+             "agree on the grown: %s, flag %u, %d failed", smd_result_string(rc), flag, nfailed);
 }
 
 // Rank 2 of 4 is killed; the survivors shrink to 3 and grow back to 4.
@@ -68,8 +71,8 @@ void member_after_kill(int r, int ranks_per_node, Job &job) {
   if (r == 2) pause();
   int64_t v = 1, out = 0;
   smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce with a killed peer: %s",
-             smd_result_string(rc));
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED,
+             "allreduce with a killed peer: %s", smd_result_string(rc));
   CHECK_RANK(smd_comm_revoke(world) == SMD_SUCCESS, "revoke");
   smd_comm_t *shrunk = nullptr;
   rc = smd_comm_shrink(world, &shrunk, nullptr);
@@ -107,11 +110,13 @@ TEST(ElasticGrow, AReplacementJoinsTheShrunkSurvivorsAndTheyReduceAtFourAgain) {
   for (const Transport &t : with_network_plugins()) {
     SCOPED_TRACE(t.name);
     Job job;
-    job.start(4, t.env, t.ranks_per_node, [&](int r) { member_after_kill(r, t.ranks_per_node, job); });
+    job.start(4, t.env, t.ranks_per_node,
+              [&](int r) { member_after_kill(r, t.ranks_per_node, job); });
     ASSERT_TRUE(job.await_arrivals(4)) << "a rank failed before the kill";
     job.kill_rank(2);
     EXPECT_EQ(job.finish(2), -SIGKILL);
-    int j = job.start_joiner(t.env, replacement_node(t.ranks_per_node), [&](int) { joiner(t.ranks_per_node, job); });
+    int j = job.start_joiner(t.env, replacement_node(t.ranks_per_node),
+                             [&](int) { joiner(t.ranks_per_node, job); });
     EXPECT_TRUE(job.await_arrivals(4)) << "a member or the joiner failed (its status below)";
     job.leave.p.close_writer();
     for (int r : {0, 1, 3, j}) EXPECT_EQ(job.finish(r), 0) << "process " << r;
@@ -125,8 +130,10 @@ void grow_by_one(int r, Job &job, Pipe *after_timeout) {
   if (after_timeout) {
     // Nobody joins within 300 ms: a timeout on every member.
     smd_result_t rc = smd_comm_grow(world, 1, 300, &grown);
-    CHECK_RANK(rc == SMD_ERR_TIMEOUT && !grown, "a grow nobody joins ended with %s", smd_result_string(rc));
-    CHECK_RANK(strstr(smd_last_error(), "0 of 1 new processes joined"), "message: %s", smd_last_error());
+    CHECK_RANK(rc == SMD_ERR_TIMEOUT && !grown, "a grow nobody joins ended with %s",
+               smd_result_string(rc));
+    CHECK_RANK(strstr(smd_last_error(), "0 of 1 new processes joined"), "message: %s",
+               smd_last_error());
     // Members that disagree on the count: a mismatch on every member.
     rc = smd_comm_grow(world, r + 1, 300, &grown);
     CHECK_RANK(rc == SMD_ERR_MISMATCH && !grown, "a grow of mismatched counts ended with %s",
@@ -166,7 +173,8 @@ TEST(ElasticGrow, AJoinerWithAWrongTokenIsRefusedAndDisturbsNobody) {
   int bad = job.start_joiner({{"SMD_JOB_TOKEN", "not-the-job-token"}}, "", [&](int) {
     smd_comm_t *grown = nullptr;
     smd_result_t rc = smd_comm_join(nullptr, &grown);
-    CHECK_RANK(rc == SMD_ERR_BOOTSTRAP && !grown, "a joiner with a wrong token: %s", smd_result_string(rc));
+    CHECK_RANK(rc == SMD_ERR_BOOTSTRAP && !grown, "a joiner with a wrong token: %s",
+               smd_result_string(rc));
     CHECK_RANK(strstr(smd_last_error(), "token mismatch"), "message: %s", smd_last_error());
   });
   EXPECT_EQ(job.finish(bad), 0) << "the refused joiner";
@@ -181,7 +189,8 @@ TEST(ElasticGrow, TooFewJoinersIsATimeoutOnEveryMemberAndALaterGrowWorks) {
   Pipe after_timeout;
   Job job;
   job.start(2, t.env, 0, [&](int r) { grow_by_one(r, job, &after_timeout); });
-  ASSERT_TRUE(job.await_arrivals(2)) << "a member's timeout or mismatch went wrong (its status below)";
+  ASSERT_TRUE(job.await_arrivals(2))
+      << "a member's timeout or mismatch went wrong (its status below)";
   // The timed-out grow's slot was voided: this joiner takes the next one.
   int j = job.start_joiner(t.env, "", [&](int) { good_joiner(job); });
   EXPECT_TRUE(job.await_arrivals(3)) << "a member or the joiner failed (its status below)";
@@ -200,8 +209,8 @@ void member_losing_its_joiner(int r, Job &job) {
   job.arrived.put();  // the test kills the joiner now
   int64_t v = 1, out = 0;
   rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, grown, nullptr);
-  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce without the joiner: %s",
-             smd_result_string(rc));
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED,
+             "allreduce without the joiner: %s", smd_result_string(rc));
   CHECK_RANK(smd_comm_revoke(grown) == SMD_SUCCESS, "revoke");
   smd_comm_t *shrunk = nullptr;
   int old_to_new[3];
@@ -258,7 +267,8 @@ TEST(ElasticGrow, ArgumentsAreChecked) {
   EXPECT_EQ(smd_comm_grow(world, 1, 0, nullptr), SMD_ERR_INVALID_ARGUMENT);
   // A world of one formed without a store: nobody could find it.
   EXPECT_EQ(smd_comm_grow(world, 1, 0, &out), SMD_ERR_INVALID_USAGE);
-  EXPECT_NE(std::string(smd_last_error()).find("without a store"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("without a store"), std::string::npos)
+      << smd_last_error();
   EXPECT_EQ(smd_comm_destroy(world), SMD_SUCCESS);
 }
 

@@ -37,7 +37,8 @@ void dies_after_voting(int r, Job &job, FileStore &store) {
   if (r == 2) pause();
   int64_t v = 1, out = 0;
   smd_result_t rc = smd_allreduce(&v, &out, 1, SMD_INT64, SMD_SUM, world, nullptr);
-  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s", smd_result_string(rc));
+  CHECK_RANK(rc == SMD_ERR_PEER_FAILURE || rc == SMD_ERR_REVOKED, "allreduce: %s",
+             smd_result_string(rc));
   smd_comm_revoke(world);
   job.arrived.put();
   if (r == 3) store.die_after_writing = "/agree/0/slot/3";  // its vote in the shrink's agreement

@@ -46,8 +46,9 @@ void fetch_and_check(smd_sharded_t *set, int p) {
   void *full = nullptr;
   CHECK_RANK(smd_sharded_full(set, id, &full) == SMD_SUCCESS, "full %d", p);
   for (size_t i = 0; i < kCounts[p]; ++i)
-    CHECK_RANK(static_cast<float *>(full)[i] == trained(p, i), "parameter %d element %zu is %g, want %g",
-               p, i, double(static_cast<float *>(full)[i]), double(trained(p, i)));
+    CHECK_RANK(static_cast<float *>(full)[i] == trained(p, i),
+               "parameter %d element %zu is %g, want %g", p, i,
+               double(static_cast<float *>(full)[i]), double(trained(p, i)));
   CHECK_RANK(smd_sharded_release(set, &id, 1) == SMD_SUCCESS, "release %d", p);
 }
 
@@ -56,7 +57,8 @@ void sharded_rank(int r, Job &job, const std::string &dir) {
   smd_sharded_t *set = make_set(world);
   for (size_t count : kCounts) {
     int32_t id = -1;
-    CHECK_RANK(smd_sharded_register(set, count, SMD_FLOAT32, nullptr, &id) == SMD_SUCCESS, "register");
+    CHECK_RANK(smd_sharded_register(set, count, SMD_FLOAT32, nullptr, &id) == SMD_SUCCESS,
+               "register");
   }
   // An "optimizer step" on each shard (padding stays zero), then every
   // rank checkpoints its own shards.
@@ -110,7 +112,8 @@ void sharded_rank(int r, Job &job, const std::string &dir) {
   for (int p = 0; p < 3; ++p) {
     int32_t got = -1;
     CHECK_RANK(smd_sharded_register(set, kCounts[p], SMD_FLOAT32, full[size_t(p)].data(), &got) ==
-                   SMD_SUCCESS, "register again");
+                   SMD_SUCCESS,
+               "register again");
   }
   for (int p = 0; p < 3; ++p) fetch_and_check(set, p);
   // Its shards are the new size's: a third of each parameter, rounded up.

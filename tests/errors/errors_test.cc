@@ -32,21 +32,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The call fails with `code` and a message containing `words`.
-#define EXPECT_FAILS(call, code, words)                                         \
-  do {                                                                          \
-    smd_result_t r_ = (call);                                                   \
-    EXPECT_EQ(r_, code) << #call << " -> " << smd_result_string(r_) << ": "     \
-                        << smd_last_error();                                    \
-    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)     \
-        << "message was: " << smd_last_error();                                 \
+#define EXPECT_FAILS(call, code, words)                                                          \
+  do {                                                                                           \
+    smd_result_t r_ = (call);                                                                    \
+    EXPECT_EQ(r_, code) << #call << " -> " << smd_result_string(r_) << ": " << smd_last_error(); \
+    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)                      \
+        << "message was: " << smd_last_error();                                                  \
   } while (0)
 
 TEST(BadInput, NullBufferWithCount) {
   float x[4] = {0};
   EXPECT_FAILS(smd_allreduce(nullptr, x, 4, SMD_FLOAT32, SMD_SUM, world(), nullptr),
                SMD_ERR_INVALID_ARGUMENT, "sendbuf is NULL");
-  EXPECT_FAILS(smd_allgather(x, nullptr, 1, SMD_FLOAT32, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
-               "recvbuf is NULL");
+  EXPECT_FAILS(smd_allgather(x, nullptr, 1, SMD_FLOAT32, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "recvbuf is NULL");
   EXPECT_FAILS(smd_send(nullptr, 3, SMD_INT32, 0, 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
                "buf is NULL");
   // NULL with count 0 is fine.
@@ -76,19 +75,21 @@ TEST(BadInput, UnknownDatatypeAndOp) {
 
 TEST(BadInput, RootOutOfRange) {
   int x = 0, y = 0;
-  EXPECT_FAILS(smd_broadcast(&x, &y, 1, SMD_INT32, size(), world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
-               "root");
-  EXPECT_FAILS(smd_reduce(&x, &y, 1, SMD_INT32, SMD_SUM, -1, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
-               "root -1");
-  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, size(), 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT, "peer");
-  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, 0, SMD_TAG_MAX + 1, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
-               "tag");
+  EXPECT_FAILS(smd_broadcast(&x, &y, 1, SMD_INT32, size(), world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "root");
+  EXPECT_FAILS(smd_reduce(&x, &y, 1, SMD_INT32, SMD_SUM, -1, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "root -1");
+  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, size(), 0, world(), nullptr), SMD_ERR_INVALID_ARGUMENT,
+               "peer");
+  EXPECT_FAILS(smd_send(&x, 1, SMD_INT32, 0, SMD_TAG_MAX + 1, world(), nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "tag");
 }
 
 TEST(BadInput, StreamsAreNotSupportedYet) {
   int x = 0;
-  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, world(), reinterpret_cast<smd_stream_t>(0x10)),
-               SMD_ERR_NOT_SUPPORTED, "stream");
+  EXPECT_FAILS(
+      smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, world(), reinterpret_cast<smd_stream_t>(0x10)),
+      SMD_ERR_NOT_SUPPORTED, "stream");
 }
 
 TEST(BadInput, PartialOverlap) {
@@ -106,8 +107,8 @@ TEST(BadInput, UseAfterDestroy) {
                "not a live communicator");
   EXPECT_FAILS(smd_comm_rank(dup, &r), SMD_ERR_INVALID_USAGE, "not a live communicator");
   EXPECT_FAILS(smd_comm_destroy(dup), SMD_ERR_INVALID_USAGE, "not a live communicator");
-  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT,
-               "comm is NULL");
+  EXPECT_FAILS(smd_allreduce(&x, &x, 1, SMD_INT32, SMD_SUM, nullptr, nullptr),
+               SMD_ERR_INVALID_ARGUMENT, "comm is NULL");
   smd_request_t *req = nullptr;
   SMD_OK(smd_ibarrier(world(), nullptr, &req));
   SMD_OK(smd_request_free(req));
@@ -212,7 +213,10 @@ TEST(BadInput, TruncatedReceiveNonblocking) {
     EXPECT_EQ(r, SMD_ERR_TRUNCATED);
     std::string msg = smd_last_error();
     EXPECT_EQ(msg.rfind("receive from rank 0 (tag 6): the message sent is larger than the "
-                        "16-byte buffer (4 x int32)", 0), 0u) << msg;
+                        "16-byte buffer (4 x int32)",
+                        0),
+              0u)
+        << msg;
     EXPECT_EQ(msg.find("smd_request"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("0x"), std::string::npos) << msg;
     EXPECT_EQ(smd_request_free(req), SMD_ERR_TRUNCATED);  // free returns its result
@@ -236,9 +240,11 @@ TEST(Mismatch, CountsDifferAcrossRanks) {
     // Over point-to-point messages the agreement check names both calls.
     std::string why = smd_last_error();
     if (why.find("different collectives") != std::string::npos) {
-      EXPECT_NE(why.find("allreduce of " + std::to_string(counts.first) + " float32"), std::string::npos)
+      EXPECT_NE(why.find("allreduce of " + std::to_string(counts.first) + " float32"),
+                std::string::npos)
           << why;
-      EXPECT_NE(why.find("allreduce of " + std::to_string(counts.second) + " float32"), std::string::npos)
+      EXPECT_NE(why.find("allreduce of " + std::to_string(counts.second) + " float32"),
+                std::string::npos)
           << why;
     }
     // The communicator stays failed, and says why.
@@ -264,7 +270,8 @@ TEST(Mismatch, DatatypeOpRootAndKind) {
     smd_result_t r;
     bool odd = rank() % 2;
     if (k.which == 0)
-      r = smd_allreduce(in.data(), out.data(), 4, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c, nullptr);
+      r = smd_allreduce(in.data(), out.data(), 4, odd ? SMD_INT32 : SMD_FLOAT32, SMD_SUM, c,
+                        nullptr);
     else if (k.which == 1)
       r = smd_allreduce(in.data(), out.data(), 4, SMD_FLOAT32, odd ? SMD_MAX : SMD_SUM, c, nullptr);
     else if (k.which == 2)
@@ -299,8 +306,9 @@ TEST(Mismatch, BroadcastRootsAndCountsEndEverywhere) {
   SMD_OK(smd_comm_dup(world(), &c));
   std::vector<float> buf(100000, 1.0f);
   auto t0 = std::chrono::steady_clock::now();
-  smd_result_t r = rank() == 0 ? smd_broadcast(buf.data(), buf.data(), 10, SMD_FLOAT32, 0, c, nullptr)
-                               : smd_broadcast(buf.data(), buf.data(), 100000, SMD_FLOAT32, 1, c, nullptr);
+  smd_result_t r = rank() == 0
+                       ? smd_broadcast(buf.data(), buf.data(), 10, SMD_FLOAT32, 0, c, nullptr)
+                       : smd_broadcast(buf.data(), buf.data(), 100000, SMD_FLOAT32, 1, c, nullptr);
   // A root that returned before anyone could tell it finds out at its
   // next call on the communicator.
   if (r == SMD_SUCCESS) r = smd_barrier(c, nullptr);

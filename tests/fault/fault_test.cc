@@ -306,8 +306,9 @@ TEST_F(Fault, RankKilledInHierarchicalAllreduce) {
     auto ranks = launch(4, 4, {"killed_large", std::to_string(victim), "hold"},
                         {{"SMD_TRANSPORT", "shm+tcp"}, {"SMD_TIMEOUT", std::to_string(kTimeout)}},
                         &release, on_node);
-    EXPECT_TRUE(wait_for_output(ranks, "RESULT", 3 * kTimeout, [victim](int r) { return r != victim; }))
-        << "not every survivor reported";
+    EXPECT_TRUE(wait_for_output(ranks, "RESULT", 3 * kTimeout, [victim](int r) {
+      return r != victim;
+    })) << "not every survivor reported";
     release.now();
     collect(ranks, 3 * kTimeout);
     for (int r = 0; r < 4; ++r) {
@@ -382,8 +383,8 @@ TEST_F(Fault, TimeoutListsEachMissingRankOnce) {
     collect(absent, 60);
     const std::string &out = first[0].output;
     EXPECT_NE(out.find("SMD_ERR_TIMEOUT"), std::string::npos) << out;
-    std::vector<int> named =
-        ranks_named(out, tcp ? "still waiting for ranks" : "ranks that have not reached the last step:");
+    std::vector<int> named = ranks_named(
+        out, tcp ? "still waiting for ranks" : "ranks that have not reached the last step:");
     ASSERT_FALSE(named.empty()) << out;
     std::set<int> unique(named.begin(), named.end());
     EXPECT_EQ(unique.size(), named.size()) << "a rank named twice: " << out;
@@ -435,7 +436,9 @@ TEST_F(Fault, AbortReachesThePeerOverEachNetwork) {
   for (std::string transport : {"tcp", "ucx", "efa"}) {
     if (!plugin_built(transport)) continue;
     SCOPED_TRACE(transport);
-    Env env{{"SMD_TIMEOUT", "30"}, {"SMD_TRANSPORT", transport}, {"UCX_TLS", "tcp"},
+    Env env{{"SMD_TIMEOUT", "30"},
+            {"SMD_TRANSPORT", transport},
+            {"UCX_TLS", "tcp"},
             {"SMD_EFA_PROVIDER", "tcp;ofi_rxm"}};
     expect_abort_reaches_the_peer(env, own_node);
   }
@@ -454,7 +457,9 @@ TEST_F(Fault, StrayClientWithWrongTokenIsRefused) {
   auto job = launch(2, 2, {"ok", "hold"}, {{"SMD_MASTER_PORT", p}}, &release);
   ASSERT_TRUE(wait_for_output(job, "RESULT", 60)) << job[0].output << job[1].output;
   auto stray = launch(1, 2, {"stray"},
-                      {{"SMD_MASTER_PORT", p}, {"SMD_JOB_TOKEN", "another-job"}, {"SMD_RANK", "1"},
+                      {{"SMD_MASTER_PORT", p},
+                       {"SMD_JOB_TOKEN", "another-job"},
+                       {"SMD_RANK", "1"},
                        {"SMD_TIMEOUT", "20"}});
   collect(stray, 30);
   release.now();

@@ -21,7 +21,8 @@ double now() {
 }
 
 void report(smd_result_t r, double t0) {
-  printf("RESULT %s %.2f %s\n", smd_result_string(r), now() - t0, r == SMD_SUCCESS ? "" : smd_last_error());
+  printf("RESULT %s %.2f %s\n", smd_result_string(r), now() - t0,
+         r == SMD_SUCCESS ? "" : smd_last_error());
   fflush(stdout);
 }
 
@@ -135,7 +136,8 @@ int main(int argc, char **argv) {
     return killed_in_collective(w, rank, atoi(argv[2]), 1 << 20, 10,
                                 argc > 3 && std::string(argv[3]) == "hold");
   // killed_cma VICTIM AT_CALL
-  if (scenario == "killed_cma") return killed_during_cma(w, rank, size, atoi(argv[2]), atoi(argv[3]));
+  if (scenario == "killed_cma")
+    return killed_during_cma(w, rank, size, atoi(argv[2]), atoi(argv[3]));
   if (scenario == "timeout") {
     // Only rank 0 enters the collective.
     int x = 1, y = 0;

@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
   std::vector<int32_t> v(4, rank);
   bool ok = true;
   for (int i = 0; i < 3; ++i)
-    ok = ok && smd_allreduce(a.data(), b.data(), 8, SMD_FLOAT32, SMD_SUM, w, nullptr) == SMD_SUCCESS;
+    ok =
+        ok && smd_allreduce(a.data(), b.data(), 8, SMD_FLOAT32, SMD_SUM, w, nullptr) == SMD_SUCCESS;
   ok = ok && smd_broadcast(v.data(), v.data(), 4, SMD_INT32, 0, w, nullptr) == SMD_SUCCESS;
   if (!ok) {
     fprintf(stderr, "rank %d: an agreed call failed: %s\n", rank, smd_last_error());

@@ -20,10 +20,8 @@ namespace {
 
 template <class T>
 constexpr size_t size_of() {
-  if constexpr (std::is_void_v<T>)
-    return 0;
-  else
-    return sizeof(T);
+  if constexpr (std::is_void_v<T>) return 0;
+  else return sizeof(T);
 }
 
 // A function pointer type's result and argument sizes.
@@ -35,8 +33,8 @@ struct Sig<R (*)(A...)> {
 };
 
 using smd::gpu::CudaApi;
-#define SAME_SHAPE(field, fn)                                                              \
-  static_assert(Sig<decltype(CudaApi::field)>::sizes == Sig<decltype(&fn)>::sizes,         \
+#define SAME_SHAPE(field, fn)                                                      \
+  static_assert(Sig<decltype(CudaApi::field)>::sizes == Sig<decltype(&fn)>::sizes, \
                 "CudaApi::" #field " does not match " #fn "'s declaration")
 
 SAME_SHAPE(GetDeviceCount, cudaGetDeviceCount);
@@ -77,15 +75,17 @@ SAME_SHAPE(cuMemGetAddressRange, cuMemGetAddressRange_v2);
 using smd::gpu::CudaPointerAttributes;
 static_assert(offsetof(CudaPointerAttributes, type) == offsetof(cudaPointerAttributes, type));
 static_assert(offsetof(CudaPointerAttributes, device) == offsetof(cudaPointerAttributes, device));
-static_assert(offsetof(CudaPointerAttributes, device_pointer) == offsetof(cudaPointerAttributes, devicePointer));
-static_assert(offsetof(CudaPointerAttributes, host_pointer) == offsetof(cudaPointerAttributes, hostPointer));
+static_assert(offsetof(CudaPointerAttributes, device_pointer) ==
+              offsetof(cudaPointerAttributes, devicePointer));
+static_assert(offsetof(CudaPointerAttributes, host_pointer) ==
+              offsetof(cudaPointerAttributes, hostPointer));
 static_assert(sizeof(CudaPointerAttributes) >= sizeof(cudaPointerAttributes));
 static_assert(sizeof(smd::gpu::CudaIpcHandle) == sizeof(cudaIpcMemHandle_t));
 static_assert(sizeof(smd::gpu::CudaIpcHandle) == sizeof(cudaIpcEventHandle_t));
 
 // pointer_kind.cc's reading of cudaPointerAttributes::type.
-static_assert(cudaMemoryTypeUnregistered == 0 && cudaMemoryTypeHost == 1 && cudaMemoryTypeDevice == 2 &&
-              cudaMemoryTypeManaged == 3);
+static_assert(cudaMemoryTypeUnregistered == 0 && cudaMemoryTypeHost == 1 &&
+              cudaMemoryTypeDevice == 2 && cudaMemoryTypeManaged == 3);
 static_assert(smd::gpu::kCudaMemcpyDefault == cudaMemcpyDefault);
 static_assert(smd::gpu::kCudaStreamNonBlocking == cudaStreamNonBlocking);
 static_assert(smd::gpu::kCudaEventDisableTiming == cudaEventDisableTiming);
@@ -96,17 +96,21 @@ static_assert(smd::gpu::kCudaDevAttrMultiProcessorCount == cudaDevAttrMultiProce
 constexpr bool same(int a, int b) { return a == b; }
 namespace s = smd_standin;
 static_assert(same(s::kSuccess, cudaSuccess) && same(s::kInvalidValue, cudaErrorInvalidValue) &&
-              same(s::kMemoryAllocation, cudaErrorMemoryAllocation) && same(s::kNoDevice, cudaErrorNoDevice) &&
+              same(s::kMemoryAllocation, cudaErrorMemoryAllocation) &&
+              same(s::kNoDevice, cudaErrorNoDevice) &&
               same(s::kInvalidDevice, cudaErrorInvalidDevice) &&
               same(s::kDeviceUninitialized, cudaErrorDeviceUninitialized) &&
               same(s::kInvalidResourceHandle, cudaErrorInvalidResourceHandle) &&
-              same(s::kNotReady, cudaErrorNotReady) && same(s::kIllegalAddress, cudaErrorIllegalAddress));
-static_assert(same(s::kUnregistered, cudaMemoryTypeUnregistered) && same(s::kHost, cudaMemoryTypeHost) &&
-              same(s::kDevice, cudaMemoryTypeDevice) && same(s::kManaged, cudaMemoryTypeManaged));
+              same(s::kNotReady, cudaErrorNotReady) &&
+              same(s::kIllegalAddress, cudaErrorIllegalAddress));
+static_assert(same(s::kUnregistered, cudaMemoryTypeUnregistered) &&
+              same(s::kHost, cudaMemoryTypeHost) && same(s::kDevice, cudaMemoryTypeDevice) &&
+              same(s::kManaged, cudaMemoryTypeManaged));
 
 }  // namespace
 
 int main() {
-  printf("smd's CUDA declarations match the toolkit's headers (CUDART_VERSION %d)\n", CUDART_VERSION);
+  printf("smd's CUDA declarations match the toolkit's headers (CUDART_VERSION %d)\n",
+         CUDART_VERSION);
   return 0;
 }

@@ -37,17 +37,21 @@ inline void check(const char *call, int err) {
 
 class DeviceBuffer {
  public:
-  DeviceBuffer(const CudaApi &a, size_t bytes) : a_(a) { check("cudaMalloc", a.Malloc(&p_, bytes ? bytes : 1)); }
+  DeviceBuffer(const CudaApi &a, size_t bytes) : a_(a) {
+    check("cudaMalloc", a.Malloc(&p_, bytes ? bytes : 1));
+  }
   ~DeviceBuffer() { a_.Free(p_); }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   unsigned char *data() const { return static_cast<unsigned char *>(p_); }
   void upload(size_t offset, const void *src, size_t bytes) const {
-    check("cudaMemcpyAsync", a_.MemcpyAsync(data() + offset, src, bytes, kCudaMemcpyDefault, nullptr));
+    check("cudaMemcpyAsync",
+          a_.MemcpyAsync(data() + offset, src, bytes, kCudaMemcpyDefault, nullptr));
     check("cudaStreamSynchronize", a_.StreamSynchronize(nullptr));
   }
   void download(void *dst, size_t offset, size_t bytes) const {
-    check("cudaMemcpyAsync", a_.MemcpyAsync(dst, data() + offset, bytes, kCudaMemcpyDefault, nullptr));
+    check("cudaMemcpyAsync",
+          a_.MemcpyAsync(dst, data() + offset, bytes, kCudaMemcpyDefault, nullptr));
     check("cudaStreamSynchronize", a_.StreamSynchronize(nullptr));
   }
 

@@ -29,14 +29,27 @@ double value(int rank, size_t i) { return double((rank + 1) * int(i % 7 + 1)); }
 
 void store(unsigned char *p, smd_datatype_t dt, double v) {
   switch (dt) {
-    case SMD_FLOAT32: { float f = float(v); memcpy(p, &f, 4); break; }
+    case SMD_FLOAT32: {
+      float f = float(v);
+      memcpy(p, &f, 4);
+      break;
+    }
     case SMD_FLOAT64: memcpy(p, &v, 8); break;
-    case SMD_INT32: { int32_t x = int32_t(v); memcpy(p, &x, 4); break; }
-    default: { uint16_t b = reduce::float_to_bfloat16(float(v)); memcpy(p, &b, 2); break; }
+    case SMD_INT32: {
+      int32_t x = int32_t(v);
+      memcpy(p, &x, 4);
+      break;
+    }
+    default: {
+      uint16_t b = reduce::float_to_bfloat16(float(v));
+      memcpy(p, &b, 2);
+      break;
+    }
   }
 }
 
-std::vector<unsigned char> host_vector(smd_datatype_t dt, size_t count, int rank, size_t first = 0) {
+std::vector<unsigned char> host_vector(smd_datatype_t dt, size_t count, int rank,
+                                       size_t first = 0) {
   std::vector<unsigned char> v(count * datatype_size(dt));
   for (size_t i = 0; i < count; ++i) store(&v[i * datatype_size(dt)], dt, value(rank, first + i));
   return v;
@@ -66,16 +79,20 @@ void run_dtype(const World &w, smd_datatype_t dt) {
   }
   DeviceBuffer in(w.a, bytes * g_size), out(w.a, bytes * g_size);
   in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
-  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS && same(out, sum),
+  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+             same(out, sum),
          "allreduce sum " + name);
-  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_MAX, w.comm, nullptr) == SMD_SUCCESS && same(out, maxv),
+  expect(smd_allreduce(in.data(), out.data(), n, dt, SMD_MAX, w.comm, nullptr) == SMD_SUCCESS &&
+             same(out, maxv),
          "allreduce max " + name);
   smd_request_t *req = nullptr;
-  expect(smd_iallreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr, &req) == SMD_SUCCESS &&
-             smd_request_wait(req) == SMD_SUCCESS && same(out, sum),
-         "iallreduce sum " + name);
+  expect(
+      smd_iallreduce(in.data(), out.data(), n, dt, SMD_SUM, w.comm, nullptr, &req) == SMD_SUCCESS &&
+          smd_request_wait(req) == SMD_SUCCESS && same(out, sum),
+      "iallreduce sum " + name);
   if (req) smd_request_free(req);
-  expect(smd_allreduce(in.data(), in.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS && same(in, sum),
+  expect(smd_allreduce(in.data(), in.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+             same(in, sum),
          "allreduce in place " + name);
 
   // allgather: block r is rank r's vector; in place from block `rank`.
@@ -85,10 +102,12 @@ void run_dtype(const World &w, smd_datatype_t dt) {
     gathered.insert(gathered.end(), v.begin(), v.end());
   }
   in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
-  expect(smd_allgather(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS && same(out, gathered),
+  expect(smd_allgather(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS &&
+             same(out, gathered),
          "allgather " + name);
   out.upload(g_rank * bytes, host_vector(dt, n, g_rank).data(), bytes);
-  expect(smd_allgather(out.data() + g_rank * bytes, out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS &&
+  expect(smd_allgather(out.data() + g_rank * bytes, out.data(), n, dt, w.comm, nullptr) ==
+                 SMD_SUCCESS &&
              same(out, gathered),
          "allgather in place " + name);
 
@@ -106,14 +125,16 @@ void run_dtype(const World &w, smd_datatype_t dt) {
   }
   in.upload(0, rs_in.data(), rs_in.size());
   DeviceBuffer rs_out(w.a, bytes);
-  expect(smd_reduce_scatter(in.data(), rs_out.data(), n, dt, SMD_SUM, w.comm, nullptr) == SMD_SUCCESS &&
+  expect(smd_reduce_scatter(in.data(), rs_out.data(), n, dt, SMD_SUM, w.comm, nullptr) ==
+                 SMD_SUCCESS &&
              same(rs_out, rs_want),
          "reduce_scatter " + name);
 
   // broadcast from rank 0, reduce to the last rank.
   DeviceBuffer b(w.a, bytes);
   b.upload(0, host_vector(dt, n, g_rank).data(), bytes);
-  expect(smd_broadcast(b.data(), b.data(), n, dt, 0, w.comm, nullptr) == SMD_SUCCESS && same(b, host_vector(dt, n, 0)),
+  expect(smd_broadcast(b.data(), b.data(), n, dt, 0, w.comm, nullptr) == SMD_SUCCESS &&
+             same(b, host_vector(dt, n, 0)),
          "broadcast " + name);
   in.upload(0, host_vector(dt, n, g_rank).data(), bytes);
   const int root = g_size - 1;
@@ -130,7 +151,8 @@ void run_dtype(const World &w, smd_datatype_t dt) {
     a2a_want.insert(a2a_want.end(), wv.begin(), wv.end());
   }
   in.upload(0, a2a_in.data(), a2a_in.size());
-  expect(smd_alltoall(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS && same(out, a2a_want),
+  expect(smd_alltoall(in.data(), out.data(), n, dt, w.comm, nullptr) == SMD_SUCCESS &&
+             same(out, a2a_want),
          "alltoall " + name);
 }
 
@@ -163,27 +185,32 @@ void kinds_differing_between_ranks(const World &w) {
     d = std::make_unique<DeviceBuffer>(w.a, n * 4);
     d->upload(0, in.data(), n * 4);
     rc = smd_allreduce(d->data(), d->data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
-    right = same(*d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
-                                                reinterpret_cast<unsigned char *>(want.data() + n)));
+    right =
+        same(*d, std::vector<unsigned char>(reinterpret_cast<unsigned char *>(want.data()),
+                                            reinterpret_cast<unsigned char *>(want.data() + n)));
   }
   if (device_route)
-    expect(rc == SMD_ERR_MISMATCH, "host memory on rank 0, device memory elsewhere: a mismatch on every rank");
+    expect(rc == SMD_ERR_MISMATCH,
+           "host memory on rank 0, device memory elsewhere: a mismatch on every rank");
   else
-    expect(rc == SMD_SUCCESS && right, "host memory on rank 0, device memory elsewhere: staged, correct");
+    expect(rc == SMD_SUCCESS && right,
+           "host memory on rank 0, device memory elsewhere: staged, correct");
   smd_comm_destroy(comm);
 }
 
 void bad_input(const World &w) {
   DeviceBuffer d(w.a, 64);
   std::vector<float> h(16);
-  expect(smd_allreduce(h.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) == SMD_ERR_INVALID_ARGUMENT,
+  expect(smd_allreduce(h.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
+             SMD_ERR_INVALID_ARGUMENT,
          "host sendbuf with device recvbuf is refused");
   int not_a_stream = 0;
   expect(smd_allreduce(d.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, &not_a_stream) ==
              SMD_ERR_NOT_SUPPORTED,
          "a stream is refused for now");
   if (g_size > 1)
-    expect(smd_send(d.data(), 16, SMD_FLOAT32, (g_rank + 1) % g_size, 0, w.comm, nullptr) == SMD_ERR_NOT_SUPPORTED,
+    expect(smd_send(d.data(), 16, SMD_FLOAT32, (g_rank + 1) % g_size, 0, w.comm, nullptr) ==
+               SMD_ERR_NOT_SUPPORTED,
            "device memory in point-to-point is refused for now");
 }
 
@@ -198,6 +225,7 @@ int main() {
   if (g_size > 1) kinds_differing_between_ranks(w);
   bad_input(w);
   smd_comm_destroy(comm);
-  if (g_rank == 0) printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
+  if (g_rank == 0)
+    printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;
 }

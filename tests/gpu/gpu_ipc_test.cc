@@ -37,7 +37,8 @@ void exchange(const CudaApi &a, smd_comm_t *comm) {
   CudaIpcHandle own{};
   check("cudaIpcGetMemHandle", a.IpcGetMemHandle(&own, mine.data()));
   std::vector<CudaIpcHandle> all(static_cast<size_t>(g_size));
-  expect(smd_allgather(&own, all.data(), sizeof own, SMD_UINT8, comm, nullptr) == SMD_SUCCESS, "allgather of handles");
+  expect(smd_allgather(&own, all.data(), sizeof own, SMD_UINT8, comm, nullptr) == SMD_SUCCESS,
+         "allgather of handles");
   // A process cannot open its own handle (CUDA refuses; so does the stand-in).
   void *self = nullptr;
   const int self_err = a.IpcOpenMemHandle(&self, own, kCudaIpcMemLazyEnablePeerAccess);
@@ -48,12 +49,14 @@ void exchange(const CudaApi &a, smd_comm_t *comm) {
   std::vector<void *> peer(size_t(g_size), nullptr);
   for (int p = 0; p < g_size; ++p) {
     if (p == g_rank) continue;
-    const int err = a.IpcOpenMemHandle(&peer[size_t(p)], all[size_t(p)], kCudaIpcMemLazyEnablePeerAccess);
+    const int err =
+        a.IpcOpenMemHandle(&peer[size_t(p)], all[size_t(p)], kCudaIpcMemLazyEnablePeerAccess);
     expect(err == 0, "cudaIpcOpenMemHandle of rank " + std::to_string(p) + ": " +
                          cuda_error_text("cudaIpcOpenMemHandle", err));
     if (err) continue;
     std::vector<float> got(n);
-    check("cudaMemcpyAsync", a.MemcpyAsync(got.data(), peer[size_t(p)], n * 4, kCudaMemcpyDefault, nullptr));
+    check("cudaMemcpyAsync",
+          a.MemcpyAsync(got.data(), peer[size_t(p)], n * 4, kCudaMemcpyDefault, nullptr));
     check("cudaStreamSynchronize", a.StreamSynchronize(nullptr));
     bool same = true;
     for (size_t i = 0; i < n; ++i) same = same && got[i] == value(p, i);
@@ -65,8 +68,8 @@ void exchange(const CudaApi &a, smd_comm_t *comm) {
   const int next = (g_rank + 1) % g_size;
   if (g_size > 1 && peer[size_t(next)]) {
     const float marker = -1.0f - float(g_rank);
-    check("cudaMemcpyAsync", a.MemcpyAsync(static_cast<float *>(peer[size_t(next)]) + n - 1, &marker, 4,
-                                           kCudaMemcpyDefault, nullptr));
+    check("cudaMemcpyAsync", a.MemcpyAsync(static_cast<float *>(peer[size_t(next)]) + n - 1,
+                                           &marker, 4, kCudaMemcpyDefault, nullptr));
     check("cudaStreamSynchronize", a.StreamSynchronize(nullptr));
   }
   expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier after the writes");
@@ -101,7 +104,8 @@ void cached_exchange(const CudaApi &a, smd_comm_t *comm) {
     bool ok = true;
     for (int p = 0; p < g_size; ++p) {
       float got = 0;
-      check("cudaMemcpyAsync", a.MemcpyAsync(&got, bufs[size_t(p)], 4, kCudaMemcpyDefault, nullptr));
+      check("cudaMemcpyAsync",
+            a.MemcpyAsync(&got, bufs[size_t(p)], 4, kCudaMemcpyDefault, nullptr));
       check("cudaStreamSynchronize", a.StreamSynchronize(nullptr));
       ok = ok && got == value(p, from);
     }
@@ -111,8 +115,9 @@ void cached_exchange(const CudaApi &a, smd_comm_t *comm) {
   try {
     expect(reads(peers.exchange(first.data(), allgather), 0) && peers.opened() == peers_count,
            "exchange maps each peer's buffer");
-    expect(reads(peers.exchange(first.data() + 256, allgather), 64) && peers.opened() == peers_count,
-           "an inner pointer of the same allocations: no new mapping, the right offset");
+    expect(
+        reads(peers.exchange(first.data() + 256, allgather), 64) && peers.opened() == peers_count,
+        "an inner pointer of the same allocations: no new mapping, the right offset");
     expect(reads(peers.exchange(second.data(), allgather), 0) && peers.opened() == 2 * peers_count,
            "new allocations are mapped anew");
     expect(reads(peers.exchange(first.data(), allgather), 0) && peers.opened() == 2 * peers_count,
@@ -129,7 +134,8 @@ void cached_exchange(const CudaApi &a, smd_comm_t *comm) {
   } catch (const smd::Error &e) {
     code = e.code();
   }
-  expect(code == SMD_ERR_NOT_SUPPORTED, "a buffer one rank cannot export is an error on every rank");
+  expect(code == SMD_ERR_NOT_SUPPORTED,
+         "a buffer one rank cannot export is an error on every rank");
   a.FreeHost(pinned);
   expect(smd_barrier(comm, nullptr) == SMD_SUCCESS, "barrier before the buffers are freed");
 }
@@ -150,17 +156,21 @@ void device_route(const CudaApi &a, smd_comm_t *comm) {
   DeviceBuffer in(a, n * 4), out(a, n * 4);
   std::vector<float> got(n);
   in.upload(0, v.data(), n * 4);
-  expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
-             (out.download(got.data(), 0, n * 4), got == sum),
-         "allreduce sum through IPC");
-  expect(smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_MAX, comm, nullptr) == SMD_SUCCESS &&
-             (out.download(got.data(), 0, n * 4), got == max),
-         "allreduce max through IPC");
-  expect(smd_allreduce(in.data(), in.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
-             (in.download(got.data(), 0, n * 4), got == sum),
-         "allreduce in place through IPC");
+  expect(
+      smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
+          (out.download(got.data(), 0, n * 4), got == sum),
+      "allreduce sum through IPC");
+  expect(
+      smd_allreduce(in.data(), out.data(), n, SMD_FLOAT32, SMD_MAX, comm, nullptr) == SMD_SUCCESS &&
+          (out.download(got.data(), 0, n * 4), got == max),
+      "allreduce max through IPC");
+  expect(
+      smd_allreduce(in.data(), in.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) == SMD_SUCCESS &&
+          (in.download(got.data(), 0, n * 4), got == sum),
+      "allreduce in place through IPC");
   void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  auto mappings = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "smd_cuda_standin_ipc_mappings")) : nullptr;
+  auto mappings =
+      lib ? reinterpret_cast<int (*)()>(dlsym(lib, "smd_cuda_standin_ipc_mappings")) : nullptr;
   if (mappings) expect(mappings() > 0, "the allreduce mapped the peers' buffers");
   if (lib) dlclose(lib);
   unsetenv("SMD_GPU_IPC");
@@ -174,8 +184,10 @@ void one_rank_fails(const CudaApi &a, smd_comm_t *world) {
   const size_t n = 100000;
   const bool bad = g_rank == g_size - 1;
   DeviceBuffer buf(a, bad ? 64 : n * 4);
-  const smd_result_t rc = smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
-  expect(rc != SMD_SUCCESS, std::string(bad ? "the rank with the short buffer" : "its peers") + " get an error");
+  const smd_result_t rc =
+      smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+  expect(rc != SMD_SUCCESS,
+         std::string(bad ? "the rank with the short buffer" : "its peers") + " get an error");
   expect(rc != SMD_ERR_TIMEOUT, "the error comes before SMD_TIMEOUT");
   // The failed rank keeps its communicator until every rank is out of the
   // call: the peers must learn of the failure from it, not from its exit.
@@ -199,7 +211,8 @@ int main() {
   exchange(a, comm);
   cached_exchange(a, comm);
   if (g_size > 1) device_route(a, comm);
-  if (g_size > 1 && cuda_status().library.find("standin") != std::string::npos) one_rank_fails(a, comm);
+  if (g_size > 1 && cuda_status().library.find("standin") != std::string::npos)
+    one_rank_fails(a, comm);
   smd_comm_destroy(comm);
   if (g_rank == 0) printf("gpu-ipc: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;

@@ -38,7 +38,11 @@ void random_fill(std::vector<unsigned char> &bytes, smd_datatype_t dt, std::mt19
       case SMD_FLOAT16: bits = reduce::float_to_half(f); break;
       case SMD_BFLOAT16: bits = reduce::float_to_bfloat16(f); break;
       case SMD_FLOAT32: memcpy(&bits, &f, 4); break;
-      case SMD_FLOAT64: { double d = f; memcpy(&bits, &d, 8); break; }
+      case SMD_FLOAT64: {
+        double d = f;
+        memcpy(&bits, &d, 8);
+        break;
+      }
       default: break;
     }
     memcpy(&bytes[i], &bits, es);
@@ -47,10 +51,11 @@ void random_fill(std::vector<unsigned char> &bytes, smd_datatype_t dt, std::mt19
 
 // float16/bfloat16 folded in several launches round between them; the host
 // rounds once. Everything else must match bit for bit.
-bool close_enough(const unsigned char *got, const unsigned char *want, size_t count, smd_datatype_t dt,
-                  bool exact) {
+bool close_enough(const unsigned char *got, const unsigned char *want, size_t count,
+                  smd_datatype_t dt, bool exact) {
   if (count == 0) return true;  // empty vectors' data() may be null: memcmp must not see it
-  if (exact || (dt != SMD_FLOAT16 && dt != SMD_BFLOAT16)) return memcmp(got, want, count * datatype_size(dt)) == 0;
+  if (exact || (dt != SMD_FLOAT16 && dt != SMD_BFLOAT16))
+    return memcmp(got, want, count * datatype_size(dt)) == 0;
   for (size_t i = 0; i < count; ++i) {
     uint16_t g, w;
     memcpy(&g, got + 2 * i, 2);
@@ -93,16 +98,14 @@ void reduce_case(const CudaApi &a, smd_datatype_t dt, smd_op_t op, int nsrc, siz
   int err = kernels().reduce(dst, srcs.data(), nsrc, count, dt, kernel_op, divisor, nullptr);
   check("smd_gpu reduce", err);
   check("cudaStreamSynchronize", a.StreamSynchronize(nullptr));
-  if (in_place)
-    dev[0]->download(got.data(), offsets[0] * es, bytes);
-  else
-    out.download(got.data(), out_off, bytes);
+  if (in_place) dev[0]->download(got.data(), offsets[0] * es, bytes);
+  else out.download(got.data(), out_off, bytes);
   if (!close_enough(got.data(), want.data(), count, dt, nsrc <= SMD_GPU_MAX_INPUTS)) {
     ++g_failures;
     std::string offs;
     for (size_t o : offsets) offs += std::to_string(o) + " ";
-    fprintf(stderr, "FAIL reduce %s %s nsrc=%d count=%zu offsets(elements)=%s%s\n", datatype_name(dt),
-            op_name(op), nsrc, count, offs.c_str(), in_place ? " in place" : "");
+    fprintf(stderr, "FAIL reduce %s %s nsrc=%d count=%zu offsets(elements)=%s%s\n",
+            datatype_name(dt), op_name(op), nsrc, count, offs.c_str(), in_place ? " in place" : "");
   }
 }
 
@@ -120,8 +123,10 @@ void cast_case(const CudaApi &a, smd_datatype_t narrow, size_t count, std::mt199
   h16.download(got16.data(), 0, count * 2);
   back.download(got32.data(), 0, count * 4);
   for (size_t i = 0; i < count; ++i) {
-    const uint16_t want = narrow == SMD_FLOAT16 ? reduce::float_to_half(in[i]) : reduce::float_to_bfloat16(in[i]);
-    const float want_back = narrow == SMD_FLOAT16 ? reduce::half_to_float(want) : reduce::bfloat16_to_float(want);
+    const uint16_t want =
+        narrow == SMD_FLOAT16 ? reduce::float_to_half(in[i]) : reduce::float_to_bfloat16(in[i]);
+    const float want_back =
+        narrow == SMD_FLOAT16 ? reduce::half_to_float(want) : reduce::bfloat16_to_float(want);
     if (got16[i] != want || memcmp(&got32[i], &want_back, 4) != 0) {
       ++g_failures;
       fprintf(stderr, "FAIL cast float32 <-> %s at %zu of %zu: %g -> 0x%04x (want 0x%04x)\n",
@@ -161,15 +166,18 @@ int main(int argc, char **argv) {
       const auto dt = static_cast<smd_datatype_t>(d);
       const auto op = static_cast<smd_op_t>(o);
       for (int nsrc : {1, 2, 3, SMD_GPU_MAX_INPUTS, SMD_GPU_MAX_INPUTS + 3})
-        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(33), size_t(4099), size_t(100003)})
+        for (size_t count :
+             {size_t(0), size_t(1), size_t(7), size_t(33), size_t(4099), size_t(100003)})
           if (!quick || count < 100000)
-            for (const auto &offsets : alignments) reduce_case(a, dt, op, nsrc, count, offsets, false, rng);
+            for (const auto &offsets : alignments)
+              reduce_case(a, dt, op, nsrc, count, offsets, false, rng);
       reduce_case(a, dt, op, 4, quick ? 7001 : 70001, {0}, true, rng);
       reduce_case(a, dt, op, 4, quick ? 7001 : 70001, {1}, true, rng);
     }
   }
   for (smd_datatype_t narrow : {SMD_FLOAT16, SMD_BFLOAT16})
-    for (size_t count : {size_t(1), size_t(1000), size_t(quick ? 1 << 14 : 1 << 20)}) cast_case(a, narrow, count, rng);
+    for (size_t count : {size_t(1), size_t(1000), size_t(quick ? 1 << 14 : 1 << 20)})
+      cast_case(a, narrow, count, rng);
   bad_input(a);
   printf("%d of %d cases passed\n", g_cases - g_failures, g_cases);
   return g_failures ? 1 : 0;

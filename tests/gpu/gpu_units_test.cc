@@ -151,14 +151,13 @@ TEST(CudaLoader, StatusIsClear) {
   if (s.devices > 0) {
     EXPECT_TRUE(s.loaded);
     EXPECT_TRUE(s.reason.empty());
-    GTEST_SKIP() << "a CUDA device is present (" << s.devices << "): the no-device answers are not checked";
+    GTEST_SKIP() << "a CUDA device is present (" << s.devices
+                 << "): the no-device answers are not checked";
   }
   // No device: the reason says so and names what CUDA answered.
   EXPECT_FALSE(s.reason.empty());
-  if (s.loaded)
-    EXPECT_NE(s.reason.find("no CUDA device"), std::string::npos) << s.reason;
-  else
-    EXPECT_NE(s.reason.find("CUDA runtime"), std::string::npos) << s.reason;
+  if (s.loaded) EXPECT_NE(s.reason.find("no CUDA device"), std::string::npos) << s.reason;
+  else EXPECT_NE(s.reason.find("CUDA runtime"), std::string::npos) << s.reason;
   std::string why;
   EXPECT_TRUE(list_gpus(&why).empty());
   EXPECT_EQ(why, s.reason);
@@ -172,7 +171,8 @@ TEST(CudaLoader, HostProcessDoesNotUseCuda) {
   // unset (auto) smd must not count it as a CUDA process, so host
   // pointers are classified without any question to CUDA.
   if (getenv("SMD_CUDA")) GTEST_SKIP() << "SMD_CUDA is set in the environment";
-  if (cuda_status().devices > 0) GTEST_SKIP() << "a CUDA device is present: auto may well be active";
+  if (cuda_status().devices > 0)
+    GTEST_SKIP() << "a CUDA device is present: auto may well be active";
   EXPECT_FALSE(cuda_active());
   int x = 0;
   EXPECT_EQ(classify_pointer(&x).kind, PointerKind::kHost);
@@ -254,13 +254,15 @@ TEST(HostPath, AllreduceUnchanged) {
   smd_comm_t *world = nullptr;
   ASSERT_EQ(smd_comm_init(nullptr, &world), SMD_SUCCESS) << smd_last_error();
   std::vector<float> in(1000, 1.5f), out(1000, 0.0f);
-  EXPECT_EQ(smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+  EXPECT_EQ(smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, world, nullptr),
+            SMD_SUCCESS)
       << smd_last_error();
   EXPECT_EQ(out[999], 1.5f);
   // A stream without CUDA in use: not supported, with a reason.
   int fake_stream = 0;
-  EXPECT_EQ(smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, world, &fake_stream),
-            SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(
+      smd_allreduce(in.data(), out.data(), in.size(), SMD_FLOAT32, SMD_SUM, world, &fake_stream),
+      SMD_ERR_NOT_SUPPORTED);
   EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
   EXPECT_EQ(smd_comm_destroy(world), SMD_SUCCESS);
 }

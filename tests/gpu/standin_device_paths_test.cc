@@ -45,7 +45,8 @@ class StandinTest : public ::testing::Test {
     ASSERT_NE(lib, nullptr);
     x.MallocManaged = reinterpret_cast<decltype(x.MallocManaged)>(dlsym(lib, "cudaMallocManaged"));
     x.HostRegister = reinterpret_cast<decltype(x.HostRegister)>(dlsym(lib, "cudaHostRegister"));
-    x.HostUnregister = reinterpret_cast<decltype(x.HostUnregister)>(dlsym(lib, "cudaHostUnregister"));
+    x.HostUnregister =
+        reinterpret_cast<decltype(x.HostUnregister)>(dlsym(lib, "cudaHostUnregister"));
     x.delay = reinterpret_cast<decltype(x.delay)>(dlsym(lib, "smd_cuda_standin_delay"));
     x.live = reinterpret_cast<decltype(x.live)>(dlsym(lib, "smd_cuda_standin_live_allocations"));
     dlclose(lib);
@@ -113,30 +114,36 @@ TEST_F(StandinTest, FreedDeviceMemoryIsAClearError) {
   ASSERT_EQ(a->Free(d), 0);
   // Never classified while it lived: CUDA refuses it, smd says so.
   EXPECT_NE(classify_pointer(d).cuda_error, 0);
-  EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(smd_last_error()).find("CUDA does not know"), std::string::npos) << smd_last_error();
+  EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(smd_last_error()).find("CUDA does not know"), std::string::npos)
+      << smd_last_error();
   EXPECT_EQ(smd_send(d, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_ERR_INVALID_ARGUMENT);
   // A refused buffer does not spoil the communicator.
   std::vector<float> in(16, 2.0f), out(16);
-  EXPECT_EQ(smd_allreduce(in.data(), out.data(), 16, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+  EXPECT_EQ(smd_allreduce(in.data(), out.data(), 16, SMD_FLOAT32, SMD_SUM, world, nullptr),
+            SMD_SUCCESS)
       << smd_last_error();
 }
 
 TEST_F(StandinTest, DeviceMemoryFreedAfterUseIsCudasError) {
   float *d = static_cast<float *>(dev(4096));
-  EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+      << smd_last_error();
   ASSERT_EQ(a->Free(d), 0);
   // The classifier's cache still says device: the staged copy fails with
   // CUDA's error, and the communicator is poisoned as after any failure
   // half-way.
   EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_ERR_SYSTEM);
-  EXPECT_NE(std::string(smd_last_error()).find("cudaMemcpyAsync"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("cudaMemcpyAsync"), std::string::npos)
+      << smd_last_error();
 }
 
 TEST_F(StandinTest, CountPastTheAllocationIsCudasError) {
   void *d = dev(64);
   EXPECT_EQ(smd_allreduce(d, d, 1000, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_ERR_SYSTEM);
-  EXPECT_NE(std::string(smd_last_error()).find("invalid argument"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("invalid argument"), std::string::npos)
+      << smd_last_error();
   EXPECT_EQ(a->Free(d), 0);
 }
 
@@ -166,7 +173,8 @@ void staged_waits_for_blocking_stream(const CudaApi *a, const Extra &x, smd_comm
     ASSERT_EQ(smd_request_wait(req), SMD_SUCCESS) << smd_last_error();
     smd_request_free(req);
   } else {
-    ASSERT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS) << smd_last_error();
+    ASSERT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+        << smd_last_error();
   }
   // Host-synchronous: the output is in place when the call returns, even
   // for a reader on a non-blocking stream (no implicit wait).
@@ -202,13 +210,16 @@ TEST_F(StandinTest, ManagedAndPinnedBuffers) {
   ASSERT_EQ(a->MallocHost(&p, n * 4), 0);
   std::vector<float> v(n, 3.0f);
   put(m, v.data(), n * 4);
-  EXPECT_EQ(smd_allreduce(m, m, n, SMD_FLOAT32, SMD_MAX, world, nullptr), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_allreduce(m, m, n, SMD_FLOAT32, SMD_MAX, world, nullptr), SMD_SUCCESS)
+      << smd_last_error();
   EXPECT_EQ(get(m, n).back(), 3.0f);
   // Pinned host memory is host memory: no staging, and it mixes with
   // plain host memory.
-  EXPECT_EQ(smd_allreduce(v.data(), p, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_allreduce(v.data(), p, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+      << smd_last_error();
   EXPECT_EQ(static_cast<float *>(p)[n - 1], 3.0f);
-  EXPECT_EQ(smd_allreduce(m, v.data(), n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_allreduce(m, v.data(), n, SMD_FLOAT32, SMD_SUM, world, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(a->Free(m), 0);
   EXPECT_EQ(a->FreeHost(p), 0);
 }
@@ -217,7 +228,8 @@ TEST_F(StandinTest, PinnedStagingMemoryIsKept) {
   const int before = x.live(1);
   for (size_t n : {size_t(10), size_t(1000), size_t(100000), size_t(50)}) {
     void *d = dev(n * 4);
-    EXPECT_EQ(smd_allreduce(d, d, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS) << smd_last_error();
+    EXPECT_EQ(smd_allreduce(d, d, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS)
+        << smd_last_error();
     EXPECT_EQ(a->Free(d), 0);
   }
   // One block per calling thread, grown in place of the old one.
@@ -230,11 +242,13 @@ TEST_F(StandinTest, StreamsAreRefusedForNow) {
   ASSERT_EQ(a->StreamCreateWithFlags(&s, 0), 0);
   void *d = dev(64);
   EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, s), SMD_ERR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(smd_last_error()).find("stream-ordered"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("stream-ordered"), std::string::npos)
+      << smd_last_error();
   smd_request_t *req = nullptr;
   EXPECT_EQ(smd_iallreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, s, &req), SMD_ERR_NOT_SUPPORTED);
   std::vector<float> h(16);
-  EXPECT_EQ(smd_allreduce(h.data(), h.data(), 16, SMD_FLOAT32, SMD_SUM, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_allreduce(h.data(), h.data(), 16, SMD_FLOAT32, SMD_SUM, world, s),
+            SMD_ERR_NOT_SUPPORTED);
   EXPECT_EQ(a->StreamDestroy(s), 0);
   EXPECT_EQ(a->Free(d), 0);
 }

@@ -23,16 +23,15 @@ using mptest::world;
 
 namespace {
 
-#define EXPECT_FAILS(call, code, words)                                         \
-  do {                                                                          \
-    smd_result_t r_ = (call);                                                   \
-    EXPECT_EQ(r_, code) << #call << " -> " << smd_result_string(r_) << ": "     \
-                        << smd_last_error();                                    \
-    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)     \
-        << "message was: " << smd_last_error();                                 \
+#define EXPECT_FAILS(call, code, words)                                                          \
+  do {                                                                                           \
+    smd_result_t r_ = (call);                                                                    \
+    EXPECT_EQ(r_, code) << #call << " -> " << smd_result_string(r_) << ": " << smd_last_error(); \
+    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)                      \
+        << "message was: " << smd_last_error();                                                  \
   } while (0)
 
-const smd_group_kind_t kKinds[] = {SMD_GROUP_WORLD, SMD_GROUP_TP, SMD_GROUP_PP,
+const smd_group_kind_t kKinds[] = {SMD_GROUP_WORLD, SMD_GROUP_TP,  SMD_GROUP_PP,
                                    SMD_GROUP_DP,    SMD_GROUP_RDP, SMD_GROUP_MP};
 
 smd_groups_config_t config(int tp, int pp, const char *placement) {
@@ -43,7 +42,8 @@ smd_groups_config_t config(int tp, int pp, const char *placement) {
   return c;
 }
 
-std::vector<int> layout_members(const smd_groups_config_t &c, smd_group_kind_t kind, int *group_rank) {
+std::vector<int> layout_members(const smd_groups_config_t &c, smd_group_kind_t kind,
+                                int *group_rank) {
   std::vector<int> m(static_cast<size_t>(size()));
   int count = 0;
   EXPECT_EQ(smd_groups_layout(&c, size(), rank(), kind, group_rank, m.data(), size(), &count),
@@ -172,9 +172,11 @@ TEST(Groups, DisagreementFailsEverywhere) {
   smd_groups_config_t c = config(1, 1, nullptr);
   smd_groups_t *g = nullptr;
   if (rank() == 1)
-    EXPECT_FAILS(smd_groups_create(world(), nullptr, &g), SMD_ERR_INVALID_ARGUMENT, "config is NULL");
+    EXPECT_FAILS(smd_groups_create(world(), nullptr, &g), SMD_ERR_INVALID_ARGUMENT,
+                 "config is NULL");
   else
-    EXPECT_FAILS(smd_groups_create(world(), &c, &g), SMD_ERR_MISMATCH, "unusable smd_groups_config_t");
+    EXPECT_FAILS(smd_groups_create(world(), &c, &g), SMD_ERR_MISMATCH,
+                 "unusable smd_groups_config_t");
   SMD_OK(smd_barrier(world(), nullptr));
   // Names of one layout agree: cluster, DPT and NULL.
   const char *same[] = {"cluster", "DPT", nullptr};

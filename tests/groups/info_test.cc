@@ -71,7 +71,8 @@ class SmdInfo : public ::testing::Test {
 TEST_F(SmdInfo, HelpAndBadUsage) {
   Output help = run("--help");
   EXPECT_EQ(help.status, 0);
-  for (const char *w : {"groups", "topology", "params", "off-node", "--ranks-per-node", "--heaviest"})
+  for (const char *w :
+       {"groups", "topology", "params", "off-node", "--ranks-per-node", "--heaviest"})
     EXPECT_TRUE(contains(help.out, w)) << w;
   EXPECT_EQ(run("groups --help").status, 0);
   struct Bad {
@@ -113,15 +114,15 @@ TEST_F(SmdInfo, HelpAndBadUsage) {
 void expect_json_matches_reference(int world, int tp, int pp, const std::string &placement) {
   SCOPED_TRACE("world " + std::to_string(world) + " tp " + std::to_string(tp) + " pp " +
                std::to_string(pp) + " " + placement);
-  Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) + " --pp " +
-              std::to_string(pp) + " --placement " + placement + " --json");
+  Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) +
+                 " --pp " + std::to_string(pp) + " --placement " + placement + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   Json doc = Json::parse(r.out);
   ASSERT_TRUE(doc.is_array());
   ASSERT_EQ(doc.size(), static_cast<size_t>(world));
   groupsref::Layout ref = groupsref::make(world, tp, pp, placement);
-  const std::vector<std::string> keys = {"rank",     "rdp_rank", "pp_rank",   "tp_rank",
-                                         "dp_rank",  "mp_rank",  "tp_group",  "pp_group",
+  const std::vector<std::string> keys = {"rank",      "rdp_rank", "pp_rank",  "tp_rank",
+                                         "dp_rank",   "mp_rank",  "tp_group", "pp_group",
                                          "rdp_group", "dp_group", "mp_group"};
   for (int rank = 0; rank < world; ++rank) {
     const Json &o = doc[rank];
@@ -167,11 +168,12 @@ TEST_F(SmdInfo, GroupsTable) {
   std::vector<std::string> h, v;
   for (std::string w; header >> w;) h.push_back(w);
   for (std::string w; row5 >> w;) v.push_back(w);
-  EXPECT_EQ(h, (std::vector<std::string>{"rank", "rdp_rank", "pp_rank", "tp_rank", "dp_rank", "mp_rank",
-                                         "tp_group", "pp_group", "rdp_group", "dp_group", "mp_group"}));
+  EXPECT_EQ(
+      h, (std::vector<std::string>{"rank", "rdp_rank", "pp_rank", "tp_rank", "dp_rank", "mp_rank",
+                                   "tp_group", "pp_group", "rdp_group", "dp_group", "mp_group"}));
   // rank 5 = 4*1 + 2*0 + 1 under DPT
-  EXPECT_EQ(v, (std::vector<std::string>{"5", "1", "0", "1", "3", "1", "4,5", "5,7", "1,5", "0,1,4,5",
-                                         "4,5,6,7"}));
+  EXPECT_EQ(v, (std::vector<std::string>{"5", "1", "0", "1", "3", "1", "4,5", "5,7", "1,5",
+                                         "0,1,4,5", "4,5,6,7"}));
 }
 
 struct RefScore {
@@ -197,9 +199,9 @@ RefScore ref_score(const groupsref::Layout &l, smd_group_kind_t kind, int per_no
 }
 
 Json advise(int world, int tp, int pp, int nodes, const std::string &extra = "") {
-  Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) + " --pp " +
-              std::to_string(pp) + " --nodes " + std::to_string(nodes) + " --ranks-per-node " +
-              std::to_string(world / nodes) + " --json " + extra);
+  Output r = run("groups --world " + std::to_string(world) + " --tp " + std::to_string(tp) +
+                 " --pp " + std::to_string(pp) + " --nodes " + std::to_string(nodes) +
+                 " --ranks-per-node " + std::to_string(world / nodes) + " --json " + extra);
   EXPECT_EQ(r.status, 0) << r.err;
   return Json::parse(r.out);
 }
@@ -210,9 +212,11 @@ void expect_advice_matches(int world, int tp, int pp, int nodes, const std::stri
   SCOPED_TRACE("world " + std::to_string(world) + " tp " + std::to_string(tp) + " pp " +
                std::to_string(pp) + " nodes " + std::to_string(nodes) + " " + extra);
   Json a = advise(world, tp, pp, nodes, extra);
-  const std::map<std::string, smd_group_kind_t> kinds = {
-      {"tp", SMD_GROUP_TP}, {"pp", SMD_GROUP_PP}, {"dp", SMD_GROUP_DP}, {"rdp", SMD_GROUP_RDP},
-      {"mp", SMD_GROUP_MP}};
+  const std::map<std::string, smd_group_kind_t> kinds = {{"tp", SMD_GROUP_TP},
+                                                         {"pp", SMD_GROUP_PP},
+                                                         {"dp", SMD_GROUP_DP},
+                                                         {"rdp", SMD_GROUP_RDP},
+                                                         {"mp", SMD_GROUP_MP}};
   std::vector<std::string> priority;
   for (const auto &p : a.at("priority")) priority.push_back(p.get<std::string>());
   ASSERT_EQ(priority.size(), 5u);
@@ -312,8 +316,9 @@ TEST_F(SmdInfo, Params) {
 
 // smd-info topology --json under smdrun, as rank 0 printed it.
 Output topology(const std::string &smdrun_args) {
-  return run(smdrun_args + " --no-tag-output --timeout 60 " + program("SMD_INFO") + " topology --json",
-             "SMDRUN");
+  return run(
+      smdrun_args + " --no-tag-output --timeout 60 " + program("SMD_INFO") + " topology --json",
+      "SMDRUN");
 }
 
 TEST_F(SmdInfo, TopologyOneNode) {
@@ -348,7 +353,8 @@ TEST_F(SmdInfo, TopologyOneNode) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "[0] world: 2 ranks on 1 node"));
   EXPECT_TRUE(contains(text.out, "cpuset"));
-  EXPECT_TRUE(contains(text.out, "no CUDA devices (") || contains(text.out, "GPUs of this machine: "))
+  EXPECT_TRUE(contains(text.out, "no CUDA devices (") ||
+              contains(text.out, "GPUs of this machine: "))
       << text.out;
   // Without a driver the runtime calls it "insufficient"; smd-info says
   // there is none (as doctor does).

@@ -29,14 +29,16 @@ Group layout(const smd_groups_config_t &c, int world, int rank, smd_group_kind_t
   Group g;
   g.members.resize(static_cast<size_t>(world));
   int count = -1;
-  smd_result_t r = smd_groups_layout(&c, world, rank, kind, &g.rank, g.members.data(), world, &count);
+  smd_result_t r =
+      smd_groups_layout(&c, world, rank, kind, &g.rank, g.members.data(), world, &count);
   EXPECT_EQ(r, SMD_SUCCESS) << smd_last_error();
   g.members.resize(r == SMD_SUCCESS ? static_cast<size_t>(count) : 0);
   return g;
 }
 
 // All distinct groups of a kind, in order of their lowest rank.
-std::vector<std::vector<int>> groups_of(const smd_groups_config_t &c, int world, smd_group_kind_t kind) {
+std::vector<std::vector<int>> groups_of(const smd_groups_config_t &c, int world,
+                                        smd_group_kind_t kind) {
   std::vector<std::vector<int>> out;
   for (int r = 0; r < world; ++r) {
     Group g = layout(c, world, r, kind);
@@ -115,9 +117,8 @@ TEST(Generated, EveryWorldUpTo64MatchesTheReference) {
                       SMD_SUCCESS)
                 << smd_last_error();
             std::vector<int> got(members.begin(), members.begin() + count);
-            ASSERT_EQ(got, ref.members[k][r])
-                << "world " << world << " tp " << tp << " pp " << pp << " " << name << " rank " << r
-                << " kind " << k;
+            ASSERT_EQ(got, ref.members[k][r]) << "world " << world << " tp " << tp << " pp " << pp
+                                              << " " << name << " rank " << r << " kind " << k;
             ASSERT_EQ(group_rank, ref.group_rank[k][r]);
             ASSERT_EQ(count, sizes[k]);
           }
@@ -161,8 +162,8 @@ TEST(Sdp, EveryWorldUpTo32MatchesTheReference) {
           for (int r = 0; r < world; ++r) {
             Group g = layout(c, world, r, SMD_GROUP_SDP);
             ASSERT_EQ(g.members, ref.members[SMD_GROUP_SDP][r])
-                << "world " << world << " tp " << tp << " pp " << pp << " " << name << " sdp " << sdp
-                << " rank " << r;
+                << "world " << world << " tp " << tp << " pp " << pp << " " << name << " sdp "
+                << sdp << " rank " << r;
             ASSERT_EQ(g.rank, ref.group_rank[SMD_GROUP_SDP][r]);
           }
           ++configs;
@@ -177,16 +178,17 @@ TEST(Members, CapacityBoundsTheCopyNotTheCount) {
   EXPECT_EQ(count, 4);
   EXPECT_EQ(ranks[0], 0);
   EXPECT_EQ(ranks[1], 1);
-  ASSERT_EQ(smd_groups_layout(&c, 8, 5, SMD_GROUP_DP, &group_rank, nullptr, 0, &count), SMD_SUCCESS);
+  ASSERT_EQ(smd_groups_layout(&c, 8, 5, SMD_GROUP_DP, &group_rank, nullptr, 0, &count),
+            SMD_SUCCESS);
   EXPECT_EQ(count, 4);
 }
 
-#define EXPECT_REJECTED(call, code, words)                                          \
-  do {                                                                              \
-    smd_result_t r_ = (call);                                                       \
-    EXPECT_EQ(r_, code) << #call << ": " << smd_last_error();                       \
-    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos)         \
-        << "message was: " << smd_last_error();                                     \
+#define EXPECT_REJECTED(call, code, words)                                  \
+  do {                                                                      \
+    smd_result_t r_ = (call);                                               \
+    EXPECT_EQ(r_, code) << #call << ": " << smd_last_error();               \
+    EXPECT_NE(std::string(smd_last_error()).find(words), std::string::npos) \
+        << "message was: " << smd_last_error();                             \
   } while (0)
 
 smd_result_t try_layout(const smd_groups_config_t *c, int world, int rank = 0,

@@ -51,14 +51,16 @@ int main(int argc, char **argv) {
   if (out[0] != size || out[count - 1] != size) return 4;
   printf("READY\n");
   double start = now();
-  while ((r = smd_allreduce(in.data(), out.data(), 1, SMD_FLOAT32, SMD_SUM, w, nullptr)) == SMD_SUCCESS)
+  while ((r = smd_allreduce(in.data(), out.data(), 1, SMD_FLOAT32, SMD_SUM, w, nullptr)) ==
+         SMD_SUCCESS)
     if (now() - start > 60) return 5;
   double failed_at = now();
   printf("LOST %s: %s\n", smd_result_string(r), smd_last_error());
   smd_comm_revoke(w);
   smd_comm_t *shrunk = nullptr;
   std::vector<int> old_to_new(size_t(size), -2);
-  if ((r = smd_comm_shrink(w, &shrunk, old_to_new.data())) != SMD_SUCCESS) return failed("shrink", r);
+  if ((r = smd_comm_shrink(w, &shrunk, old_to_new.data())) != SMD_SUCCESS)
+    return failed("shrink", r);
   int new_size = 0, expect = 0;
   smd_comm_size(shrunk, &new_size);
   for (int o = 0; o < size; ++o) {

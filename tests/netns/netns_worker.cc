@@ -48,8 +48,8 @@ int main(int argc, char **argv) {
     smd_result_t r = smd_allreduce(in.data(), out.data(), count, SMD_FLOAT32, SMD_SUM, w, nullptr);
     if (r != SMD_SUCCESS) {
       // The process exits without smd_comm_destroy: the world is broken.
-      printf("FAILED %s after %.2f s, %ld calls: %s\n", smd_result_string(r), now() - last_ok, calls,
-             smd_last_error());
+      printf("FAILED %s after %.2f s, %ld calls: %s\n", smd_result_string(r), now() - last_ok,
+             calls, smd_last_error());
       return 10;
     }
     last_ok = now();

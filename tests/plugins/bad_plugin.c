@@ -82,8 +82,8 @@ static smd_transport_status_t bad_get_address(void *ctx, void *buf, size_t *size
   (void)ctx, (void)buf, (void)size;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
-static smd_transport_status_t bad_connect(void *ctx, int32_t peer, const void *address,
-                                          size_t size, void **endpoint) {
+static smd_transport_status_t bad_connect(void *ctx, int32_t peer, const void *address, size_t size,
+                                          void **endpoint) {
   (void)ctx, (void)peer, (void)address, (void)size, (void)endpoint;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
@@ -91,8 +91,8 @@ static smd_transport_status_t bad_disconnect(void *ctx, void *endpoint) {
   (void)ctx, (void)endpoint;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
-static smd_transport_status_t bad_mem_register(void *ctx, void *ptr, size_t size,
-                                               uint32_t flags, void **mr) {
+static smd_transport_status_t bad_mem_register(void *ctx, void *ptr, size_t size, uint32_t flags,
+                                               void **mr) {
   (void)ctx, (void)ptr, (void)size, (void)flags, (void)mr;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
@@ -106,8 +106,8 @@ static smd_transport_status_t bad_isend(void *ctx, void *endpoint, const void *b
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
 #ifndef BAD_MISSING_ENTRY
-static smd_transport_status_t bad_irecv(void *ctx, void *endpoint, void *buf, size_t size,
-                                        void *mr, uint64_t tag, void **request) {
+static smd_transport_status_t bad_irecv(void *ctx, void *endpoint, void *buf, size_t size, void *mr,
+                                        uint64_t tag, void **request) {
   (void)ctx, (void)endpoint, (void)buf, (void)size, (void)mr, (void)tag, (void)request;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
@@ -132,17 +132,15 @@ static smd_transport_status_t bad_check_peer(void *ctx, void *endpoint) {
   (void)ctx, (void)endpoint;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
-static smd_transport_status_t bad_segment_create(void *ctx, size_t size, void **ptr,
-                                                 void **segment, void *handle,
-                                                 size_t *handle_size) {
+static smd_transport_status_t bad_segment_create(void *ctx, size_t size, void **ptr, void **segment,
+                                                 void *handle, size_t *handle_size) {
   (void)ctx, (void)size, (void)ptr, (void)segment, (void)handle, (void)handle_size;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
 static smd_transport_status_t bad_segment_attach(void *ctx, void *endpoint, const void *handle,
                                                  size_t handle_size, void **ptr, size_t *size,
                                                  void **segment) {
-  (void)ctx, (void)endpoint, (void)handle, (void)handle_size, (void)ptr, (void)size,
-      (void)segment;
+  (void)ctx, (void)endpoint, (void)handle, (void)handle_size, (void)ptr, (void)size, (void)segment;
   return SMD_TRANSPORT_ERR_UNSUPPORTED;
 }
 static smd_transport_status_t bad_segment_release(void *ctx, void *segment) {

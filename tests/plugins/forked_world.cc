@@ -17,8 +17,8 @@ namespace {
 // to fd and leave without running anything of the parent's (no atexit).
 [[noreturn]] void run_rank(int rank, int nranks, int port, const std::string &token,
                            const std::vector<std::pair<std::string, std::string>> &env, int fd) {
-  for (const char *foreign : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                              "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
+  for (const char *foreign :
+       {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
     unsetenv(foreign);
   setenv("SMD_RANK", std::to_string(rank).c_str(), 1);
   setenv("SMD_WORLD_SIZE", std::to_string(nranks).c_str(), 1);
@@ -28,7 +28,8 @@ namespace {
   setenv("SMD_TIMEOUT", "5", 1);
   for (const auto &[name, value] : env) {
     std::string v = value;
-    for (size_t at; (at = v.find("%r")) != std::string::npos;) v.replace(at, 2, std::to_string(rank));
+    for (size_t at; (at = v.find("%r")) != std::string::npos;)
+      v.replace(at, 2, std::to_string(rank));
     setenv(name.c_str(), v.c_str(), 1);
   }
 

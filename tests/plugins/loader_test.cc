@@ -59,7 +59,8 @@ const std::vector<Rejection> kRejections = {
     {test::kBadSmallTable, "rejected: table of " + std::to_string(kV1Minimum - sizeof(void *)) +
                                " bytes is smaller than the v1 minimum " +
                                std::to_string(kV1Minimum)},
-    {test::kBadCaps, "rejected: declares CAP_SEGMENTS but segment_create/attach/release are missing"},
+    {test::kBadCaps,
+     "rejected: declares CAP_SEGMENTS but segment_create/attach/release are missing"},
 };
 
 class Rejected : public ::testing::TestWithParam<Rejection> {};
@@ -96,7 +97,9 @@ TEST(Loader, UnresolvedSymbolIsNamed) {
 TEST(Loader, FilesThatAreNotSharedObjects) {
   TempDir dir;
   std::string empty = dir.write("libsmd-transport-empty.so", "");
-  std::string garbage = dir.write("libsmd-transport-garbage.so", "\x7f" "ELF, but not really\n");
+  std::string garbage = dir.write("libsmd-transport-garbage.so",
+                                  "\x7f"
+                                  "ELF, but not really\n");
   for (const std::string &path : {empty, garbage}) {
     std::string m = plugin_error([&] { open_plugin_file(path); });
     EXPECT_CONTAINS(m, "plugin " + path + ": cannot load: ");
@@ -120,8 +123,8 @@ TEST(Loader, UnknownNameListsTheDirectoriesSearched) {
   TempDir dir;
   ScopedEnv path("SMD_PLUGIN_PATH", dir.path());
   std::string m = plugin_error([&] { load_plugin("nosuch"); });
-  EXPECT_CONTAINS(m, "transport plugin 'nosuch' not found: no libsmd-transport-nosuch.so in " +
-                         dir.path());
+  EXPECT_CONTAINS(
+      m, "transport plugin 'nosuch' not found: no libsmd-transport-nosuch.so in " + dir.path());
   EXPECT_CONTAINS(m, "SMD_PLUGIN_PATH");
 }
 
@@ -158,7 +161,8 @@ void application_handler(int) {}
 // What a plugin's libraries do to the process's signals is undone: the
 // application's handlers stay (src/core/plugin/signal_guard.h).
 TEST(Loader, PluginsLeaveTheApplicationsSignalHandlersAlone) {
-  struct sigaction mine {}, before_segv {}, old_int {}, old_usr1 {};
+  struct sigaction mine {
+  }, before_segv{}, old_int{}, old_usr1{};
   mine.sa_handler = application_handler;
   sigemptyset(&mine.sa_mask);
   ASSERT_EQ(sigaction(SIGINT, &mine, &old_int), 0);
@@ -251,9 +255,9 @@ TEST(Loader, DiscoverListsNamesInSearchOrderWithoutDuplicates) {
 TEST(Loader, DiscoverSeesTheBrokenPluginsByName) {
   ScopedEnv path("SMD_PLUGIN_PATH", test::bad_plugin_dir());
   std::vector<std::string> names = discover_plugins();
-  for (const char *n : {test::kBadAbi, test::kBadMissingEntry, test::kBadNullTable,
-                        test::kBadInit, test::kBadUndefined, test::kBadSmallTable,
-                        test::kBadCaps, test::kNoEntry, test::kOldV1, test::kSignalGrabber})
+  for (const char *n : {test::kBadAbi, test::kBadMissingEntry, test::kBadNullTable, test::kBadInit,
+                        test::kBadUndefined, test::kBadSmallTable, test::kBadCaps, test::kNoEntry,
+                        test::kOldV1, test::kSignalGrabber})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n << " not listed";
 }
 

@@ -56,8 +56,7 @@ TEST_P(BadTransport, CommInitFailsWithPluginErrorOnEveryRank) {
   for (size_t r = 0; r < ranks.size(); ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     EXPECT_EQ(ranks[r].result, SMD_ERR_PLUGIN)
-        << smd_result_string(static_cast<smd_result_t>(ranks[r].result)) << ": "
-        << ranks[r].error;
+        << smd_result_string(static_cast<smd_result_t>(ranks[r].result)) << ": " << ranks[r].error;
     EXPECT_NE(ranks[r].error.find(c.names), std::string::npos) << ranks[r].error;
     EXPECT_NE(ranks[r].error.find(c.reason), std::string::npos) << ranks[r].error;
   }

@@ -61,7 +61,8 @@ static smd_transport_status_t reg_finalize(void *ctx) {
   smd_transport_status_t st = inner->finalize(ctx);
   if (live != 0) {
     char msg[120];
-    snprintf(msg, sizeof msg, "regtcp: %ld of %ld registrations still live at finalize", live, made);
+    snprintf(msg, sizeof msg, "regtcp: %ld of %ld registrations still live at finalize", live,
+             made);
     the_host->log(the_host->host, SMD_TRANSPORT_LOG_WARN, msg);
     _exit(3);
   }
@@ -95,8 +96,8 @@ static smd_transport_status_t reg_mem_deregister(void *ctx, void *mr) {
   return SMD_TRANSPORT_OK;
 }
 
-static smd_transport_status_t reg_isend(void *ctx, void *ep, const void *buf, size_t size,
-                                        void *mr, uint64_t tag, void **request) {
+static smd_transport_status_t reg_isend(void *ctx, void *ep, const void *buf, size_t size, void *mr,
+                                        uint64_t tag, void **request) {
   if (size > 0 && !covers(mr, buf, size)) return refuse("send", buf, size);
   return inner->isend(ctx, ep, buf, size, NULL, tag, request);
 }

@@ -108,25 +108,24 @@ TEST(Float16, NamedCases) {
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);     // largest finite
-  EXPECT_EQ(float_to_half(65519.996f), 0x7bff);   // just under the tie
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);     // tie: to even = inf
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);    // largest finite
+  EXPECT_EQ(float_to_half(65519.996f), 0x7bff);  // just under the tie
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);    // tie: to even = inf
   EXPECT_EQ(float_to_half(1e9f), 0x7c00);
   EXPECT_EQ(float_to_half(-1e9f), 0xfc00);
   EXPECT_EQ(float_to_half(inf), 0x7c00);
   EXPECT_EQ(float_to_half(-inf), 0xfc00);
-  EXPECT_EQ(float_to_half(0x1p-14f), 0x0400);     // smallest normal
-  EXPECT_EQ(float_to_half(0x1p-24f), 0x0001);     // smallest subnormal
-  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);     // tie: to even = 0
+  EXPECT_EQ(float_to_half(0x1p-14f), 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_half(0x1p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);  // tie: to even = 0
   EXPECT_EQ(float_to_half(0x1.000002p-25f), 0x0001);
-  EXPECT_EQ(float_to_half(0x3p-25f), 0x0002);     // 1.5 units: to even = 2
-  EXPECT_EQ(float_to_half(0x5p-25f), 0x0002);     // 2.5 units: to even = 2
-  EXPECT_EQ(float_to_half(0x1.ffcp-15f), 0x0400); // 1023.5 units: to normal
-  EXPECT_EQ(float_to_half(0x1p-149f), 0x0000);    // float32 subnormal
+  EXPECT_EQ(float_to_half(0x3p-25f), 0x0002);         // 1.5 units: to even = 2
+  EXPECT_EQ(float_to_half(0x5p-25f), 0x0002);         // 2.5 units: to even = 2
+  EXPECT_EQ(float_to_half(0x1.ffcp-15f), 0x0400);     // 1023.5 units: to normal
+  EXPECT_EQ(float_to_half(0x1p-149f), 0x0000);        // float32 subnormal
   EXPECT_EQ(float_to_half(1.0f + 0x1p-11f), 0x3c00);  // tie: to even
   EXPECT_EQ(float_to_half(1.0f + 0x3p-11f), 0x3c02);  // tie: to even (up)
-  EXPECT_EQ(float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7e00,
-            0x7e00);
+  EXPECT_EQ(float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7e00, 0x7e00);
   EXPECT_EQ(float_to_half(float_of(0x7f800001u)), 0x7e00);  // sNaN: quiet
   EXPECT_EQ(float_to_half(float_of(0xffa00000u)), 0xff00);  // payload kept
   EXPECT_EQ(bits_of(half_to_float(0x7c01)), 0x7fc02000u);   // sNaN: quiet

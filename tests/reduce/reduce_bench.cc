@@ -46,8 +46,8 @@ std::vector<std::string> split(const char *list) {
 }
 
 smd_datatype_t parse_dtype(const std::string &s) {
-  const char *names[][2] = {{"i8", "int8"},     {"u8", "uint8"},    {"i32", "int32"},
-                            {"u32", "uint32"},  {"i64", "int64"},   {"u64", "uint64"},
+  const char *names[][2] = {{"i8", "int8"},     {"u8", "uint8"},      {"i32", "int32"},
+                            {"u32", "uint32"},  {"i64", "int64"},     {"u64", "uint64"},
                             {"f16", "float16"}, {"bf16", "bfloat16"}, {"f32", "float32"},
                             {"f64", "float64"}};
   for (int d = 0; d < SMD_DATATYPE_COUNT; ++d) {
@@ -129,10 +129,11 @@ void bench(const Options &o, smd_datatype_t dtype, int nsrc, size_t bytes) {
   const double gb = double(count * size) / 1e9;
   const double p = gb / median(t[1]);
   const double v = gb / median(t[0]);
-  std::printf("%-9s nsrc %2d  %9zu KiB/input  portable %6.2f GB/s  %-9s %6.2f GB/s"
-              "  (x%.2f; reads+writes %.1f GB/s)\n",
-              smd::datatype_name(dtype), nsrc, bytes >> 10, p, reduce::implementation(), v,
-              v / p, v * (nsrc + 1));
+  std::printf(
+      "%-9s nsrc %2d  %9zu KiB/input  portable %6.2f GB/s  %-9s %6.2f GB/s"
+      "  (x%.2f; reads+writes %.1f GB/s)\n",
+      smd::datatype_name(dtype), nsrc, bytes >> 10, p, reduce::implementation(), v, v / p,
+      v * (nsrc + 1));
   std::fflush(stdout);
 }
 

@@ -45,15 +45,24 @@ struct Plain {
   static C widen(T x) { return x; }
   static T narrow(C c) { return c; }
 };
-template <smd_datatype_t D> struct Type;
-template <> struct Type<SMD_INT8> : Plain<int8_t> {};
-template <> struct Type<SMD_UINT8> : Plain<uint8_t> {};
-template <> struct Type<SMD_INT32> : Plain<int32_t> {};
-template <> struct Type<SMD_UINT32> : Plain<uint32_t> {};
-template <> struct Type<SMD_INT64> : Plain<int64_t> {};
-template <> struct Type<SMD_UINT64> : Plain<uint64_t> {};
-template <> struct Type<SMD_FLOAT32> : Plain<float> {};
-template <> struct Type<SMD_FLOAT64> : Plain<double> {};
+template <smd_datatype_t D>
+struct Type;
+template <>
+struct Type<SMD_INT8> : Plain<int8_t> {};
+template <>
+struct Type<SMD_UINT8> : Plain<uint8_t> {};
+template <>
+struct Type<SMD_INT32> : Plain<int32_t> {};
+template <>
+struct Type<SMD_UINT32> : Plain<uint32_t> {};
+template <>
+struct Type<SMD_INT64> : Plain<int64_t> {};
+template <>
+struct Type<SMD_UINT64> : Plain<uint64_t> {};
+template <>
+struct Type<SMD_FLOAT32> : Plain<float> {};
+template <>
+struct Type<SMD_FLOAT64> : Plain<double> {};
 template <ref::Format F>
 struct Short {
   using T = uint16_t;
@@ -61,8 +70,10 @@ struct Short {
   static C widen(T x) { return float(ref::to_double(F, x)); }
   static T narrow(C c) { return ref::from_float(F, c); }
 };
-template <> struct Type<SMD_FLOAT16> : Short<ref::kHalf> {};
-template <> struct Type<SMD_BFLOAT16> : Short<ref::kBfloat16> {};
+template <>
+struct Type<SMD_FLOAT16> : Short<ref::kHalf> {};
+template <>
+struct Type<SMD_BFLOAT16> : Short<ref::kBfloat16> {};
 
 template <smd_datatype_t D>
 typename Type<D>::T random_value(std::mt19937_64 &rng) {
@@ -108,9 +119,8 @@ C ref_divide(C x, int divisor) {
 }
 
 template <smd_datatype_t D>
-std::vector<typename Type<D>::T> expected(
-    const std::vector<std::vector<typename Type<D>::T>> &in, size_t count,
-    smd_op_t op, int divisor) {
+std::vector<typename Type<D>::T> expected(const std::vector<std::vector<typename Type<D>::T>> &in,
+                                          size_t count, smd_op_t op, int divisor) {
   using Ty = Type<D>;
   std::vector<typename Ty::T> out(count);
   for (size_t i = 0; i < count; ++i) {
@@ -137,9 +147,8 @@ const char *alias_name(Alias a) {
 // vectors are unaligned), with dst per `alias`, and returns dst. Elements
 // just past dst must stay untouched.
 template <class T>
-std::vector<T> run_reduce(const std::vector<std::vector<T>> &in, size_t count,
-                          smd_datatype_t dtype, smd_op_t op, int divisor,
-                          Alias alias) {
+std::vector<T> run_reduce(const std::vector<std::vector<T>> &in, size_t count, smd_datatype_t dtype,
+                          smd_op_t op, int divisor, Alias alias) {
   constexpr size_t kGuard = 40;
   const int nsrc = int(in.size());
   std::vector<std::vector<T>> bufs(nsrc + 1);
@@ -165,11 +174,12 @@ std::vector<T> run_reduce(const std::vector<std::vector<T>> &in, size_t count,
 template <class T>
 std::string show(T x) {
   if constexpr (std::is_floating_point_v<T>) return std::to_string(x);
-  else return std::to_string(int64_t(x)) + " (0x" + [&] {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(x));
-    return std::string(buf);
-  }() + ")";
+  else
+    return std::to_string(int64_t(x)) + " (0x" + [&] {
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(x));
+      return std::string(buf);
+    }() + ")";
 }
 
 template <smd_datatype_t D>
@@ -180,7 +190,8 @@ void check_against_reference(smd_op_t op, std::initializer_list<int> nsrcs,
   for (const int nsrc : nsrcs) {
     for (const size_t count : counts) {
       std::vector<std::vector<T>> in(nsrc, std::vector<T>(count));
-      for (auto &v : in) for (T &x : v) x = random_value<D>(rng);
+      for (auto &v : in)
+        for (T &x : v) x = random_value<D>(rng);
       for (const int divisor : {1, 3}) {
         const std::vector<T> want = expected<D>(in, count, op, divisor);
         for (const bool portable : {true, false}) {
@@ -189,9 +200,8 @@ void check_against_reference(smd_op_t op, std::initializer_list<int> nsrcs,
             const std::vector<T> got = run_reduce(in, count, D, op, divisor, alias);
             for (size_t i = 0; i < count; ++i) {
               if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
-                FAIL() << implementation() << " nsrc " << nsrc << " count "
-                       << count << " divisor " << divisor << " "
-                       << alias_name(alias) << ": element " << i << " is "
+                FAIL() << implementation() << " nsrc " << nsrc << " count " << count << " divisor "
+                       << divisor << " " << alias_name(alias) << ": element " << i << " is "
                        << show(got[i]) << ", want " << show(want[i]);
               }
             }
@@ -241,8 +251,7 @@ void for_datatype(smd_datatype_t d, Args... args) {
 template <smd_datatype_t D>
 struct AgainstReference {
   static void run(smd_op_t op) {
-    check_against_reference<D>(op, {1, 2, 3, 4, 5, 7, 8, 13},
-                               {0, 1, 7, 15, 16, 17, 1000, 4099});
+    check_against_reference<D>(op, {1, 2, 3, 4, 5, 7, 8, 13}, {0, 1, 7, 15, 16, 17, 1000, 4099});
   }
 };
 
@@ -255,15 +264,22 @@ struct ImplementationsAgree {
   static std::vector<T> specials() {
     if constexpr (D == SMD_FLOAT16 || D == SMD_BFLOAT16) {
       const bool half = D == SMD_FLOAT16;
-      return {0x0000, 0x8000, 0x0001, 0x8001, uint16_t(half ? 0x7c00 : 0x7f80),
-              uint16_t(half ? 0xfc00 : 0xff80), uint16_t(half ? 0x7e00 : 0x7fc0),
-              uint16_t(half ? 0x7c01 : 0x7f81), uint16_t(half ? 0x7bff : 0x7f7f),
-              uint16_t(half ? 0xfbff : 0xff7f), uint16_t(half ? 0x0400 : 0x0080)};
+      return {0x0000,
+              0x8000,
+              0x0001,
+              0x8001,
+              uint16_t(half ? 0x7c00 : 0x7f80),
+              uint16_t(half ? 0xfc00 : 0xff80),
+              uint16_t(half ? 0x7e00 : 0x7fc0),
+              uint16_t(half ? 0x7c01 : 0x7f81),
+              uint16_t(half ? 0x7bff : 0x7f7f),
+              uint16_t(half ? 0xfbff : 0xff7f),
+              uint16_t(half ? 0x0400 : 0x0080)};
     } else if constexpr (std::is_floating_point_v<T>) {
       using L = std::numeric_limits<T>;
-      return {T(0), -T(0), L::denorm_min(), -L::denorm_min(), L::infinity(),
-              -L::infinity(), L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(),
-              L::max(), L::lowest(), L::min()};
+      return {T(0),           -T(0),          L::denorm_min(), -L::denorm_min(),   L::infinity(),
+              -L::infinity(), L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(), L::max(),
+              L::lowest(),    L::min()};
     } else {
       using L = std::numeric_limits<T>;
       return {T(0), T(1), T(-1), L::max(), L::min(), T(L::max() / 2 + 1)};
@@ -300,9 +316,9 @@ struct ImplementationsAgree {
           }
           for (size_t i = 0; i < count; ++i) {
             ASSERT_TRUE(same(got[0][i], got[1][i]))
-                << "nsrc " << nsrc << " count " << count << " divisor " << divisor
-                << ": element " << i << " portable " << show(got[1][i]) << ", "
-                << implementation() << " " << show(got[0][i]);
+                << "nsrc " << nsrc << " count " << count << " divisor " << divisor << ": element "
+                << i << " portable " << show(got[1][i]) << ", " << implementation() << " "
+                << show(got[0][i]);
           }
         }
       }
@@ -324,8 +340,7 @@ INSTANTIATE_TEST_SUITE_P(All, ReduceTest, testing::ValuesIn(all_cases()), case_n
 
 // One-element reductions of given values, in both implementations.
 template <class T>
-T reduce_one(std::initializer_list<T> values, smd_datatype_t dtype, smd_op_t op,
-             int divisor = 1) {
+T reduce_one(std::initializer_list<T> values, smd_datatype_t dtype, smd_op_t op, int divisor = 1) {
   std::vector<T> in(values);
   T result[2];
   for (const bool portable : {true, false}) {
@@ -384,7 +399,8 @@ TEST(Reduce, IntegerDivisionTruncatesTowardZero) {
   EXPECT_EQ(reduce_one<int32_t>({-7, 0}, SMD_INT32, SMD_SUM, 2), -3);
   EXPECT_EQ(reduce_one<int32_t>({7, 0}, SMD_INT32, SMD_SUM, 2), 3);
   EXPECT_EQ(reduce_one<int32_t>({-5}, SMD_INT32, SMD_SUM, 3), -1);
-  EXPECT_EQ(reduce_one<int8_t>({-100, -100}, SMD_INT8, SMD_SUM, 3), int8_t(56 / 3));  // -200 wraps to 56
+  EXPECT_EQ(reduce_one<int8_t>({-100, -100}, SMD_INT8, SMD_SUM, 3),
+            int8_t(56 / 3));  // -200 wraps to 56
   EXPECT_EQ(reduce_one<int8_t>({-128}, SMD_INT8, SMD_SUM, 300), 0);
   EXPECT_EQ(reduce_one<int8_t>({-128}, SMD_INT8, SMD_SUM, 2), -64);
   EXPECT_EQ(reduce_one<uint8_t>({255}, SMD_UINT8, SMD_SUM, 2), 127);
@@ -426,12 +442,10 @@ void check_exact_sums(ref::Format format) {
     }
     for (const bool portable : {true, false}) {
       UseImplementation use(portable);
-      const std::vector<uint16_t> got =
-          run_reduce(in, count, D, SMD_SUM, 1, Alias::kSeparate);
+      const std::vector<uint16_t> got = run_reduce(in, count, D, SMD_SUM, 1, Alias::kSeparate);
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(got[i], ref::from_float(format, float(sum[i])))
-            << implementation() << " nsrc " << nsrc << " element " << i
-            << ": exact sum " << sum[i];
+            << implementation() << " nsrc " << nsrc << " element " << i << ": exact sum " << sum[i];
       }
     }
   }

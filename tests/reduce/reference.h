@@ -29,14 +29,11 @@ struct Format {
   int exponent_bits;
   int bias() const { return (1 << (exponent_bits - 1)) - 1; }
   int min_exponent() const { return 1 - bias(); }  // of the smallest normal
-  uint16_t exponent_mask() const {
-    return uint16_t(((1 << exponent_bits) - 1) << mantissa_bits);
-  }
+  uint16_t exponent_mask() const { return uint16_t(((1 << exponent_bits) - 1) << mantissa_bits); }
   uint16_t mantissa_mask() const { return uint16_t((1 << mantissa_bits) - 1); }
   uint16_t quiet_bit() const { return uint16_t(1 << (mantissa_bits - 1)); }
   double max_finite() const {
-    return std::ldexp(2.0 - std::ldexp(1.0, -mantissa_bits),
-                      (1 << exponent_bits) - 2 - bias());
+    return std::ldexp(2.0 - std::ldexp(1.0, -mantissa_bits), (1 << exponent_bits) - 2 - bias());
   }
 };
 
@@ -44,8 +41,7 @@ inline constexpr Format kHalf{10, 5};
 inline constexpr Format kBfloat16{7, 8};
 
 inline bool is_nan(Format fmt, uint16_t h) {
-  return (h & fmt.exponent_mask()) == fmt.exponent_mask() &&
-         (h & fmt.mantissa_mask()) != 0;
+  return (h & fmt.exponent_mask()) == fmt.exponent_mask() && (h & fmt.mantissa_mask()) != 0;
 }
 
 inline double to_double(Format fmt, uint16_t h) {
@@ -59,15 +55,14 @@ inline double to_double(Format fmt, uint16_t h) {
     return mantissa == 0 ? sign * std::numeric_limits<double>::infinity()
                          : std::numeric_limits<double>::quiet_NaN();
   }
-  return sign * std::ldexp((1 << fmt.mantissa_bits) + mantissa,
-                           exponent - fmt.bias() - fmt.mantissa_bits);
+  return sign *
+         std::ldexp((1 << fmt.mantissa_bits) + mantissa, exponent - fmt.bias() - fmt.mantissa_bits);
 }
 
 // Encode a value that is exactly representable (finite, in range).
 inline uint16_t encode_exact(Format fmt, double magnitude) {
   if (magnitude < std::ldexp(1.0, fmt.min_exponent())) {
-    return uint16_t(magnitude /
-                    std::ldexp(1.0, fmt.min_exponent() - fmt.mantissa_bits));
+    return uint16_t(magnitude / std::ldexp(1.0, fmt.min_exponent() - fmt.mantissa_bits));
   }
   int e;
   std::frexp(magnitude, &e);  // magnitude = m * 2^e, m in [0.5, 1)

@@ -98,7 +98,7 @@ std::optional<smd::wire::Message> hello_as_stranger(int port, const std::string 
 
 struct Rank {
   pid_t pid = -1;
-  int out = -1;    // its stdout and stderr
+  int out = -1;      // its stdout and stderr
   int stdin_w = -1;  // closing it releases a holding rank
   std::string output;
   int status = -1;
@@ -215,24 +215,17 @@ class Rendezvous : public ::testing::Test {
 
   // What smdrun gives each rank: a port and a secret.
   Env smd_env(int rank, int size, int port) {
-    return {{"SMD_RANK", std::to_string(rank)},
-            {"SMD_WORLD_SIZE", std::to_string(size)},
-            {"SMD_MASTER_ADDR", "127.0.0.1"},
-            {"SMD_MASTER_PORT", std::to_string(port)},
-            {"SMD_JOB_TOKEN", "rendezvous-test"},
-            {"SMD_RENDEZVOUS_DIR", notes_}};
+    return {{"SMD_RANK", std::to_string(rank)},   {"SMD_WORLD_SIZE", std::to_string(size)},
+            {"SMD_MASTER_ADDR", "127.0.0.1"},     {"SMD_MASTER_PORT", std::to_string(port)},
+            {"SMD_JOB_TOKEN", "rendezvous-test"}, {"SMD_RENDEZVOUS_DIR", notes_}};
   }
   // What torchrun gives each rank: no secret; its agent's store is on
   // MASTER_PORT.
   Env torchrun_env(int rank, int size, int port) {
-    return {{"RANK", std::to_string(rank)},
-            {"WORLD_SIZE", std::to_string(size)},
-            {"LOCAL_RANK", std::to_string(rank)},
-            {"LOCAL_WORLD_SIZE", std::to_string(size)},
-            {"MASTER_ADDR", "127.0.0.1"},
-            {"MASTER_PORT", std::to_string(port)},
-            {"TORCHELASTIC_RUN_ID", "none"},
-            {"SMD_RENDEZVOUS_DIR", notes_}};
+    return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(size)},
+            {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", std::to_string(size)},
+            {"MASTER_ADDR", "127.0.0.1"},         {"MASTER_PORT", std::to_string(port)},
+            {"TORCHELASTIC_RUN_ID", "none"},      {"SMD_RENDEZVOUS_DIR", notes_}};
   }
 
   std::string dir_, notes_;

@@ -50,8 +50,8 @@ void fail(int rank, const char *what, const char *detail) {
   if (failures++ < 10) std::fprintf(stderr, "rank %d: %s: %s\n", rank, what, detail);
 }
 
-#define CHECK_OK(rank, call) \
-  do {                       \
+#define CHECK_OK(rank, call)                                        \
+  do {                                                              \
     if ((call) != SMD_SUCCESS) fail(rank, #call, smd_last_error()); \
   } while (0)
 
@@ -60,7 +60,8 @@ int32_t value(int r, size_t i) { return int32_t((r * 7 + int(i) * 3) % 1000); }
 
 std::string only;  // COLLECTIVES, "" = all
 bool wanted(const char *name) {
-  return only.empty() || ("," + only + ",").find("," + std::string(name) + ",") != std::string::npos;
+  return only.empty() ||
+         ("," + only + ",").find("," + std::string(name) + ",") != std::string::npos;
 }
 
 void check_allreduce(smd_comm_t *comm, int me, int p, size_t n) {
@@ -223,9 +224,11 @@ int main(int argc, char **argv) {
     if (comm) CHECK_OK(rank, smd_comm_destroy(comm));
   };
   run_rank_threads(p, rank_main);
-  std::printf("ranks %d: form the world %.2f s; per rank %.1f KiB memory, %.2f descriptors, "
-              "%.2f threads; one round of %s of %zu int32 %.2f s; %s\n",
-              p, init_s, double(rss1 - rss0) / p, double(fds1 - fds0) / p,
-              double(threads1 - threads0) / p, only.empty() ? "5 collectives" : only.c_str(), n, coll_s, failures ? "FAILED" : "results correct");
+  std::printf(
+      "ranks %d: form the world %.2f s; per rank %.1f KiB memory, %.2f descriptors, "
+      "%.2f threads; one round of %s of %zu int32 %.2f s; %s\n",
+      p, init_s, double(rss1 - rss0) / p, double(fds1 - fds0) / p, double(threads1 - threads0) / p,
+      only.empty() ? "5 collectives" : only.c_str(), n, coll_s,
+      failures ? "FAILED" : "results correct");
   return failures ? 1 : 0;
 }

@@ -30,7 +30,9 @@ namespace {
 // Parameter p's element i: the same on every rank, exact in float32.
 float init_value(size_t p, size_t i) { return float((p + 1) * 100 + i % 1013) * 0.25f; }
 // Rank r's gradient of parameter p, element i.
-float grad_value(int r, size_t p, size_t i) { return float(int(i % 97) - 40 + r * 7 + int(p)) * 0.5f; }
+float grad_value(int r, size_t p, size_t i) {
+  return float(int(i % 97) - 40 + r * 7 + int(p)) * 0.5f;
+}
 
 struct Set {
   smd_sharded_t *set = nullptr;
@@ -48,7 +50,8 @@ smd_sharded_config_t config(uint64_t max_live = 1000000000, uint64_t threshold =
   EXPECT_EQ(smd_sharded_config_init(&c), SMD_SUCCESS);
   c.max_live_parameters = max_live;
   c.param_persistence_threshold = threshold;
-  if (const char *h = std::getenv("SHARDED_HIERARCHICAL_ALLGATHER")) c.hierarchical_allgather = std::atoi(h);
+  if (const char *h = std::getenv("SHARDED_HIERARCHICAL_ALLGATHER"))
+    c.hierarchical_allgather = std::atoi(h);
   return c;
 }
 
@@ -95,7 +98,8 @@ TEST(Sharded, ShardsArePiecesOfTheParameterPaddedWithZeros) {
     void *data = nullptr;
     size_t count = 0, offset = 0;
     int persistent = -1;
-    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent), SMD_SUCCESS);
+    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent),
+              SMD_SUCCESS);
     size_t chunk = (kCounts[p] + size_t(size()) - 1) / size_t(size());
     EXPECT_EQ(count, chunk);
     EXPECT_EQ(offset, chunk * size_t(rank()));
@@ -141,7 +145,8 @@ TEST(Sharded, PersistentParametersStayWhole) {
     void *data = nullptr;
     size_t count = 0, offset = 9;
     int persistent = -1;
-    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent), SMD_SUCCESS);
+    ASSERT_EQ(smd_sharded_shard(s.set, int32_t(p), &data, &count, &offset, &persistent),
+              SMD_SUCCESS);
     EXPECT_EQ(persistent, kCounts[p] < 1000 ? 1 : 0);
     if (persistent) {
       EXPECT_EQ(count, kCounts[p]);
@@ -192,14 +197,16 @@ void check_reduce_grads(const GradCase &g) {
   RankGrads grads(kCounts);
   const auto &ptrs = grads.ptrs;
   if (g.parts.empty()) {
-    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+    SMD_OK(
+        smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
   } else {
     std::vector<smd_request_t *> requests;
     for (const auto &part : g.parts) {
       std::vector<const void *> part_ptrs;
       for (int32_t id : part) part_ptrs.push_back(ptrs[size_t(id)]);
       smd_request_t *r = nullptr;
-      SMD_OK(smd_sharded_reduce_grads_part(s.set, part.data(), part.size(), part_ptrs.data(), nullptr, &r));
+      SMD_OK(smd_sharded_reduce_grads_part(s.set, part.data(), part.size(), part_ptrs.data(),
+                                           nullptr, &r));
       requests.push_back(r);
     }
     SMD_OK(smd_sharded_reduce_grads(s.set, nullptr, 0, nullptr, nullptr, nullptr));
@@ -226,7 +233,9 @@ void check_reduce_grads(const GradCase &g) {
   }
 }
 
-TEST(Sharded, ReduceGradsSumEqualsAllreduceSliced) { check_reduce_grads({false, -1, 500000000, 0}); }
+TEST(Sharded, ReduceGradsSumEqualsAllreduceSliced) {
+  check_reduce_grads({false, -1, 500000000, 0});
+}
 TEST(Sharded, ReduceGradsAverageInSmallBuckets) { check_reduce_grads({true, -1, 333, 0}); }
 TEST(Sharded, ReduceGradsPersistentAreAllreduced) { check_reduce_grads({true, -1, 100, 1000}); }
 TEST(Sharded, ReduceGradsFloat16Wire) { check_reduce_grads({true, SMD_FLOAT16, 2000, 5}); }
@@ -272,7 +281,7 @@ TEST(Sharded, ClipEqualsTheUnshardedNorm) {
   smd_request_t *req = nullptr;
   SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, &req));
   SMD_OK(smd_request_wait(req));
-    SMD_OK(smd_request_free(req));
+  SMD_OK(smd_request_free(req));
   double want = 0;
   for (size_t p = 0; p < kCounts.size(); ++p) {
     std::vector<float> full(kCounts[p]);
@@ -391,13 +400,15 @@ TEST(Sharded, PrefetchFollowsTheRecordedOrder) {
       }
       gathered.insert(id);
       uint64_t fresh = 0;
-      for (int32_t next : expected_ahead(order, k, size_t(c.prefetch_depth))) fresh += gathered.insert(next).second;
+      for (int32_t next : expected_ahead(order, k, size_t(c.prefetch_depth)))
+        fresh += gathered.insert(next).second;
       EXPECT_EQ(after.prefetches - before.prefetches, fresh);
       uint64_t live = 0;
       for (int32_t g : gathered) live += counts[size_t(g)];
       EXPECT_EQ(after.live_elements, live);
     }
-    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+    SMD_OK(
+        smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
     // The "optimizer step": every element of every shard goes up by one.
     for (int32_t id : s.ids) {
       void *data = nullptr;
@@ -430,7 +441,8 @@ TEST(Sharded, PrefetchStaysWithinTheLiveBound) {
       grads[p].assign(counts[p], 0.0f);
       ptrs.push_back(grads[p].data());
     }
-    SMD_OK(smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
+    SMD_OK(
+        smd_sharded_reduce_grads(s.set, s.ids.data(), s.ids.size(), ptrs.data(), nullptr, nullptr));
   }
   smd_sharded_stats_t st = stats_of(s);
   EXPECT_GT(st.prefetches, 0u);
@@ -526,7 +538,8 @@ TEST(Sharded, SdpGroupWithReplicas) {
     ids.push_back(id);
   }
   RankGrads grads(kCounts);
-  SMD_OK(smd_sharded_reduce_grads(set, ids.data(), ids.size(), grads.ptrs.data(), nullptr, nullptr));
+  SMD_OK(
+      smd_sharded_reduce_grads(set, ids.data(), ids.size(), grads.ptrs.data(), nullptr, nullptr));
   for (size_t p = 0; p < kCounts.size(); ++p) {
     std::vector<float> want(kCounts[p]);
     SMD_OK(smd_allreduce(grads[p].data(), want.data(), want.size(), SMD_FLOAT32, SMD_AVG, world(),
@@ -536,7 +549,8 @@ TEST(Sharded, SdpGroupWithReplicas) {
     SMD_OK(smd_sharded_grad(set, int32_t(p), &data, &count));
     SMD_OK(smd_sharded_shard(set, int32_t(p), &shard, nullptr, &offset, nullptr));
     for (size_t i = 0; i < count && offset + i < kCounts[p]; ++i)
-      ASSERT_NEAR(static_cast<const float *>(data)[i], want[offset + i], 1e-5 * (1 + std::fabs(want[offset + i])))
+      ASSERT_NEAR(static_cast<const float *>(data)[i], want[offset + i],
+                  1e-5 * (1 + std::fabs(want[offset + i])))
           << "parameter " << p << " element " << i;
   }
   SMD_OK(smd_sharded_destroy(set));
@@ -573,11 +587,13 @@ TEST(Sharded, ClearErrors) {
   SMD_OK(smd_sharded_release(s.set, two, 2));
   int32_t all[] = {0, 1, 2};  // 1200 elements at once: never
   EXPECT_EQ(smd_sharded_fetch(s.set, all, 3, nullptr, nullptr), SMD_ERR_NO_MEMORY);
-  EXPECT_NE(std::string(smd_last_error()).find("more than max_live_parameters (1000)"), std::string::npos)
+  EXPECT_NE(std::string(smd_last_error()).find("more than max_live_parameters (1000)"),
+            std::string::npos)
       << smd_last_error();
   SMD_OK(smd_sharded_fetch(s.set, &one, 1, nullptr, nullptr));  // evicts
   SMD_OK(smd_sharded_release(s.set, &one, 1));
-  EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, nullptr, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, nullptr, nullptr, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
   const void *null_grad = nullptr;
   EXPECT_EQ(smd_sharded_reduce_grads(s.set, &id, 1, &null_grad, nullptr, nullptr),
             SMD_ERR_INVALID_ARGUMENT);
@@ -588,7 +604,8 @@ TEST(Sharded, ClearErrors) {
   EXPECT_EQ(smd_sharded_full(nullptr, 0, &p), SMD_ERR_INVALID_ARGUMENT);
   SMD_OK(smd_group_start());
   EXPECT_EQ(smd_sharded_fetch(s.set, &id, 1, nullptr, nullptr), SMD_ERR_INVALID_USAGE);
-  EXPECT_NE(std::string(smd_last_error()).find("smd_group_start"), std::string::npos) << smd_last_error();
+  EXPECT_NE(std::string(smd_last_error()).find("smd_group_start"), std::string::npos)
+      << smd_last_error();
   smd_group_end();
 }
 
@@ -598,7 +615,8 @@ TEST(Sharded, RegistrationErrors) {
   int32_t id = -1;
   EXPECT_EQ(smd_sharded_register(s.set, 0, SMD_FLOAT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_INT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, nullptr),
+            SMD_ERR_INVALID_ARGUMENT);
   SMD_OK(smd_sharded_register(s.set, 10, SMD_BFLOAT16, nullptr, &id));
   EXPECT_EQ(id, 0);
 }
@@ -612,10 +630,12 @@ TEST(Sharded, CountsThatOverflowAreRefused) {
     for (size_t count : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2 + 1, SIZE_MAX / 4 + 1,
                          size_t(PTRDIFF_MAX / 4) + 1}) {
       int32_t id = -1;
-      EXPECT_EQ(smd_sharded_register(s.set, count, SMD_FLOAT32, nullptr, &id), SMD_ERR_INVALID_ARGUMENT)
+      EXPECT_EQ(smd_sharded_register(s.set, count, SMD_FLOAT32, nullptr, &id),
+                SMD_ERR_INVALID_ARGUMENT)
           << "count " << count << " threshold " << threshold;
       EXPECT_EQ(id, -1);
-      EXPECT_NE(std::string(smd_last_error()).find("too large"), std::string::npos) << smd_last_error();
+      EXPECT_NE(std::string(smd_last_error()).find("too large"), std::string::npos)
+          << smd_last_error();
     }
     int32_t id = -1;
     SMD_OK(smd_sharded_register(s.set, 10, SMD_FLOAT32, nullptr, &id));
@@ -634,7 +654,8 @@ TEST(Sharded, ImpossibleIdCountsAreRefused) {
     EXPECT_EQ(smd_sharded_fetch(s.set, ids, n, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT) << n;
     EXPECT_NE(std::string(smd_last_error()).find("the set has 2 parameters"), std::string::npos)
         << smd_last_error();
-    EXPECT_EQ(smd_sharded_reduce_grads(s.set, ids, n, grads, nullptr, nullptr), SMD_ERR_INVALID_ARGUMENT)
+    EXPECT_EQ(smd_sharded_reduce_grads(s.set, ids, n, grads, nullptr, nullptr),
+              SMD_ERR_INVALID_ARGUMENT)
         << n;
   }
   EXPECT_EQ(smd_sharded_release(s.set, ids, SIZE_MAX), SMD_ERR_INVALID_ARGUMENT);
@@ -744,7 +765,8 @@ TEST(Sharded, FetchInAnotherOrderMismatchesOnEveryRank) {
   {
     Set s;
     make(s, config(), {64, 64}, c);
-    std::vector<int32_t> ids = rank() == size() - 1 ? std::vector<int32_t>{1, 0} : std::vector<int32_t>{0, 1};
+    std::vector<int32_t> ids =
+        rank() == size() - 1 ? std::vector<int32_t>{1, 0} : std::vector<int32_t>{0, 1};
     EXPECT_EQ(smd_sharded_fetch(s.set, ids.data(), ids.size(), nullptr, nullptr), SMD_ERR_MISMATCH)
         << smd_last_error();
   }
@@ -767,7 +789,9 @@ TEST(Sharded, FetchIntoGathersIntoTheCallersBuffers) {
       size_t need = 0;
       SMD_OK(smd_sharded_gathered_count(s.set, id, &need));
       size_t count = kCounts[size_t(id)];
-      size_t padded = count < threshold ? count : (count + size_t(size()) - 1) / size_t(size()) * size_t(size());
+      size_t padded = count < threshold
+                          ? count
+                          : (count + size_t(size()) - 1) / size_t(size()) * size_t(size());
       EXPECT_EQ(need, padded) << "parameter " << id;
       bufs.emplace_back(need + 3, -1.0f);  // larger than needed is fine
       caps.push_back(bufs.back().size());
@@ -787,7 +811,8 @@ TEST(Sharded, FetchIntoGathersIntoTheCallersBuffers) {
         SMD_OK(smd_sharded_gathered_count(s.set, int32_t(p), &need));
         for (size_t i = 0; i < kCounts[p]; ++i)
           ASSERT_EQ(bufs[p][i], init_value(p, i)) << "parameter " << p << " element " << i;
-        for (size_t i = kCounts[p]; i < need; ++i) ASSERT_EQ(bufs[p][i], 0.0f) << "padding of " << p;
+        for (size_t i = kCounts[p]; i < need; ++i)
+          ASSERT_EQ(bufs[p][i], 0.0f) << "padding of " << p;
         for (size_t i = need; i < bufs[p].size(); ++i) ASSERT_EQ(bufs[p][i], -1.0f) << "past " << p;
       }
     }
@@ -816,7 +841,8 @@ TEST(Sharded, FetchIntoRefusesBadBuffers) {
     smd_datatype_t f32 = SMD_FLOAT32, f64 = SMD_FLOAT64;
     EXPECT_EQ(smd_sharded_fetch_into(s.set, &id, 1, &f32, &dst, &small, nullptr, nullptr),
               SMD_ERR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(smd_last_error()).find("needs " + std::to_string(need)), std::string::npos)
+    EXPECT_NE(std::string(smd_last_error()).find("needs " + std::to_string(need)),
+              std::string::npos)
         << smd_last_error();
     EXPECT_EQ(smd_sharded_fetch_into(s.set, &id, 1, &f64, &dst, &need, nullptr, nullptr),
               SMD_ERR_INVALID_ARGUMENT);
@@ -867,8 +893,8 @@ TEST(Sharded, FetchIntoBadBufferOnOneRankFailsOnEveryRank) {
       for (auto &b : bufs) dsts.push_back(b.data());
       if (last && wrong == 0) caps[1] -= 1;
       if (last && wrong == 1) types[1] = SMD_FLOAT64;
-      smd_result_t r = smd_sharded_fetch_into(s.set, ids.data(), ids.size(), types.data(), dsts.data(),
-                                              caps.data(), nullptr, nullptr);
+      smd_result_t r = smd_sharded_fetch_into(s.set, ids.data(), ids.size(), types.data(),
+                                              dsts.data(), caps.data(), nullptr, nullptr);
       EXPECT_EQ(r, last ? SMD_ERR_INVALID_ARGUMENT : SMD_ERR_MISMATCH) << smd_last_error();
       if (last)
         for (const auto &b : bufs)

@@ -32,9 +32,7 @@ struct Host {
     h.node_count = 1;
     h.timeout_ms = 60000;
     h.log = [](void *, int, const char *) {};
-    h.set_error = [](void *self, const char *m) {
-      static_cast<Host *>(self)->error = m ? m : "";
-    };
+    h.set_error = [](void *self, const char *m) { static_cast<Host *>(self)->error = m ? m : ""; };
     h.get_param = [](void *self, const char *name) -> const char * {
       auto &p = static_cast<Host *>(self)->params;
       auto it = p.find(name);
@@ -116,8 +114,8 @@ class PluginPair : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(PluginPair, EveryProtocolBothWays) {
-  for (size_t n : {size_t(0), size_t(1), size_t(16351), size_t(16353), size_t(32704),
-                   size_t(32705), size_t(1) << 20, (size_t(9) << 20) + 3}) {
+  for (size_t n : {size_t(0), size_t(1), size_t(16351), size_t(16353), size_t(32704), size_t(32705),
+                   size_t(1) << 20, (size_t(9) << 20) + 3}) {
     for (int from = 0; from < 2; ++from) {
       std::vector<unsigned char> out = pattern(n, unsigned(n + from)), in(n + 1, 0xee);
       void *r = recv(1 - from, in.data(), n, 5);
@@ -201,8 +199,7 @@ TEST_P(PluginPair, IgetReadsThePeer) {
   ASSERT_EQ(t->mem_pack(ctx[1], mr, key, &key_size), SMD_TRANSPORT_OK);
   void *req = nullptr;
   ASSERT_EQ(t->iget(ctx[0], ep[0], local.data(), nullptr,
-                    reinterpret_cast<uintptr_t>(exposed.data()), key, key_size,
-                    local.size(), &req),
+                    reinterpret_cast<uintptr_t>(exposed.data()), key, key_size, local.size(), &req),
             SMD_TRANSPORT_OK)
       << host[0].error;
   EXPECT_EQ(req == nullptr, GetParam()) << "CMA reads complete at once";
@@ -211,10 +208,10 @@ TEST_P(PluginPair, IgetReadsThePeer) {
   }
   EXPECT_EQ(local, exposed);
   // Outside the registration: refused with a reason.
-  EXPECT_EQ(t->iget(ctx[0], ep[0], local.data(), nullptr,
-                    reinterpret_cast<uintptr_t>(exposed.data()) + 1, key, key_size,
-                    local.size(), &req),
-            SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_EQ(
+      t->iget(ctx[0], ep[0], local.data(), nullptr, reinterpret_cast<uintptr_t>(exposed.data()) + 1,
+              key, key_size, local.size(), &req),
+      SMD_TRANSPORT_ERR_INVALID);
   EXPECT_NE(host[0].error.find("outside the registration"), std::string::npos);
   EXPECT_EQ(t->mem_deregister(ctx[1], mr), SMD_TRANSPORT_OK);
 }

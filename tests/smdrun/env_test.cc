@@ -56,8 +56,7 @@ TEST(SmdrunEnv, BindToCorePinsRanksInTurn) {
     for (int rank = 0; rank < n; ++rank) {
       std::vector<std::string> lines = rank_lines(r.out, rank);
       ASSERT_EQ(lines.size(), 1u) << r.out;
-      std::string want =
-          bind ? std::to_string(mine[static_cast<size_t>(rank) % mine.size()]) : all;
+      std::string want = bind ? std::to_string(mine[static_cast<size_t>(rank) % mine.size()]) : all;
       EXPECT_EQ(lines[0], "cpus=" + want) << "rank " << rank << (bind ? " bound" : "");
     }
   }
@@ -73,8 +72,7 @@ TEST(SmdrunEnv, EveryRankKnowsItsPlaceInSmdAndTorchrunNames) {
     EXPECT_EQ(e["RANK"], std::to_string(rank));
     EXPECT_EQ(e["SMD_LOCAL_RANK"], std::to_string(rank));
     EXPECT_EQ(e["LOCAL_RANK"], std::to_string(rank));
-    for (const char *size : {"SMD_WORLD_SIZE", "WORLD_SIZE", "SMD_LOCAL_SIZE",
-                             "LOCAL_WORLD_SIZE"})
+    for (const char *size : {"SMD_WORLD_SIZE", "WORLD_SIZE", "SMD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"})
       EXPECT_EQ(e[size], "4") << size;
     EXPECT_EQ(e["SMD_MASTER_ADDR"], "127.0.0.1");
     EXPECT_EQ(e["MASTER_ADDR"], "127.0.0.1");
@@ -85,8 +83,7 @@ TEST(SmdrunEnv, EveryRankKnowsItsPlaceInSmdAndTorchrunNames) {
     EXPECT_EQ(e["MASTER_PORT"], envs[0]["MASTER_PORT"]);
     EXPECT_EQ(e["SMD_MASTER_PORT"], envs[0]["SMD_MASTER_PORT"]);
     EXPECT_EQ(e["SMD_JOB_TOKEN"].size(), 32u);
-    EXPECT_EQ(e["SMD_JOB_TOKEN"].find_first_not_of("0123456789abcdef"),
-              std::string::npos);
+    EXPECT_EQ(e["SMD_JOB_TOKEN"].find_first_not_of("0123456789abcdef"), std::string::npos);
     EXPECT_EQ(e["SMD_JOB_TOKEN"], envs[0]["SMD_JOB_TOKEN"]);
     EXPECT_EQ(e.count("SMD_NODE_ID"), 0u);
   }

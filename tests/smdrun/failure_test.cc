@@ -33,8 +33,8 @@ TEST(SmdrunFailure, ExitStatusOfTheFailedRankIsPropagated) {
   RunResult r = run_smdrun({"-n", "3", helper_path(), "pid", "2@exit=7"});
   EXPECT_EQ(r.exit_code(), 7);
   pid_t pid2 = std::stoi(rank_lines(r.out, 2).at(0).substr(4));
-  EXPECT_TRUE(contains(r.err, "smdrun: rank 2 (pid " + std::to_string(pid2) +
-                                  ") exited with status 7\n"))
+  EXPECT_TRUE(
+      contains(r.err, "smdrun: rank 2 (pid " + std::to_string(pid2) + ") exited with status 7\n"))
       << r.err;
   expect_all_gone(r, 3);
 }
@@ -56,13 +56,12 @@ TEST(SmdrunFailure, FirstFailureDecidesTheExitStatus) {
 }
 
 TEST(SmdrunFailure, KilledRankIsNamedAndTheOthersStoppedAfterTheGrace) {
-  RunResult r = run_smdrun({"-n", "3", "--grace", "0.5", helper_path(), "pid",
-                            "1@sleep=0.1", "1@kill=9", "sleep=30"});
+  RunResult r = run_smdrun(
+      {"-n", "3", "--grace", "0.5", helper_path(), "pid", "1@sleep=0.1", "1@kill=9", "sleep=30"});
   EXPECT_EQ(r.exit_code(), 128 + 9);
   EXPECT_TRUE(contains(r.err, ") was killed by signal 9 (SIGKILL)\n")) << r.err;
   EXPECT_TRUE(contains(r.err, "smdrun: rank 1 (pid")) << r.err;
-  EXPECT_TRUE(contains(r.err, "grace period over; sending SIGTERM to ranks 0,2"))
-      << r.err;
+  EXPECT_TRUE(contains(r.err, "grace period over; sending SIGTERM to ranks 0,2")) << r.err;
   // Stopped after the grace, not after the others' 30 s sleep.
   EXPECT_GE(r.seconds, 0.5);
   EXPECT_LT(r.seconds, 20);
@@ -73,9 +72,9 @@ TEST(SmdrunFailure, KilledRankIsNamedAndTheOthersStoppedAfterTheGrace) {
 // period; those must reach the user, with smdrun's verdict first.
 TEST(SmdrunFailure, GracePeriodLetsOtherRanksReportTheirOwnErrors) {
   std::string dead = pid_file("grace");
-  RunResult r = run_smdrun({"-n", "3", "--grace", "5", helper_path(), "pid",
-                            "1@pidfile=" + dead, "1@exit=3", "0@reaped=" + dead,
-                            "0@err=lost peer 1", "0@exit=1", "sleep=30"});
+  RunResult r =
+      run_smdrun({"-n", "3", "--grace", "5", helper_path(), "pid", "1@pidfile=" + dead, "1@exit=3",
+                  "0@reaped=" + dead, "0@err=lost peer 1", "0@exit=1", "sleep=30"});
   std::remove(dead.c_str());
   EXPECT_EQ(r.exit_code(), 3) << r.err;
   size_t verdict = r.err.find("rank 1 (pid");
@@ -94,13 +93,11 @@ TEST(SmdrunFailure, GracePeriodLetsOtherRanksReportTheirOwnErrors) {
 }
 
 TEST(SmdrunFailure, TimeoutStopsTheJobAndKillsRanksThatIgnoreSigterm) {
-  RunResult r = run_smdrun({"-n", "3", "--timeout", "0.5", helper_path(), "pid",
-                            "2@exit=0", "0@ignore=15", "sleep=30"});
+  RunResult r = run_smdrun(
+      {"-n", "3", "--timeout", "0.5", helper_path(), "pid", "2@exit=0", "0@ignore=15", "sleep=30"});
   EXPECT_EQ(r.exit_code(), 124) << r.err;
-  EXPECT_TRUE(contains(r.err, "smdrun: timeout after 0.5 s; ranks still running: 0,1\n"))
-      << r.err;
-  EXPECT_TRUE(contains(r.err, "ranks 0 still running after SIGTERM; sending SIGKILL"))
-      << r.err;
+  EXPECT_TRUE(contains(r.err, "smdrun: timeout after 0.5 s; ranks still running: 0,1\n")) << r.err;
+  EXPECT_TRUE(contains(r.err, "ranks 0 still running after SIGTERM; sending SIGKILL")) << r.err;
   // Ranks stopped by smdrun are not reported as failures of their own.
   EXPECT_FALSE(contains(r.err, "exited with")) << r.err;
   EXPECT_FALSE(contains(r.err, "was killed")) << r.err;
@@ -112,8 +109,7 @@ TEST(SmdrunFailure, TimeoutStopsTheJobAndKillsRanksThatIgnoreSigterm) {
 TEST(SmdrunFailure, MissingProgramIsReported) {
   RunResult r = run_smdrun({"-n", "2", "smdrun-no-such-program"});
   EXPECT_EQ(r.exit_code(), 127);
-  EXPECT_EQ(r.err,
-            "smdrun: cannot run 'smdrun-no-such-program': No such file or directory\n");
+  EXPECT_EQ(r.err, "smdrun: cannot run 'smdrun-no-such-program': No such file or directory\n");
   EXPECT_EQ(r.out, "");
 
   r = run_smdrun({"-n", "2", "/nonexistent/prog"});

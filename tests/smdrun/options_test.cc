@@ -35,9 +35,9 @@ TEST(SmdrunOptions, BindTo) {
 }
 
 TEST(SmdrunOptions, EverySpellingOfEveryOption) {
-  ParseResult r = parse({"-n8", "--timeout=1.5", "--grace", "0", "--no-tag-output",
-                         "--master-addr=10.0.0.1", "--master-port", "1234",
-                         "--nodes=2", "--", "-prog"});
+  ParseResult r =
+      parse({"-n8", "--timeout=1.5", "--grace", "0", "--no-tag-output", "--master-addr=10.0.0.1",
+             "--master-port", "1234", "--nodes=2", "--", "-prog"});
   ASSERT_EQ(r.status, ParseStatus::kRun) << r.error;
   EXPECT_EQ(r.options.nranks, 8);
   EXPECT_EQ(r.options.timeout_s, 1.5);

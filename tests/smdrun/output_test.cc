@@ -11,8 +11,8 @@ namespace {
 using Lines = std::vector<std::string>;
 
 TEST(SmdrunOutput, LinesAreTaggedPerRankAndStream) {
-  RunResult r = run_smdrun({"-n", "3", helper_path(), "out=one", "err=warn",
-                            "outpart=tw", "sleep=0.05", "out=o", "errpart=last words"});
+  RunResult r = run_smdrun({"-n", "3", helper_path(), "out=one", "err=warn", "outpart=tw",
+                            "sleep=0.05", "out=o", "errpart=last words"});
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   for (int rank = 0; rank < 3; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
@@ -26,8 +26,8 @@ TEST(SmdrunOutput, LinesAreTaggedPerRankAndStream) {
 }
 
 TEST(SmdrunOutput, UntaggedOutputPassesThroughUntouched) {
-  RunResult r = run_smdrun({"--no-tag-output", "-n", "1", helper_path(),
-                            "outpart=a", "out=b", "errpart=no newline"});
+  RunResult r = run_smdrun(
+      {"--no-tag-output", "-n", "1", helper_path(), "outpart=a", "out=b", "errpart=no newline"});
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   EXPECT_EQ(r.out, "ab\n");
   EXPECT_EQ(r.err, "no newline");
@@ -38,8 +38,8 @@ TEST(SmdrunOutput, UntaggedOutputPassesThroughUntouched) {
 TEST(SmdrunOutput, MegabytesFromEveryRankOnBothStreamsArriveWhole) {
   const int n = 4;
   const long bytes = 3 << 20;
-  RunResult r = run_smdrun({"-n", std::to_string(n), helper_path(),
-                            "spam=" + std::to_string(bytes)});
+  RunResult r =
+      run_smdrun({"-n", std::to_string(n), helper_path(), "spam=" + std::to_string(bytes)});
   ASSERT_EQ(r.exit_code(), 0) << r.err.substr(0, 500);
   const std::string pad(80, 'x');
   for (int rank = 0; rank < n; ++rank) {

@@ -40,15 +40,12 @@ TEST(SmdrunRankEnv, OurVariablesReplaceInheritedOnes) {
   job.token = "abc";
   std::vector<std::string> env =
       rank_environment(job, 3, {"PATH=/bin", "RANK=0", "SMD_NODE_ID=x", "RANKS=keep"});
-  auto has = [&](const std::string &e) {
-    return std::count(env.begin(), env.end(), e) == 1;
-  };
-  for (const char *e : {"PATH=/bin", "RANKS=keep", "SMD_RANK=3", "RANK=3",
-                        "SMD_WORLD_SIZE=4", "WORLD_SIZE=4", "SMD_LOCAL_RANK=1",
-                        "LOCAL_RANK=1", "SMD_LOCAL_SIZE=2", "LOCAL_WORLD_SIZE=2",
-                        "SMD_MASTER_ADDR=10.1.2.3", "MASTER_ADDR=10.1.2.3",
-                        "SMD_MASTER_PORT=4242", "MASTER_PORT=4242",
-                        "SMD_JOB_TOKEN=abc", "SMD_NODE_ID=node1"})
+  auto has = [&](const std::string &e) { return std::count(env.begin(), env.end(), e) == 1; };
+  for (const char *e :
+       {"PATH=/bin", "RANKS=keep", "SMD_RANK=3", "RANK=3", "SMD_WORLD_SIZE=4", "WORLD_SIZE=4",
+        "SMD_LOCAL_RANK=1", "LOCAL_RANK=1", "SMD_LOCAL_SIZE=2", "LOCAL_WORLD_SIZE=2",
+        "SMD_MASTER_ADDR=10.1.2.3", "MASTER_ADDR=10.1.2.3", "SMD_MASTER_PORT=4242",
+        "MASTER_PORT=4242", "SMD_JOB_TOKEN=abc", "SMD_NODE_ID=node1"})
     EXPECT_TRUE(has(e)) << e;
   EXPECT_EQ(env.size(), 16u);
 }

@@ -25,8 +25,7 @@ TEST(SmdrunSignals, SigtermIsForwardedToEveryRank) {
   EXPECT_EQ(r.exit_code(), 128 + SIGTERM) << r.err;
   for (int rank = 0; rank < 3; ++rank)
     EXPECT_EQ(rank_lines(r.out, rank).back(), "caught signal 15") << r.out;
-  EXPECT_TRUE(contains(r.err, "received SIGTERM; forwarding it to ranks 0,1,2"))
-      << r.err;
+  EXPECT_TRUE(contains(r.err, "received SIGTERM; forwarding it to ranks 0,1,2")) << r.err;
   EXPECT_LT(r.seconds, 20);  // not the ranks' 30 s sleep
   for (pid_t pid : r.pids()) EXPECT_TRUE(process_gone(pid)) << pid;
 }
@@ -53,9 +52,9 @@ std::string go_file(const std::string &test) { return unused_temp_path(test); }
 // them as if it had not come. Rank 1 fails only after the forward.
 TEST(SmdrunSignals, RankFailingAfterAnIgnoredSigintIsReportedAndEndsTheJob) {
   std::string go = go_file("ignored-sigint");
-  SmdrunProcess smdrun({"-n", "2", "--grace", "0.5", helper_path(), "pid", "1@file=" + go,
-                        "1@exit=3", "0@sleep=30"},
-                       {}, {SIGINT});
+  SmdrunProcess smdrun(
+      {"-n", "2", "--grace", "0.5", helper_path(), "pid", "1@file=" + go, "1@exit=3", "0@sleep=30"},
+      {}, {SIGINT});
   ASSERT_TRUE(smdrun.wait_for_out("pid=", 2));
   smdrun.signal(SIGINT);
   ASSERT_TRUE(smdrun.wait_for_err("received SIGINT; forwarding it to ranks 0,1", 1));
@@ -65,8 +64,7 @@ TEST(SmdrunSignals, RankFailingAfterAnIgnoredSigintIsReportedAndEndsTheJob) {
   EXPECT_EQ(r.exit_code(), 128 + SIGINT) << r.err;  // the first reason
   ASSERT_EQ(r.pids().size(), 2u) << r.out;
   std::string pid1 = rank_lines(r.out, 1).at(0).substr(4);
-  EXPECT_TRUE(contains(r.err, "smdrun: rank 1 (pid " + pid1 + ") exited with status 3\n"))
-      << r.err;
+  EXPECT_TRUE(contains(r.err, "smdrun: rank 1 (pid " + pid1 + ") exited with status 3\n")) << r.err;
   EXPECT_TRUE(contains(r.err, "grace period over; sending SIGTERM to ranks 0\n")) << r.err;
   EXPECT_LT(r.seconds, 20);  // not rank 0's 30 s sleep
   for (pid_t pid : r.pids()) EXPECT_TRUE(process_gone(pid)) << pid;
@@ -76,8 +74,8 @@ TEST(SmdrunSignals, RankFailingAfterAnIgnoredSigintIsReportedAndEndsTheJob) {
 // not a failure of rank 1's own, but the job is ending: rank 0 gets the
 // grace period, then SIGTERM.
 TEST(SmdrunSignals, RankEndedByTheForwardedSignalStartsTheGraceForTheRest) {
-  SmdrunProcess smdrun({"-n", "2", "--grace", "0.5", helper_path(), "0@ignore=2", "pid",
-                        "sleep=30"});
+  SmdrunProcess smdrun(
+      {"-n", "2", "--grace", "0.5", helper_path(), "0@ignore=2", "pid", "sleep=30"});
   ASSERT_TRUE(smdrun.wait_for_out("pid=", 2));
   smdrun.signal(SIGINT);
   RunResult r = smdrun.wait();

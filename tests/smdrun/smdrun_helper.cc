@@ -58,14 +58,12 @@ void on_caught(int sig) {
 
 void print_env() {
   static const char *const kNames[] = {
-      "SMD_RANK", "SMD_WORLD_SIZE", "SMD_LOCAL_RANK", "SMD_LOCAL_SIZE",
-      "SMD_MASTER_ADDR", "SMD_MASTER_PORT", "SMD_JOB_TOKEN", "SMD_NODE_ID",
-      "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-      "MASTER_PORT"};
+      "SMD_RANK",        "SMD_WORLD_SIZE",   "SMD_LOCAL_RANK", "SMD_LOCAL_SIZE", "SMD_MASTER_ADDR",
+      "SMD_MASTER_PORT", "SMD_JOB_TOKEN",    "SMD_NODE_ID",    "RANK",           "WORLD_SIZE",
+      "LOCAL_RANK",      "LOCAL_WORLD_SIZE", "MASTER_ADDR",    "MASTER_PORT"};
   std::string text;
   for (const char *name : kNames)
-    if (const char *value = std::getenv(name))
-      text += std::string(name) + "=" + value + "\n";
+    if (const char *value = std::getenv(name)) text += std::string(name) + "=" + value + "\n";
   put(1, text);
 }
 
@@ -73,8 +71,7 @@ void spam(long bytes, int rank) {
   const std::string pad(80, 'x');
   long written = 0;
   for (long seq = 0; written < bytes; ++seq) {
-    std::string line =
-        std::to_string(rank) + " " + std::to_string(seq) + " " + pad + "\n";
+    std::string line = std::to_string(rank) + " " + std::to_string(seq) + " " + pad + "\n";
     put(seq % 2 ? 2 : 1, line);
     if (seq % 2) written += static_cast<long>(line.size());
   }

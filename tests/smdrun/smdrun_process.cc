@@ -70,9 +70,7 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
 
 std::string helper_path() { return SMDRUN_HELPER; }
 
-int RunResult::exit_code() const {
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int RunResult::exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 std::vector<std::string> rank_lines(const std::string &text, int rank) {
   std::string prefix = std::string("[").append(std::to_string(rank)).append("] ");
@@ -82,8 +80,7 @@ std::vector<std::string> rank_lines(const std::string &text, int rank) {
     size_t nl = text.find('\n', start);
     if (nl == std::string::npos) nl = text.size();
     std::string line = text.substr(start, nl - start);
-    if (line.compare(0, prefix.size(), prefix) == 0)
-      lines.push_back(line.substr(prefix.size()));
+    if (line.compare(0, prefix.size(), prefix) == 0) lines.push_back(line.substr(prefix.size()));
     start = nl + 1;
   }
   return lines;
@@ -91,15 +88,13 @@ std::vector<std::string> rank_lines(const std::string &text, int rank) {
 
 std::vector<pid_t> RunResult::pids() const {
   std::vector<pid_t> pids;
-  for (size_t at = out.find("pid="); at != std::string::npos;
-       at = out.find("pid=", at + 4))
+  for (size_t at = out.find("pid="); at != std::string::npos; at = out.find("pid=", at + 4))
     pids.push_back(static_cast<pid_t>(std::atol(out.c_str() + at + 4)));
   return pids;
 }
 
 SmdrunProcess::SmdrunProcess(const std::vector<std::string> &args,
-                             const std::vector<std::string> &env,
-                             const std::vector<int> &ignored) {
+                             const std::vector<std::string> &env, const std::vector<int> &ignored) {
   out_fd_ = ::memfd_create("smdrun-out", MFD_CLOEXEC);
   err_fd_ = ::memfd_create("smdrun-err", MFD_CLOEXEC);
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -134,8 +129,7 @@ SmdrunProcess::~SmdrunProcess() {
   ::close(err_fd_);
 }
 
-bool SmdrunProcess::wait_for(int fd, const std::string &needle, int count,
-                             double timeout_s) {
+bool SmdrunProcess::wait_for(int fd, const std::string &needle, int count, double timeout_s) {
   auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   while (Clock::now() < deadline) {
     if (count_of(read_all(fd), needle) >= count) return true;
@@ -144,13 +138,11 @@ bool SmdrunProcess::wait_for(int fd, const std::string &needle, int count,
   return false;
 }
 
-bool SmdrunProcess::wait_for_out(const std::string &needle, int count,
-                                 double timeout_s) {
+bool SmdrunProcess::wait_for_out(const std::string &needle, int count, double timeout_s) {
   return wait_for(out_fd_, needle, count, timeout_s);
 }
 
-bool SmdrunProcess::wait_for_err(const std::string &needle, int count,
-                                 double timeout_s) {
+bool SmdrunProcess::wait_for_err(const std::string &needle, int count, double timeout_s) {
   return wait_for(err_fd_, needle, count, timeout_s);
 }
 
@@ -175,8 +167,7 @@ RunResult SmdrunProcess::wait(double timeout_s) {
   return result;
 }
 
-RunResult run_smdrun(const std::vector<std::string> &args,
-                     const std::vector<std::string> &env) {
+RunResult run_smdrun(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   return SmdrunProcess(args, env).wait();
 }
 

@@ -14,10 +14,10 @@ namespace smdrun_test {
 std::string helper_path();
 
 struct RunResult {
-  int status = 0;       // waitpid() status of smdrun
-  std::string out;      // smdrun's stdout
-  std::string err;      // smdrun's stderr
-  double seconds = 0;   // wall time from start to exit
+  int status = 0;      // waitpid() status of smdrun
+  std::string out;     // smdrun's stdout
+  std::string err;     // smdrun's stderr
+  double seconds = 0;  // wall time from start to exit
 
   // smdrun's exit code; -1 if it did not exit normally.
   int exit_code() const;

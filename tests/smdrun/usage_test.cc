@@ -10,8 +10,7 @@ bool contains(const std::string &text, const std::string &needle) {
   return text.find(needle) != std::string::npos;
 }
 
-void expect_usage_error(const std::vector<std::string> &args,
-                        const std::string &message) {
+void expect_usage_error(const std::vector<std::string> &args, const std::string &message) {
   RunResult r = run_smdrun(args);
   EXPECT_EQ(r.exit_code(), 2) << r.err;
   EXPECT_TRUE(contains(r.err, "smdrun: " + message + "\n")) << r.err;
@@ -22,23 +21,21 @@ void expect_usage_error(const std::vector<std::string> &args,
 TEST(SmdrunUsage, HelpDocumentsEveryOption) {
   RunResult r = run_smdrun({"--help"});
   EXPECT_EQ(r.exit_code(), 0);
-  for (const char *option : {"-n", "--timeout", "--grace", "--tag-output",
-                             "--no-tag-output", "--master-addr", "--master-port",
-                             "--nodes", "SMD_JOB_TOKEN", "SMD_NODE_ID", "124"})
+  for (const char *option :
+       {"-n", "--timeout", "--grace", "--tag-output", "--no-tag-output", "--master-addr",
+        "--master-port", "--nodes", "SMD_JOB_TOKEN", "SMD_NODE_ID", "124"})
     EXPECT_TRUE(contains(r.out, option)) << option;
 }
 
 TEST(SmdrunUsage, BadUsageExitsTwoWithAReason) {
   std::string helper = helper_path();
   expect_usage_error({helper}, "-n N is required (the number of ranks)");
-  expect_usage_error({"-n", "0", helper},
-                     "option '-n' needs a rank count of at least 1, got '0'");
+  expect_usage_error({"-n", "0", helper}, "option '-n' needs a rank count of at least 1, got '0'");
   expect_usage_error({"-n", "two", helper},
                      "option '-n' needs a rank count of at least 1, got 'two'");
   expect_usage_error({"-n", "2"}, "no program to run");
   expect_usage_error({"-n", "2", "--"}, "no program to run");
-  expect_usage_error({"-n", "2", "--frobnicate", helper},
-                     "unknown option '--frobnicate'");
+  expect_usage_error({"-n", "2", "--frobnicate", helper}, "unknown option '--frobnicate'");
   expect_usage_error({"-n", "2", "--timeout"}, "option '--timeout' needs a value");
   expect_usage_error({"-n", "2", "--grace", "-1", helper},
                      "option '--grace' needs a number of seconds >= 0, got '-1'");

@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
   int iters = atoi(argv[2]), victim = atoi(argv[3]), kill_at = atoi(argv[4]);
   smd_comm_t *world = nullptr;
   if (smd_comm_init(nullptr, &world) != SMD_SUCCESS) {
-    printf("SOAK rank -1 calls 0 result %s init: %s\n", smd_result_string(SMD_ERR_BOOTSTRAP), smd_last_error());
+    printf("SOAK rank -1 calls 0 result %s init: %s\n", smd_result_string(SMD_ERR_BOOTSTRAP),
+           smd_last_error());
     return 3;
   }
   int rank = 0, size = 0;
@@ -65,7 +66,8 @@ int main(int argc, char **argv) {
         r = smd_allgather(send.data(), recv.data(), count, SMD_INT32, c, nullptr);
         if (r == SMD_SUCCESS)
           for (int p = 0; p < csize; ++p)
-            if (recv[static_cast<size_t>(p) * count] != p + 1) return fail_wrong(rank, call, "allgather");
+            if (recv[static_cast<size_t>(p) * count] != p + 1)
+              return fail_wrong(rank, call, "allgather");
         break;
       case 2:
         r = smd_broadcast(send.data(), recv.data(), count, SMD_INT32, root, c, nullptr);

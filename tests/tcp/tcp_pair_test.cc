@@ -214,7 +214,8 @@ TEST_F(TcpWorld, SameTagInOrderAcrossProtocols) {
   }
   progress_all(50);
   for (size_t i = 0; i < sizes.size(); ++i) in.emplace_back(sizes[i] + 8, 0);
-  for (size_t i = 0; i < sizes.size(); ++i) recvs.push_back(recv(1, 0, in[i].data(), in[i].size(), 9));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    recvs.push_back(recv(1, 0, in[i].data(), in[i].size(), 9));
   for (size_t i = 0; i < sizes.size(); ++i) {
     size_t got = 0;
     EXPECT_EQ(finish(1, recvs[i], &got), SMD_TRANSPORT_OK) << host[1].error;
@@ -300,7 +301,7 @@ TEST_F(TcpWorld, ReceiveCancelledAfterMatchingDropsTheData) {
   size_t n = size_t(8) << 20;
   std::vector<unsigned char> out = pattern(n, 5), in(n, 0);
   void *s = send(0, 1, out.data(), n, 11);
-  progress_all(10);  // the RTS is unexpected at rank 1
+  progress_all(10);                        // the RTS is unexpected at rank 1
   void *r = recv(1, 0, in.data(), n, 11);  // matches it: CTS queued
   ASSERT_EQ(t->cancel(ctx[1], r), SMD_TRANSPORT_OK);
   EXPECT_EQ(finish(0, s), SMD_TRANSPORT_OK) << host[0].error;
@@ -387,7 +388,8 @@ TEST_F(TcpWorld, AddressBlobsAreChecked) {
   EXPECT_EQ(t->connect(ctx[0], 0, addr[0].data(), addr[0].size(), &e), SMD_TRANSPORT_ERR_INVALID);
   EXPECT_NE(host[0].error.find("this rank"), std::string::npos) << host[0].error;
   EXPECT_EQ(t->connect(ctx[0], 5, addr[1].data(), addr[1].size(), &e), SMD_TRANSPORT_ERR_INVALID);
-  EXPECT_EQ(t->connect(ctx[0], 1, addr[1].data(), addr[1].size() - 1, &e), SMD_TRANSPORT_ERR_INVALID);
+  EXPECT_EQ(t->connect(ctx[0], 1, addr[1].data(), addr[1].size() - 1, &e),
+            SMD_TRANSPORT_ERR_INVALID);
   std::vector<unsigned char> bad = addr[1];
   bad[0] ^= 0xff;
   EXPECT_EQ(t->connect(ctx[0], 1, bad.data(), bad.size(), &e), SMD_TRANSPORT_ERR_INVALID);
@@ -423,7 +425,8 @@ TEST_F(TcpWorld, AdvertisedAddress) {
   c = nullptr;
   EXPECT_EQ(t->init(&wrong.h, &c), SMD_TRANSPORT_ERR_INVALID);
   EXPECT_EQ(c, nullptr);
-  EXPECT_NE(wrong.error.find("SMD_TCP_ADDR=no.such.host.invalid"), std::string::npos) << wrong.error;
+  EXPECT_NE(wrong.error.find("SMD_TCP_ADDR=no.such.host.invalid"), std::string::npos)
+      << wrong.error;
 }
 
 // The local address of the listening socket on `port` among this
@@ -485,9 +488,11 @@ TEST_F(TcpWorld, InterfaceNamesAsAddresses) {
     unknown.params["SMD_TCP_ADDR"] = name;
     void *c = nullptr;
     EXPECT_EQ(t->init(&unknown.h, &c), SMD_TRANSPORT_ERR_INVALID) << name;
-    EXPECT_NE(unknown.error.find(std::string("SMD_TCP_ADDR=") + name + " is not an IPv4 address, "
+    EXPECT_NE(unknown.error.find(std::string("SMD_TCP_ADDR=") + name +
+                                 " is not an IPv4 address, "
                                  "the name of an interface with one (this host has: "),
-              std::string::npos) << unknown.error;
+              std::string::npos)
+        << unknown.error;
     EXPECT_NE(unknown.error.find("lo 127.0.0.1"), std::string::npos) << unknown.error;
   }
 }

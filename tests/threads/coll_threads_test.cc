@@ -78,7 +78,8 @@ void expect_elements(const void *buf, size_t off, size_t n, smd_datatype_t d, Wa
 void expect_reduced(const Rank &w, const void *buf, size_t off, size_t n, size_t first_index,
                     const Reduction &red) {
   expect_elements(
-      buf, off, n, red.type, [&](size_t i) { return expected(w.size, first_index + i, red.op, red.type); },
+      buf, off, n, red.type,
+      [&](size_t i) { return expected(w.size, first_index + i, red.op, red.type); },
       [&](double got, double want) { return close_enough(got, want, red.type, red.op); });
 }
 
@@ -102,8 +103,7 @@ void check_reduce_scatter(const Rank &w, const Reduction &red, size_t n, bool in
   auto send = sentinel(n * w.size, red.type), recv = sentinel(n, red.type);
   fill(send.data(), 0, n * w.size, w.rank, 0, red.op, red.type);
   void *out = inplace ? send.data() + w.rank * n * dtype_size(red.type) : recv.data();
-  THREAD_SMD_OK(w.rank,
-                smd_reduce_scatter(send.data(), out, n, red.type, red.op, w.comm, nullptr));
+  THREAD_SMD_OK(w.rank, smd_reduce_scatter(send.data(), out, n, red.type, red.op, w.comm, nullptr));
   expect_reduced(w, out, 0, n, w.rank * n, red);
 }
 
@@ -114,8 +114,7 @@ void check_reduce(const Rank &w, const Reduction &red, size_t n, bool inplace) {
   fill(send.data(), 0, n, w.rank, 0, red.op, red.type);
   // recvbuf may be NULL off the root.
   void *out = !am_root ? nullptr : inplace ? send.data() : recv.data();
-  THREAD_SMD_OK(w.rank,
-                smd_reduce(send.data(), out, n, red.type, red.op, root, w.comm, nullptr));
+  THREAD_SMD_OK(w.rank, smd_reduce(send.data(), out, n, red.type, red.op, root, w.comm, nullptr));
   if (am_root) expect_reduced(w, out, 0, n, 0, red);
 }
 
@@ -134,8 +133,8 @@ void check_broadcast(const Rank &w, smd_datatype_t d, size_t n, bool inplace) {
   if (am_root) fill(send.data(), 0, n, root, 0, SMD_SUM, d);
   void *out = inplace && am_root ? send.data() : recv.data();
   // sendbuf is read on the root only and may be NULL elsewhere.
-  THREAD_SMD_OK(w.rank, smd_broadcast(am_root ? send.data() : nullptr, out, n, d, root, w.comm,
-                                      nullptr));
+  THREAD_SMD_OK(w.rank,
+                smd_broadcast(am_root ? send.data() : nullptr, out, n, d, root, w.comm, nullptr));
   expect_copied(out, 0, n, root, 0, d);
 }
 

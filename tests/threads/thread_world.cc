@@ -15,8 +15,7 @@ namespace threadtest {
 void run_thread_world(int nranks, const std::function<void(smd_comm_t *, int)> &body) {
   static std::atomic<int> worlds{0};
   const int port = smdrun::pick_free_port("127.0.0.1");
-  const std::string token =
-      "threads-" + std::to_string(getpid()) + "-" + std::to_string(++worlds);
+  const std::string token = "threads-" + std::to_string(getpid()) + "-" + std::to_string(++worlds);
 
   auto rank_main = [&](int rank) {
     smd_init_options_t options;

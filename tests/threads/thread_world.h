@@ -21,9 +21,9 @@ void run_thread_world(int nranks, const std::function<void(smd_comm_t *comm, int
 
 }  // namespace threadtest
 
-#define THREAD_SMD_OK(rank, call)                                                  \
-  do {                                                                             \
-    smd_result_t smd_ok_result_ = (call);                                          \
-    ASSERT_EQ(smd_ok_result_, SMD_SUCCESS) << "rank " << (rank) << ": " << #call   \
-                                           << ": " << smd_last_error();            \
+#define THREAD_SMD_OK(rank, call)                                          \
+  do {                                                                     \
+    smd_result_t smd_ok_result_ = (call);                                  \
+    ASSERT_EQ(smd_ok_result_, SMD_SUCCESS)                                 \
+        << "rank " << (rank) << ": " << #call << ": " << smd_last_error(); \
   } while (0)

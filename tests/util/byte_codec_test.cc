@@ -44,13 +44,15 @@ TEST(ByteCodec, ARecordCutAnywhereNamesTheSubjectAndField) {
   Bytes whole = sample();
   for (size_t size = 0; size < whole.size(); ++size) {
     ByteReader r(whole.data(), size, "sample record");
-    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "malformed sample record: ", {
-      r.u8("u8");
-      r.u32("u32");
-      r.u64("u64");
-      r.text("text");
-      r.raw_text(2, "raw");
-    }) << "cut at " << size;
+    EXPECT_SMD_ERROR(SMD_ERR_BOOTSTRAP, "malformed sample record: ",
+                     {
+                       r.u8("u8");
+                       r.u32("u32");
+                       r.u64("u64");
+                       r.text("text");
+                       r.raw_text(2, "raw");
+                     })
+        << "cut at " << size;
   }
   ByteReader r(whole.data(), 3, "sample record");
   r.u8("u8");

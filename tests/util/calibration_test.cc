@@ -37,9 +37,7 @@ class TempDir {
   std::string path_;
 };
 
-void write_text(const std::string &path, const std::string &text) {
-  std::ofstream(path) << text;
-}
+void write_text(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
 
 smd::Calibration sample() {
   smd::Calibration c;
@@ -83,7 +81,8 @@ TEST(Calibration, CacheFileIsWrittenPrivateAndReadBack) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->origin, "cached file");
   auto want = sample().entries(), got = back->entries();
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(got[i].second, want[i].second) << want[i].first;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_DOUBLE_EQ(got[i].second, want[i].second) << want[i].first;
   // Rewritten in place (rename over the old file).
   smd::Calibration other = sample();
   other.copy_memory_gbps = 3;
@@ -104,11 +103,11 @@ TEST(Calibration, AnotherBootOrCorruptFileIsIgnored) {
     good = ss.str();
   }
   const std::string bad[] = {
-      "",                                                   // empty
-      "garbage\n",                                          // no key line
-      good.substr(0, good.size() / 2),                      // truncated
-      good + "copy_cache_gbps = fast\n",                    // not a number
-      good + "colour = 3\n",                                // unknown key
+      "",                                                               // empty
+      "garbage\n",                                                      // no key line
+      good.substr(0, good.size() / 2),                                  // truncated
+      good + "copy_cache_gbps = fast\n",                                // not a number
+      good + "colour = 3\n",                                            // unknown key
       good.substr(0, good.find("line_rtt_us")) + "line_rtt_us = -2\n",  // negative
   };
   for (const std::string &text : bad) {
@@ -132,12 +131,12 @@ TEST(Calibration, CraftedCacheValuesAreIgnoredWithAWarning) {
     return good.substr(0, at) + name + " = " + value + good.substr(eol);
   };
   const std::pair<std::string, std::string> crafted[] = {
-      {"line_rtt_us", "1e308"},             // flips the choice of algorithm
-      {"copy_memory_gbps", "1e-310"},       // denormal: infinite predictions
+      {"line_rtt_us", "1e308"},        // flips the choice of algorithm
+      {"copy_memory_gbps", "1e-310"},  // denormal: infinite predictions
       {"copy_cache_gbps", "nan"},
       {"cma_gbps", "inf"},
-      {"stream_min_bytes", "1e30"},         // past any integer it is cast to
-      {"stage_stream_min_bytes", "4096.5"}, // not a whole number of bytes
+      {"stream_min_bytes", "1e30"},          // past any integer it is cast to
+      {"stage_stream_min_bytes", "4096.5"},  // not a whole number of bytes
       {"stage_stream_max_bytes", "-7"},
   };
   for (const auto &[name, value] : crafted) {
@@ -201,15 +200,18 @@ TEST(Calibration, TuningFileMustBeASmallRegularFileOfPlausibleValues) {
   // The settings every rank compares at init read the file too.
   setenv("SMD_TUNING_FILE", fifo.c_str(), 1);
   for (const auto &setting : smd::shared_settings())
-    if (std::string(setting.name) == "SMD_TUNING_FILE") EXPECT_EQ(setting.value, "unreadable " + fifo);
+    if (std::string(setting.name) == "SMD_TUNING_FILE")
+      EXPECT_EQ(setting.value, "unreadable " + fifo);
   unsetenv("SMD_TUNING_FILE");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   testfiles::write_text(file, std::string(100000, '#'));
-  EXPECT_NE(error_of(file).find("more than the 65536 allowed"), std::string::npos) << error_of(file);
+  EXPECT_NE(error_of(file).find("more than the 65536 allowed"), std::string::npos)
+      << error_of(file);
   for (const char *line : {"arena_alpha_us = 1e300", "arena_gbps = 1e-310", "net_gbps = nan",
                            "local_gbps = 0", "cma_alpha_us = -1"}) {
     testfiles::write_text(file, std::string(line) + "\n");
-    EXPECT_NE(error_of(file).find("is not a valid value for"), std::string::npos) << line << ": " << error_of(file);
+    EXPECT_NE(error_of(file).find("is not a valid value for"), std::string::npos)
+        << line << ": " << error_of(file);
   }
   testfiles::write_text(file, "arena_alpha_us = 0.5\nnet_gbps = 12.5\n");
   EXPECT_EQ(error_of(file), "(accepted)");
@@ -272,7 +274,7 @@ TEST(Calibration, ValuesFeedTheCostModelAndTheTuningFileWins) {
   setenv("SMD_TUNING_FILE", file.c_str(), 1);
   smd::CostModel t = smd::CostModel::load(&c);
   unsetenv("SMD_TUNING_FILE");
-  EXPECT_DOUBLE_EQ(t.arena.gbps, 123);           // the file's key wins
+  EXPECT_DOUBLE_EQ(t.arena.gbps, 123);                   // the file's key wins
   EXPECT_DOUBLE_EQ(t.arena.alpha_us, m.arena.alpha_us);  // the others stay measured
   EXPECT_EQ(t.keys_from_file, std::vector<std::string>{"arena_gbps"});
 

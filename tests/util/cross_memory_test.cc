@@ -65,7 +65,8 @@ TEST(CrossMemory, AReadThatReachesUnmappedMemoryFails) {
   // Two pages, the second unmapped: the kernel copies the first and
   // reports it (a partial read), the continuation finds the hole.
   long page = sysconf(_SC_PAGESIZE);
-  void *map = mmap(nullptr, size_t(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *map =
+      mmap(nullptr, size_t(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   memset(map, 0x5A, size_t(page));
   ASSERT_EQ(munmap(static_cast<uint8_t *>(map) + page, size_t(page)), 0);

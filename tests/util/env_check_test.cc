@@ -27,7 +27,8 @@ TEST(EnvCheck, MisspelledNameSuggestsTheClosest) {
   auto p = environment_problems({"SMD_TRANSPORTT=shm", "PATH=/bin"}, no_plugins);
   ASSERT_EQ(p.size(), 1u) << joined(p);
   EXPECT_NE(p[0].find("SMD_TRANSPORTT is not a variable smd reads; did you mean SMD_TRANSPORT?"),
-            std::string::npos) << p[0];
+            std::string::npos)
+      << p[0];
   p = environment_problems({"SMD_TIEMOUT=3"}, no_plugins);
   ASSERT_EQ(p.size(), 1u);
   EXPECT_NE(p[0].find("did you mean SMD_TIMEOUT?"), std::string::npos) << p[0];
@@ -45,9 +46,8 @@ TEST(EnvCheck, KnownForeignAndPluginNamesPass) {
     asked = true;
     return std::vector<std::string>{"SMD_TCP_ADDR"};
   };
-  auto p = environment_problems({"SMD_TRANSPORT=tcp", "SMD_TIMEOUT=30", "SMD_LIBRARY=/x.so",
-                                 "SMD_TEST_HEAVY=0"},
-                                plugins);
+  auto p = environment_problems(
+      {"SMD_TRANSPORT=tcp", "SMD_TIMEOUT=30", "SMD_LIBRARY=/x.so", "SMD_TEST_HEAVY=0"}, plugins);
   EXPECT_TRUE(p.empty()) << joined(p);
   EXPECT_FALSE(asked) << "plugins are loaded only for a name the registry does not know";
   p = environment_problems({"SMD_TCP_ADDR=lo", "SMD_TCP_ADR=lo"}, plugins);
@@ -60,7 +60,8 @@ TEST(EnvCheck, MalformedValuesNameTheAcceptedOnes) {
   auto p = environment_problems({"SMD_DEBUG=bogus", "SMD_DEBUG_FILE=x"}, no_plugins);
   ASSERT_EQ(p.size(), 1u) << joined(p);
   EXPECT_NE(p[0].find("SMD_DEBUG=bogus is not one of none, off, warn, info or trace"),
-            std::string::npos) << p[0];
+            std::string::npos)
+      << p[0];
   p = environment_problems({"SMD_DEBUG=INFO", "SMD_TIMEOUT=0.5", "SMD_STAGE_ADAPT=off",
                             "SMD_REG_CACHE=8", "SMD_CHECK=fast"},
                            no_plugins);

@@ -27,7 +27,10 @@ std::vector<size_t> random_tensors(std::mt19937 &gen) {
   std::vector<size_t> counts(1 + gen() % 300);
   for (size_t &n : counts) {
     int shape = int(gen() % 4);
-    n = shape == 0 ? 1 + gen() % 16 : shape == 1 ? 1 + gen() % 4096 : shape == 2 ? 1 + gen() % 65536 : 1 + gen() % 262144;
+    n = shape == 0   ? 1 + gen() % 16
+        : shape == 1 ? 1 + gen() % 4096
+        : shape == 2 ? 1 + gen() % 65536
+                     : 1 + gen() % 262144;
   }
   return counts;
 }
@@ -62,7 +65,8 @@ TEST(FusionLayout, EveryRankAndLinkReducesAnEqualShareAcrossNodes) {
     int nodes = 2 + int(gen() % 7), local = 1 + int(gen() % 8);
     FusionLayout l = lay_out_fusion(counts, es, nodes * local);
     std::vector<size_t> shares = hier_shares(l.padded, nodes, local, es);
-    EXPECT_LE(spread_bytes(shares, es), 64u) << nodes << "x" << local << ", " << counts.size() << " tensors";
+    EXPECT_LE(spread_bytes(shares, es), 64u)
+        << nodes << "x" << local << ", " << counts.size() << " tensors";
   }
 }
 

@@ -133,7 +133,8 @@ TEST(DumpDir, ADumpDirThatIsAFileIsWarnedAboutOnce) {
         bool off = smd::flight_dump_dir().empty() && smd::flight_dump_dir().empty();
         _exit(off ? 0 : 1);
       },
-      testing::ExitedWithCode(0), "SMD_DUMP_DIR: .*/file is not a directory; no flight recorder dumps");
+      testing::ExitedWithCode(0),
+      "SMD_DUMP_DIR: .*/file is not a directory; no flight recorder dumps");
 }
 
 }  // namespace

@@ -108,9 +108,9 @@ TEST(RegistrationCache, UnmappedMemoryIsNeverReused) {
   c.release(idle);
   unmap_log_note(0x10f000, 0x301000);  // touches both
   auto *fresh = c.acquire(at(0x300000), 0x1000);
-  EXPECT_NE(fresh, busy);  // the busy one is stale: never handed out again
+  EXPECT_NE(fresh, busy);        // the busy one is stale: never handed out again
   EXPECT_EQ(f.live.size(), 2u);  // the idle one went at once
-  c.release(busy);              // the stale one goes when released
+  c.release(busy);               // the stale one goes when released
   EXPECT_EQ(f.live.size(), 1u);
   c.release(fresh);
   EXPECT_EQ(c.acquire(at(0x300000), 0x1000), fresh);  // kept: nothing unmapped it

@@ -128,7 +128,8 @@ TEST(SafeFile, BoundedReadOfOwnFilesRefusesLinksAndWritableFiles) {
   EXPECT_FALSE(smd::read_bounded_file(open_to_all, own, &why));
   EXPECT_NE(why.find("other users may write"), std::string::npos) << why;
   EXPECT_TRUE(smd::read_bounded_file(mine, own, &why)) << why;
-  EXPECT_TRUE(smd::read_bounded_file(link, smd::FileRules{}, &why)) << why;  // links followed by default
+  EXPECT_TRUE(smd::read_bounded_file(link, smd::FileRules{}, &why))
+      << why;  // links followed by default
 }
 
 TEST(PrivateDir, MadeWithParentsMode0700AndCheckedForOwnerAndMode) {

@@ -34,7 +34,9 @@ class SharedDir {
   std::string path_;
 };
 
-inline void write_text(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
+inline void write_text(const std::string &path, const std::string &text) {
+  std::ofstream(path) << text;
+}
 
 inline std::string read_text(const std::string &path) {
   std::stringstream ss;

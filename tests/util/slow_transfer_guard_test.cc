@@ -26,7 +26,7 @@ class SlowTransferGuardTest : public ::testing::Test {
 TEST_F(SlowTransferGuardTest, StaysOffForNormalRatios) {
   G g(&fake_clock);
   for (int w = 0; w < 20; ++w) observe_window(g, 150 + w * 5, 100);  // 1.5x .. 2.45x
-  observe_window(g, 300, 100);  // exactly 3x: not slow
+  observe_window(g, 300, 100);                                       // exactly 3x: not slow
   observe_window(g, 300, 100);
   EXPECT_FALSE(g.streaming());
   observe_window(g, 500, 100);  // slow, fast, slow: no switch
@@ -37,7 +37,7 @@ TEST_F(SlowTransferGuardTest, StaysOffForNormalRatios) {
 
 TEST_F(SlowTransferGuardTest, StreamsAfterTwoSlowWindowsThenMeasuresAgain) {
   G g(&fake_clock);
-  for (int i = 0; i < G::kWindow; ++i) g.observe(500, 100);  // one slow window
+  for (int i = 0; i < G::kWindow; ++i) g.observe(500, 100);      // one slow window
   for (int i = 0; i < G::kWindow - 1; ++i) g.observe(500, 100);  // not yet full
   EXPECT_FALSE(g.streaming());
   g.observe(500, 100);  // the second slow window in a row

@@ -78,7 +78,8 @@ TEST(AlgoConfig, PerCollectiveListsAndErrors) {
 }
 
 RankRecord rec(const char *node, int pid) {
-  return RankRecord{.host = "h", .node_key = node, .pid = pid, .cpus = 1, .numa_node = -1, .cpuset = ""};
+  return RankRecord{
+      .host = "h", .node_key = node, .pid = pid, .cpus = 1, .numa_node = -1, .cpuset = ""};
 }
 
 TEST(Topology, NodesInOrderOfLowestRank) {
@@ -188,8 +189,8 @@ TEST(Topology, FakeNodesShareTheirMachinesCpus) {
     r.cpuset = "0-1";
     return r;
   };
-  Topology t = Topology::compute({rec("a", "m"), rec("a", "m"), rec("b", "m"), rec("b", "m"),
-                                  rec("c", "other")});
+  Topology t = Topology::compute(
+      {rec("a", "m"), rec("a", "m"), rec("b", "m"), rec("b", "m"), rec("c", "other")});
   EXPECT_EQ(t.node_count, 3);
   EXPECT_EQ(t.machine_members(2), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(t.cpus_of(t.machine_members(2)), 2);
@@ -269,7 +270,8 @@ TEST(StreamCopy, EqualsMemcpyAtEveryAlignmentAndLength) {
       for (size_t len : {0, 1, 15, 16, 17, 63, 64, 65, 127, 200, 4000}) {
         std::fill(dst.begin(), dst.end(), 0xee);
         smd::stream_copy(dst.data() + doff, src.data() + soff, len);
-        ASSERT_EQ(memcmp(dst.data() + doff, src.data() + soff, len), 0) << soff << " " << doff << " " << len;
+        ASSERT_EQ(memcmp(dst.data() + doff, src.data() + soff, len), 0)
+            << soff << " " << doff << " " << len;
         ASSERT_EQ(dst[doff + len], 0xee) << "wrote past the end";
         if (doff) {
           ASSERT_EQ(dst[doff - 1], 0xee) << "wrote before the start";
@@ -304,7 +306,8 @@ TEST(RingQueue, FirstInFirstOutAcrossWrapAndGrowth) {
 TEST(Tags, FieldsDoNotOverlapAndStayIn44Bits) {
   uint64_t t = coll_tag(coll_tag_space(0xFFFFF, 2), 0x3FF, 0xFFF);
   EXPECT_LT(t, 1ull << 44);
-  EXPECT_LT(coll_tag(coll_tag_space(0xFFFFF, kMaxCommRanks), ~0ull, 2 * kMaxCommRanks - 1), 1ull << 44);
+  EXPECT_LT(coll_tag(coll_tag_space(0xFFFFF, kMaxCommRanks), ~0ull, 2 * kMaxCommRanks - 1),
+            1ull << 44);
   EXPECT_NE(coll_tag(coll_tag_space(1, 8), 0, 0), coll_tag(coll_tag_space(2, 8), 0, 0));
   EXPECT_NE(coll_tag(coll_tag_space(1, 8), 1, 0), coll_tag(coll_tag_space(1, 8), 0, 1));
   EXPECT_NE(make_tag(TagKind::kP2P, 1, 5), make_tag(TagKind::kColl, 1, 5));
@@ -334,7 +337,8 @@ TEST(Tags, StepsAtTheLimitsKeepTheirOwnField) {
       for (uint64_t seq : {0ull, 5ull, 0x3FFull, ~0ull}) {
         uint64_t t = coll_tag(s, seq, step);
         EXPECT_EQ(coll_tag_step(s, t), step) << ranks << " ranks";
-        EXPECT_EQ(coll_tag_seq(s, t), coll_tag_seq_field(s, seq)) << ranks << " ranks, step " << step;
+        EXPECT_EQ(coll_tag_seq(s, t), coll_tag_seq_field(s, seq))
+            << ranks << " ranks, step " << step;
         EXPECT_EQ((t >> 22) & kTagCommMask, 0xABCDEu);
         EXPECT_EQ(t >> 42, uint64_t(TagKind::kColl));
       }
@@ -367,11 +371,13 @@ TEST(Tags, NarrowSequenceKeepsTheSalt) {
     CollTagSpace s = coll_tag_space(1, ranks);
     for (uint64_t counter = 0; counter < 16; ++counter) {
       std::set<uint32_t> fields;
-      for (uint64_t salt = 0; salt < 64; ++salt) fields.insert(coll_tag_seq_field(s, counter ^ (salt << 4)));
+      for (uint64_t salt = 0; salt < 64; ++salt)
+        fields.insert(coll_tag_seq_field(s, counter ^ (salt << 4)));
       size_t want = ranks == kMaxCommRanks ? 32u : 64u;
       EXPECT_EQ(fields.size(), want) << ranks << " ranks, counter " << counter;
       // Consecutive calls with one salt never share a field.
-      EXPECT_NE(coll_tag_seq_field(s, counter ^ (9u << 4)), coll_tag_seq_field(s, (counter + 1) ^ (9u << 4)));
+      EXPECT_NE(coll_tag_seq_field(s, counter ^ (9u << 4)),
+                coll_tag_seq_field(s, (counter + 1) ^ (9u << 4)));
     }
   }
 }
@@ -434,7 +440,8 @@ TEST(Executor, ErrorsTravelWithTheTask) {
   ASSERT_TRUE(t->wait_until(Deadline::after_ms(kWaitMs)));
   EXPECT_EQ(t->result(), SMD_ERR_TIMEOUT);
   EXPECT_EQ(t->error(), "too slow");
-  EXPECT_EQ(code_of([&] { e.run_blocking([] { fail(SMD_ERR_MISMATCH, "x"); }); }), SMD_ERR_MISMATCH);
+  EXPECT_EQ(code_of([&] { e.run_blocking([] { fail(SMD_ERR_MISMATCH, "x"); }); }),
+            SMD_ERR_MISMATCH);
   EXPECT_TRUE(e.drain(Deadline::after_ms(kWaitMs)));
   e.stop();
   auto late = e.submit([] {});

@@ -113,7 +113,8 @@ TEST(Registry, FixedCostsDecide) {
 TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
   EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kRing), Algo::kRing);
   // Hierarchical needs several nodes; direct needs one.
-  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kHierarchical), Algo::kDirect);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kHierarchical),
+            Algo::kDirect);
   EXPECT_NE(pick(CollKind::kAllreduce, 65536, nodes(2, 2, 2), {}, Algo::kDirect), Algo::kDirect);
   EXPECT_EQ(pick(CollKind::kAllreduce, 65536, nodes(4, 1, 1), {}, Algo::kHierarchical), Algo::kRd);
   EXPECT_TRUE(algo_supported(CollKind::kAllreduce, Algo::kHierarchical));
@@ -140,7 +141,8 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
     for (CollKind k : {CollKind::kAllgather, CollKind::kBroadcast}) {
       EXPECT_EQ(pick(k, 8, with, fast_cma), Algo::kDirect) << coll_name(k);
       EXPECT_EQ(pick(k, size_t(16) << 20, with, fast_cma), Algo::kCma) << coll_name(k);
-      for (size_t b : kSizes) EXPECT_EQ(pick(k, b, with), Algo::kDirect) << coll_name(k) << " " << b;
+      for (size_t b : kSizes)
+        EXPECT_EQ(pick(k, b, with), Algo::kDirect) << coll_name(k) << " " << b;
       EXPECT_EQ(pick(k, 8, with, {}, Algo::kCma), Algo::kCma) << coll_name(k);
     }
     // reduce_scatter adds its reductions at reduce_gbps.
@@ -169,7 +171,7 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
 // would tie with it everywhere).
 TEST(Registry, EveryRowHasACostOfItsOwn) {
   std::vector<CommShape> shapes = {single_node(2), single_node(3), single_node(8),
-                                   nodes(2, 4, 4), nodes(4, 1, 1),  nodes(3, 2, 2)};
+                                   nodes(2, 4, 4), nodes(4, 1, 1), nodes(3, 2, 2)};
   for (CommShape &s : shapes) s.cma = s.arena;
   CostModel m;
   auto costs_of = [&](const AlgoEntry &e) {
@@ -235,8 +237,8 @@ TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {
   CostModel partial = CostModel::parse("# measured\n\nnet_gbps = 2.5  # 20 Gb/s\n", "test");
   EXPECT_DOUBLE_EQ(partial.net.gbps, 2.5);
   EXPECT_DOUBLE_EQ(partial.net.alpha_us, CostModel{}.net.alpha_us);
-  for (const char *bad : {"net_gbps 2", "warp = 1", "net_gbps = 0", "net_gbps = -1", "net_alpha_us = x",
-                          "net_alpha_us = 1e400", "cma_gbps = 0"}) {
+  for (const char *bad : {"net_gbps 2", "warp = 1", "net_gbps = 0", "net_gbps = -1",
+                          "net_alpha_us = x", "net_alpha_us = 1e400", "cma_gbps = 0"}) {
     try {
       CostModel::parse(std::string("arena_gbps = 9\n") + bad + "\n", "file.txt");
       ADD_FAILURE() << "accepted: " << bad;

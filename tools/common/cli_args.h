@@ -106,9 +106,9 @@ inline const CLI::Option *find_option(const CLI::App &app, const std::string &na
 // What to tell the user about an error CLI11 itself raised while parsing
 // `args`: a flag given a value ("--json=1"), or a value missing at the end of
 // the line, named with the option as typed; anything else in CLI11's words.
-inline std::string describe_cli_error(const CLI::App &app, const CLI::ParseError &error,
-                                      const std::vector<std::string> &args,
-                                      const std::function<std::string(const std::string &)> &missing_value) {
+inline std::string describe_cli_error(
+    const CLI::App &app, const CLI::ParseError &error, const std::vector<std::string> &args,
+    const std::function<std::string(const std::string &)> &missing_value) {
   if (!dynamic_cast<const CLI::ArgumentMismatch *>(&error)) return error.what();
   for (const std::string &arg : args) {
     size_t eq = arg.find('=');

@@ -18,9 +18,13 @@ namespace smdvals {
 
 inline size_t dtype_size(smd_datatype_t d) {
   switch (d) {
-    case SMD_INT8: case SMD_UINT8: return 1;
-    case SMD_FLOAT16: case SMD_BFLOAT16: return 2;
-    case SMD_INT32: case SMD_UINT32: case SMD_FLOAT32: return 4;
+    case SMD_INT8:
+    case SMD_UINT8: return 1;
+    case SMD_FLOAT16:
+    case SMD_BFLOAT16: return 2;
+    case SMD_INT32:
+    case SMD_UINT32:
+    case SMD_FLOAT32: return 4;
     default: return 8;
   }
 }
@@ -40,7 +44,8 @@ inline uint16_t f32_to_f16(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
   if (exp <= 0) {
     if (exp < -10) return static_cast<uint16_t>(sign);
@@ -64,7 +69,10 @@ inline float f16_to_f32(uint16_t h) {
       x = sign;
     } else {
       int e = -1;
-      do { mant <<= 1; ++e; } while (!(mant & 0x400u));
+      do {
+        mant <<= 1;
+        ++e;
+      } while (!(mant & 0x400u));
       x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
     }
   } else if (exp == 31) {
@@ -98,14 +106,46 @@ inline double load(const void *buf, size_t i, smd_datatype_t d) {
   switch (d) {
     case SMD_INT8: return *reinterpret_cast<const int8_t *>(p);
     case SMD_UINT8: return *p;
-    case SMD_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case SMD_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case SMD_INT64: { int64_t v; memcpy(&v, p, 8); return static_cast<double>(v); }
-    case SMD_UINT64: { uint64_t v; memcpy(&v, p, 8); return static_cast<double>(v); }
-    case SMD_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return f16_to_f32(v); }
-    case SMD_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return bf16_to_f32(v); }
-    case SMD_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
-    default: { double v; memcpy(&v, p, 8); return v; }
+    case SMD_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case SMD_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case SMD_INT64: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case SMD_UINT64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case SMD_FLOAT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return f16_to_f32(v);
+    }
+    case SMD_BFLOAT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return bf16_to_f32(v);
+    }
+    case SMD_FLOAT32: {
+      float v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      double v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -113,22 +153,58 @@ inline double load(const void *buf, size_t i, smd_datatype_t d) {
 inline void store(void *buf, size_t i, smd_datatype_t d, double v) {
   uint8_t *p = static_cast<uint8_t *>(buf) + i * dtype_size(d);
   switch (d) {
-    case SMD_INT8: { int8_t x = static_cast<int8_t>(static_cast<int64_t>(v)); memcpy(p, &x, 1); break; }
-    case SMD_UINT8: { uint8_t x = static_cast<uint8_t>(static_cast<int64_t>(v)); memcpy(p, &x, 1); break; }
-    case SMD_INT32: { int32_t x = static_cast<int32_t>(static_cast<int64_t>(v)); memcpy(p, &x, 4); break; }
-    case SMD_UINT32: { uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(v)); memcpy(p, &x, 4); break; }
-    case SMD_INT64: { int64_t x = static_cast<int64_t>(v); memcpy(p, &x, 8); break; }
-    case SMD_UINT64: { uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(v)); memcpy(p, &x, 8); break; }
-    case SMD_FLOAT16: { uint16_t x = f32_to_f16(static_cast<float>(v)); memcpy(p, &x, 2); break; }
-    case SMD_BFLOAT16: { uint16_t x = f32_to_bf16(static_cast<float>(v)); memcpy(p, &x, 2); break; }
-    case SMD_FLOAT32: { float x = static_cast<float>(v); memcpy(p, &x, 4); break; }
+    case SMD_INT8: {
+      int8_t x = static_cast<int8_t>(static_cast<int64_t>(v));
+      memcpy(p, &x, 1);
+      break;
+    }
+    case SMD_UINT8: {
+      uint8_t x = static_cast<uint8_t>(static_cast<int64_t>(v));
+      memcpy(p, &x, 1);
+      break;
+    }
+    case SMD_INT32: {
+      int32_t x = static_cast<int32_t>(static_cast<int64_t>(v));
+      memcpy(p, &x, 4);
+      break;
+    }
+    case SMD_UINT32: {
+      uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(v));
+      memcpy(p, &x, 4);
+      break;
+    }
+    case SMD_INT64: {
+      int64_t x = static_cast<int64_t>(v);
+      memcpy(p, &x, 8);
+      break;
+    }
+    case SMD_UINT64: {
+      uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(v));
+      memcpy(p, &x, 8);
+      break;
+    }
+    case SMD_FLOAT16: {
+      uint16_t x = f32_to_f16(static_cast<float>(v));
+      memcpy(p, &x, 2);
+      break;
+    }
+    case SMD_BFLOAT16: {
+      uint16_t x = f32_to_bf16(static_cast<float>(v));
+      memcpy(p, &x, 2);
+      break;
+    }
+    case SMD_FLOAT32: {
+      float x = static_cast<float>(v);
+      memcpy(p, &x, 4);
+      break;
+    }
     default: memcpy(p, &v, 8); break;
   }
 }
 
 // Every datatype and every op, for tests that cover them all.
 inline constexpr smd_datatype_t kAllDatatypes[] = {
-    SMD_INT8,  SMD_UINT8,   SMD_INT32,    SMD_UINT32,  SMD_INT64,
+    SMD_INT8,   SMD_UINT8,   SMD_INT32,    SMD_UINT32,  SMD_INT64,
     SMD_UINT64, SMD_FLOAT16, SMD_BFLOAT16, SMD_FLOAT32, SMD_FLOAT64};
 inline constexpr smd_op_t kAllOps[] = {SMD_SUM, SMD_PROD, SMD_MIN, SMD_MAX, SMD_AVG};
 
@@ -163,7 +239,8 @@ inline double expected(int nranks, size_t i, smd_op_t op, smd_datatype_t d) {
   for (int r = 1; r < nranks; ++r) {
     double v = value(r, i, op, d);
     switch (op) {
-      case SMD_SUM: case SMD_AVG: acc += v; break;
+      case SMD_SUM:
+      case SMD_AVG: acc += v; break;
       case SMD_PROD: acc *= v; break;
       case SMD_MIN: acc = v < acc ? v : acc; break;
       case SMD_MAX: acc = v > acc ? v : acc; break;
@@ -183,7 +260,10 @@ inline double expected(int nranks, size_t i, smd_op_t op, smd_datatype_t d) {
 // Whether got matches want for this datatype and op.
 inline bool close_enough(double got, double want, smd_datatype_t d, smd_op_t op) {
   if (!is_float(d) || op != SMD_AVG) return got == want;
-  double tol = d == SMD_BFLOAT16 ? 1.6e-2 : d == SMD_FLOAT16 ? 2e-3 : d == SMD_FLOAT32 ? 1e-6 : 1e-12;
+  double tol = d == SMD_BFLOAT16  ? 1.6e-2
+               : d == SMD_FLOAT16 ? 2e-3
+               : d == SMD_FLOAT32 ? 1e-6
+                                  : 1e-12;
   return std::fabs(got - want) <= tol * (std::fabs(want) > 1 ? std::fabs(want) : 1);
 }
 

@@ -62,14 +62,17 @@ Shape shape_of(Coll c, size_t bytes, size_t es, int p) {
   return {};
 }
 
-smd_result_t run_once(const Options &o, const Shape &s, const void *send, void *recv, smd_comm_t *comm) {
+smd_result_t run_once(const Options &o, const Shape &s, const void *send, void *recv,
+                      smd_comm_t *comm) {
   switch (o.coll) {
     case Coll::kAllreduce: return smd_allreduce(send, recv, s.count, o.dtype, o.op, comm, nullptr);
     case Coll::kAllgather: return smd_allgather(send, recv, s.count, o.dtype, comm, nullptr);
     case Coll::kReduceScatter:
       return smd_reduce_scatter(send, recv, s.count, o.dtype, o.op, comm, nullptr);
-    case Coll::kBroadcast: return smd_broadcast(send, recv, s.count, o.dtype, o.root, comm, nullptr);
-    case Coll::kReduce: return smd_reduce(send, recv, s.count, o.dtype, o.op, o.root, comm, nullptr);
+    case Coll::kBroadcast:
+      return smd_broadcast(send, recv, s.count, o.dtype, o.root, comm, nullptr);
+    case Coll::kReduce:
+      return smd_reduce(send, recv, s.count, o.dtype, o.op, o.root, comm, nullptr);
     case Coll::kAlltoall: return smd_alltoall(send, recv, s.count, o.dtype, comm, nullptr);
   }
   return SMD_ERR_INVALID_ARGUMENT;
@@ -89,7 +92,8 @@ size_t count_errors(const Options &o, const Shape &s, const void *recv, int rank
     if (!smdvals::close_enough(smdvals::load(recv, out_i, o.dtype), want, o.dtype, o.op)) ++wrong;
   };
   auto expect_value = [&](size_t out_i, int from, size_t in_i) {
-    if (smdvals::load(recv, out_i, o.dtype) != smdvals::load_value(from, in_i, o.op, o.dtype)) ++wrong;
+    if (smdvals::load(recv, out_i, o.dtype) != smdvals::load_value(from, in_i, o.op, o.dtype))
+      ++wrong;
   };
   switch (o.coll) {
     case Coll::kAllreduce:
@@ -157,16 +161,20 @@ int main(int argc, char **argv) {
   const long long rss_init_kib = o.rss ? proc_status_kib("VmRSS") : 0;
   size_t user_buffer_bytes = 0;  // send + receive buffers of the largest size
   if (rank == 0 && !o.json) {
-    printf("# smd-bench %s  ranks %d  dtype %s  op %s  iters %d  warmup %d  %s\n", o.coll_name.c_str(), p,
-           o.dtype_name.c_str(), o.op_name.c_str(), o.iters, o.warmup, o.inplace ? "in-place" : "out-of-place");
+    printf("# smd-bench %s  ranks %d  dtype %s  op %s  iters %d  warmup %d  %s\n",
+           o.coll_name.c_str(), p, o.dtype_name.c_str(), o.op_name.c_str(), o.iters, o.warmup,
+           o.inplace ? "in-place" : "out-of-place");
     printf("# %12s %12s %9s %6s %12s %10s %10s %8s\n", "bytes", "count", "type", "op", "time_us",
            "algbw_GB/s", "busbw_GB/s", "errors");
   }
-  for (size_t bytes = o.min_bytes;; bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
+  for (size_t bytes = o.min_bytes;;
+       bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
     if (bytes > o.max_bytes) break;
     Shape s = shape_of(o.coll, bytes, es, p);
-    UserBuffer sendv(world, o.shared_mem,
-                     std::max<size_t>(1, (o.inplace ? std::max(s.send_elems, s.recv_elems) : s.send_elems) * es));
+    UserBuffer sendv(
+        world, o.shared_mem,
+        std::max<size_t>(1,
+                         (o.inplace ? std::max(s.send_elems, s.recv_elems) : s.send_elems) * es));
     UserBuffer recvv(world, o.shared_mem, std::max<size_t>(1, s.recv_elems * es));
     void *send = sendv.data();
     void *recv = recvv.data();
@@ -211,17 +219,21 @@ int main(int argc, char **argv) {
     double busbw = algbw * s.busbw_factor;
     if (rank == 0) {
       if (o.json)
-        printf("{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": \"%s\", "
-               "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"errors\": %llu, "
-               "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\", \"inter_node_bytes\": %llu, "
-               "\"predicted_us\": %.3f}\n",
-               o.coll_name.c_str(), bytes, s.count, o.dtype_name.c_str(), o.op_name.c_str(), p, time_us,
-               algbw, busbw, static_cast<unsigned long long>(total_err), o.check ? 1 : 0, o.inplace ? 1 : 0,
-               after.last_algorithm, static_cast<unsigned long long>(inter_node_bytes),
-               after.last_predicted_us);
+        printf(
+            "{\"collective\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", \"op\": "
+            "\"%s\", "
+            "\"ranks\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, "
+            "\"errors\": %llu, "
+            "\"checked\": %d, \"in_place\": %d, \"algo\": \"%s\", \"inter_node_bytes\": %llu, "
+            "\"predicted_us\": %.3f}\n",
+            o.coll_name.c_str(), bytes, s.count, o.dtype_name.c_str(), o.op_name.c_str(), p,
+            time_us, algbw, busbw, static_cast<unsigned long long>(total_err), o.check ? 1 : 0,
+            o.inplace ? 1 : 0, after.last_algorithm,
+            static_cast<unsigned long long>(inter_node_bytes), after.last_predicted_us);
       else
-        printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, s.count, o.dtype_name.c_str(),
-               o.op_name.c_str(), time_us, algbw, busbw, static_cast<unsigned long long>(total_err));
+        printf("  %12zu %12zu %9s %6s %12.2f %10.3f %10.3f %8llu\n", bytes, s.count,
+               o.dtype_name.c_str(), o.op_name.c_str(), time_us, algbw, busbw,
+               static_cast<unsigned long long>(total_err));
       fflush(stdout);
     }
     if (bytes == o.max_bytes) break;
@@ -232,13 +244,17 @@ int main(int argc, char **argv) {
     CHECK(smd_barrier(world, nullptr));
     long long hwm = proc_status_kib("VmHWM");
     if (o.json)
-      printf("{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": %lld, "
-             "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
-             o.coll_name.c_str(), rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
+      printf(
+          "{\"rss\": \"%s\", \"rank\": %d, \"ranks\": %d, \"max_bytes\": %zu, \"rss_peak_kib\": "
+          "%lld, "
+          "\"rss_init_kib\": %lld, \"user_buffers_kib\": %zu}\n",
+          o.coll_name.c_str(), rank, p, o.max_bytes, hwm, rss_init_kib, user_buffer_bytes / 1024);
     else
-      printf("# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB, beyond them %lld KiB\n",
-             rank, hwm, rss_init_kib, user_buffer_bytes / 1024,
-             hwm - static_cast<long long>(user_buffer_bytes / 1024));
+      printf(
+          "# rank %d: peak resident %lld KiB (after init %lld KiB), user buffers %zu KiB, beyond "
+          "them %lld KiB\n",
+          rank, hwm, rss_init_kib, user_buffer_bytes / 1024,
+          hwm - static_cast<long long>(user_buffer_bytes / 1024));
     fflush(stdout);
   }
   CHECK(smd_comm_destroy(world));

@@ -53,7 +53,7 @@ const char *kUsage =
   exit(2);
 }
 
-const char *kDtypes[] = {"int8", "uint8", "int32", "uint32", "int64",
+const char *kDtypes[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
                          "uint64", "float16", "bfloat16", "float32", "float64"};
 const char *kOps[] = {"sum", "prod", "min", "max", "avg"};
 
@@ -79,7 +79,9 @@ struct HelpAsked {};
 
 int int_value(const std::string &name, const std::string &text) {
   std::optional<int> v = smdtools::to_int(text);
-  if (!v) throw smdtools::usage_problem("bad value for " + name + ": expected an integer, got '" + text + "'");
+  if (!v)
+    throw smdtools::usage_problem("bad value for " + name + ": expected an integer, got '" + text +
+                                  "'");
   return *v;
 }
 
@@ -178,9 +180,8 @@ Options parse_options(int argc, char **argv) {
   } catch (const CLI::ExtrasError &) {
     usage_error("unknown option '" + smdtools::remaining_args(app).front() + "'");
   } catch (const CLI::ParseError &e) {
-    usage_error(smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
-      return name + " needs a value";
-    }));
+    usage_error(smdtools::describe_cli_error(
+        app, e, args, [](const std::string &name) { return name + " needs a value"; }));
   }
   if (!o.tune_file.empty()) {
     if (others > 0) usage_error("--tune takes one argument, the file to write");
@@ -191,7 +192,8 @@ Options parse_options(int argc, char **argv) {
   if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
   if (o.iters < 1 || o.warmup < 0) usage_error("-n must be >= 1 and -w >= 0");
   if (o.tensors < 0 || o.layers < 0) usage_error("--tensors and --layers must be >= 0");
-  if (o.many_tensors() && o.coll != Coll::kAllreduce) usage_error("--tensors and --model need allreduce");
+  if (o.many_tensors() && o.coll != Coll::kAllreduce)
+    usage_error("--tensors and --model need allreduce");
   if (o.grouped && o.single) usage_error("--grouped and --single exclude each other");
   return o;
 }

@@ -45,7 +45,8 @@ int run_tensors(smd_comm_t *world, const Options &o) {
   if (!o.model.empty()) {
     counts = model_tensors(o.model, o.layers);
     if (counts.empty()) {
-      if (rank == 0) fprintf(stderr, "smd-bench: unknown model '%s' (known: bert-base)\n", o.model.c_str());
+      if (rank == 0)
+        fprintf(stderr, "smd-bench: unknown model '%s' (known: bert-base)\n", o.model.c_str());
       return 2;
     }
   } else {
@@ -55,7 +56,8 @@ int run_tensors(smd_comm_t *world, const Options &o) {
   for (size_t n : counts) total += n;
   // One allocation, tensors back to back (as a framework's gradient arena).
   std::vector<uint8_t> send(total * es), recv(total * es);
-  for (size_t i = 0; i < total; ++i) smdvals::store(send.data(), i, o.dtype, smdvals::value(rank, i, o.op, o.dtype));
+  for (size_t i = 0; i < total; ++i)
+    smdvals::store(send.data(), i, o.dtype, smdvals::value(rank, i, o.op, o.dtype));
   auto step = [&] {
     if (o.single) {
       CHECK(smd_allreduce(send.data(), recv.data(), total, o.dtype, o.op, world, nullptr));
@@ -64,7 +66,8 @@ int run_tensors(smd_comm_t *world, const Options &o) {
     if (o.grouped) CHECK(smd_group_start());
     size_t off = 0;
     for (size_t n : counts) {
-      CHECK(smd_allreduce(send.data() + off * es, recv.data() + off * es, n, o.dtype, o.op, world, nullptr));
+      CHECK(smd_allreduce(send.data() + off * es, recv.data() + off * es, n, o.dtype, o.op, world,
+                          nullptr));
       off += n;
     }
     if (o.grouped) CHECK(smd_group_end());
@@ -73,8 +76,8 @@ int run_tensors(smd_comm_t *world, const Options &o) {
   uint64_t errors = 0;
   if (o.check)
     for (size_t i = 0; i < total; ++i)
-      if (!smdvals::close_enough(smdvals::load(recv.data(), i, o.dtype), smdvals::expected(p, i, o.op, o.dtype),
-                                 o.dtype, o.op))
+      if (!smdvals::close_enough(smdvals::load(recv.data(), i, o.dtype),
+                                 smdvals::expected(p, i, o.op, o.dtype), o.dtype, o.op))
         ++errors;
   for (int i = 0; i < o.warmup; ++i) step();
   CHECK(smd_barrier(world, nullptr));
@@ -87,18 +90,21 @@ int run_tensors(smd_comm_t *world, const Options &o) {
   if (rank == 0) {
     double algbw = total * es / time_us / 1e3;
     if (o.json)
-      printf("{\"tensors\": %zu, \"mode\": \"%s\", \"model\": \"%s\", \"bytes\": %zu, \"dtype\": \"%s\", "
-             "\"ranks\": %d, \"time_us\": %.3f, \"per_tensor_us\": %.3f, \"algbw_gbps\": %.4f, "
-             "\"busbw_gbps\": %.4f, \"errors\": %llu}\n",
-             counts.size(), mode_name(o), o.model.c_str(), total * es, o.dtype_name.c_str(), p, time_us,
-             time_us / double(counts.size()), algbw, algbw * 2.0 * (p - 1) / p,
-             static_cast<unsigned long long>(total_err));
+      printf(
+          "{\"tensors\": %zu, \"mode\": \"%s\", \"model\": \"%s\", \"bytes\": %zu, \"dtype\": "
+          "\"%s\", "
+          "\"ranks\": %d, \"time_us\": %.3f, \"per_tensor_us\": %.3f, \"algbw_gbps\": %.4f, "
+          "\"busbw_gbps\": %.4f, \"errors\": %llu}\n",
+          counts.size(), mode_name(o), o.model.c_str(), total * es, o.dtype_name.c_str(), p,
+          time_us, time_us / double(counts.size()), algbw, algbw * 2.0 * (p - 1) / p,
+          static_cast<unsigned long long>(total_err));
     else
-      printf("# smd-bench tensors %zu (%s)  mode %s  ranks %d  total %zu bytes  %s\n"
-             "  time_us %.2f per step, %.3f per tensor, algbw %.3f GB/s, errors %llu\n",
-             counts.size(), o.model.empty() ? "equal" : o.model.c_str(), mode_name(o), p, total * es,
-             o.dtype_name.c_str(), time_us, time_us / double(counts.size()), algbw,
-             static_cast<unsigned long long>(total_err));
+      printf(
+          "# smd-bench tensors %zu (%s)  mode %s  ranks %d  total %zu bytes  %s\n"
+          "  time_us %.2f per step, %.3f per tensor, algbw %.3f GB/s, errors %llu\n",
+          counts.size(), o.model.empty() ? "equal" : o.model.c_str(), mode_name(o), p, total * es,
+          o.dtype_name.c_str(), time_us, time_us / double(counts.size()), algbw,
+          static_cast<unsigned long long>(total_err));
     fflush(stdout);
   }
   return total_err ? 1 : 0;

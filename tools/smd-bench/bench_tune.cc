@@ -99,7 +99,9 @@ int run_tune(smd_comm_t *w, const std::string &path) {
     if (node_of[size_t(r)] == 0) node0.push_back(r);
     else if (other < 0) other = r;
   }
-  if (me == 0) fprintf(stderr, "smd-bench --tune: %d ranks on %d+ node(s): measuring...\n", p, other < 0 ? 1 : 2);
+  if (me == 0)
+    fprintf(stderr, "smd-bench --tune: %d ranks on %d+ node(s): measuring...\n", p,
+            other < 0 ? 1 : 2);
 
   // The arena: allreduce among node 0's ranks (direct: two synchronised
   // steps, about 2.5x the vector through memory; see the cost model).
@@ -141,7 +143,8 @@ int run_tune(smd_comm_t *w, const std::string &path) {
   char when[64];
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
   for (FILE *out : {f, stdout}) {
-    fprintf(out, "# smd link costs measured by smd-bench --tune on %s, %d ranks (SMD_TUNING_FILE)\n",
+    fprintf(out,
+            "# smd link costs measured by smd-bench --tune on %s, %d ranks (SMD_TUNING_FILE)\n",
             when, p);
     print_link(out, "arena", arena);
     print_link(out, "local", local);

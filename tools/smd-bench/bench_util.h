@@ -15,9 +15,9 @@ namespace smdbench {
   exit(1);
 }
 
-#define CHECK(call)                                   \
-  do {                                                \
-    smd_result_t r_ = (call);                         \
+#define CHECK(call)                                    \
+  do {                                                 \
+    smd_result_t r_ = (call);                          \
     if (r_ != SMD_SUCCESS) ::smdbench::die(#call, r_); \
   } while (0)
 

@@ -19,8 +19,8 @@ struct KindScore {
 };
 
 struct PlacementScore {
-  std::string placement;  // the letters, "DPT"
-  std::string alias;      // "cluster", "spread" or ""
+  std::string placement;                                // the letters, "DPT"
+  std::string alias;                                    // "cluster", "spread" or ""
   std::array<KindScore, SMD_GROUP_KIND_COUNT> kinds{};  // by smd_group_kind_t
 };
 

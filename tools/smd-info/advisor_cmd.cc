@@ -24,7 +24,8 @@ bool is_given(const Options &o, const PlacementScore &p) {
 void print_text(const Options &o, const Advice &a) {
   printf("%d ranks on %d nodes of %d (rank r on node r / %d): tp %d, pp %d, rdp %d\n", o.world,
          o.nodes, o.ranks_per_node, o.ranks_per_node, o.tp, o.pp, o.world / (o.tp * o.pp));
-  printf("off-node members per group kind (split groups/groups); ranked by %s", kind_name(a.priority[0]));
+  printf("off-node members per group kind (split groups/groups); ranked by %s",
+         kind_name(a.priority[0]));
   for (size_t i = 1; i < a.priority.size(); ++i)
     printf("%s%s", i == 1 ? ", then " : ", ", kind_name(a.priority[i]));
   printf("\n\n");
@@ -51,16 +52,18 @@ void print_text(const Options &o, const Advice &a) {
   const PlacementScore &best = a.placements[a.recommended];
   const char *heaviest = kind_name(a.priority[0]);
   if (best.kinds[a.priority[0]].off_node == 0)
-    printf("\nrecommended: %s: every %s group stays inside a node\n", label(best).c_str(), heaviest);
+    printf("\nrecommended: %s: every %s group stays inside a node\n", label(best).c_str(),
+           heaviest);
   else
-    printf("\nrecommended: %s: no placement keeps every %s group inside a node; this one has the "
-           "fewest %s members off their home node\n",
-           label(best).c_str(), heaviest, heaviest);
+    printf(
+        "\nrecommended: %s: no placement keeps every %s group inside a node; this one has the "
+        "fewest %s members off their home node\n",
+        label(best).c_str(), heaviest, heaviest);
 }
 
 void print_json(const Options &o, const Advice &a) {
-  printf("{\"world\":%d,\"tp\":%d,\"pp\":%d,\"rdp\":%d,\"nodes\":%d,\"ranks_per_node\":%d,", o.world,
-         o.tp, o.pp, o.world / (o.tp * o.pp), o.nodes, o.ranks_per_node);
+  printf("{\"world\":%d,\"tp\":%d,\"pp\":%d,\"rdp\":%d,\"nodes\":%d,\"ranks_per_node\":%d,",
+         o.world, o.tp, o.pp, o.world / (o.tp * o.pp), o.nodes, o.ranks_per_node);
   printf("\"priority\":[");
   for (size_t i = 0; i < a.priority.size(); ++i)
     printf("%s%s", i ? "," : "", json_string(kind_name(a.priority[i])).c_str());
@@ -87,10 +90,8 @@ void print_json(const Options &o, const Advice &a) {
 int run_advisor(const Options &o) {
   if (o.placement_given) compute_layout(o.world, o.tp, o.pp, o.placement);  // a usage error if bad
   Advice a = advise(o.world, o.tp, o.pp, o.ranks_per_node, o.heaviest);
-  if (o.json)
-    print_json(o, a);
-  else
-    print_text(o, a);
+  if (o.json) print_json(o, a);
+  else print_text(o, a);
   return 0;
 }
 

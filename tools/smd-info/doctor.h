@@ -11,7 +11,7 @@ namespace smdinfo {
 enum class Verdict { kOk, kWarn, kFail };
 
 struct CheckResult {
-  std::string item;    // "plugins", "transport tcp", "/dev/shm", ...
+  std::string item;  // "plugins", "transport tcp", "/dev/shm", ...
   Verdict verdict = Verdict::kOk;
   std::string detail;  // what was found, or why it fails
   std::string fix;     // what to do; empty when OK

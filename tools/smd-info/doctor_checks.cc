@@ -73,12 +73,13 @@ std::vector<CheckResult> check_plugins(std::vector<std::string> *loadable) {
   std::string dirs;
   for (const std::string &d : smd::plugin_search_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
   if (!has_shm)
-    out.insert(out.begin(), {"plugins", Verdict::kFail,
-                             "no loadable shm plugin in " + dirs + (loaded.empty() ? "" : " (found: " + loaded + ")"),
-                             "set SMD_PLUGIN_PATH to the folder holding libsmd-transport-shm.so, or "
-                             "reinstall smd"});
-  else
-    out.insert(out.begin(), {"plugins", Verdict::kOk, "loadable: " + loaded, ""});
+    out.insert(
+        out.begin(),
+        {"plugins", Verdict::kFail,
+         "no loadable shm plugin in " + dirs + (loaded.empty() ? "" : " (found: " + loaded + ")"),
+         "set SMD_PLUGIN_PATH to the folder holding libsmd-transport-shm.so, or "
+         "reinstall smd"});
+  else out.insert(out.begin(), {"plugins", Verdict::kOk, "loadable: " + loaded, ""});
   return out;
 }
 
@@ -131,7 +132,9 @@ CheckResult check_cross_memory_attach() {
     char got[64] = {0};
     iovec local{got, sizeof got}, remote{const_cast<char *>(buffer), sizeof got};
     ssize_t n = process_vm_readv(holder, &local, 1, &remote, 1, 0);
-    int err = n == static_cast<ssize_t>(sizeof got) && !strcmp(got, "smd cross-memory attach probe") ? 0 : (n < 0 ? errno : EIO);
+    int err = n == static_cast<ssize_t>(sizeof got) && !strcmp(got, "smd cross-memory attach probe")
+                  ? 0
+                  : (n < 0 ? errno : EIO);
     (void)!write(status_pipe[1], &err, sizeof err);
     _exit(0);
   }
@@ -150,7 +153,7 @@ CheckResult check_cross_memory_attach() {
   r.verdict = Verdict::kWarn;
   r.detail += std::string("denied (") + strerror(err) +
               "): the shm transport copies large messages through shared memory instead, and the "
-                               "single-copy cma collectives (SMD_ALGO=cma) are unavailable";
+              "single-copy cma collectives (SMD_ALGO=cma) are unavailable";
   r.fix = scope != "none" && scope != "0"
               ? "echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope, or run with CAP_SYS_PTRACE"
               : "containers: --cap-add SYS_PTRACE (or a seccomp profile allowing process_vm_readv)";
@@ -161,8 +164,9 @@ CheckResult check_hwloc() {
 #if SMD_HAVE_HWLOC
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0)
-    return {"hwloc", Verdict::kWarn, "built with hwloc, but the topology does not load",
-            "check that /sys is mounted; NUMA nodes and CPU sets are reported as unknown meanwhile"};
+    return {
+        "hwloc", Verdict::kWarn, "built with hwloc, but the topology does not load",
+        "check that /sys is mounted; NUMA nodes and CPU sets are reported as unknown meanwhile"};
   int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -172,7 +176,8 @@ CheckResult check_hwloc() {
               std::to_string(pus) + " hardware thread(s)",
           ""};
 #else
-  return {"hwloc", Verdict::kWarn, "built without hwloc: NUMA nodes and CPU sets are reported as unknown",
+  return {"hwloc", Verdict::kWarn,
+          "built without hwloc: NUMA nodes and CPU sets are reported as unknown",
           "install libhwloc-dev and rebuild (meson setup -Dhwloc=enabled)"};
 #endif
 }
@@ -195,10 +200,12 @@ CheckResult check_cuda() {
   }
   // Left open: a driver's dlclose at exit is known to misbehave.
   if (driver && devices < 0)
-    return {"cuda", Verdict::kWarn, found, "the driver is installed but does not start: check nvidia-smi"};
+    return {"cuda", Verdict::kWarn, found,
+            "the driver is installed but does not start: check nvidia-smi"};
   // Host memory works everywhere; a machine without CUDA is not a fault.
   return {"cuda", Verdict::kOk,
-          found + (SMD_HAVE_CUDA ? "" : "; this build is host-memory only (built without CUDA)"), ""};
+          found + (SMD_HAVE_CUDA ? "" : "; this build is host-memory only (built without CUDA)"),
+          ""};
 }
 
 CheckResult check_store_port() {
@@ -209,8 +216,9 @@ CheckResult check_store_port() {
   } catch (const smd::Error &e) {
     return {r.item, Verdict::kFail, e.message(), "set SMD_MASTER_PORT to a port number"};
   }
-  std::string name = "SMD_MASTER_PORT " + std::to_string(port) +
-                     (smd::param_origin("SMD_MASTER_PORT") == smd::ParamOrigin::kDefault ? " (default)" : "");
+  std::string name =
+      "SMD_MASTER_PORT " + std::to_string(port) +
+      (smd::param_origin("SMD_MASTER_PORT") == smd::ParamOrigin::kDefault ? " (default)" : "");
   if (port < 1 || port > 65535)
     return {r.item, Verdict::kFail, name + " is not a TCP port", "set SMD_MASTER_PORT in 1..65535"};
   int fd = socket(AF_INET, SOCK_STREAM, 0);

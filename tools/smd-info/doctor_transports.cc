@@ -56,7 +56,8 @@ std::string run_rank(int rank, int port, const std::string &transport) {
   std::string problem;
   for (size_t count : {size_t{4}, size_t{1} << 20}) {
     std::vector<int32_t> v(count, rank + 1);
-    if (smd_result_t r = smd_allreduce(v.data(), v.data(), count, SMD_INT32, SMD_SUM, world, nullptr)) {
+    if (smd_result_t r =
+            smd_allreduce(v.data(), v.data(), count, SMD_INT32, SMD_SUM, world, nullptr)) {
       problem = failed("smd_allreduce", r);
       break;
     }
@@ -97,7 +98,9 @@ CheckResult check_transport(const std::string &transport) {
   int open_pipes = 2;
   bool timed_out = false;
   while (open_pipes > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -128,7 +131,8 @@ CheckResult check_transport(const std::string &transport) {
   }
   if (timed_out) {
     r.verdict = Verdict::kFail;
-    r.detail = "two local ranks did not finish within " + std::to_string(kDeadlineMs / 1000 + 5) + " s";
+    r.detail =
+        "two local ranks did not finish within " + std::to_string(kDeadlineMs / 1000 + 5) + " s";
   } else if (!why[0].empty() || !why[1].empty()) {
     r.verdict = Verdict::kFail;
     r.detail = why[0].empty() ? "rank 1: " + why[1] : "rank 0: " + why[0];
@@ -137,7 +141,8 @@ CheckResult check_transport(const std::string &transport) {
     return r;
   }
   r.fix = "rerun with SMD_DEBUG=info SMD_TRANSPORT=" + transport +
-          " for the plugin's own account; SMD_TRANSPORT=auto avoids it only if another network plugin works";
+          " for the plugin's own account; SMD_TRANSPORT=auto avoids it only if another network "
+          "plugin works";
   return r;
 }
 

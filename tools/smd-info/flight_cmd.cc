@@ -78,8 +78,8 @@ std::string dump_problem(const Json &v) {
     if (x >= lo && x < hi) return "";
     const Json *raw = member(v, key);
     std::string shown = raw ? raw->dump(-1, ' ', false, Json::error_handler_t::replace) : "missing";
-    return std::string(key) + " " + shown + " is not in [" + std::to_string(lo) +
-           ", " + std::to_string(hi) + ")";
+    return std::string(key) + " " + shown + " is not in [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + ")";
   };
   std::string p;
   if (!(p = outside("world_size", 1, kMaxRanks + 1)).empty()) return p;
@@ -99,8 +99,8 @@ std::string dump_problem(const Json &v) {
       return "an entry has a negative or missing seq or count";
     int64_t root = int_of(e, "root", -1);
     if (root < 0 || root >= int_of(v, "comm_size"))
-      return "entry with seq " + std::to_string(int_of(e, "seq")) + " has root " + std::to_string(root) +
-             ", not a rank of the communicator";
+      return "entry with seq " + std::to_string(int_of(e, "seq")) + " has root " +
+             std::to_string(root) + ", not a rank of the communicator";
   }
   return "";
 }
@@ -157,8 +157,10 @@ void report(const CommDumps &cd) {
   for (size_t r = 0; r < seen.size(); ++r)
     if (!seen[r]) missing.push_back(static_cast<int>(r));
   if (!missing.empty())
-    printf("  no dump from comm ranks %s (killed with SIGKILL, or never failed without SMD_DUMP_DIR set)\n",
-           plain_list(missing).c_str());
+    printf(
+        "  no dump from comm ranks %s (killed with SIGKILL, or never failed without SMD_DUMP_DIR "
+        "set)\n",
+        plain_list(missing).c_str());
 
   // The laggard: the first rank (in comm rank order) that entered fewer
   // calls than the furthest rank; on a tie in entered calls, finished fewer.
@@ -175,11 +177,13 @@ void report(const CommDumps &cd) {
       break;
     }
   if (laggard)
-    printf("  laggard: world rank %d (comm rank %d): last completed %s, entered %s, while world rank %d "
-           "entered %s\n",
-           laggard->world_rank, laggard->comm_rank, call_name(*laggard, laggard->last_done).c_str(),
-           call_name(*laggard, laggard->reached).c_str(), ahead->world_rank,
-           call_name(*ahead, ahead->reached).c_str());
+    printf(
+        "  laggard: world rank %d (comm rank %d): last completed %s, entered %s, while world rank "
+        "%d "
+        "entered %s\n",
+        laggard->world_rank, laggard->comm_rank, call_name(*laggard, laggard->last_done).c_str(),
+        call_name(*laggard, laggard->reached).c_str(), ahead->world_rank,
+        call_name(*ahead, ahead->reached).c_str());
   else if (cd.dumps.size() > 1)
     printf("  laggard: none among the dumps (every rank reached %s)\n",
            call_name(*ahead, ahead->reached).c_str());
@@ -212,7 +216,8 @@ int run_flight(const Options &o) {
       Json v = read_json_file(path, kMaxDumpBytes);
       if (!member(v, "smd_flight_recorder")) continue;
       std::string problem = dump_problem(v);
-      if (!problem.empty()) throw JsonError{path + ": not a flight recorder dump smd wrote: " + problem};
+      if (!problem.empty())
+        throw JsonError{path + ": not a flight recorder dump smd wrote: " + problem};
       auto key = std::make_pair(int_of(v, "comm"), int_of(v, "comm_first_member"));
       CommDumps &cd = comms[key];
       if (!cd.dumps.empty() && cd.size != int_of(v, "comm_size"))
@@ -229,7 +234,8 @@ int run_flight(const Options &o) {
     }
   }
   if (comms.empty()) {
-    fprintf(stderr, "smd-info: no flight recorder dumps (smd-flight.*.json) in %s\n", o.paths[0].c_str());
+    fprintf(stderr, "smd-info: no flight recorder dumps (smd-flight.*.json) in %s\n",
+            o.paths[0].c_str());
     return 1;
   }
   for (auto &[key, cd] : comms) {

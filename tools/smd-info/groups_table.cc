@@ -55,10 +55,8 @@ void print_json(const std::vector<LayoutRow> &rows) {
 
 int run_groups_table(const Options &o) {
   std::vector<LayoutRow> rows = compute_layout(o.world, o.tp, o.pp, o.placement);
-  if (o.json)
-    print_json(rows);
-  else
-    print_table(o, rows);
+  if (o.json) print_json(rows);
+  else print_table(o, rows);
   return 0;
 }
 

@@ -39,8 +39,8 @@ Json parse_json(const std::string &text) {
   // The callback sees each value's depth as it starts: deeper input is
   // refused before it is built.
   auto limit_depth = [](int depth, Json::parse_event_t event, Json &) {
-    if ((event == Json::parse_event_t::object_start ||
-         event == Json::parse_event_t::array_start) && depth >= kMaxDepth)
+    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+        depth >= kMaxDepth)
       throw JsonError{"nested deeper than " + std::to_string(kMaxDepth)};
     return true;
   };

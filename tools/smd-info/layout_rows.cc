@@ -29,8 +29,8 @@ std::vector<LayoutRow> compute_layout(int world, int tp, int pp, const std::stri
       std::vector<int> &m = rows[r].members[k];
       m.resize(static_cast<size_t>(world));
       int count = 0;
-      smd_result_t res = smd_groups_layout(&config, world, r, kind, &rows[r].group_rank[k], m.data(),
-                                           world, &count);
+      smd_result_t res = smd_groups_layout(&config, world, r, kind, &rows[r].group_rank[k],
+                                           m.data(), world, &count);
       if (res != SMD_SUCCESS) throw UsageError{smd_last_error()};
       m.resize(static_cast<size_t>(count));
     }

@@ -113,8 +113,11 @@ smd_group_kind_t parse_kind(const std::string &text) {
   struct {
     const char *name;
     smd_group_kind_t kind;
-  } kinds[] = {{"tp", SMD_GROUP_TP}, {"pp", SMD_GROUP_PP}, {"dp", SMD_GROUP_DP},
-               {"rdp", SMD_GROUP_RDP}, {"mp", SMD_GROUP_MP}};
+  } kinds[] = {{"tp", SMD_GROUP_TP},
+               {"pp", SMD_GROUP_PP},
+               {"dp", SMD_GROUP_DP},
+               {"rdp", SMD_GROUP_RDP},
+               {"mp", SMD_GROUP_MP}};
   for (auto &k : kinds)
     if (text == k.name) return k.kind;
   throw smdtools::usage_problem("--heaviest needs tp, pp, dp, rdp or mp, got '" + text + "'");
@@ -157,7 +160,8 @@ void add_groups_options(CLI::App &groups, Options &o, GroupsSeen &seen) {
 void check_groups(const Options &o, const GroupsSeen &seen) {
   if (!seen.world) throw UsageError{"groups needs --world W"};
   if (seen.nodes != seen.rpn) throw UsageError{"--nodes and --ranks-per-node go together"};
-  if (seen.heaviest && !seen.nodes) throw UsageError{"--heaviest needs --nodes and --ranks-per-node"};
+  if (seen.heaviest && !seen.nodes)
+    throw UsageError{"--heaviest needs --nodes and --ranks-per-node"};
   if (seen.nodes && static_cast<long long>(o.nodes) * o.ranks_per_node != o.world)
     throw UsageError{"--nodes " + std::to_string(o.nodes) + " x --ranks-per-node " +
                      std::to_string(o.ranks_per_node) + " is not the world size " +
@@ -218,9 +222,8 @@ Options parse_options(int argc, char **argv) {
   } catch (const CLI::RequiredError &) {  // the first word is no command
     throw extras_error(app);
   } catch (const CLI::ParseError &e) {
-    throw UsageError{smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
-      return name + " needs a value";
-    })};
+    throw UsageError{smdtools::describe_cli_error(
+        app, e, args, [](const std::string &name) { return name + " needs a value"; })};
   }
   if (o.command == Command::kFlight && o.paths.size() != 1)
     throw UsageError{"flight needs one directory"};

@@ -13,7 +13,17 @@ struct UsageError {
   std::string message;
 };
 
-enum class Command { kHelp, kGroups, kTopology, kParams, kVersion, kPlugins, kDoctor, kFlight, kTrace };
+enum class Command {
+  kHelp,
+  kGroups,
+  kTopology,
+  kParams,
+  kVersion,
+  kPlugins,
+  kDoctor,
+  kFlight,
+  kTrace
+};
 
 struct Options {
   Command command = Command::kHelp;

@@ -35,7 +35,8 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   std::optional<smd::Calibration> cal;
   std::string cal_origin = "default (no cached calibration)";
   try {
-    if (smd::calibrate_mode() == smd::CalibrateMode::kOff) cal_origin = "default (SMD_CALIBRATE=off)";
+    if (smd::calibrate_mode() == smd::CalibrateMode::kOff)
+      cal_origin = "default (SMD_CALIBRATE=off)";
     else cal = smd::read_calibration(smd::calibration_cache_path(), smd::calibration_key());
   } catch (const smd::Error &e) {
     unusable->push_back(e.message());
@@ -44,7 +45,8 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
   for (const auto &[key, value] : shown.entries())
     rows.push_back({"calibration: " + key, "float", "0", "core",
                     "Measured by the node's calibration (SMD_CALIBRATE); 0: not measured.",
-                    smd::format("%g", value), cal ? cal->origin + " " + smd::calibration_cache_path() : cal_origin});
+                    smd::format("%g", value),
+                    cal ? cal->origin + " " + smd::calibration_cache_path() : cal_origin});
   // The link costs of the algorithm choice: defaults, the calibration's,
   // or SMD_TUNING_FILE's.
   smd::CostModel defaults, costs;
@@ -60,11 +62,12 @@ std::vector<Row> all_rows(std::vector<std::string> *unusable) {
     auto named = [&key = key](const std::vector<std::string> &keys) {
       return std::find(keys.begin(), keys.end(), key) != keys.end();
     };
-    std::string origin = named(costs.keys_from_file) ? "tuning file"
+    std::string origin = named(costs.keys_from_file)  ? "tuning file"
                          : named(costs.keys_measured) ? "calibration (" + shown.origin + ")"
                                                       : "default";
     rows.push_back({"tuning: " + key, "float", smd::format("%g", default_of[i].second), "core",
-                    "Link cost of the automatic choice of algorithms (the node's calibration and SMD_TUNING_FILE set it).",
+                    "Link cost of the automatic choice of algorithms (the node's calibration and "
+                    "SMD_TUNING_FILE set it).",
                     smd::format("%g", value), origin});
   }
   for (const smd::SurveyedPlugin &s : smd::survey_plugins()) {
@@ -92,12 +95,13 @@ int run_params(const Options &o) {
     puts("[");
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row &r = rows[i];
-      printf("  {\"name\": %s, \"type\": %s, \"default\": %s, \"value\": %s, \"origin\": %s, "
-             "\"source\": %s, \"doc\": %s}%s\n",
-             json_string(r.name).c_str(), json_string(r.type).c_str(),
-             json_string(r.default_value).c_str(), json_string(r.value).c_str(),
-             json_string(r.origin).c_str(), json_string(r.source).c_str(),
-             json_string(r.doc).c_str(), i + 1 < rows.size() ? "," : "");
+      printf(
+          "  {\"name\": %s, \"type\": %s, \"default\": %s, \"value\": %s, \"origin\": %s, "
+          "\"source\": %s, \"doc\": %s}%s\n",
+          json_string(r.name).c_str(), json_string(r.type).c_str(),
+          json_string(r.default_value).c_str(), json_string(r.value).c_str(),
+          json_string(r.origin).c_str(), json_string(r.source).c_str(), json_string(r.doc).c_str(),
+          i + 1 < rows.size() ? "," : "");
     }
     puts("]");
   } else {
@@ -105,7 +109,8 @@ int run_params(const Options &o) {
         {"variable", "value", "origin", "type", "default", "from", "meaning"}};
     auto shown = [](const std::string &v) { return v.empty() ? std::string("(unset)") : v; };
     for (const Row &r : rows)
-      table.push_back({r.name, shown(r.value), r.origin, r.type, shown(r.default_value), r.source, r.doc});
+      table.push_back(
+          {r.name, shown(r.value), r.origin, r.type, shown(r.default_value), r.source, r.doc});
     for (const std::string &line : align_columns(table)) puts(line.c_str());
   }
   // Not an error: a plugin that does not load here (a library missing)

@@ -24,11 +24,13 @@ int run_plugins(const Options &o) {
     puts("[");
     for (size_t i = 0; i < found.size(); ++i) {
       const smd::SurveyedPlugin &s = found[i];
-      printf("  {\"name\": %s, \"path\": %s, \"abi_version\": %u, \"loads\": %s, \"used\": %s, \"error\": %s}%s\n",
-             json_string(s.name).c_str(), json_string(s.path).c_str(),
-             s.plugin ? s.plugin->table->abi_version : 0u, s.plugin ? "true" : "false",
-             s.shadowed ? "false" : "true", json_string(s.error).c_str(),
-             i + 1 < found.size() ? "," : "");
+      printf(
+          "  {\"name\": %s, \"path\": %s, \"abi_version\": %u, \"loads\": %s, \"used\": %s, "
+          "\"error\": %s}%s\n",
+          json_string(s.name).c_str(), json_string(s.path).c_str(),
+          s.plugin ? s.plugin->table->abi_version : 0u, s.plugin ? "true" : "false",
+          s.shadowed ? "false" : "true", json_string(s.error).c_str(),
+          i + 1 < found.size() ? "," : "");
     }
     puts("]");
   } else {

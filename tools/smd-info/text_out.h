@@ -7,9 +7,9 @@
 
 namespace smdinfo {
 
-std::string json_string(const std::string &s);   // quoted and escaped
-std::string json_list(const std::vector<int> &v);  // [0,1,4,5]
-std::string plain_list(const std::vector<int> &v); // 0,1,4,5
+std::string json_string(const std::string &s);      // quoted and escaped
+std::string json_list(const std::vector<int> &v);   // [0,1,4,5]
+std::string plain_list(const std::vector<int> &v);  // 0,1,4,5
 
 // Rows of cells as lines with every column padded to its widest cell (two
 // spaces between columns, none at the end of a line).

@@ -27,8 +27,8 @@ void print_text(const std::vector<smd_rank_info_t> &infos, int nodes) {
       {"rank", "host", "node", "local_rank", "local_size", "pid", "numa", "cpus", "cpuset"}};
   for (const auto &i : infos)
     rows.push_back({std::to_string(i.rank), i.host, std::to_string(i.node_index),
-                    std::to_string(i.local_rank), std::to_string(i.local_size), std::to_string(i.pid),
-                    std::to_string(i.numa_node), std::to_string(i.cpus),
+                    std::to_string(i.local_rank), std::to_string(i.local_size),
+                    std::to_string(i.pid), std::to_string(i.numa_node), std::to_string(i.cpus),
                     i.cpuset[0] ? i.cpuset : "?"});
   for (const std::string &line : align_columns(rows)) puts(line.c_str());
 }
@@ -42,12 +42,14 @@ void print_gpus_text(const std::vector<smd::gpu::GpuInfo> &gpus, const std::stri
     return;
   }
   printf("GPUs of this machine: %zu\n", gpus.size());
-  std::vector<std::vector<std::string>> rows = {{"gpu", "pci", "name", "memory_gib", "numa", "nearest_nic", "pci_hops"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"gpu", "pci", "name", "memory_gib", "numa", "nearest_nic", "pci_hops"}};
   for (const auto &g : gpus)
     rows.push_back({std::to_string(g.index), g.pci_bus_id.empty() ? "?" : g.pci_bus_id,
                     g.name.empty() ? "?" : g.name,
-                    g.memory_bytes ? std::to_string(g.memory_bytes >> 30) : "?", std::to_string(g.numa_node),
-                    g.nearest_nic.empty() ? "-" : g.nearest_nic, std::to_string(g.nic_hops)});
+                    g.memory_bytes ? std::to_string(g.memory_bytes >> 30) : "?",
+                    std::to_string(g.numa_node), g.nearest_nic.empty() ? "-" : g.nearest_nic,
+                    std::to_string(g.nic_hops)});
   for (const std::string &line : align_columns(rows)) puts(line.c_str());
 }
 
@@ -56,10 +58,11 @@ std::string gpus_json(const std::vector<smd::gpu::GpuInfo> &gpus, const std::str
   for (size_t i = 0; i < gpus.size(); ++i) {
     const auto &g = gpus[i];
     out += "{\"gpu\":" + std::to_string(g.index) + ",\"pci\":" + json_string(g.pci_bus_id) +
-           ",\"name\":" + json_string(g.name) + ",\"memory_bytes\":" + std::to_string(g.memory_bytes) +
-           ",\"numa_node\":" + std::to_string(g.numa_node) + ",\"nearest_nic\":" +
-           json_string(g.nearest_nic) + ",\"pci_hops\":" + std::to_string(g.nic_hops) + "}" +
-           (i + 1 < gpus.size() ? "," : "");
+           ",\"name\":" + json_string(g.name) +
+           ",\"memory_bytes\":" + std::to_string(g.memory_bytes) +
+           ",\"numa_node\":" + std::to_string(g.numa_node) +
+           ",\"nearest_nic\":" + json_string(g.nearest_nic) +
+           ",\"pci_hops\":" + std::to_string(g.nic_hops) + "}" + (i + 1 < gpus.size() ? "," : "");
   }
   out += "],\"gpus_absent_reason\":" + json_string(gpus.empty() ? why : "");
   return out;
@@ -69,10 +72,11 @@ void print_json(const std::vector<smd_rank_info_t> &infos, int nodes) {
   printf("{\"ranks\":%zu,\"nodes\":%d,\"by_rank\":[\n", infos.size(), nodes);
   for (size_t r = 0; r < infos.size(); ++r) {
     const smd_rank_info_t &i = infos[r];
-    printf("{\"rank\":%d,\"host\":%s,\"node\":%d,\"local_rank\":%d,\"local_size\":%d,\"pid\":%d,"
-           "\"numa_node\":%d,\"cpus\":%d,\"cpuset\":%s}%s\n",
-           i.rank, json_string(i.host).c_str(), i.node_index, i.local_rank, i.local_size, i.pid,
-           i.numa_node, i.cpus, json_string(i.cpuset).c_str(), r + 1 < infos.size() ? "," : "");
+    printf(
+        "{\"rank\":%d,\"host\":%s,\"node\":%d,\"local_rank\":%d,\"local_size\":%d,\"pid\":%d,"
+        "\"numa_node\":%d,\"cpus\":%d,\"cpuset\":%s}%s\n",
+        i.rank, json_string(i.host).c_str(), i.node_index, i.local_rank, i.local_size, i.pid,
+        i.numa_node, i.cpus, json_string(i.cpuset).c_str(), r + 1 < infos.size() ? "," : "");
   }
   std::string why;
   const auto gpus = smd::gpu::list_gpus(&why);
@@ -96,8 +100,7 @@ int run_topology(const Options &o) {
       good = ok(smd_comm_rank_info(world, r, &infos[r]), "smd_comm_rank_info");
     }
     if (good) {
-      if (o.json)
-        print_json(infos, nodes);
+      if (o.json) print_json(infos, nodes);
       else {
         print_text(infos, nodes);
         std::string why;

@@ -50,8 +50,7 @@ int run_trace(const Options &o) {
   for (const std::string &f : files) {
     Json v = read_json_file(f);
     const Json *list = member(v, "traceEvents");
-    if (!list || !list->is_array())
-      throw JsonError{f + ": no traceEvents array"};
+    if (!list || !list->is_array()) throw JsonError{f + ": no traceEvents array"};
     for (const Json &e : *list) {
       if (events++) out += ",\n";
       out += e.dump(-1, ' ', false, Json::error_handler_t::replace);

@@ -27,7 +27,8 @@ double number(const json &j, const char *key, double lo, double hi, const std::s
   if (!v.is_number()) bad(where + "." + key + " must be a number");
   double d = v.get<double>();
   if (!(d >= lo && d <= hi))
-    bad(where + "." + key + " = " + v.dump() + " is outside [" + shortest(lo) + ", " + shortest(hi) + "]");
+    bad(where + "." + key + " = " + v.dump() + " is outside [" + shortest(lo) + ", " +
+        shortest(hi) + "]");
   return d;
 }
 
@@ -125,7 +126,8 @@ Cluster parse_cluster(const std::string &text) {
   c.device_memory = boolean_or(j, "device_memory", false, "cluster");
   c.cma = boolean_or(j, "cma", false, "cluster");
   c.intra_node = link(object(j, "intra_node", "cluster"), "gbytes_per_s", "cluster.intra_node");
-  if (j.contains("arena")) c.arena = link(object(j, "arena", "cluster"), "gbytes_per_s", "cluster.arena");
+  if (j.contains("arena"))
+    c.arena = link(object(j, "arena", "cluster"), "gbytes_per_s", "cluster.arena");
   const json &inter = object(j, "inter_node", "cluster");
   c.inter_rail = link(inter, "gbytes_per_s_per_rail", "cluster.inter_node");
   c.rails = integer_or(inter, "rails", 1, 1, 64, "cluster.inter_node");

@@ -19,9 +19,9 @@ struct Workload {
   std::string name;
   std::string mode;  // "data_parallel" or "sharded"
   double parameters = 0;
-  int element_bytes = 2;      // of gradients and gathered parameters
-  double bucket_bytes = 25e6;  // per bucket
-  double compute_ms = 100;    // forward + backward per step, per rank
+  int element_bytes = 2;                 // of gradients and gathered parameters
+  double bucket_bytes = 25e6;            // per bucket
+  double compute_ms = 100;               // forward + backward per step, per rank
   double backward_fraction = 2.0 / 3.0;  // of compute_ms
 };
 
@@ -31,8 +31,8 @@ struct Cluster {
   std::vector<int> nodes{1};
   bool device_memory = false;
   bool cma = false;
-  LinkParams intra_node{3, 100};  // point-to-point between ranks of a node
-  LinkParams arena{0, 0};         // a node's arena step; intra_node when absent
+  LinkParams intra_node{3, 100};    // point-to-point between ranks of a node
+  LinkParams arena{0, 0};           // a node's arena step; intra_node when absent
   LinkParams inter_rail{15, 12.5};  // one rail (NIC) between nodes
   int rails = 1;
   double reduce_gbytes_per_s = 100;

@@ -79,9 +79,9 @@ std::vector<std::string> engine_collectives();
 
 // How a world of `ranks` ranks stands against the tag and rank limits.
 struct TagBudget {
-  int max_ranks = 0;         // the core's limit on a communicator's ranks
-  unsigned step_bits = 0;    // the collective tag's step field at this size
-  unsigned sequence_bits = 0;  // what is left for the call counter and salt
+  int max_ranks = 0;                // the core's limit on a communicator's ranks
+  unsigned step_bits = 0;           // the collective tag's step field at this size
+  unsigned sequence_bits = 0;       // what is left for the call counter and salt
   unsigned transport_tag_bits = 0;  // bits the core's tags use
 };
 TagBudget engine_tag_budget(int ranks);

@@ -103,8 +103,11 @@ double parse_bytes(const std::string &s) {
   char *end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   std::string unit = end ? end : "";
-  double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0
-               : unit == "G" ? 1073741824.0 : -1;
+  double scale = unit.empty()  ? 1
+                 : unit == "K" ? 1024.0
+                 : unit == "M" ? 1048576.0
+                 : unit == "G" ? 1073741824.0
+                               : -1;
   if (end == s.c_str() || scale < 0 || !(v >= 0) || v * scale > 1e15)
     throw UsageError{"bad size '" + s + "' (bytes, with an optional K, M or G)"};
   return v * scale;
@@ -133,7 +136,8 @@ Options parse_options(int argc, char **argv) {
       o.cluster = value();
     } else if (a == "--nodes") {
       o.nodes.clear();
-      for (const std::string &n : split(value())) o.nodes.push_back(parse_int(n, 1, 65536, "node count"));
+      for (const std::string &n : split(value()))
+        o.nodes.push_back(parse_int(n, 1, 65536, "node count"));
     } else if (a == "--all") {
       o.all = true;
     } else if (a == "--replay") {
@@ -169,8 +173,8 @@ Options parse_options(int argc, char **argv) {
     throw UsageError{"--algorithm needs --replay"};
   if (o.replay && o.all) throw UsageError{"--replay replays the chosen algorithm: no --all"};
   if (o.collectives.empty())
-    o.collectives = {"allreduce", "allgather", "reduce_scatter", "broadcast", "reduce",
-                     "alltoall", "barrier"};
+    o.collectives = {"allreduce", "allgather", "reduce_scatter", "broadcast",
+                     "reduce",    "alltoall",  "barrier"};
   return o;
 }
 
@@ -232,8 +236,8 @@ struct ReplayRow {
 
 // One replay in a process of its own (schedule_run.h: smd's settings are
 // read once per process): smd-sim replay-one, which prints one line.
-ReplayRow replay_in_child(const Options &o, int nodes, int ranks_per_node,
-                          const std::string &coll, double bytes) {
+ReplayRow replay_in_child(const Options &o, int nodes, int ranks_per_node, const std::string &coll,
+                          double bytes) {
   if (nodes * ranks_per_node > kMaxReplayRanks)
     throw std::runtime_error("--replay runs every rank as a thread: up to " +
                              std::to_string(kMaxReplayRanks) + " ranks (" +
@@ -288,12 +292,12 @@ int run_replay_one(const Options &o, const Cluster &c, const Engine &engine) {
 }
 
 int run_collectives(const Options &o, const Cluster &c, const Engine &engine) {
-  std::vector<std::string> columns{"nodes", "ranks", "collective", "bytes", "algorithm",
-                                   "predicted_us"};
+  std::vector<std::string> columns{"nodes", "ranks",     "collective",
+                                   "bytes", "algorithm", "predicted_us"};
   if (o.all) columns.push_back("chosen");
   if (o.replay) {
-    columns.insert(columns.end(), {"replayed_algorithm", "replay_us", "messages",
-                                   "inter_node_bytes"});
+    columns.insert(columns.end(),
+                   {"replayed_algorithm", "replay_us", "messages", "inter_node_bytes"});
   }
   Table t(columns);
   for (int n : o.nodes)
@@ -319,7 +323,8 @@ int run_collectives(const Options &o, const Cluster &c, const Engine &engine) {
           rows = {*it};
         }
         for (const EngineChoice &r : rows) {
-          std::vector<nlohmann::json> row{n, n * c.ranks_per_node, coll, (long long)bytes,
+          std::vector<nlohmann::json> row{n,           n * c.ranks_per_node,
+                                          coll,        (long long)bytes,
                                           r.algorithm, rounded(r.predicted_us, 2)};
           if (o.all) row.push_back(r.algorithm == ch.algorithm);
           if (o.replay) {
@@ -355,9 +360,9 @@ int run_step(const Options &o, const Cluster &c, const Engine &engine) {
     for (int n : o.nodes) {
       StepTime s = step_on(n);
       t.add({w.name, w.mode, n, n * c.ranks_per_node, rounded(s.step_ms, 2),
-             rounded(s.compute_ms, 2), rounded(s.communication_ms, 2),
-             rounded(s.exposed_ms, 2), rounded(one_node_ms / s.step_ms, 3),
-             rounded(s.compute_ms / s.step_ms, 3), s.algorithms});
+             rounded(s.compute_ms, 2), rounded(s.communication_ms, 2), rounded(s.exposed_ms, 2),
+             rounded(one_node_ms / s.step_ms, 3), rounded(s.compute_ms / s.step_ms, 3),
+             s.algorithms});
     }
   }
   t.write(o.format);

@@ -56,7 +56,8 @@ ReplayResult replay(const std::vector<RankTrace> &ranks, const ReplayNetwork &ne
           at = copier[size_t(r)] + net.intra.latency_us;
         } else {
           double tx = transfer_us(net.inter, op.bytes);
-          double &out_free = egress[size_t(rail_of(r))], &in_free = ingress[size_t(rail_of(op.dst))];
+          double &out_free = egress[size_t(rail_of(r))],
+                 &in_free = ingress[size_t(rail_of(op.dst))];
           double start = std::max(now, out_free);
           out_free = start + tx;
           double in_start = std::max(start, in_free);

@@ -17,8 +17,8 @@ namespace smdsim {
 struct TraceOp {
   bool send = false;
   uint64_t id = 0;
-  int dst = -1;       // sends
-  double bytes = 0;   // sends
+  int dst = -1;      // sends
+  double bytes = 0;  // sends
 };
 using RankTrace = std::vector<TraceOp>;
 

@@ -64,8 +64,9 @@ ScheduleTrace record_schedule(const ScheduleCall &c) {
   // there each has its own); each writes its own output.
   const bool shared_in = c.collective != "broadcast";
   if ((double(in_bytes) * (shared_in ? 1 : p) + double(out_bytes) * p) > 4e9)
-    throw std::runtime_error("the replay's buffers would take more than 4 GB: fewer ranks or "
-                             "smaller sizes");
+    throw std::runtime_error(
+        "the replay's buffers would take more than 4 GB: fewer ranks or "
+        "smaller sizes");
   std::vector<uint8_t> common_in(shared_in ? in_bytes : 0, 0);
   const std::string tuning = temp_file("cost model"), trace = temp_file("trace");
   struct Cleanup {
@@ -102,13 +103,16 @@ ScheduleTrace record_schedule(const ScheduleCall &c) {
     if (!ok) fail("init");
     std::vector<uint8_t> own_in(shared_in ? 0 : in_bytes, 0), out(out_bytes, 0);
     uint8_t *in = shared_in ? common_in.data() : own_in.data();
-    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
+    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS)
+      ok = false, fail(c.collective.c_str());
     before.arrive_and_wait();
-    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS) ok = false, fail(c.collective.c_str());
+    if (ok && run_call(c, comm, in, out.data(), n) != SMD_SUCCESS)
+      ok = false, fail(c.collective.c_str());
     after.arrive_and_wait();
     smd_comm_stats_t st{};
     st.struct_size = sizeof st;
-    if (ok && rank == 0 && smd_comm_get_stats(comm, &st) == SMD_SUCCESS) algorithm = st.last_algorithm;
+    if (ok && rank == 0 && smd_comm_get_stats(comm, &st) == SMD_SUCCESS)
+      algorithm = st.last_algorithm;
     if (comm) smd_comm_destroy(comm);
   };
   std::vector<std::thread> threads;

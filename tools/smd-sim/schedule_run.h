@@ -13,8 +13,8 @@
 namespace smdsim {
 
 struct ScheduleCall {
-  std::string collective;   // smd's name
-  double bytes = 0;         // as smd-sim's --sizes: per rank's block for allgather, ...
+  std::string collective;  // smd's name
+  double bytes = 0;        // as smd-sim's --sizes: per rank's block for allgather, ...
   int element_bytes = 4;
   int ranks = 2, ranks_per_node = 1;
   std::string tuning_text;  // the engine's cost model (Engine::tuning_text)

@@ -27,8 +27,7 @@ constexpr auto kKillDelay = 2s;
 constexpr auto kDrainLimit = 1s;
 
 Job::Clock::duration seconds(double s) {
-  return std::chrono::duration_cast<Job::Clock::duration>(
-      std::chrono::duration<double>(s));
+  return std::chrono::duration_cast<Job::Clock::duration>(std::chrono::duration<double>(s));
 }
 
 std::string format_seconds(double s) {
@@ -45,8 +44,7 @@ Job::Job(const Options &options, JobSpec spec, SignalWatch &signals)
 void Job::launch() {
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (!devnull.valid())
-    throw std::runtime_error(std::string("cannot open /dev/null: ") +
-                             std::strerror(errno));
+    throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
   std::vector<std::string> base;
   for (char **e = environ; *e; ++e) base.emplace_back(*e);
 
@@ -56,8 +54,7 @@ void Job::launch() {
   for (int r = 0; r < options_.nranks; ++r) {
     int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(r) % cpus.size()];
     try {
-      SpawnedRank child = spawn_rank(options_.command,
-                                     rank_environment(spec_, r, base),
+      SpawnedRank child = spawn_rank(options_.command, rank_environment(spec_, r, base),
                                      devnull.get(), signals_, cpu);
       std::string tag;
       if (options_.tag_output) tag.append("[").append(std::to_string(r)).append("] ");
@@ -102,10 +99,8 @@ int Job::supervise() {
       if (fds[i + 1].revents) streams[i]->pump();
     if (fds[0].revents)
       for (int sig : signals_.take()) {
-        if (sig == SIGCHLD)
-          reap();
-        else
-          on_signal(sig);
+        if (sig == SIGCHLD) reap();
+        else on_signal(sig);
       }
     on_deadlines(Clock::now());
   }
@@ -130,8 +125,8 @@ void Job::on_exit(Rank &rank, int status) {
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   if (!failed) return;
   if (!rank.ended_by_smdrun(status)) {
-    say("rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) +
-        ") " + describe_wait_status(status));
+    say("rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) + ") " +
+        describe_wait_status(status));
     if (rank.err.saw_loader_error() && !loader_hint_given_) {
       loader_hint_given_ = true;
       say("hint: the dynamic loader could not find a shared library the program "
@@ -155,13 +150,13 @@ void Job::on_signal(int sig) {
   if (!any_running()) return;
   if (!first_stop_signal_) {
     first_stop_signal_ = sig;
-    say("received " + signal_name(sig) + "; forwarding it to ranks " +
-        running_list() + " (send it again to kill them)");
+    say("received " + signal_name(sig) + "; forwarding it to ranks " + running_list() +
+        " (send it again to kill them)");
     signal_running(sig);
   } else {
     stopping_ = true;
-    std::string again = sig == first_stop_signal_ ? " again"
-                                                  : " after " + signal_name(first_stop_signal_);
+    std::string again =
+        sig == first_stop_signal_ ? " again" : " after " + signal_name(first_stop_signal_);
     say("received " + signal_name(sig) + again + "; killing ranks " + running_list());
     signal_running(SIGKILL);
   }

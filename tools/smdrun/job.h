@@ -55,10 +55,10 @@ class Job {
   // second stop signal): a later rank's end does not start another grace.
   bool stopping_ = false;
   bool loader_hint_given_ = false;
-  std::optional<Clock::time_point> timeout_at_;  // --timeout
-  std::optional<Clock::time_point> term_at_;     // end of the grace period
-  std::optional<Clock::time_point> kill_at_;     // SIGTERM ignored too long
-  std::optional<Clock::time_point> drain_until_; // all reaped, pipes open
+  std::optional<Clock::time_point> timeout_at_;   // --timeout
+  std::optional<Clock::time_point> term_at_;      // end of the grace period
+  std::optional<Clock::time_point> kill_at_;      // SIGTERM ignored too long
+  std::optional<Clock::time_point> drain_until_;  // all reaped, pipes open
 };
 
 }  // namespace smdrun

@@ -26,8 +26,7 @@ std::string job_token() {
     got += static_cast<size_t>(n);
   }
   if (got < sizeof bytes)
-    throw std::runtime_error(std::string("cannot read /dev/urandom: ") +
-                             std::strerror(errno));
+    throw std::runtime_error(std::string("cannot read /dev/urandom: ") + std::strerror(errno));
 
   static const char kHex[] = "0123456789abcdef";
   std::string token;

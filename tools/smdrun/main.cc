@@ -38,8 +38,8 @@ int main(int argc, char **argv) {
     spec.world_size = options.nranks;
     spec.nodes = options.nodes;
     spec.master_addr = options.master_addr;
-    spec.master_port = options.master_port ? *options.master_port
-                                           : pick_free_port(options.master_addr);
+    spec.master_port =
+        options.master_port ? *options.master_port : pick_free_port(options.master_addr);
     for (int tries = 0; tries < 100 && (!spec.torch_port || spec.torch_port == spec.master_port);
          ++tries)
       spec.torch_port = pick_free_port(options.master_addr);

@@ -5,8 +5,7 @@
 namespace smdrun {
 namespace {
 
-const char kSynopsis[] =
-    "Usage: smdrun -n N [options] [--] program [args...]\n";
+const char kSynopsis[] = "Usage: smdrun -n N [options] [--] program [args...]\n";
 
 const char kHelp[] =
     "Usage: smdrun -n N [options] [--] program [args...]\n"
@@ -106,10 +105,8 @@ double seconds(const std::string &name, const std::string &value) {
 
 void apply_timeout(Options &o, const std::string &name, const std::string &value) {
   double s = seconds(name, value);
-  if (s > 0)
-    o.timeout_s = s;
-  else
-    o.timeout_s.reset();
+  if (s > 0) o.timeout_s = s;
+  else o.timeout_s.reset();
 }
 
 void apply_grace(Options &o, const std::string &name, const std::string &value) {
@@ -145,8 +142,10 @@ struct ValueOption {
 };
 
 constexpr ValueOption kValueOptions[] = {
-    {"-n", apply_nranks},           {"--nranks", apply_nranks},
-    {"--timeout", apply_timeout},   {"--grace", apply_grace},
+    {"-n", apply_nranks},
+    {"--nranks", apply_nranks},
+    {"--timeout", apply_timeout},
+    {"--grace", apply_grace},
     {"--master-addr", apply_master_addr},
     {"--master-port", apply_master_port},
     {"--nodes", apply_nodes},

@@ -13,10 +13,10 @@ struct Options {
   double grace_s = 3.0;             // after a rank fails, before SIGTERM
   bool tag_output = true;
   std::string master_addr = "127.0.0.1";
-  std::optional<int> master_port;   // none: pick a free one
-  std::optional<int> nodes;         // fake node count for SMD_NODE_ID
-  bool bind_core = false;           // --bind-to core: rank r on one CPU
-  std::vector<std::string> command; // program and its arguments
+  std::optional<int> master_port;    // none: pick a free one
+  std::optional<int> nodes;          // fake node count for SMD_NODE_ID
+  bool bind_core = false;            // --bind-to core: rank r on one CPU
+  std::vector<std::string> command;  // program and its arguments
 };
 
 enum class ParseStatus { kRun, kHelp, kVersion, kUsageError };

@@ -6,9 +6,7 @@
 namespace smdrun {
 namespace {
 
-bool in(unsigned long long set, int sig) {
-  return sig > 0 && sig < 64 && (set >> sig) & 1;
-}
+bool in(unsigned long long set, int sig) { return sig > 0 && sig < 64 && (set >> sig) & 1; }
 
 }  // namespace
 

@@ -42,8 +42,7 @@ std::vector<std::string> rank_environment(const JobSpec &job, int rank,
 
   auto ours = [&](const std::string &entry) {
     std::string name = entry.substr(0, entry.find('='));
-    return std::any_of(vars.begin(), vars.end(),
-                       [&](const auto &v) { return v.first == name; });
+    return std::any_of(vars.begin(), vars.end(), [&](const auto &v) { return v.first == name; });
   };
   std::vector<std::string> env;
   std::copy_if(base.begin(), base.end(), std::back_inserter(env),

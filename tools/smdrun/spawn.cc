@@ -38,10 +38,9 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
 }
 
 // Runs in the forked child: only async-signal-safe calls from here on.
-[[noreturn]] void become_rank(char *const *argv, char *const *envp,
-                              int stdin_fd, int out_fd, int err_fd,
-                              int report_fd, pid_t parent,
-                              const SignalWatch &signals, int cpu) {
+[[noreturn]] void become_rank(char *const *argv, char *const *envp, int stdin_fd, int out_fd,
+                              int err_fd, int report_fd, pid_t parent, const SignalWatch &signals,
+                              int cpu) {
   ::setpgid(0, 0);
   if (cpu >= 0) {
     cpu_set_t set;
@@ -51,8 +50,7 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
   }
   // The death signal is armed only from now on: if smdrun already died,
   // we were reparented and must not run unsupervised.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
-    ::_exit(127);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
   signals.restore();
   if (::dup2(stdin_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0)
     fail_start(report_fd);
@@ -62,9 +60,8 @@ std::vector<char *> c_strings(const std::vector<std::string> &strings) {
 
 }  // namespace
 
-SpawnedRank spawn_rank(const std::vector<std::string> &argv,
-                       const std::vector<std::string> &env, int stdin_fd,
-                       const SignalWatch &signals, int cpu) {
+SpawnedRank spawn_rank(const std::vector<std::string> &argv, const std::vector<std::string> &env,
+                       int stdin_fd, const SignalWatch &signals, int cpu) {
   Pipe out = make_pipe(), err = make_pipe();
   // Closes on a successful exec; carries errno back when exec fails.
   Pipe report = make_pipe();
@@ -72,11 +69,10 @@ SpawnedRank spawn_rank(const std::vector<std::string> &argv,
 
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0)
-    throw SpawnError(std::string("fork: ") + std::strerror(errno), errno, false);
+  if (pid < 0) throw SpawnError(std::string("fork: ") + std::strerror(errno), errno, false);
   if (pid == 0)
-    become_rank(c_argv.data(), c_env.data(), stdin_fd, out.write.get(),
-                err.write.get(), report.write.get(), parent, signals, cpu);
+    become_rank(c_argv.data(), c_env.data(), stdin_fd, out.write.get(), err.write.get(),
+                report.write.get(), parent, signals, cpu);
 
   report.write.reset();
   int exec_errno = 0;

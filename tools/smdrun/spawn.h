@@ -32,9 +32,8 @@ struct SpawnError : std::runtime_error {
 // reaches only smdrun; it gets SIGKILL if smdrun dies. Returns once the
 // exec has succeeded; throws SpawnError otherwise (nothing is left running).
 // cpu >= 0: the rank may run on that CPU only (set before the exec).
-SpawnedRank spawn_rank(const std::vector<std::string> &argv,
-                       const std::vector<std::string> &env, int stdin_fd,
-                       const SignalWatch &signals, int cpu = -1);
+SpawnedRank spawn_rank(const std::vector<std::string> &argv, const std::vector<std::string> &env,
+                       int stdin_fd, const SignalWatch &signals, int cpu = -1);
 
 // The CPUs smdrun may run on (its affinity mask), ascending.
 std::vector<int> allowed_cpus();

@@ -12,12 +12,11 @@ std::string signal_name(int sig) {
 }
 
 std::string describe_wait_status(int status) {
-  if (WIFEXITED(status))
-    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    std::string text = "was killed by signal " + std::to_string(sig) + " (" +
-                       signal_name(sig) + ")";
+    std::string text =
+        "was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
     if (WCOREDUMP(status)) text += " (core dumped)";
     return text;
   }

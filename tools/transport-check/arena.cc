@@ -8,8 +8,7 @@
 namespace tcheck {
 
 Arena *arena_create(int nranks) {
-  void *p = mmap(nullptr, sizeof(Arena), PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap(nullptr, sizeof(Arena), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   auto *a = new (p) Arena();
   a->nranks = nranks;

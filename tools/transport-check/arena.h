@@ -30,9 +30,9 @@ struct Result {
 
 struct Arena {
   int nranks;
-  std::atomic<int> live;  // ranks that take part in barriers
-  std::atomic<int> departed[kMaxRanks];  // left on purpose (peer_death)
-  std::atomic<int> finished[kMaxRanks];  // ran its whole plan
+  std::atomic<int> live;                  // ranks that take part in barriers
+  std::atomic<int> departed[kMaxRanks];   // left on purpose (peer_death)
+  std::atomic<int> finished[kMaxRanks];   // ran its whole plan
   std::atomic<int> failed_by[kMaxTests];  // 1 + first rank that failed
   std::atomic<int> barrier[kMaxTests][kMaxBarriers];
   std::atomic<int> end_barrier[kMaxTests];

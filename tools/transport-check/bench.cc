@@ -71,8 +71,7 @@ double pingpong(Raw &raw, unsigned char *buf, size_t n, int iters, uint64_t tag)
 }
 
 // GB/s for `iters` windows of `window` n-byte messages from 0 to 1.
-double stream(Raw &raw, unsigned char *buf, size_t n, int window, int iters,
-              uint64_t tag) {
+double stream(Raw &raw, unsigned char *buf, size_t n, int window, int iters, uint64_t tag) {
   std::vector<void *> reqs(static_cast<size_t>(window));
   double t0 = now_seconds();
   for (int i = 0; i < iters; ++i) {
@@ -80,10 +79,8 @@ double stream(Raw &raw, unsigned char *buf, size_t n, int window, int iters,
       reqs[size_t(w)] = raw.e.rank == 0 ? raw.send(buf, n, tag) : raw.recv(buf, n, tag);
     for (void *r : reqs) raw.finish(r);
   }
-  if (raw.e.rank == 0)
-    raw.finish(raw.recv(buf, 1, tag + 1));
-  else
-    raw.finish(raw.send(buf, 1, tag + 1));
+  if (raw.e.rank == 0) raw.finish(raw.recv(buf, 1, tag + 1));
+  else raw.finish(raw.send(buf, 1, tag + 1));
   return double(n) * window * iters / (now_seconds() - t0) / 1e9;
 }
 
@@ -105,14 +102,14 @@ void run_bench(Env &e) {
   const int kReps = 5;
   bool print = e.rank == 0;
   if (print)
-    printf("bench: %s, ranks 0 and 1, %d runs per point (median and best)\n"
-           "  one-way latency (half round trip)\n"
-           "  %10s %8s %10s %10s\n",
-           e.t.name, kReps, "bytes", "iters", "usec", "best");
+    printf(
+        "bench: %s, ranks 0 and 1, %d runs per point (median and best)\n"
+        "  one-way latency (half round trip)\n"
+        "  %10s %8s %10s %10s\n",
+        e.t.name, kReps, "bytes", "iters", "usec", "best");
   uint64_t tag = e.tag(1);
-  for (size_t n : {size_t(0), size_t(8), size_t(64), size_t(512), size_t(4096),
-                   size_t(16384), size_t(32768), size_t(65536), size_t(262144),
-                   size_t(1) << 20}) {
+  for (size_t n : {size_t(0), size_t(8), size_t(64), size_t(512), size_t(4096), size_t(16384),
+                   size_t(32768), size_t(65536), size_t(262144), size_t(1) << 20}) {
     int iters = n <= 4096 ? 20000 : n <= 65536 ? 4000 : 400;
     pingpong(raw, buf, n, iters / 10, tag);  // warm-up
     std::vector<double> us;
@@ -125,16 +122,14 @@ void run_bench(Env &e) {
     std::vector<double> us;
     for (int r = 0; r < kReps; ++r) us.push_back(pingpong(raw, buf, 8, 2000, tag));
     if (print)
-      printf("  %10d %8d %10.3f %10.3f   (wait(1 ms) between tests)\n", 8, 2000,
-             median(us), lowest(us));
+      printf("  %10d %8d %10.3f %10.3f   (wait(1 ms) between tests)\n", 8, 2000, median(us),
+             lowest(us));
     raw.blocking = false;
   }
   if (print)
-    printf("  bandwidth, rank 0 -> 1\n  %10s %8s %10s %10s\n", "bytes", "window", "GB/s",
-           "best");
-  for (size_t n : {size_t(16384), size_t(65536), size_t(262144), size_t(1) << 20,
-                   size_t(4) << 20, size_t(16) << 20, size_t(64) << 20,
-                   size_t(256) << 20}) {
+    printf("  bandwidth, rank 0 -> 1\n  %10s %8s %10s %10s\n", "bytes", "window", "GB/s", "best");
+  for (size_t n : {size_t(16384), size_t(65536), size_t(262144), size_t(1) << 20, size_t(4) << 20,
+                   size_t(16) << 20, size_t(64) << 20, size_t(256) << 20}) {
     int window = n <= (size_t(1) << 20) ? 16 : n <= (size_t(16) << 20) ? 4 : 1;
     int iters = int(std::max<size_t>(2, (size_t(256) << 20) / (n * size_t(window))));
     iters = std::min(iters, 2000);

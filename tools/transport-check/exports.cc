@@ -34,8 +34,7 @@ bool is_linker_symbol(const std::string &name) {
 
 }  // namespace
 
-bool extra_exports(const std::string &path, std::vector<std::string> *names,
-                   std::string *error) {
+bool extra_exports(const std::string &path, std::vector<std::string> *names, std::string *error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = "cannot read the file";

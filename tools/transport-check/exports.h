@@ -12,7 +12,6 @@ namespace tcheck {
 // Names of the symbols `path` defines and exports, other than the plugin
 // entry symbols (smd_transport_plugin_v*). On a file that cannot be read
 // as a 64-bit ELF shared object returns false with the reason in `error`.
-bool extra_exports(const std::string &path, std::vector<std::string> *names,
-                   std::string *error);
+bool extra_exports(const std::string &path, std::vector<std::string> *names, std::string *error);
 
 }  // namespace tcheck

@@ -52,8 +52,7 @@ void *Env::auto_register(const void *buf, size_t n) {
   last_error.clear();
   smd_transport_status_t s = t.mem_register(ctx, const_cast<void *>(buf), n, 0, &mr);
   if (s != SMD_TRANSPORT_OK)
-    fail("mem_register of a %zu-byte buffer returned %s", n,
-         describe(s, last_error).c_str());
+    fail("mem_register of a %zu-byte buffer returned %s", n, describe(s, last_error).c_str());
   return mr;
 }
 
@@ -95,8 +94,7 @@ void *Env::start(bool send, int peer, void *buf, size_t n, uint64_t tg, void *mr
   const char *what = send ? "isend" : "irecv";
   const char *dir = send ? "to" : "from";
   if (s != SMD_TRANSPORT_OK)
-    fail("%s of %zu B %s rank %d returned %s", what, n, dir, peer,
-         describe(s, last_error).c_str());
+    fail("%s of %zu B %s rank %d returned %s", what, n, dir, peer, describe(s, last_error).c_str());
   if (req == nullptr) fail("%s of %zu B %s rank %d returned no request", what, n, dir, peer);
   outstanding_.insert(req);
   if (own != nullptr) auto_mr_[req] = own;
@@ -110,8 +108,7 @@ bool Env::poll(void *req, Completion *c, const char *what) {
   smd_transport_status_t s = t.test(ctx, req, &done, &size);
   if (!done) {
     if (s != SMD_TRANSPORT_OK && s != SMD_TRANSPORT_IN_PROGRESS)
-      fail("test() on %s returned %s without finishing it", what,
-           describe(s, last_error).c_str());
+      fail("test() on %s returned %s without finishing it", what, describe(s, last_error).c_str());
     return false;
   }
   release(req);
@@ -157,8 +154,7 @@ void Env::cancel(void *req) {
   last_error.clear();
   smd_transport_status_t s = t.cancel(ctx, req);
   release(req);
-  if (s != SMD_TRANSPORT_OK)
-    fail("cancel returned %s", describe(s, last_error).c_str());
+  if (s != SMD_TRANSPORT_OK) fail("cancel returned %s", describe(s, last_error).c_str());
 }
 
 void Env::barrier() {
@@ -215,17 +211,13 @@ void Env::skip(const char *fmt, ...) {
 }
 
 void Env::check(smd_transport_status_t s, const char *what) {
-  if (s != SMD_TRANSPORT_OK)
-    fail("%s returned %s", what, describe(s, last_error).c_str());
+  if (s != SMD_TRANSPORT_OK) fail("%s returned %s", what, describe(s, last_error).c_str());
 }
 
-void Env::check_pattern(const void *buf, size_t n, uint64_t seed,
-                        const char *what, size_t offset) {
+void Env::check_pattern(const void *buf, size_t n, uint64_t seed, const char *what, size_t offset) {
   unsigned got = 0, want = 0;
   long at = pattern_check(buf, n, seed, offset, &got, &want);
-  if (at >= 0)
-    fail("%s: byte %ld of %zu is 0x%02x, expected 0x%02x", what, at, n, got,
-         want);
+  if (at >= 0) fail("%s: byte %ld of %zu is 0x%02x, expected 0x%02x", what, at, n, got, want);
 }
 
 }  // namespace tcheck

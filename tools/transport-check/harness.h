@@ -36,8 +36,7 @@ struct Completion {
 
 class Env {
  public:
-  Env(const smd_transport_v1_t &table, Arena *arena, int rank, int nranks,
-      bool verbose);
+  Env(const smd_transport_v1_t &table, Arena *arena, int rank, int nranks, bool verbose);
 
   const smd_transport_v1_t &t;
   Arena *const arena;
@@ -65,8 +64,7 @@ class Env {
   // A tag unique to this test: (test + 1) in bits 36..43, `sub` below.
   uint64_t tag(uint64_t sub) const;
 
-  void *isend(int peer, const void *buf, size_t n, uint64_t tag,
-              void *mr = nullptr);
+  void *isend(int peer, const void *buf, size_t n, uint64_t tag, void *mr = nullptr);
   void *irecv(int peer, void *buf, size_t n, uint64_t tag, void *mr = nullptr);
   // One test() call; true when the request finished (it is then released).
   bool poll(void *req, Completion *c, const char *what);
@@ -89,14 +87,11 @@ class Env {
   std::vector<unsigned char> fetch(int from) const;
 
   void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-  [[noreturn]] void fail(const char *fmt, ...)
-      __attribute__((format(printf, 2, 3)));
-  [[noreturn]] void skip(const char *fmt, ...)
-      __attribute__((format(printf, 2, 3)));
+  [[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  [[noreturn]] void skip(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   // Fails unless s is OK, naming `what` and the plugin's error.
   void check(smd_transport_status_t s, const char *what);
-  void check_pattern(const void *buf, size_t n, uint64_t seed,
-                     const char *what, size_t offset = 0);
+  void check_pattern(const void *buf, size_t n, uint64_t seed, const char *what, size_t offset = 0);
   double deadline() const { return deadline_; }
   const std::string &notes() const { return notes_; }
 

@@ -25,12 +25,9 @@ static bool make_plan(const Options &o, Plan *plan, std::string *error) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const TestCase &tc = cases[i];
     bool chosen;
-    if (o.bench)
-      chosen = tc.always || tc.bench_only;
-    else if (tc.bench_only)
-      chosen = false;
-    else if (o.only.empty() || tc.always)
-      chosen = true;
+    if (o.bench) chosen = tc.always || tc.bench_only;
+    else if (tc.bench_only) chosen = false;
+    else if (o.only.empty() || tc.always) chosen = true;
     else {
       chosen = false;
       for (const std::string &name : o.only) chosen = chosen || name == tc.name;
@@ -58,9 +55,10 @@ static void warn_about_exports(const std::string &path) {
   std::string list;
   for (size_t i = 0; i < extra.size() && i < 8; ++i) list += (i ? ", " : "") + extra[i];
   if (extra.size() > 8) list += ", ...";
-  printf("warning: the plugin exports %zu symbol%s besides its entry (%s): build it with "
-         "-fvisibility=hidden so that only " SMD_TRANSPORT_ENTRY_V1 " is visible\n",
-         extra.size(), extra.size() == 1 ? "" : "s", list.c_str());
+  printf(
+      "warning: the plugin exports %zu symbol%s besides its entry (%s): build it with "
+      "-fvisibility=hidden so that only " SMD_TRANSPORT_ENTRY_V1 " is visible\n",
+      extra.size(), extra.size() == 1 ? "" : "s", list.c_str());
 }
 
 int main(int argc, char **argv) {
@@ -78,8 +76,7 @@ int main(int argc, char **argv) {
   }
   if (o.list) {
     for (const TestCase &tc : test_cases())
-      printf("%-18s %s%s\n", tc.name, tc.summary,
-             tc.bench_only ? " (with --bench)" : "");
+      printf("%-18s %s%s\n", tc.name, tc.summary, tc.bench_only ? " (with --bench)" : "");
     return 0;
   }
   Plan plan;

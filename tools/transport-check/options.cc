@@ -58,15 +58,13 @@ void add_options(CLI::App &app, Options *o) {
   smdtools::add_plain_flag(app, "--bench", [o] { o->bench = true; });
   smdtools::add_plain_flag(app, "-v,--verbose", [o] { o->verbose = true; });
   smdtools::add_plain_flag(app, "-h,--help", [] { throw HelpAsked{}; });
-  app.add_option_function<std::string>("plugin", [o](const std::string &v) {
-    o->plugin = smdtools::value_of(v);
-  });
+  app.add_option_function<std::string>(
+      "plugin", [o](const std::string &v) { o->plugin = smdtools::value_of(v); });
 }
 
 }  // namespace
 
-bool parse_options(int argc, char **argv, Options *o, bool *help,
-                   std::string *error) {
+bool parse_options(int argc, char **argv, Options *o, bool *help, std::string *error) {
   *help = false;
   std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App app("smd-transport-check", "smd-transport-check");
@@ -82,9 +80,8 @@ bool parse_options(int argc, char **argv, Options *o, bool *help,
     *error = first.rfind('-', 0) == 0 ? "unknown option " + first : "more than one plugin given";
     return false;
   } catch (const CLI::ParseError &e) {
-    *error = smdtools::describe_cli_error(app, e, args, [](const std::string &name) {
-      return name + " needs a value";
-    });
+    *error = smdtools::describe_cli_error(
+        app, e, args, [](const std::string &name) { return name + " needs a value"; });
     return false;
   }
   if (o->plugin.empty() && !o->list) {

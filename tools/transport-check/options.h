@@ -18,8 +18,7 @@ struct Options {
 };
 
 // False with a message on bad usage; `help` set for -h/--help.
-bool parse_options(int argc, char **argv, Options *o, bool *help,
-                   std::string *error);
+bool parse_options(int argc, char **argv, Options *o, bool *help, std::string *error);
 void print_usage(FILE *f);
 
 }  // namespace tcheck

@@ -32,8 +32,8 @@ void pattern_fill(void *buf, size_t n, uint64_t seed, size_t offset) {
   for (; i < n; ++i) p[i] = byte_at(seed, offset + i);
 }
 
-long pattern_check(const void *buf, size_t n, uint64_t seed, size_t offset,
-                   unsigned *got, unsigned *want) {
+long pattern_check(const void *buf, size_t n, uint64_t seed, size_t offset, unsigned *got,
+                   unsigned *want) {
   auto *p = static_cast<const unsigned char *>(buf);
   size_t i = 0;
   for (; i < n && (offset + i) % 8 != 0; ++i)

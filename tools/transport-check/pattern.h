@@ -15,8 +15,7 @@ void pattern_fill(void *buf, size_t n, uint64_t seed, size_t offset = 0);
 
 // The first byte of buf that differs from pattern bytes [offset, offset +
 // n), or -1 if all match. On a mismatch, *got and *want get the bytes.
-long pattern_check(const void *buf, size_t n, uint64_t seed,
-                   size_t offset = 0, unsigned *got = nullptr,
-                   unsigned *want = nullptr);
+long pattern_check(const void *buf, size_t n, uint64_t seed, size_t offset = 0,
+                   unsigned *got = nullptr, unsigned *want = nullptr);
 
 }  // namespace tcheck

@@ -15,20 +15,17 @@ struct Entry {
   size_t end;  // offset + size: the struct_size that covers it
 };
 
-#define TCHECK_ENTRY(field)                         \
-  Entry {                                           \
-    #field, offsetof(smd_transport_v1_t, field),    \
-        offsetof(smd_transport_v1_t, field) +       \
-            sizeof(((smd_transport_v1_t *)0)->field) \
+#define TCHECK_ENTRY(field)                                                            \
+  Entry {                                                                              \
+#field, offsetof(smd_transport_v1_t, field),                                       \
+        offsetof(smd_transport_v1_t, field) + sizeof(((smd_transport_v1_t *)0)->field) \
   }
 
 const Entry kRequired[] = {
-    TCHECK_ENTRY(init),         TCHECK_ENTRY(finalize),
-    TCHECK_ENTRY(get_address),  TCHECK_ENTRY(connect),
-    TCHECK_ENTRY(disconnect),   TCHECK_ENTRY(mem_register),
-    TCHECK_ENTRY(mem_deregister), TCHECK_ENTRY(isend),
-    TCHECK_ENTRY(irecv),        TCHECK_ENTRY(test),
-    TCHECK_ENTRY(cancel),       TCHECK_ENTRY(progress),
+    TCHECK_ENTRY(init),           TCHECK_ENTRY(finalize),   TCHECK_ENTRY(get_address),
+    TCHECK_ENTRY(connect),        TCHECK_ENTRY(disconnect), TCHECK_ENTRY(mem_register),
+    TCHECK_ENTRY(mem_deregister), TCHECK_ENTRY(isend),      TCHECK_ENTRY(irecv),
+    TCHECK_ENTRY(test),           TCHECK_ENTRY(cancel),     TCHECK_ENTRY(progress),
 };
 
 bool entry_set(const smd_transport_v1_t &t, const Entry &e) {
@@ -68,20 +65,16 @@ std::string caps_string(uint64_t caps) {
   return s.empty() ? "none" : s;
 }
 
-bool load_plugin(const std::string &path, LoadedPlugin *out,
-                 std::vector<std::string> *problems) {
+bool load_plugin(const std::string &path, LoadedPlugin *out, std::vector<std::string> *problems) {
   std::string name = base_name(path);
-  auto problem = [&](const std::string &what) {
-    problems->push_back(name + ": " + what);
-  };
+  auto problem = [&](const std::string &what) { problems->push_back(name + ": " + what); };
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char *err = dlerror();
     problem(std::string("cannot load: ") + (err ? err : "unknown error"));
     return false;
   }
-  auto entry = reinterpret_cast<smd_transport_entry_v1_t>(
-      dlsym(handle, SMD_TRANSPORT_ENTRY_V1));
+  auto entry = reinterpret_cast<smd_transport_entry_v1_t>(dlsym(handle, SMD_TRANSPORT_ENTRY_V1));
   if (entry == nullptr) {
     problem("missing symbol " SMD_TRANSPORT_ENTRY_V1);
     dlclose(handle);
@@ -98,15 +91,13 @@ bool load_plugin(const std::string &path, LoadedPlugin *out,
             std::to_string(SMD_TRANSPORT_ABI_VERSION));
   size_t need = kRequired[sizeof kRequired / sizeof kRequired[0] - 1].end;
   if (t->struct_size < need)
-    problem("table struct_size " + std::to_string(t->struct_size) +
-            " is smaller than the " + std::to_string(need) +
-            " bytes of the required v1 entries");
+    problem("table struct_size " + std::to_string(t->struct_size) + " is smaller than the " +
+            std::to_string(need) + " bytes of the required v1 entries");
   if (!problems->empty()) {
     dlclose(handle);
     return false;
   }
-  memcpy(&out->table, t, t->struct_size < sizeof out->table ? t->struct_size
-                                                            : sizeof out->table);
+  memcpy(&out->table, t, t->struct_size < sizeof out->table ? t->struct_size : sizeof out->table);
   const smd_transport_v1_t &c = out->table;
   if (c.name == nullptr || c.name[0] == '\0') problem("table has no name");
   for (const Entry &e : kRequired)
@@ -115,12 +106,10 @@ bool load_plugin(const std::string &path, LoadedPlugin *out,
     if (c.mem_pack == nullptr) problem("caps has RMA but entry 'mem_pack' is NULL");
     if (c.iget == nullptr) problem("caps has RMA but entry 'iget' is NULL");
   }
-  if ((c.caps & SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS) != 0 &&
-      (c.caps & SMD_TRANSPORT_CAP_RMA) == 0)
+  if ((c.caps & SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS) != 0 && (c.caps & SMD_TRANSPORT_CAP_RMA) == 0)
     problem("caps has RMA_ANY_ADDRESS without RMA");
   if ((c.caps & SMD_TRANSPORT_CAP_SEGMENTS) != 0 &&
-      (c.segment_create == nullptr || c.segment_attach == nullptr ||
-       c.segment_release == nullptr))
+      (c.segment_create == nullptr || c.segment_attach == nullptr || c.segment_release == nullptr))
     problem("caps has SEGMENTS but a segment_* entry is NULL");
   if (!problems->empty()) {
     dlclose(handle);

@@ -19,8 +19,7 @@ struct LoadedPlugin {
 
 // Loads and validates `path`. On failure returns false and fills
 // `problems` with one line each, e.g. "libfoo.so: entry 'irecv' is NULL".
-bool load_plugin(const std::string &path, LoadedPlugin *out,
-                 std::vector<std::string> *problems);
+bool load_plugin(const std::string &path, LoadedPlugin *out, std::vector<std::string> *problems);
 
 // "RMA|SEGMENTS|..." for caps.
 std::string caps_string(uint64_t caps);

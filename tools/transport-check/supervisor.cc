@@ -34,16 +34,14 @@ std::string describe_exit(int status) {
   if (WIFSIGNALED(status))
     snprintf(text, sizeof text, "killed by signal %d (%s)", WTERMSIG(status),
              strsignal(WTERMSIG(status)));
-  else
-    snprintf(text, sizeof text, "exited with status %d", WEXITSTATUS(status));
+  else snprintf(text, sizeof text, "exited with status %d", WEXITSTATUS(status));
   return text;
 }
 
 class Supervisor {
  public:
   Supervisor(const Options &o, const Plan &plan, Arena *a)
-      : o_(o), plan_(plan), a_(a), pids_(size_t(o.nranks), -1),
-        gone_(size_t(o.nranks), false) {}
+      : o_(o), plan_(plan), a_(a), pids_(size_t(o.nranks), -1), gone_(size_t(o.nranks), false) {}
 
   void start(const LoadedPlugin &plugin) {
     fflush(stdout);
@@ -75,8 +73,7 @@ class Supervisor {
       std::vector<std::string> extra;
       if (last) {
         reap_all(10.0);
-        std::vector<std::string> added =
-            orphaned_dev_shm(added_names(shm_before_, list_dev_shm()));
+        std::vector<std::string> added = orphaned_dev_shm(added_names(shm_before_, list_dev_shm()));
         for (const std::string &n : added) extra.push_back("left in /dev/shm: " + n);
       }
       report(k, tc, extra);
@@ -96,17 +93,15 @@ class Supervisor {
       if (aborted_) return;
       bool all = true;
       for (int r = 0; r < o_.nranks; ++r)
-        if (!gone_[size_t(r)] && !final_state(a_->results[k][r].state.load()))
-          all = false;
+        if (!gone_[size_t(r)] && !final_state(a_->results[k][r].state.load())) all = false;
       if (all) return;
       if (now_seconds() > deadline) {
         for (int r = 0; r < o_.nranks; ++r) {
           Result &res = a_->results[k][r];
           if (gone_[size_t(r)] || final_state(res.state.load())) continue;
-          snprintf(res.message, sizeof res.message, "timed out after %.0f s (%s)",
-                   plan_.limits[k],
-                   res.state.load() == kRunning ? "still in this test"
-                                                : "still in the previous test");
+          snprintf(
+              res.message, sizeof res.message, "timed out after %.0f s (%s)", plan_.limits[k],
+              res.state.load() == kRunning ? "still in this test" : "still in the previous test");
           if (res.start == 0) res.start = now_seconds() - plan_.limits[k];
           res.end = now_seconds();
           res.state.store(kFail);
@@ -232,7 +227,7 @@ class Supervisor {
     } else {
       for (const auto &[text, who] : notes)
         lines.push_back(who.size() == size_t(ranks) ? "note: " + text
-                                                      : "note (" + rank_list(who) + "): " + text);
+                                                    : "note (" + rank_list(who) + "): " + text);
       print_row(tc.name, "PASS", detail, lines);
       ++passed_;
     }

@@ -111,8 +111,7 @@ std::vector<std::string> shared_memory_held() {
       ssize_t n = readlink(link, target, sizeof target - 1);
       if (n <= 0) continue;
       target[n] = '\0';
-      if (is_shared_memory(target))
-        found.insert(std::string("fd ") + ent->d_name + " " + target);
+      if (is_shared_memory(target)) found.insert(std::string("fd ") + ent->d_name + " " + target);
     }
     closedir(d);
   }

@@ -26,12 +26,12 @@ void test_connect_all(Env &e) {
   e.last_error.clear();
   s = e.t.get_address(e.ctx, probe, &need);
   if (s != SMD_TRANSPORT_ERR_INVALID || need == 0)
-    e.fail("get_address into a 0-byte buffer returned %s and size %zu; "
-           "expected ERR_INVALID and the size needed",
-           describe(s, e.last_error).c_str(), need);
+    e.fail(
+        "get_address into a 0-byte buffer returned %s and size %zu; "
+        "expected ERR_INVALID and the size needed",
+        describe(s, e.last_error).c_str(), need);
   if (need > kMaxAddress)
-    e.fail("address of %zu B is larger than the %zu B this check allows", need,
-           kMaxAddress);
+    e.fail("address of %zu B is larger than the %zu B this check allows", need, kMaxAddress);
   std::vector<unsigned char> addr(need);
   size_t size = need;
   e.check(e.t.get_address(e.ctx, addr.data(), &size), "get_address");
@@ -47,8 +47,7 @@ void test_connect_all(Env &e) {
   for (int p = 0; p < e.nranks; ++p) {
     if (p == e.rank) continue;
     e.last_error.clear();
-    s = e.t.connect(e.ctx, p, e.arena->address[p], e.arena->address_len[p],
-                    &e.ep[size_t(p)]);
+    s = e.t.connect(e.ctx, p, e.arena->address[p], e.arena->address_len[p], &e.ep[size_t(p)]);
     if (s != SMD_TRANSPORT_OK)
       e.fail("connect to rank %d returned %s", p, describe(s, e.last_error).c_str());
     if (e.ep[size_t(p)] == nullptr) e.fail("connect to rank %d gave no endpoint", p);
@@ -83,10 +82,8 @@ void test_wait(Env &e) {
     smd_transport_status_t s = e.t.wait(e.ctx, us);
     double dt = now_seconds() - t0;
     if (s != SMD_TRANSPORT_OK && s != SMD_TRANSPORT_IN_PROGRESS)
-      e.fail("wait(%lld us) returned %s", (long long)us,
-             describe(s, e.last_error).c_str());
-    if (dt > 2.0 + double(us) * 1e-6)
-      e.fail("wait(%lld us) took %.2f s", (long long)us, dt);
+      e.fail("wait(%lld us) returned %s", (long long)us, describe(s, e.last_error).c_str());
+    if (dt > 2.0 + double(us) * 1e-6) e.fail("wait(%lld us) took %.2f s", (long long)us, dt);
   }
   // Woken by a message: the sender waits 200 ms, the receiver sits in
   // wait(8 s); it must return long before the 8 s are up. The margins are
@@ -117,12 +114,12 @@ void test_wait(Env &e) {
       }
       double dt = now_seconds() - t0;
       if (c.status != SMD_TRANSPORT_OK)
-        e.fail("receive while in wait() completed with %s",
-               describe(c.status, c.error).c_str());
+        e.fail("receive while in wait() completed with %s", describe(c.status, c.error).c_str());
       if (dt > 4.0)
-        e.fail("a message sent after 0.2 s completed only after %.2f s: wait() "
-               "does not wake up when a message arrives",
-               dt);
+        e.fail(
+            "a message sent after 0.2 s completed only after %.2f s: wait() "
+            "does not wake up when a message arrives",
+            dt);
       e.check_pattern(&word, 8, pattern_seed(sender, tag, 0), "message received in wait()");
       if (e.verbose) e.note("a message sent after 0.2 s woke wait() at %.3f s", dt);
     }
@@ -170,11 +167,9 @@ void test_peer_death(Env &e) {
     if (!peer_seen) {
       e.last_error.clear();
       smd_transport_status_t s = e.t.check_peer(e.ctx, e.ep[size_t(victim)]);
-      if (s == SMD_TRANSPORT_ERR_PEER)
-        peer_seen = true;
+      if (s == SMD_TRANSPORT_ERR_PEER) peer_seen = true;
       else if (s != SMD_TRANSPORT_OK)
-        e.fail("check_peer on the dead rank returned %s",
-               describe(s, e.last_error).c_str());
+        e.fail("check_peer on the dead rank returned %s", describe(s, e.last_error).c_str());
     }
     if (now_seconds() - t0 > limit)
       e.fail("%s %.0f s after rank %d died",
@@ -205,8 +200,7 @@ void test_peer_death(Env &e) {
     s = c.status;
   }
   if (s != SMD_TRANSPORT_ERR_PEER)
-    e.fail("a send to a rank known to be dead gave %s, expected ERR_PEER",
-           status_name(s));
+    e.fail("a send to a rank known to be dead gave %s, expected ERR_PEER", status_name(s));
 
   // The victim's 1 MiB message: delivered whole before it died, or ERR_PEER.
   req = nullptr;
@@ -247,8 +241,7 @@ void test_finalize(Env &e) {
       e.last_error.clear();
       smd_transport_status_t s = e.t.disconnect(e.ctx, e.ep[size_t(p)]);
       if (s != SMD_TRANSPORT_OK)
-        e.fail("disconnect from rank %d returned %s", p,
-               describe(s, e.last_error).c_str());
+        e.fail("disconnect from rank %d returned %s", p, describe(s, e.last_error).c_str());
       e.ep[size_t(p)] = nullptr;
     }
   void *ctx = e.ctx;

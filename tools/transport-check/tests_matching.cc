@@ -51,16 +51,12 @@ void post_recv(Env &e, Message &m) {
 
 void finish_recv(Env &e, Message &m, const Completion &c) {
   char what[160];
-  snprintf(what, sizeof what,
-           "message %llu (tag 0x%llx, %zu B) from rank %d",
-           (unsigned long long)m.index, (unsigned long long)m.tag, m.size,
-           m.peer);
+  snprintf(what, sizeof what, "message %llu (tag 0x%llx, %zu B) from rank %d",
+           (unsigned long long)m.index, (unsigned long long)m.tag, m.size, m.peer);
   if (c.status != SMD_TRANSPORT_OK)
     e.fail("%s completed with %s", what, describe(c.status, c.error).c_str());
-  if (c.size != m.size)
-    e.fail("%s: received %zu B (out of order?)", what, c.size);
-  e.check_pattern(m.data.data(), m.size, pattern_seed(m.peer, m.tag, m.index),
-                  what);
+  if (c.size != m.size) e.fail("%s: received %zu B (out of order?)", what, c.size);
+  e.check_pattern(m.data.data(), m.size, pattern_seed(m.peer, m.tag, m.index), what);
   m.done = true;
   std::vector<unsigned char>().swap(m.data);
 }
@@ -74,16 +70,16 @@ void finish_recv(Env &e, Message &m, const Completion &c) {
   for (const Message &m : sends)
     if (!m.done && s++ == 0) first_s = &m;
   const Message *m = first_r ? first_r : first_s;
-  e.fail("%zu of %zu receives and %zu of %zu sends still pending; the first: "
-         "%s %llu (tag 0x%llx, %zu B) %s rank %d",
-         r, recvs.size(), s, sends.size(), first_r ? "receive of message" : "send of message",
-         (unsigned long long)m->index, (unsigned long long)m->tag, m->size,
-         first_r ? "from" : "to", m->peer);
+  e.fail(
+      "%zu of %zu receives and %zu of %zu sends still pending; the first: "
+      "%s %llu (tag 0x%llx, %zu B) %s rank %d",
+      r, recvs.size(), s, sends.size(), first_r ? "receive of message" : "send of message",
+      (unsigned long long)m->index, (unsigned long long)m->tag, m->size, first_r ? "from" : "to",
+      m->peer);
 }
 
 // Completes all of them, testing round-robin rather than one by one.
-void complete_all(Env &e, std::vector<Message> &recvs,
-                  std::vector<Message> &sends) {
+void complete_all(Env &e, std::vector<Message> &recvs, std::vector<Message> &sends) {
   size_t left = recvs.size() + sends.size();
   while (left > 0) {
     size_t before = left;
@@ -195,8 +191,7 @@ void expect_truncated(Env &e, void *recv, void *send, const char *what) {
            describe(c.status, c.error).c_str());
   c = e.wait(send, "the send of a truncated message");
   if (c.status != SMD_TRANSPORT_OK && c.status != SMD_TRANSPORT_ERR_TRUNCATED)
-    e.fail("the send behind '%s' completed with %s", what,
-           describe(c.status, c.error).c_str());
+    e.fail("the send behind '%s' completed with %s", what, describe(c.status, c.error).c_str());
 }
 
 }  // namespace
@@ -225,8 +220,7 @@ void test_truncation(Env &e) {
   e.expect_ok(e.isend(to, out.data(), 4096, tag), "send after truncation");
   Completion c = e.expect_ok(r, "message after a truncated one");
   if (c.size != 4096) e.fail("message after a truncated one: %zu B", c.size);
-  e.check_pattern(in.data(), 4096, pattern_seed(from, tag, 1),
-                  "message after a truncated one");
+  e.check_pattern(in.data(), 4096, pattern_seed(from, tag, 1), "message after a truncated one");
 }
 
 void test_cancel(Env &e) {
@@ -238,8 +232,7 @@ void test_cancel(Env &e) {
   for (int i = 0; i < 100; ++i) e.t.progress(e.ctx);
   Completion c;
   if (e.poll(r, &c, "unmatched receive"))
-    e.fail("a receive nobody sent to completed with %s",
-           describe(c.status, c.error).c_str());
+    e.fail("a receive nobody sent to completed with %s", describe(c.status, c.error).c_str());
   e.cancel(r);
 
   // A large send nobody receives, cancelled.
@@ -247,8 +240,7 @@ void test_cancel(Env &e) {
   for (int i = 0; i < 100; ++i) e.t.progress(e.ctx);
   if (e.poll(s, &c, "unreceived 1 MiB send")) {
     if (c.status != SMD_TRANSPORT_OK)
-      e.fail("an unreceived 1 MiB send completed with %s",
-             describe(c.status, c.error).c_str());
+      e.fail("an unreceived 1 MiB send completed with %s", describe(c.status, c.error).c_str());
     e.note("the plugin buffered an unreceived 1 MiB send");
   } else {
     e.cancel(s);

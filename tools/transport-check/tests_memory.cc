@@ -19,8 +19,7 @@ void *reg(Env &e, void *p, size_t n, const char *what) {
   e.last_error.clear();
   smd_transport_status_t s = e.t.mem_register(e.ctx, p, n, 0, &mr);
   if (s != SMD_TRANSPORT_OK)
-    e.fail("mem_register of %s (%zu B) returned %s", what, n,
-           describe(s, e.last_error).c_str());
+    e.fail("mem_register of %s (%zu B) returned %s", what, n, describe(s, e.last_error).c_str());
   return mr;
 }
 
@@ -28,8 +27,7 @@ void dereg(Env &e, void *mr, const char *what) {
   e.last_error.clear();
   smd_transport_status_t s = e.t.mem_deregister(e.ctx, mr);
   if (s != SMD_TRANSPORT_OK)
-    e.fail("mem_deregister of %s returned %s", what,
-           describe(s, e.last_error).c_str());
+    e.fail("mem_deregister of %s returned %s", what, describe(s, e.last_error).c_str());
 }
 
 // What a rank publishes for its peers' igets.
@@ -47,9 +45,10 @@ std::vector<unsigned char> pack(Env &e, void *mr) {
   smd_transport_status_t s = e.t.mem_pack(e.ctx, mr, probe, &need);
   if (s == SMD_TRANSPORT_OK && need == 0) return {};
   if (s != SMD_TRANSPORT_ERR_INVALID || need == 0)
-    e.fail("mem_pack with a 0-byte buffer returned %s and size %zu; expected "
-           "ERR_INVALID and the size needed",
-           describe(s, e.last_error).c_str(), need);
+    e.fail(
+        "mem_pack with a 0-byte buffer returned %s and size %zu; expected "
+        "ERR_INVALID and the size needed",
+        describe(s, e.last_error).c_str(), need);
   if (need > sizeof(RmaOffer::rkey))
     e.fail("remote key of %zu B is larger than %zu B", need, sizeof(RmaOffer::rkey));
   std::vector<unsigned char> key(need);
@@ -59,12 +58,12 @@ std::vector<unsigned char> pack(Env &e, void *mr) {
   return key;
 }
 
-void get(Env &e, int peer, void *local, void *local_mr, uint64_t remote,
-         const void *rkey, size_t rkey_size, size_t n, const char *what) {
+void get(Env &e, int peer, void *local, void *local_mr, uint64_t remote, const void *rkey,
+         size_t rkey_size, size_t n, const char *what) {
   void *req = nullptr;
   e.last_error.clear();
-  smd_transport_status_t s = e.t.iget(e.ctx, e.ep[size_t(peer)], local, local_mr,
-                                      remote, rkey, rkey_size, n, &req);
+  smd_transport_status_t s =
+      e.t.iget(e.ctx, e.ep[size_t(peer)], local, local_mr, remote, rkey, rkey_size, n, &req);
   if (s != SMD_TRANSPORT_OK)
     e.fail("%s: iget returned %s", what, describe(s, e.last_error).c_str());
   if (req != nullptr) e.expect_ok(req, what);
@@ -76,8 +75,8 @@ void test_registration(Env &e) {
   // Registration of assorted memory, released in another order.
   std::vector<unsigned char> heap(size_t(1) << 20);
   unsigned char stack[256];
-  void *mapped = mmap(nullptr, size_t(4) << 20, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *mapped =
+      mmap(nullptr, size_t(4) << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapped == MAP_FAILED) e.fail("cannot map 4 MiB");
   void *mrs[5] = {reg(e, heap.data(), heap.size(), "a heap buffer"),
                   reg(e, stack, sizeof stack, "a stack buffer"),
@@ -133,13 +132,13 @@ void test_registration(Env &e) {
   e.check_pattern(local.data(), rn, pattern_seed(peer, rtag, 0),
                   "iget of a registered 3 MiB buffer");
   memset(local.data(), 0, 2000);
-  get(e, peer, local.data(), local_mr, o.registered + 12345, rkey, o.rkey_size,
-      1000, "iget of 1000 B inside a registration");
+  get(e, peer, local.data(), local_mr, o.registered + 12345, rkey, o.rkey_size, 1000,
+      "iget of 1000 B inside a registration");
   e.check_pattern(local.data(), 1000, pattern_seed(peer, rtag, 0),
                   "iget of 1000 B inside a registration", 12345);
   if (e.has(SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS)) {
-    get(e, peer, local.data(), local_mr, o.unregistered, nullptr, 0,
-        plain.size(), "iget of an unregistered buffer without rkey");
+    get(e, peer, local.data(), local_mr, o.unregistered, nullptr, 0, plain.size(),
+        "iget of an unregistered buffer without rkey");
     e.check_pattern(local.data(), plain.size(), pattern_seed(peer, atag, 0),
                     "iget of an unregistered buffer without rkey");
   }
@@ -155,15 +154,14 @@ void test_segments(Env &e) {
   size_t need = 0;
   void *ptr = nullptr, *seg = nullptr;
   e.last_error.clear();
-  smd_transport_status_t s =
-      e.t.segment_create(e.ctx, n, &ptr, &seg, handle, &need);
+  smd_transport_status_t s = e.t.segment_create(e.ctx, n, &ptr, &seg, handle, &need);
   if (s != SMD_TRANSPORT_ERR_INVALID || need == 0 || need > sizeof handle)
-    e.fail("segment_create with a 0-byte handle buffer returned %s and size "
-           "%zu; expected ERR_INVALID and the size needed (at most %zu)",
-           describe(s, e.last_error).c_str(), need, sizeof handle);
+    e.fail(
+        "segment_create with a 0-byte handle buffer returned %s and size "
+        "%zu; expected ERR_INVALID and the size needed (at most %zu)",
+        describe(s, e.last_error).c_str(), need, sizeof handle);
   size_t hsize = need;
-  e.check(e.t.segment_create(e.ctx, n, &ptr, &seg, handle, &hsize),
-          "segment_create");
+  e.check(e.t.segment_create(e.ctx, n, &ptr, &seg, handle, &hsize), "segment_create");
   auto *mine = static_cast<unsigned char *>(ptr);
   for (size_t i = 0; i < n; ++i)
     if (mine[i] != 0) e.fail("new segment is not zero-filled at byte %zu", i);
@@ -177,19 +175,17 @@ void test_segments(Env &e) {
   void *tptr = nullptr, *tseg = nullptr;
   size_t tsize = 0;
   e.last_error.clear();
-  s = e.t.segment_attach(e.ctx, e.ep[size_t(peer)], theirs.data(),
-                         theirs.size(), &tptr, &tsize, &tseg);
+  s = e.t.segment_attach(e.ctx, e.ep[size_t(peer)], theirs.data(), theirs.size(), &tptr, &tsize,
+                         &tseg);
   if (s != SMD_TRANSPORT_OK)
     e.fail("segment_attach of rank %d's segment returned %s", peer,
            describe(s, e.last_error).c_str());
   size_t expect = (size_t(1) << 20) + size_t(peer) * 4096 + 123;
   if (tsize < expect)
-    e.fail("segment_attach reports %zu B for rank %d's %zu-byte segment",
-           tsize, peer, expect);
+    e.fail("segment_attach reports %zu B for rank %d's %zu-byte segment", tsize, peer, expect);
   pattern_fill(tptr, expect, pattern_seed(e.rank, tag, 0));
   e.barrier();
-  e.check_pattern(mine, n, pattern_seed(e.prev(), tag, 0),
-                  "own segment after the peer wrote it");
+  e.check_pattern(mine, n, pattern_seed(e.prev(), tag, 0), "own segment after the peer wrote it");
   e.check(e.t.segment_release(e.ctx, tseg), "segment_release (attached)");
   e.barrier();
   e.check(e.t.segment_release(e.ctx, seg), "segment_release (created)");

@@ -83,8 +83,8 @@ struct Mapping {
   void *p = nullptr;
   size_t n = 0;
   explicit Mapping(size_t bytes) : n(bytes) {
-    p = mmap(nullptr, n, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+             0);
     if (p == MAP_FAILED) p = nullptr;
   }
   ~Mapping() {

@@ -39,8 +39,8 @@ void record(Result &res, int state, const std::string &message) {
 
 }  // namespace
 
-void run_worker(const LoadedPlugin &plugin, Arena *arena, int rank,
-                const Options &o, const Plan &plan) {
+void run_worker(const LoadedPlugin &plugin, Arena *arena, int rank, const Options &o,
+                const Plan &plan) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
   Env env(plugin.table, arena, rank, o.nranks, o.verbose);
   smd_transport_host_t &h = env.host;
@@ -98,8 +98,7 @@ void run_worker(const LoadedPlugin &plugin, Arena *arena, int rank,
     record(res, state, message);
     env.end();
     // Without a full mesh nothing else can run, on any rank.
-    if (tc.run == test_connect_all && arena->failed_by[k].load() != 0)
-      env.connected = false;
+    if (tc.run == test_connect_all && arena->failed_by[k].load() != 0) env.connected = false;
   }
   arena->finished[rank].store(1);
   fflush(stdout);

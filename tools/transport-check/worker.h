@@ -11,12 +11,12 @@
 namespace tcheck {
 
 struct Plan {
-  std::vector<int> tests;       // indices into test_cases(), in order
-  std::vector<double> limits;   // seconds, per entry of `tests`
-  double total_limit = 0;       // seconds, for the whole run
+  std::vector<int> tests;      // indices into test_cases(), in order
+  std::vector<double> limits;  // seconds, per entry of `tests`
+  double total_limit = 0;      // seconds, for the whole run
 };
 
-[[noreturn]] void run_worker(const LoadedPlugin &plugin, Arena *arena,
-                             int rank, const Options &o, const Plan &plan);
+[[noreturn]] void run_worker(const LoadedPlugin &plugin, Arena *arena, int rank, const Options &o,
+                             const Plan &plan);
 
 }  // namespace tcheck

@@ -96,10 +96,9 @@ static PyObject *allreduce(PyObject *self, PyObject *const *args, Py_ssize_t nar
   Py_buffer view;
   if (PyObject_GetBuffer(args[1], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) return NULL;
   int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = smd_allreduce_ptr(view.buf, view.buf, (size_t)count, (int)datatype, (int)op, comm, NULL);
-  Py_END_ALLOW_THREADS
-  PyBuffer_Release(&view);
+  Py_BEGIN_ALLOW_THREADS rc =
+      smd_allreduce_ptr(view.buf, view.buf, (size_t)count, (int)datatype, (int)op, comm, NULL);
+  Py_END_ALLOW_THREADS PyBuffer_Release(&view);
   return PyLong_FromLong(rc);
 }
 
@@ -126,10 +125,8 @@ static PyObject *barrier(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (!ok) Py_RETURN_NONE;
   }
   int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = smd_barrier_ptr(comm, NULL);
-  Py_END_ALLOW_THREADS
-  return PyLong_FromLong(rc);
+  Py_BEGIN_ALLOW_THREADS rc = smd_barrier_ptr(comm, NULL);
+  Py_END_ALLOW_THREADS return PyLong_FromLong(rc);
 }
 
 static PyMethodDef methods[] = {
@@ -144,9 +141,15 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fastcall",
-    "smd's blocking allreduce and barrier without cffi in between (see smd/comm.py)", -1,
-    methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "_fastcall",
+    "smd's blocking allreduce and barrier without cffi in between (see smd/comm.py)",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__fastcall(void) { return PyModule_Create(&module); }

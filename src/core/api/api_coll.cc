@@ -28,7 +28,7 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request)
   r->comm = c.shared();
   r->count = elems;
   r->op = coll_name(a.kind);
-  Comm *raw = &*c;  // the executor lives inside the communicator
+  Comm *raw = &*c;                 // the executor lives inside the communicator
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
@@ -112,7 +112,8 @@ void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t 
     check_buffer(recvbuf, bytes, "recvbuf (at the root)");
     check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
   }
-  CollArgs a{CollKind::kReduce, sendbuf, c->rank() == root ? recvbuf : nullptr, count, dt, op, root};
+  CollArgs a{
+      CollKind::kReduce, sendbuf, c->rank() == root ? recvbuf : nullptr, count, dt, op, root};
   launch(c, a, count, req);
 }
 
@@ -168,9 +169,9 @@ void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts
 
 // alltoallv: sendbuf's blocks go to the ranks, recvbuf's come from them.
 // Pairs' counts are checked as the blocks travel (alltoallv.cc).
-void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
-                  const size_t *recvcounts, const size_t *rdispls, smd_datatype_t dt, smd_comm_t *comm,
-                  smd_stream_t stream, smd_request_t **req) {
+void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                  void *recvbuf, const size_t *recvcounts, const size_t *rdispls, smd_datatype_t dt,
+                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
   check_stream(stream);
   size_t es = check_datatype(dt);
@@ -204,8 +205,9 @@ extern "C" {
 SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                    smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
                                    smd_stream_t stream) {
-  return guarded("smd_allreduce",
-                 [&] { do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, nullptr); });
+  return guarded("smd_allreduce", [&] {
+    do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, nullptr);
+  });
 }
 SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                     smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
@@ -218,8 +220,9 @@ SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf, size_t c
 
 SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
                                    smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream) {
-  return guarded("smd_allgather",
-                 [&] { do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, nullptr); });
+  return guarded("smd_allgather", [&] {
+    do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, nullptr);
+  });
 }
 SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
                                     smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
@@ -326,10 +329,10 @@ SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf, con
     do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, nullptr);
   });
 }
-SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf,
-                                          const size_t *counts, const size_t *displs,
-                                          smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
-                                          smd_stream_t stream, smd_request_t **request) {
+SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
+                                          const size_t *displs, smd_datatype_t datatype,
+                                          smd_op_t op, smd_comm_t *comm, smd_stream_t stream,
+                                          smd_request_t **request) {
   return guarded("smd_ireduce_scatterv", [&] {
     out_request(request);
     do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, request);
@@ -347,8 +350,9 @@ SMD_API smd_result_t smd_alltoallv(const void *sendbuf, const size_t *sendcounts
 }
 SMD_API smd_result_t smd_ialltoallv(const void *sendbuf, const size_t *sendcounts,
                                     const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                                    const size_t *rdispls, smd_datatype_t datatype, smd_comm_t *comm,
-                                    smd_stream_t stream, smd_request_t **request) {
+                                    const size_t *rdispls, smd_datatype_t datatype,
+                                    smd_comm_t *comm, smd_stream_t stream,
+                                    smd_request_t **request) {
   return guarded("smd_ialltoallv", [&] {
     out_request(request);
     do_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm, stream,

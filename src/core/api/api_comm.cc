@@ -138,7 +138,8 @@ SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm, smd_comm_stats_t
     const std::vector<Transport *> &ts = c->ctx().transports();
     s.transport_count = static_cast<int>(std::min<size_t>(ts.size(), SMD_STATS_MAX_TRANSPORTS));
     for (int i = 0; i < s.transport_count; ++i)
-      snprintf(s.transports[i].name, sizeof s.transports[i].name, "%s", ts[size_t(i)]->name().c_str());
+      snprintf(s.transports[i].name, sizeof s.transports[i].name, "%s",
+               ts[size_t(i)]->name().c_str());
     add_stats(*c, s);
     size_t n = std::min(stats->struct_size, sizeof s);
     s.struct_size = stats->struct_size;
@@ -146,13 +147,13 @@ SMD_API smd_result_t smd_comm_get_stats(const smd_comm_t *comm, smd_comm_stats_t
   });
 }
 
-#define SMD_QUERY(fn, expr)                                     \
-  SMD_API smd_result_t fn(const smd_comm_t *comm, int *out) {   \
-    return guarded(#fn, [&] {                                   \
-      require_out(out, "output pointer");                       \
-      auto c = comm_of(comm);                                   \
-      *out = (expr);                                            \
-    });                                                         \
+#define SMD_QUERY(fn, expr)                                   \
+  SMD_API smd_result_t fn(const smd_comm_t *comm, int *out) { \
+    return guarded(#fn, [&] {                                 \
+      require_out(out, "output pointer");                     \
+      auto c = comm_of(comm);                                 \
+      *out = (expr);                                          \
+    });                                                       \
   }
 
 SMD_QUERY(smd_comm_rank, c->rank())

@@ -39,7 +39,8 @@ SMD_API smd_result_t smd_comm_agree(smd_comm_t *comm, uint32_t *flag, int *faile
     SurvivorAgreement a = agree_among_survivors(*c, *flag, 0);
     *flag = a.flag;
     *nfailed = static_cast<int>(a.failed.size());
-    std::copy_n(a.failed.begin(), std::min<size_t>(a.failed.size(), size_t(failed_capacity)), failed);
+    std::copy_n(a.failed.begin(), std::min<size_t>(a.failed.size(), size_t(failed_capacity)),
+                failed);
   });
 }
 

@@ -33,9 +33,10 @@ GroupsRequest read_config(const smd_groups_config_t *c) {
     r.why = format("smd_groups_config_t.version %u is not supported (this smd knows 1..%d)",
                    c->version, SMD_GROUPS_CONFIG_VERSION);
   } else if (c->struct_size < config_size(c->version)) {
-    r.why = format("smd_groups_config_t.struct_size is %zu, expected %zu for version %u: fill the "
-                   "struct with SMD_GROUPS_CONFIG_INIT or smd_groups_config_init()",
-                   c->struct_size, config_size(c->version), c->version);
+    r.why = format(
+        "smd_groups_config_t.struct_size is %zu, expected %zu for version %u: fill the "
+        "struct with SMD_GROUPS_CONFIG_INIT or smd_groups_config_init()",
+        c->struct_size, config_size(c->version), c->version);
   } else {
     r.readable = true;
     r.tp = c->tp;
@@ -55,8 +56,10 @@ GroupLayout layout_of(const smd_groups_config_t *config, int world_size) {
 void copy_members(const std::vector<int> &members, int *ranks, int capacity, int *count) {
   require_out(count, "count");
   if (capacity < 0) fail(SMD_ERR_INVALID_ARGUMENT, "capacity %d is negative", capacity);
-  if (capacity > 0 && !ranks) fail(SMD_ERR_INVALID_ARGUMENT, "ranks is NULL but capacity is %d", capacity);
-  std::copy_n(members.begin(), std::min<size_t>(members.size(), static_cast<size_t>(capacity)), ranks);
+  if (capacity > 0 && !ranks)
+    fail(SMD_ERR_INVALID_ARGUMENT, "ranks is NULL but capacity is %d", capacity);
+  std::copy_n(members.begin(), std::min<size_t>(members.size(), static_cast<size_t>(capacity)),
+              ranks);
   *count = static_cast<int>(members.size());
 }
 
@@ -143,9 +146,9 @@ SMD_API smd_result_t smd_groups_members(const smd_groups_t *groups, smd_group_ki
   });
 }
 
-SMD_API smd_result_t smd_groups_layout(const smd_groups_config_t *config, int world_size,
-                                       int rank, smd_group_kind_t kind, int *group_rank,
-                                       int *ranks, int capacity, int *count) {
+SMD_API smd_result_t smd_groups_layout(const smd_groups_config_t *config, int world_size, int rank,
+                                       smd_group_kind_t kind, int *group_rank, int *ranks,
+                                       int capacity, int *count) {
   return guarded("smd_groups_layout", [&] {
     require_out(group_rank, "group_rank");
     GroupLayout l = layout_of(config, world_size);

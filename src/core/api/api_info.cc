@@ -63,7 +63,8 @@ SMD_API smd_result_t smd_init_options_init(smd_init_options_t *options) {
 
 SMD_API smd_result_t smd_set_interrupt_fd(int fd) {
   return guarded("smd_set_interrupt_fd", [&] {
-    if (fd < -1) fail(SMD_ERR_INVALID_ARGUMENT, "fd %d: expected an open file descriptor, or -1", fd);
+    if (fd < -1)
+      fail(SMD_ERR_INVALID_ARGUMENT, "fd %d: expected an open file descriptor, or -1", fd);
     set_interrupt_fd(fd);
   });
 }

@@ -113,7 +113,8 @@ void block_unbounded(smd_request_t *r, const char *what) {
 
 void report(smd_request_t *r) {
   if (r->result != SMD_SUCCESS)
-    throw OperationError(r->result, operation_message(Error(r->result, r->error), r->op, r->buffer));
+    throw OperationError(r->result,
+                         operation_message(Error(r->result, r->error), r->op, r->buffer));
 }
 
 }  // namespace
@@ -200,7 +201,8 @@ SMD_API smd_result_t smd_request_free(smd_request_t *request) {
       block_unbounded(r, "smd_request_free");
     }
     if (!request_registry().remove(request))
-      fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed twice?)", static_cast<void *>(request));
+      fail(SMD_ERR_INVALID_USAGE, "request %p is not live (freed twice?)",
+           static_cast<void *>(request));
     std::unique_ptr<smd_request_t> r(request);
     report(r.get());
   });

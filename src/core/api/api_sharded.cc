@@ -39,12 +39,13 @@ sharded::Config read_config(const smd_sharded_config_t *c, std::string *why) {
   sharded::Config cfg;
   if (!c) return cfg;
   if (c->struct_size < sizeof(smd_sharded_config_t)) {
-    *why = format("smd_sharded_config_t.struct_size is %zu, expected %zu: fill the struct with "
-                  "SMD_SHARDED_CONFIG_INIT or smd_sharded_config_init()",
-                  c->struct_size, sizeof(smd_sharded_config_t));
+    *why = format(
+        "smd_sharded_config_t.struct_size is %zu, expected %zu: fill the struct with "
+        "SMD_SHARDED_CONFIG_INIT or smd_sharded_config_init()",
+        c->struct_size, sizeof(smd_sharded_config_t));
   } else if (c->version < 1 || c->version > SMD_SHARDED_CONFIG_VERSION) {
-    *why = format("smd_sharded_config_t.version %u is not supported (this smd knows 1..%d)", c->version,
-                  SMD_SHARDED_CONFIG_VERSION);
+    *why = format("smd_sharded_config_t.version %u is not supported (this smd knows 1..%d)",
+                  c->version, SMD_SHARDED_CONFIG_VERSION);
   } else if (c->max_live_parameters == 0) {
     *why = "max_live_parameters is 0 (at least 1 element must be gatherable)";
   } else if (c->reduce_bucket_size == 0) {
@@ -75,7 +76,8 @@ sharded::Config read_config(const smd_sharded_config_t *c, std::string *why) {
 // Sharded calls communicate at once: they cannot be queued in a group.
 void not_in_group(const char *what) {
   if (group_open())
-    fail(SMD_ERR_INVALID_USAGE, "%s cannot be called between smd_group_start and smd_group_end", what);
+    fail(SMD_ERR_INVALID_USAGE, "%s cannot be called between smd_group_start and smd_group_end",
+         what);
 }
 
 // The caller's ids; `distinct` calls name each parameter at most once, so
@@ -92,7 +94,8 @@ std::vector<int32_t> id_vector(const sharded::ShardedSet &s, const int32_t *ids,
   return std::vector<int32_t>(ids, ids + n);
 }
 
-smd_request_t *new_request(const std::shared_ptr<Comm> &c, std::shared_ptr<Task> task, const char *op) {
+smd_request_t *new_request(const std::shared_ptr<Comm> &c, std::shared_ptr<Task> task,
+                           const char *op) {
   auto *r = new smd_request();
   r->comm = c;
   r->task = std::move(task);
@@ -116,8 +119,9 @@ void reduce_call(smd_sharded_t *set, const int32_t *ids, size_t n, const void *c
     if (!gv[i]) fail(SMD_ERR_INVALID_ARGUMENT, "grads[%zu] (parameter %d) is NULL", i, idv[i]);
   auto task = ends_round ? s.reduce_grads(idv, gv, request == nullptr)
                          : s.reduce_grads_part(idv, gv, request == nullptr);
-  if (request) *request = new_request(s.comm_ptr(), std::move(task), ends_round ? "sharded reduce_grads"
-                                                                                : "sharded reduce_grads_part");
+  if (request)
+    *request = new_request(s.comm_ptr(), std::move(task),
+                           ends_round ? "sharded reduce_grads" : "sharded reduce_grads_part");
 }
 
 }  // namespace
@@ -175,7 +179,8 @@ SMD_API smd_result_t smd_sharded_register(smd_sharded_t *set, size_t count, smd_
     *id = -1;
     auto &s = set_of(set);
     if (!valid_datatype(datatype))
-      fail(SMD_ERR_INVALID_ARGUMENT, "datatype %d is not an smd_datatype_t", static_cast<int>(datatype));
+      fail(SMD_ERR_INVALID_ARGUMENT, "datatype %d is not an smd_datatype_t",
+           static_cast<int>(datatype));
     *id = s.add(count, datatype, init);
   });
 }
@@ -258,7 +263,10 @@ SMD_API smd_result_t smd_sharded_fetch_into(smd_sharded_t *set, const int32_t *i
     auto idv = id_vector(s, ids, n, true);
     if (n > 0 && (!datatypes || !dsts || !capacities))
       fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL but n is %zu",
-           !datatypes ? "datatypes" : !dsts ? "dsts" : "capacities", n);
+           !datatypes ? "datatypes"
+           : !dsts    ? "dsts"
+                      : "capacities",
+           n);
     std::vector<smd_datatype_t> types(datatypes, datatypes + n);
     std::vector<void *> into(dsts, dsts + n);
     std::vector<size_t> caps(capacities, capacities + n);
@@ -275,7 +283,8 @@ SMD_API smd_result_t smd_sharded_gathered_count(smd_sharded_t *set, int32_t id, 
   });
 }
 
-SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm, double *total_norm) {
+SMD_API smd_result_t smd_sharded_clip_grads(smd_sharded_t *set, double max_norm,
+                                            double *total_norm) {
   return guarded("smd_sharded_clip_grads", [&] {
     not_in_group("smd_sharded_clip_grads");
     double norm = set_of(set).clip_grads(max_norm);

@@ -43,9 +43,10 @@ extern "C" {
 SMD_API smd_result_t smd_comm_rank_info(const smd_comm_t *comm, int rank, smd_rank_info_t *info) {
   return guarded("smd_comm_rank_info", [&] {
     require_out(info, "info");
-    check_versioned("smd_rank_info_t", info->struct_size, info->version, sizeof(smd_rank_info_t),
-                    SMD_RANK_INFO_VERSION, SMD_RANK_INFO_VERSION,
-                    "set struct_size to sizeof(smd_rank_info_t) and version to SMD_RANK_INFO_VERSION");
+    check_versioned(
+        "smd_rank_info_t", info->struct_size, info->version, sizeof(smd_rank_info_t),
+        SMD_RANK_INFO_VERSION, SMD_RANK_INFO_VERSION,
+        "set struct_size to sizeof(smd_rank_info_t) and version to SMD_RANK_INFO_VERSION");
     auto c = comm_of(comm);
     if (rank < 0 || rank >= c->size())
       fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in [0, %d)", rank, c->size());

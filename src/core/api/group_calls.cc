@@ -14,23 +14,40 @@ namespace {
 
 // The entry points whose calls a group queues (and numbers).
 bool communicates(const char *call) {
-  static const char *const names[] = {
-      "smd_allreduce",      "smd_iallreduce",      "smd_allgather",  "smd_iallgather",
-      "smd_reduce_scatter", "smd_ireduce_scatter", "smd_broadcast",  "smd_ibroadcast",
-      "smd_reduce",         "smd_ireduce",         "smd_alltoall",   "smd_ialltoall",
-      "smd_barrier",        "smd_ibarrier",        "smd_send",       "smd_isend",
-      "smd_recv",           "smd_irecv",           "smd_allgatherv", "smd_iallgatherv",
-      "smd_reduce_scatterv", "smd_ireduce_scatterv", "smd_alltoallv", "smd_ialltoallv"};
+  static const char *const names[] = {"smd_allreduce",
+                                      "smd_iallreduce",
+                                      "smd_allgather",
+                                      "smd_iallgather",
+                                      "smd_reduce_scatter",
+                                      "smd_ireduce_scatter",
+                                      "smd_broadcast",
+                                      "smd_ibroadcast",
+                                      "smd_reduce",
+                                      "smd_ireduce",
+                                      "smd_alltoall",
+                                      "smd_ialltoall",
+                                      "smd_barrier",
+                                      "smd_ibarrier",
+                                      "smd_send",
+                                      "smd_isend",
+                                      "smd_recv",
+                                      "smd_irecv",
+                                      "smd_allgatherv",
+                                      "smd_iallgatherv",
+                                      "smd_reduce_scatterv",
+                                      "smd_ireduce_scatterv",
+                                      "smd_alltoallv",
+                                      "smd_ialltoallv"};
   for (const char *n : names)
     if (!strcmp(n, call)) return true;
   return false;
 }
 
 struct OpenGroup {
-  int calls = 0;                 // communicating calls seen, failed ones included
-  const char *current = "";      // the entry point running now
+  int calls = 0;             // communicating calls seen, failed ones included
+  const char *current = "";  // the entry point running now
   smd_result_t failure = SMD_SUCCESS;
-  std::string failure_message;   // of the first failed call
+  std::string failure_message;  // of the first failed call
   std::vector<GroupCall> queued;
   std::vector<smd_request_t *> requests;  // parallel to queued; null for blocking forms
 
@@ -136,7 +153,9 @@ void group_start() {
 }
 
 void group_end() {
-  if (tls_group_depth == 0) fail(SMD_ERR_INVALID_USAGE, "no group is open on this thread (smd_group_end without smd_group_start)");
+  if (tls_group_depth == 0)
+    fail(SMD_ERR_INVALID_USAGE,
+         "no group is open on this thread (smd_group_end without smd_group_start)");
   if (--tls_group_depth > 0) return;
   // Whatever happens below, the group is over and its requests complete.
   struct Close {

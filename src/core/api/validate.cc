@@ -26,7 +26,7 @@ void check_stream(smd_stream_t stream) {
     fail(SMD_ERR_NOT_SUPPORTED,
          "a device stream was given, but this process does not use CUDA (%s; SMD_CUDA=%s): pass "
          "NULL with host memory",
-         off                                ? "CUDA is off"
+         off                              ? "CUDA is off"
          : gpu::cuda_status().devices > 0 ? "the CUDA driver is not loaded"
                                           : gpu::cuda_status().reason.c_str(),
          mode.c_str());
@@ -50,7 +50,7 @@ void check_host_memory(const void *buf, const char *name) {
 
 MemoryKind collective_memory(const CollArgs &a, int rank) {
   if (!a.sendbuf && !a.recvbuf) return MemoryKind::kHost;  // a barrier: no memory at all
-  if (!gpu::cuda_active()) return MemoryKind::kHost;  // one cheap check per call
+  if (!gpu::cuda_active()) return MemoryKind::kHost;       // one cheap check per call
   const void *send = a.kind == CollKind::kBroadcast && rank != a.root ? nullptr : a.sendbuf;
   const gpu::PointerInfo s = gpu::classify_pointer(send);
   const gpu::PointerInfo r = gpu::classify_pointer(a.recvbuf);
@@ -80,14 +80,16 @@ void check_op(smd_op_t op) {
 
 void check_root(int root, int size) {
   if (root < 0 || root >= size)
-    fail(SMD_ERR_INVALID_ARGUMENT, "root %d is not a rank of the communicator (size %d)", root, size);
+    fail(SMD_ERR_INVALID_ARGUMENT, "root %d is not a rank of the communicator (size %d)", root,
+         size);
 }
 
 size_t checked_bytes(size_t count, size_t elem_size, size_t blocks, const char *what) {
   size_t limit = static_cast<size_t>(PTRDIFF_MAX);
   if (count && (elem_size > limit / count || blocks > limit / (count * elem_size)))
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s of %zu elements of %zu bytes (x%zu) overflows the address space",
-         what, count, elem_size, blocks);
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "%s of %zu elements of %zu bytes (x%zu) overflows the address space", what, count,
+         elem_size, blocks);
   return count * elem_size * blocks;
 }
 
@@ -124,8 +126,8 @@ void check_status(const smd_status_t *status) {
                   SMD_STATUS_VERSION, SMD_STATUS_VERSION, "smd_status_init() fills it");
 }
 
-std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
-                                                size_t elem_size, const char *buffer,
+std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs,
+                                                int size, size_t elem_size, const char *buffer,
                                                 const char *counts_name, bool may_overlap) {
   if (!counts)
     fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL (one count per rank is needed)", counts_name);

@@ -52,8 +52,8 @@ void check_versioned(const char *type, size_t struct_size, unsigned version, siz
 // overflow and on blocks that overlap one another; `buffer` names the
 // buffer that holds them in messages; `counts_name` the counts array.
 // With `may_overlap` (blocks that are only read) overlaps are allowed.
-std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs, int size,
-                                                size_t elem_size, const char *buffer,
+std::shared_ptr<const BlockLayout> check_blocks(const size_t *counts, const size_t *displs,
+                                                int size, size_t elem_size, const char *buffer,
                                                 const char *counts_name = "counts",
                                                 bool may_overlap = false);
 

@@ -33,8 +33,7 @@ int parse_int(const char *name, const std::string &text) {
   char *end = nullptr;
   long v = strtol(text.c_str(), &end, 10);
   if (errno || end == text.c_str() || *end || v < INT_MIN || v > INT_MAX)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not an integer", name,
-         text.c_str());
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not an integer", name, text.c_str());
   return static_cast<int>(v);
 }
 
@@ -75,33 +74,27 @@ struct Detected {
 
 void validate(const Detected &d) {
   if (d.size.value < 1)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d must be at least 1", d.size.name,
-         d.size.value);
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d must be at least 1", d.size.name, d.size.value);
   if (d.rank.value < 0)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is negative", d.rank.name,
-         d.rank.value);
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is negative", d.rank.name, d.rank.value);
   if (d.rank.value >= d.size.value)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is not below %s=%d", d.rank.name,
-         d.rank.value, d.size.name, d.size.value);
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is not below %s=%d", d.rank.name, d.rank.value,
+         d.size.name, d.size.value);
   if (d.local_size.set() && d.local_size.value < 1)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d must be at least 1",
-         d.local_size.name, d.local_size.value);
-  if (d.local_size.set() && d.local_size.value > d.size.value)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is larger than %s=%d",
-         d.local_size.name, d.local_size.value, d.size.name, d.size.value);
-  if (d.local_rank.set() && d.local_rank.value < 0)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is negative", d.local_rank.name,
-         d.local_rank.value);
-  if (d.local_rank.set() && d.local_size.set() &&
-      d.local_rank.value >= d.local_size.value)
-    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is not below %s=%d",
-         d.local_rank.name, d.local_rank.value, d.local_size.name,
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d must be at least 1", d.local_size.name,
          d.local_size.value);
+  if (d.local_size.set() && d.local_size.value > d.size.value)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is larger than %s=%d", d.local_size.name,
+         d.local_size.value, d.size.name, d.size.value);
+  if (d.local_rank.set() && d.local_rank.value < 0)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is negative", d.local_rank.name, d.local_rank.value);
+  if (d.local_rank.set() && d.local_size.set() && d.local_rank.value >= d.local_size.value)
+    fail(SMD_ERR_INVALID_ARGUMENT, "%s=%d is not below %s=%d", d.local_rank.name,
+         d.local_rank.value, d.local_size.name, d.local_size.value);
 }
 
 bool single_node(const Detected &d) {
-  return d.size.value == 1 ||
-         (d.local_size.set() && d.local_size.value == d.size.value);
+  return d.size.value == 1 || (d.local_size.set() && d.local_size.value == d.size.value);
 }
 
 bool from_smd(Detected &d) {
@@ -110,8 +103,7 @@ bool from_smd(Detected &d) {
   if (!rank.set() && !size.set()) return false;
   if (!rank.set() || !size.set())
     fail(SMD_ERR_INVALID_ARGUMENT, "%s is set but %s is not (set both)",
-         rank.set() ? "SMD_RANK" : "SMD_WORLD_SIZE",
-         rank.set() ? "SMD_WORLD_SIZE" : "SMD_RANK");
+         rank.set() ? "SMD_RANK" : "SMD_WORLD_SIZE", rank.set() ? "SMD_WORLD_SIZE" : "SMD_RANK");
   d.env.launcher = "smd";
   d.env.why = "SMD_RANK/SMD_WORLD_SIZE set by smdrun";
   d.rank = rank;
@@ -138,17 +130,14 @@ bool from_torchrun(Detected &d) {
 }
 
 bool from_openmpi(Detected &d) {
-  if (!foreign_env("OMPI_COMM_WORLD_RANK") ||
-      !foreign_env("OMPI_COMM_WORLD_SIZE"))
-    return false;
+  if (!foreign_env("OMPI_COMM_WORLD_RANK") || !foreign_env("OMPI_COMM_WORLD_SIZE")) return false;
   d.env.launcher = "openmpi";
   d.env.why = "Open MPI variables OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE";
   d.rank = int_var("OMPI_COMM_WORLD_RANK");
   d.size = int_var("OMPI_COMM_WORLD_SIZE");
   d.local_rank = int_var("OMPI_COMM_WORLD_LOCAL_RANK");
   d.local_size = int_var("OMPI_COMM_WORLD_LOCAL_SIZE");
-  d.job_id = first_env({"OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid",
-                        "PMIX_NAMESPACE"})
+  d.job_id = first_env({"OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PMIX_NAMESPACE"})
                  .value_or("");
   // mpirun tells nothing about where rank 0 runs, except when all are here.
   if (single_node(d)) d.implied_addr = "127.0.0.1";
@@ -168,9 +157,7 @@ std::vector<int> slurm_tasks_per_node(const std::string &text) {
     long repeat = 1;
     if (text.compare(i, 2, "(x") == 0) {
       repeat = strtol(text.c_str() + i + 2, &end, 10);
-      if (end == text.c_str() + i + 2 || *end != ')' || repeat < 1 ||
-          repeat > 1000000)
-        return {};
+      if (end == text.c_str() + i + 2 || *end != ')' || repeat < 1 || repeat > 1000000) return {};
       i = end - text.c_str() + 1;
     }
     counts.insert(counts.end(), repeat, static_cast<int>(n));
@@ -181,21 +168,18 @@ std::vector<int> slurm_tasks_per_node(const std::string &text) {
 
 int slurm_local_size() {
   const char *which = nullptr;
-  auto text =
-      first_env({"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}, &which);
+  auto text = first_env({"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}, &which);
   if (!text) return -1;
   std::vector<int> counts = slurm_tasks_per_node(*text);
   if (counts.empty()) {
-    SMD_WARN("init", "ignoring %s=%s: not a Slurm tasks-per-node list", which,
-             text->c_str());
+    SMD_WARN("init", "ignoring %s=%s: not a Slurm tasks-per-node list", which, text->c_str());
     return -1;
   }
   auto node = foreign_env("SLURM_NODEID");
   if (node) {
     char *end = nullptr;
     long id = strtol(node->c_str(), &end, 10);
-    if (!*end && id >= 0 && static_cast<size_t>(id) < counts.size())
-      return counts[id];
+    if (!*end && id >= 0 && static_cast<size_t>(id) < counts.size()) return counts[id];
   }
   for (int c : counts)
     if (c != counts[0]) return -1;
@@ -203,8 +187,7 @@ int slurm_local_size() {
 }
 
 bool from_slurm(Detected &d) {
-  if (!foreign_env("SLURM_PROCID") || !foreign_env("SLURM_NTASKS"))
-    return false;
+  if (!foreign_env("SLURM_PROCID") || !foreign_env("SLURM_NTASKS")) return false;
   d.env.launcher = "slurm";
   d.env.why = "Slurm variables SLURM_PROCID/SLURM_NTASKS";
   d.rank = int_var("SLURM_PROCID");
@@ -213,8 +196,7 @@ bool from_slurm(Detected &d) {
   int local_size = slurm_local_size();
   if (local_size > 0) {
     // A derived hint: drop it rather than fail when it disagrees.
-    if (local_size > d.size.value ||
-        (d.local_rank.set() && d.local_rank.value >= local_size)) {
+    if (local_size > d.size.value || (d.local_rank.set() && d.local_rank.value >= local_size)) {
       SMD_WARN("init",
                "ignoring the local size %d derived from "
                "SLURM_TASKS_PER_NODE: it disagrees with SLURM_LOCALID or "
@@ -227,13 +209,11 @@ bool from_slurm(Detected &d) {
   }
   if (auto job = foreign_env("SLURM_JOB_ID")) {
     d.job_id = *job;
-    if (auto step = first_env({"SLURM_STEP_ID", "SLURM_STEPID"}))
-      d.job_id += "." + *step;
+    if (auto step = first_env({"SLURM_STEP_ID", "SLURM_STEPID"})) d.job_id += "." + *step;
   }
   const char *which = nullptr;
-  if (auto nodes = first_env(
-          {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"},
-          &which)) {
+  if (auto nodes =
+          first_env({"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}, &which)) {
     try {
       d.implied_addr = slurm_first_host(*nodes);
     } catch (const Error &e) {
@@ -259,8 +239,7 @@ void no_launcher(Detected &d) {
 
 LaunchEnv detect_launch_env() {
   Detected d;
-  if (!from_smd(d) && !from_torchrun(d) && !from_openmpi(d) && !from_slurm(d))
-    no_launcher(d);
+  if (!from_smd(d) && !from_torchrun(d) && !from_openmpi(d) && !from_slurm(d)) no_launcher(d);
   validate(d);
 
   LaunchEnv &e = d.env;
@@ -281,8 +260,7 @@ LaunchEnv detect_launch_env() {
   if (auto port = first_env({"SMD_MASTER_PORT", "MASTER_PORT"}, &port_var)) {
     e.master_port = parse_int(port_var, *port);
     if (e.master_port < 1 || e.master_port > 65535)
-      fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a TCP port (1..65535)",
-           port_var, port->c_str());
+      fail(SMD_ERR_INVALID_ARGUMENT, "%s=%s is not a TCP port (1..65535)", port_var, port->c_str());
     e.why += format("; store port from %s", port_var);
     if (strcmp(port_var, "MASTER_PORT") == 0) {
       e.master_port = e.master_port < 65535 ? e.master_port + 1 : e.master_port - 1;
@@ -293,8 +271,7 @@ LaunchEnv detect_launch_env() {
   if (auto token = param_env("SMD_JOB_TOKEN")) {
     e.job_token = *token;
     e.job_token_secret = true;
-  } else
-    e.job_token = d.job_id;
+  } else e.job_token = d.job_id;
   return e;
 }
 
@@ -310,8 +287,7 @@ std::string slurm_first_host(const std::string &hostlist) {
   while (i < hostlist.size() && hostlist[i] != ',') {
     char c = hostlist[i];
     if (c == ']')
-      fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' has an unmatched ']'",
-           hostlist.c_str());
+      fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' has an unmatched ']'", hostlist.c_str());
     if (c != '[') {
       host += c;
       ++i;
@@ -319,22 +295,18 @@ std::string slurm_first_host(const std::string &hostlist) {
     }
     size_t close = hostlist.find(']', i);
     if (close == std::string::npos)
-      fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' has an unclosed '['",
-           hostlist.c_str());
+      fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' has an unclosed '['", hostlist.c_str());
     // "[03-07,9]": the first host takes the low end of the first range,
     // digits as written (the width is part of the name).
     std::string ranges = hostlist.substr(i + 1, close - i - 1);
     std::string low = ranges.substr(0, ranges.find_first_of(",-"));
     if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos)
-      fail(SMD_ERR_INVALID_ARGUMENT,
-           "hostlist '%s' has a bad range '[%s]'", hostlist.c_str(),
+      fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' has a bad range '[%s]'", hostlist.c_str(),
            ranges.c_str());
     host += low;
     i = close + 1;
   }
-  if (host.empty())
-    fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' names no host",
-         hostlist.c_str());
+  if (host.empty()) fail(SMD_ERR_INVALID_ARGUMENT, "hostlist '%s' names no host", hostlist.c_str());
   return host;
 }
 

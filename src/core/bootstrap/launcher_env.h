@@ -22,9 +22,9 @@ struct LaunchEnv {
   // its own store there) the next port, MASTER_PORT + 1 (MASTER_PORT - 1
   // when that is 65535), so smd's store and torch's coexist.
   int master_port = -1;
-  std::string job_token;    // SMD_JOB_TOKEN, else the launcher's job id
+  std::string job_token;          // SMD_JOB_TOKEN, else the launcher's job id
   bool job_token_secret = false;  // job_token is SMD_JOB_TOKEN
-  std::string why;          // which variables decided, for the init log
+  std::string why;                // which variables decided, for the init log
 };
 
 // Reads the environment. Precedence: SMD_* (smdrun), torchrun, Open MPI,

@@ -79,8 +79,7 @@ std::string random_token() {
 std::string home_dir() {
   passwd pw{}, *found = nullptr;
   char buf[4096];
-  if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) != 0 || !found || !pw.pw_dir)
-    return "";
+  if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) != 0 || !found || !pw.pw_dir) return "";
   return pw.pw_dir;
 }
 
@@ -90,8 +89,7 @@ std::string rendezvous_dir(bool single_host) {
     std::string home = home_dir();
     if (single_host || home.empty() || home == "/")
       dir = format("/tmp/smd-%u", static_cast<unsigned>(geteuid()));
-    else
-      dir = home + "/.smd/rendezvous";
+    else dir = home + "/.smd/rendezvous";
   }
   if (dir[0] != '/')
     fail(SMD_ERR_INVALID_ARGUMENT, "SMD_RENDEZVOUS_DIR=%s is not an absolute path", dir.c_str());
@@ -148,7 +146,8 @@ RendezvousNote read_rendezvous_note(const std::string &path, Deadline deadline) 
            "with rank 0's host (set SMD_RENDEZVOUS_DIR to one that is), or give every rank "
            "the same secret in SMD_JOB_TOKEN",
            path.c_str());
-    usleep(static_cast<useconds_t>(std::min(kPollMs, std::max<int64_t>(deadline.remaining_ms(), 1)) * 1000));
+    usleep(static_cast<useconds_t>(
+        std::min(kPollMs, std::max<int64_t>(deadline.remaining_ms(), 1)) * 1000));
   }
 }
 

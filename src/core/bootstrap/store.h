@@ -32,8 +32,7 @@ class Store {
 
   // Which of keys exist now, without waiting. Stores that cannot tell
   // return nullopt.
-  virtual std::optional<std::vector<bool>> check(
-      const std::vector<std::string> &keys) {
+  virtual std::optional<std::vector<bool>> check(const std::vector<std::string> &keys) {
     (void)keys;
     return std::nullopt;
   }
@@ -63,8 +62,7 @@ class PrefixStore : public Store {
   int64_t add(const std::string &key, int64_t delta) override {
     return inner_->add(prefix_ + key, delta);
   }
-  std::optional<std::vector<bool>> check(
-      const std::vector<std::string> &keys) override {
+  std::optional<std::vector<bool>> check(const std::vector<std::string> &keys) override {
     std::vector<std::string> full;
     full.reserve(keys.size());
     for (const auto &k : keys) full.push_back(prefix_ + k);

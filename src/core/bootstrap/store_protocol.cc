@@ -39,8 +39,7 @@ class Writer {
  private:
   static void check_size(size_t n) {
     if (n > kMaxFrame)
-      fail(SMD_ERR_INVALID_ARGUMENT,
-           "a store message of %zu bytes is over the limit of %u MiB", n,
+      fail(SMD_ERR_INVALID_ARGUMENT, "a store message of %zu bytes is over the limit of %u MiB", n,
            kMaxFrame >> 20);
   }
   Bytes out_;
@@ -95,12 +94,8 @@ Bytes encode(const Message &m) {
       w.count(m.keys.size());
       for (const auto &k : m.keys) w.blob(k);
       break;
-    case Op::kValue:
-      w.blob(m.value.data(), m.value.size());
-      break;
-    case Op::kInteger:
-      w.i64(m.number);
-      break;
+    case Op::kValue: w.blob(m.value.data(), m.value.size()); break;
+    case Op::kInteger: w.i64(m.number); break;
     case Op::kFlags:
       w.count(m.flags.size());
       for (bool f : m.flags) w.u8(f ? 1 : 0);
@@ -110,25 +105,20 @@ Bytes encode(const Message &m) {
       for (int32_t r : m.ranks) w.i32(r);
       break;
     case Op::kError:
-    case Op::kRetry:
-      w.blob(m.reason);
-      break;
+    case Op::kRetry: w.blob(m.reason); break;
     case Op::kFailedRanks:
     case Op::kGoodbye:
     case Op::kOk:
-    case Op::kTimeout:
-      break;
+    case Op::kTimeout: break;
   }
   return w.finish();
 }
 
 uint32_t frame_body_size(const uint8_t *header, uint32_t max_frame) {
   uint32_t len = load_u32_le(header);
-  if (len == 0)
-    fail(SMD_ERR_BOOTSTRAP, "malformed store message: empty frame");
+  if (len == 0) fail(SMD_ERR_BOOTSTRAP, "malformed store message: empty frame");
   if (len > max_frame)
-    fail(SMD_ERR_BOOTSTRAP,
-         "malformed store message: frame of %u bytes is over the limit of %u",
+    fail(SMD_ERR_BOOTSTRAP, "malformed store message: frame of %u bytes is over the limit of %u",
          len, max_frame);
   return len;
 }
@@ -141,8 +131,7 @@ size_t frame_size(const uint8_t *data, size_t size, uint32_t max_frame) {
 
 Message decode(const uint8_t *frame, size_t size) {
   if (size < kHeaderSize + 1)
-    fail(SMD_ERR_BOOTSTRAP, "malformed store message: frame of %zu bytes",
-         size);
+    fail(SMD_ERR_BOOTSTRAP, "malformed store message: frame of %zu bytes", size);
   ByteReader r(frame + kHeaderSize, size - kHeaderSize, "store message");
   Message m;
   uint8_t op = r.u8("opcode");
@@ -151,8 +140,7 @@ Message decode(const uint8_t *frame, size_t size) {
     case Op::kHello: {
       uint32_t magic = r.u32("HELLO magic");
       if (magic != kMagic)
-        fail(SMD_ERR_BOOTSTRAP,
-             "malformed store message: HELLO magic 0x%08x is not smd's", magic);
+        fail(SMD_ERR_BOOTSTRAP, "malformed store message: HELLO magic 0x%08x is not smd's", magic);
       m.version = r.u32("HELLO version");
       m.token = r.text("HELLO token");
       m.rank = static_cast<int32_t>(r.u32("HELLO rank"));
@@ -180,19 +168,14 @@ Message decode(const uint8_t *frame, size_t size) {
       for (uint32_t i = 0; i < n; ++i) m.keys.push_back(r.text("CHECK key"));
       break;
     }
-    case Op::kValue:
-      m.value = r.bytes("VALUE value");
-      break;
-    case Op::kInteger:
-      m.number = static_cast<int64_t>(r.u64("INTEGER value"));
-      break;
+    case Op::kValue: m.value = r.bytes("VALUE value"); break;
+    case Op::kInteger: m.number = static_cast<int64_t>(r.u64("INTEGER value")); break;
     case Op::kFlags: {
       uint32_t n = r.count("FLAGS count", 1);
       m.flags.reserve(n);
       for (uint32_t i = 0; i < n; ++i) {
         uint8_t f = r.u8("FLAGS item");
-        if (f > 1)
-          fail(SMD_ERR_BOOTSTRAP, "malformed store message: flag value %u", f);
+        if (f > 1) fail(SMD_ERR_BOOTSTRAP, "malformed store message: flag value %u", f);
         m.flags.push_back(f == 1);
       }
       break;
@@ -200,28 +183,19 @@ Message decode(const uint8_t *frame, size_t size) {
     case Op::kRanks: {
       uint32_t n = r.count("RANKS count", 4);
       m.ranks.reserve(n);
-      for (uint32_t i = 0; i < n; ++i)
-        m.ranks.push_back(static_cast<int32_t>(r.u32("RANKS item")));
+      for (uint32_t i = 0; i < n; ++i) m.ranks.push_back(static_cast<int32_t>(r.u32("RANKS item")));
       break;
     }
-    case Op::kError:
-      m.reason = r.text("ERROR reason");
-      break;
-    case Op::kRetry:
-      m.reason = r.text("RETRY reason");
-      break;
+    case Op::kError: m.reason = r.text("ERROR reason"); break;
+    case Op::kRetry: m.reason = r.text("RETRY reason"); break;
     case Op::kFailedRanks:
     case Op::kGoodbye:
     case Op::kOk:
-    case Op::kTimeout:
-      break;
-    default:
-      fail(SMD_ERR_BOOTSTRAP, "malformed store message: unknown opcode %u",
-           op);
+    case Op::kTimeout: break;
+    default: fail(SMD_ERR_BOOTSTRAP, "malformed store message: unknown opcode %u", op);
   }
   if (r.left() != 0)
-    fail(SMD_ERR_BOOTSTRAP,
-         "malformed store message: %zu bytes left over after %s", r.left(),
+    fail(SMD_ERR_BOOTSTRAP, "malformed store message: %zu bytes left over after %s", r.left(),
          op_name(m.op));
   return m;
 }

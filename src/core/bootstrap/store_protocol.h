@@ -28,9 +28,9 @@
 // client connects again until its deadline. The epoch counts the stores a
 // process formed at one address (store_epoch.h): a rank that re-forms its
 // world right after destroying it never talks to the store of the old
-// world, which may still be shutting down. Then each request gets exactly one reply, in order. A frame that
-// breaks these rules (unknown opcode, a field cut short, bytes left over,
-// a length over the limit) ends the connection.
+// world, which may still be shutting down. Then each request gets exactly one reply, in order. A
+// frame that breaks these rules (unknown opcode, a field cut short, bytes left over, a length over
+// the limit) ends the connection.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +43,7 @@
 namespace smd::wire {
 
 constexpr uint32_t kMagic = 0x53444d53;  // "SMDS" on the wire
-constexpr uint32_t kVersion = 2;  // 2: HELLO carries the epoch; RETRY
+constexpr uint32_t kVersion = 2;         // 2: HELLO carries the epoch; RETRY
 constexpr size_t kHeaderSize = 4;
 // Largest frame either side accepts; a value must fit in one.
 constexpr uint32_t kMaxFrame = 64u << 20;

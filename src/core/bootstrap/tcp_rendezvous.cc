@@ -62,8 +62,8 @@ std::shared_ptr<TcpRendezvous> join_tcp_rendezvous(const TcpRendezvousConfig &c)
     std::lock_guard<std::mutex> lock(registry_mu);
     auto found = registry.find(key);
     if (auto shared = found == registry.end() ? nullptr : found->second.lock()) {
-      SMD_INFO("store", "sharing this process's connection to the store at %s:%d",
-               c.addr.c_str(), c.port);
+      SMD_INFO("store", "sharing this process's connection to the store at %s:%d", c.addr.c_str(),
+               c.port);
       return shared;
     }
   }
@@ -106,8 +106,8 @@ std::shared_ptr<TcpRendezvous> join_tcp_rendezvous(const TcpRendezvousConfig &c)
     r->client_ = std::make_shared<TcpStoreClient>(c.addr.empty() ? "127.0.0.1" : c.addr, c.port,
                                                   token, 0, c.size, deadline, -1, epoch);
   } else if (!use_note) {
-    r->client_ = std::make_shared<TcpStoreClient>(c.addr, c.port, token, c.rank, c.size,
-                                                  deadline, -1, epoch);
+    r->client_ = std::make_shared<TcpStoreClient>(c.addr, c.port, token, c.rank, c.size, deadline,
+                                                  -1, epoch);
   } else {
     for (;;) {
       RendezvousNote note = read_rendezvous_note(note_path, deadline);
@@ -119,8 +119,8 @@ std::shared_ptr<TcpRendezvous> join_tcp_rendezvous(const TcpRendezvousConfig &c)
         break;
       } catch (const Error &e) {
         if (deadline.expired() || !note_may_be_stale(e)) throw;
-        SMD_INFO("store", "joining through the note %s: %s; reading it again",
-                 note_path.c_str(), e.what());
+        SMD_INFO("store", "joining through the note %s: %s; reading it again", note_path.c_str(),
+                 e.what());
       }
     }
   }

@@ -15,9 +15,9 @@ class TcpStoreServer;
 class TcpStoreClient;
 
 struct TcpRendezvousConfig {
-  std::string addr;   // the store's host; "" = learn it from rank 0's note
+  std::string addr;  // the store's host; "" = learn it from rank 0's note
   int port = 29500;
-  std::string token;  // a secret the user gave (SMD_JOB_TOKEN, options); "" = none
+  std::string token;   // a secret the user gave (SMD_JOB_TOKEN, options); "" = none
   std::string job_id;  // the launcher's job id: the token when notes are off
   int rank = 0;
   int size = 1;

@@ -87,9 +87,8 @@ int try_connect(const addrinfo *ai, Deadline deadline, std::string *why) {
 
 }  // namespace
 
-TcpStoreClient::TcpStoreClient(const std::string &host, int port,
-                               std::string token, int rank, int world_size,
-                               Deadline connect_deadline, int64_t op_timeout_ms,
+TcpStoreClient::TcpStoreClient(const std::string &host, int port, std::string token, int rank,
+                               int world_size, Deadline connect_deadline, int64_t op_timeout_ms,
                                uint32_t epoch)
     : host_(host),
       port_(port),
@@ -98,17 +97,14 @@ TcpStoreClient::TcpStoreClient(const std::string &host, int port,
       rank_(rank),
       world_size_(world_size),
       epoch_(epoch),
-      op_timeout_ms_(op_timeout_ms > 0 ? op_timeout_ms
-                                       : param_seconds_ms("SMD_TIMEOUT")) {
-  if (host.empty())
-    fail(SMD_ERR_INVALID_ARGUMENT, "no store host given (set SMD_MASTER_ADDR)");
+      op_timeout_ms_(op_timeout_ms > 0 ? op_timeout_ms : param_seconds_ms("SMD_TIMEOUT")) {
+  if (host.empty()) fail(SMD_ERR_INVALID_ARGUMENT, "no store host given (set SMD_MASTER_ADDR)");
   if (port < 1 || port > 65535)
     fail(SMD_ERR_INVALID_ARGUMENT, "store port %d is not a TCP port (1..65535)", port);
   if (world_size == wire::kJoinerHello && rank == -1) {
     // a joiner: the store gives it an id (rank_ below)
   } else if (world_size < 1 || rank < 0 || rank >= world_size)
-    fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in a world of %d ranks", rank,
-         world_size);
+    fail(SMD_ERR_INVALID_ARGUMENT, "rank %d is not in a world of %d ranks", rank, world_size);
   std::lock_guard<std::mutex> lock(mu_);
   join(connect_deadline);
   SMD_INFO("store", "rank %d joined the store at %s", rank_, address_.c_str());
@@ -140,8 +136,8 @@ int TcpStoreClient::connect_with_retry(Deadline deadline) {
         if (fd >= 0) {
           freeaddrinfo(res);
           if (attempt > 1)
-            SMD_INFO("store", "reached the store at %s after %d attempts",
-                     address_.c_str(), attempt);
+            SMD_INFO("store", "reached the store at %s after %d attempts", address_.c_str(),
+                     attempt);
           return fd;
         }
       }
@@ -152,11 +148,10 @@ int TcpStoreClient::connect_with_retry(Deadline deadline) {
            "could not reach the store at %s within %lld ms (%d attempts, last: "
            "%s); is rank 0 running, and do SMD_MASTER_ADDR/SMD_MASTER_PORT "
            "point at it?",
-           address_.c_str(), static_cast<long long>(now_ms() - start_ms),
-           attempt, why.c_str());
+           address_.c_str(), static_cast<long long>(now_ms() - start_ms), attempt, why.c_str());
     if (attempt == 1)
-      SMD_INFO("store", "store at %s not reachable yet (%s); retrying",
-               address_.c_str(), why.c_str());
+      SMD_INFO("store", "store at %s not reachable yet (%s); retrying", address_.c_str(),
+               why.c_str());
     int64_t pause = backoff / 2 + static_cast<int64_t>(rng() % backoff);
     pause = std::min(pause, deadline.remaining_ms());
     if (pause > 0) usleep(static_cast<useconds_t>(pause * 1000));
@@ -213,8 +208,8 @@ bool TcpStoreClient::send_hello(Deadline deadline, std::string *why) {
     return false;
   }
   if (r.op == Op::kError)
-    fail(SMD_ERR_BOOTSTRAP, "store at %s refused this rank: %s",
-         address_.c_str(), r.reason.c_str());
+    fail(SMD_ERR_BOOTSTRAP, "store at %s refused this rank: %s", address_.c_str(),
+         r.reason.c_str());
   if (world_size_ == wire::kJoinerHello && r.op == Op::kRanks && r.ranks.size() == 1) {
     rank_ = r.ranks[0];  // a joiner's id; a reconnect presents it again
     return true;
@@ -223,8 +218,7 @@ bool TcpStoreClient::send_hello(Deadline deadline, std::string *why) {
   return true;
 }
 
-Message TcpStoreClient::call(const Message &request, Deadline deadline,
-                             const std::string &what) {
+Message TcpStoreClient::call(const Message &request, Deadline deadline, const std::string &what) {
   check_usable(what);
   send_all(wire::encode(request), deadline, what);
   uint8_t header[wire::kHeaderSize];
@@ -234,8 +228,10 @@ Message TcpStoreClient::call(const Message &request, Deadline deadline,
     body = wire::frame_body_size(header, wire::kMaxFrame);
   } catch (const Error &e) {
     disconnect();
-    fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with garbage (not an "
-         "smd store?): %s", address_.c_str(), what.c_str(), e.what());
+    fail(SMD_ERR_BOOTSTRAP,
+         "the store at %s answered %s with garbage (not an "
+         "smd store?): %s",
+         address_.c_str(), what.c_str(), e.what());
   }
   Bytes frame(wire::kHeaderSize + body);
   std::copy(header, header + sizeof header, frame.begin());
@@ -244,17 +240,17 @@ Message TcpStoreClient::call(const Message &request, Deadline deadline,
     return wire::decode(frame.data(), frame.size());
   } catch (const Error &e) {
     disconnect();
-    fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with garbage (not an "
-         "smd store?): %s", address_.c_str(), what.c_str(), e.what());
+    fail(SMD_ERR_BOOTSTRAP,
+         "the store at %s answered %s with garbage (not an "
+         "smd store?): %s",
+         address_.c_str(), what.c_str(), e.what());
   }
 }
 
-void TcpStoreClient::send_all(const Bytes &frame, Deadline deadline,
-                              const std::string &what) {
+void TcpStoreClient::send_all(const Bytes &frame, Deadline deadline, const std::string &what) {
   size_t sent = 0;
   while (sent < frame.size()) {
-    ssize_t n = send(fd_, frame.data() + sent, frame.size() - sent,
-                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       sent += n;
       continue;
@@ -264,8 +260,8 @@ void TcpStoreClient::send_all(const Bytes &frame, Deadline deadline,
       if (!wait_for(fd_, POLLOUT, deadline)) {
         // Half a request on the wire: the connection cannot be reused.
         disconnect();
-        fail(SMD_ERR_TIMEOUT, "the store at %s took no %s before the deadline",
-             address_.c_str(), what.c_str());
+        fail(SMD_ERR_TIMEOUT, "the store at %s took no %s before the deadline", address_.c_str(),
+             what.c_str());
       }
       continue;
     }
@@ -288,8 +284,10 @@ void TcpStoreClient::recv_exact(uint8_t *buf, size_t size, Deadline deadline,
     if (!wait_for(fd_, POLLIN, deadline)) {
       // A late reply would be taken for the next request's: start over.
       disconnect();
-      fail(SMD_ERR_TIMEOUT, "the store at %s did not answer %s before the "
-           "deadline", address_.c_str(), what.c_str());
+      fail(SMD_ERR_TIMEOUT,
+           "the store at %s did not answer %s before the "
+           "deadline",
+           address_.c_str(), what.c_str());
     }
   }
 }
@@ -297,17 +295,19 @@ void TcpStoreClient::recv_exact(uint8_t *buf, size_t size, Deadline deadline,
 void TcpStoreClient::lost(const std::string &what, const std::string &detail) {
   disconnect();
   connection_lost_ = true;
-  fail(SMD_ERR_BOOTSTRAP, "lost the store at %s (rank 0 died?) during %s: %s",
-       address_.c_str(), what.c_str(), detail.c_str());
+  fail(SMD_ERR_BOOTSTRAP, "lost the store at %s (rank 0 died?) during %s: %s", address_.c_str(),
+       what.c_str(), detail.c_str());
 }
 
 void TcpStoreClient::check_usable(const std::string &what) const {
   if (said_goodbye_)
-    fail(SMD_ERR_INVALID_USAGE, "%s on the store at %s after this rank said goodbye",
-         what.c_str(), address_.c_str());
+    fail(SMD_ERR_INVALID_USAGE, "%s on the store at %s after this rank said goodbye", what.c_str(),
+         address_.c_str());
   if (fd_ < 0)
-    fail(SMD_ERR_BOOTSTRAP, "lost the store at %s (rank 0 died?) earlier; "
-         "cannot send %s", address_.c_str(), what.c_str());
+    fail(SMD_ERR_BOOTSTRAP,
+         "lost the store at %s (rank 0 died?) earlier; "
+         "cannot send %s",
+         address_.c_str(), what.c_str());
 }
 
 Deadline TcpStoreClient::op_deadline() const {
@@ -317,8 +317,8 @@ Deadline TcpStoreClient::op_deadline() const {
 void TcpStoreClient::expect(const Message &reply, Op op, const std::string &what) {
   if (reply.op == op) return;
   if (reply.op == Op::kError)
-    fail(SMD_ERR_INVALID_USAGE, "the store at %s refused %s: %s",
-         address_.c_str(), what.c_str(), reply.reason.c_str());
+    fail(SMD_ERR_INVALID_USAGE, "the store at %s refused %s: %s", address_.c_str(), what.c_str(),
+         reply.reason.c_str());
   disconnect();
   fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with %s (mixed smd versions?)",
        address_.c_str(), what.c_str(), wire::op_name(reply.op));
@@ -348,15 +348,14 @@ Bytes TcpStoreClient::get(const std::string &key, Deadline deadline) {
   constexpr int64_t kForeverMs = int64_t{1} << 40;
   bool forever = deadline.remaining_ms() > kForeverMs;
   m.number = forever ? -1 : deadline.remaining_ms();
-  Deadline reply_deadline =
-      forever ? deadline : Deadline::after_ms(m.number + kReplyGraceMs);
+  Deadline reply_deadline = forever ? deadline : Deadline::after_ms(m.number + kReplyGraceMs);
   std::lock_guard<std::mutex> lock(mu_);
   int64_t start_ms = now_ms();
   Message r = call(m, reply_deadline, what);
   if (r.op == Op::kTimeout)
     fail(SMD_ERR_TIMEOUT, "timed out after %lld ms waiting for key '%s' in %s",
-         static_cast<long long>(now_ms() - start_ms),
-         wire::printable(key).c_str(), describe().c_str());
+         static_cast<long long>(now_ms() - start_ms), wire::printable(key).c_str(),
+         describe().c_str());
   expect(r, Op::kValue, what);
   return std::move(r.value);
 }
@@ -373,8 +372,7 @@ int64_t TcpStoreClient::add(const std::string &key, int64_t delta) {
   return r.number;
 }
 
-std::optional<std::vector<bool>> TcpStoreClient::check(
-    const std::vector<std::string> &keys) {
+std::optional<std::vector<bool>> TcpStoreClient::check(const std::vector<std::string> &keys) {
   std::string what = format("CHECK of %zu keys", keys.size());
   Message m;
   m.op = Op::kCheck;
@@ -384,8 +382,8 @@ std::optional<std::vector<bool>> TcpStoreClient::check(
   expect(r, Op::kFlags, what);
   if (r.flags.size() != keys.size()) {
     disconnect();
-    fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with %zu flags",
-         address_.c_str(), what.c_str(), r.flags.size());
+    fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with %zu flags", address_.c_str(),
+         what.c_str(), r.flags.size());
   }
   return std::move(r.flags);
 }
@@ -409,8 +407,7 @@ void TcpStoreClient::goodbye() {
       Deadline d = op_deadline().min(Deadline::after_ms(kGoodbyeMs));
       expect(call(m, d, "GOODBYE"), Op::kOk, "GOODBYE");
     } catch (const Error &e) {
-      SMD_INFO("store", "goodbye to the store at %s not delivered: %s",
-               address_.c_str(), e.what());
+      SMD_INFO("store", "goodbye to the store at %s not delivered: %s", address_.c_str(), e.what());
     }
   }
   disconnect();

@@ -23,9 +23,8 @@ class TcpStoreClient : public Store {
   // Throws smd::Error SMD_ERR_BOOTSTRAP when the store cannot be reached by
   // the deadline or refuses this rank ("store at 127.0.0.1:29500 refused
   // this rank: job token mismatch (another job owns this port?)").
-  TcpStoreClient(const std::string &host, int port, std::string token,
-                 int rank, int world_size, Deadline connect_deadline,
-                 int64_t op_timeout_ms = -1, uint32_t epoch = 1);
+  TcpStoreClient(const std::string &host, int port, std::string token, int rank, int world_size,
+                 Deadline connect_deadline, int64_t op_timeout_ms = -1, uint32_t epoch = 1);
 
   // A joiner (smd_comm_join) passes rank -1 and world_size
   // wire::kJoinerHello: the store gives it an id, store_id() after.
@@ -48,8 +47,7 @@ class TcpStoreClient : public Store {
   void set(const std::string &key, const Bytes &value) override;
   Bytes get(const std::string &key, Deadline deadline) override;
   int64_t add(const std::string &key, int64_t delta) override;
-  std::optional<std::vector<bool>> check(
-      const std::vector<std::string> &keys) override;
+  std::optional<std::vector<bool>> check(const std::vector<std::string> &keys) override;
   std::vector<int> failed_ranks() override;
 
   // Tells the store this rank leaves cleanly, then closes the connection.
@@ -69,11 +67,9 @@ class TcpStoreClient : public Store {
   bool send_hello(Deadline deadline, std::string *why);
   // Sends a request and returns its reply; what names the request for
   // errors ("GET 'key'"). Caller holds mu_.
-  wire::Message call(const wire::Message &request, Deadline deadline,
-                     const std::string &what);
+  wire::Message call(const wire::Message &request, Deadline deadline, const std::string &what);
   void send_all(const Bytes &frame, Deadline deadline, const std::string &what);
-  void recv_exact(uint8_t *buf, size_t size, Deadline deadline,
-                  const std::string &what);
+  void recv_exact(uint8_t *buf, size_t size, Deadline deadline, const std::string &what);
   [[noreturn]] void lost(const std::string &what, const std::string &detail);
   void check_usable(const std::string &what) const;
   Deadline op_deadline() const;

@@ -48,7 +48,7 @@ struct Conn {
   int fd = -1;
   std::string peer;  // "10.0.0.7:41234"
   int64_t accepted_ns = 0;
-  Bytes in;  // received, not yet processed
+  Bytes in;   // received, not yet processed
   Bytes out;  // replies not yet sent, from out_sent on
   size_t out_sent = 0;
   bool joined = false;  // HELLO accepted; rank is valid
@@ -62,9 +62,7 @@ struct Conn {
   int64_t wait_deadline_ns = kNoDeadline;
 
   bool out_pending() const { return out_sent < out.size(); }
-  std::string who() const {
-    return joined ? format("rank %d (%s)", rank, peer.c_str()) : peer;
-  }
+  std::string who() const { return joined ? format("rank %d (%s)", rank, peer.c_str()) : peer; }
 };
 
 void set_int_option(int fd, int level, int name, int value) {
@@ -162,8 +160,8 @@ struct TcpStoreServer::Impl {
 };
 
 void TcpStoreServer::Impl::listen_on(const std::string &host, int want_port) {
-  std::string where = host.empty() ? format("port %d", want_port)
-                                   : format("%s:%d", host.c_str(), want_port);
+  std::string where =
+      host.empty() ? format("port %d", want_port) : format("%s:%d", host.c_str(), want_port);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(want_port));
@@ -189,13 +187,12 @@ void TcpStoreServer::Impl::listen_on(const std::string &host, int want_port) {
   set_int_option(listen_fd, SOL_SOCKET, SO_REUSEADDR, 1);
   if (bind(listen_fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
     int err = errno;
-    fail(SMD_ERR_BOOTSTRAP, "cannot serve the store on %s: %s%s", where.c_str(),
-         strerror(err),
+    fail(SMD_ERR_BOOTSTRAP, "cannot serve the store on %s: %s%s", where.c_str(), strerror(err),
          err == EADDRINUSE ? " (another job? set SMD_MASTER_PORT)" : "");
   }
   if (listen(listen_fd, kListenBacklog) != 0)
-    fail(SMD_ERR_BOOTSTRAP, "cannot serve the store on %s: listen: %s",
-         where.c_str(), strerror(errno));
+    fail(SMD_ERR_BOOTSTRAP, "cannot serve the store on %s: listen: %s", where.c_str(),
+         strerror(errno));
   sockaddr_in bound{};
   socklen_t len = sizeof bound;
   if (getsockname(listen_fd, reinterpret_cast<sockaddr *>(&bound), &len) != 0)
@@ -223,10 +220,8 @@ void TcpStoreServer::Impl::turn() {
   int64_t next = kNoDeadline;
   fds.push_back({wake_read, POLLIN, 0});
   bool accepting = now >= accept_paused_until_ns;
-  if (accepting)
-    fds.push_back({listen_fd, POLLIN, 0});
-  else
-    next = accept_paused_until_ns;
+  if (accepting) fds.push_back({listen_fd, POLLIN, 0});
+  else next = accept_paused_until_ns;
   size_t first = fds.size();
   for (auto &[id, c] : conns) {
     short events = POLLIN;
@@ -238,8 +233,8 @@ void TcpStoreServer::Impl::turn() {
   }
   int timeout_ms = -1;
   if (next != kNoDeadline)
-    timeout_ms = static_cast<int>(
-        std::clamp<int64_t>((next - now + kMsNs - 1) / kMsNs, 0, INT_MAX));
+    timeout_ms =
+        static_cast<int>(std::clamp<int64_t>((next - now + kMsNs - 1) / kMsNs, 0, INT_MAX));
 
   if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
     if (errno == EINTR) return;
@@ -256,8 +251,7 @@ void TcpStoreServer::Impl::turn() {
     Conn *c = rev ? find(ids[i - first]) : nullptr;
     if (!c) continue;
     if ((rev & POLLOUT) && flush(*c) && !c->waiting) ready.push_back(c->id);
-    if (!c->closed && (rev & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
-      read_input(*c);
+    if (!c->closed && (rev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) read_input(*c);
   }
   expire(now_ns());
   while (!ready.empty()) {
@@ -282,8 +276,8 @@ void TcpStoreServer::Impl::accept_all() {
   for (;;) {
     sockaddr_in from{};
     socklen_t len = sizeof from;
-    int fd = accept4(listen_fd, reinterpret_cast<sockaddr *>(&from), &len,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd =
+        accept4(listen_fd, reinterpret_cast<sockaddr *>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       int err = errno;
       if (err == EINTR || err == ECONNABORTED) continue;
@@ -344,12 +338,14 @@ void TcpStoreServer::Impl::refuse_unauthenticated(int fd, const sockaddr_in &fro
 void TcpStoreServer::Impl::read_input(Conn &c) {
   // A client sends one request and waits for its reply, so more than one
   // frame's worth of unread input is abuse; before HELLO, one small frame.
-  size_t limit = (c.joined ? wire::kMaxFrame : wire::kMaxHelloFrame) +
-                 wire::kHeaderSize + kReadChunk;
+  size_t limit =
+      (c.joined ? wire::kMaxFrame : wire::kMaxHelloFrame) + wire::kHeaderSize + kReadChunk;
   for (;;) {
     if (c.in.size() >= limit) {
-      SMD_WARN("store", "closing the connection from %s: it sent %zu bytes "
-               "without waiting for replies", c.who().c_str(), c.in.size());
+      SMD_WARN("store",
+               "closing the connection from %s: it sent %zu bytes "
+               "without waiting for replies",
+               c.who().c_str(), c.in.size());
       close_conn(c, "flooded the store");
       return;
     }
@@ -380,8 +376,7 @@ void TcpStoreServer::Impl::process_input(Conn &c) {
       handle(c, m);
     }
   } catch (const std::exception &e) {
-    SMD_WARN("store", "closing the connection from %s: %s", c.who().c_str(),
-             e.what());
+    SMD_WARN("store", "closing the connection from %s: %s", c.who().c_str(), e.what());
     close_conn(c, "sent a malformed message");
     return;
   }
@@ -391,12 +386,10 @@ void TcpStoreServer::Impl::process_input(Conn &c) {
 void TcpStoreServer::Impl::handle(Conn &c, Message &m) {
   if (!c.joined) {
     if (m.op != Op::kHello)
-      return reject(c, format("the first message must be HELLO, not %s",
-                              wire::op_name(m.op)));
+      return reject(c, format("the first message must be HELLO, not %s", wire::op_name(m.op)));
     return hello(c, m);
   }
-  if (c.goodbye)
-    return reject(c, format("%s after GOODBYE", wire::op_name(m.op)));
+  if (c.goodbye) return reject(c, format("%s after GOODBYE", wire::op_name(m.op)));
   switch (m.op) {
     case Op::kSet: return set(c, m);
     case Op::kGet: return get(c, m);
@@ -418,34 +411,33 @@ void TcpStoreServer::Impl::handle(Conn &c, Message &m) {
     }
     case Op::kGoodbye: return goodbye(c);
     case Op::kHello: return reject(c, "HELLO sent twice");
-    default:
-      return reject(c, format("%s is a reply, not a request", wire::op_name(m.op)));
+    default: return reject(c, format("%s is a reply, not a request", wire::op_name(m.op)));
   }
 }
 
 void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
   std::string refusal;
   if (m.version != wire::kVersion)
-    refusal = format("protocol version %u is not this store's %u (mixed smd versions?)",
-                     m.version, wire::kVersion);
-  else if (m.token != token)
-    refusal = "job token mismatch (another job owns this port?)";
+    refusal = format("protocol version %u is not this store's %u (mixed smd versions?)", m.version,
+                     wire::kVersion);
+  else if (m.token != token) refusal = "job token mismatch (another job owns this port?)";
   else if (m.world_size == wire::kJoinerHello && m.rank == -1)
     ;  // a process joining a grown communicator: it gets an id of its own below
   else if (m.world_size == wire::kJoinerHello && m.rank < world_size)
-    refusal = format("a joining process claims rank %d, one of the world's first %d", m.rank,
-                     world_size);
+    refusal =
+        format("a joining process claims rank %d, one of the world's first %d", m.rank, world_size);
   else if (m.world_size != world_size && m.world_size != wire::kJoinerHello)
-    refusal = format("world size %d is not the store's %d (ranks of different jobs?)",
-                     m.world_size, world_size);
+    refusal = format("world size %d is not the store's %d (ranks of different jobs?)", m.world_size,
+                     world_size);
   else if (m.rank < 0 || (m.world_size != wire::kJoinerHello && m.rank >= world_size))
     refusal = format("rank %d is outside the world of %d ranks", m.rank, world_size);
   else if (m.world_size != wire::kJoinerHello && m.epoch != epoch) {
-    SMD_INFO("store", "rank %d (%s) asks for epoch %u of the store, this is %u: try again",
-             m.rank, c.peer.c_str(), m.epoch, epoch);
-    return reject(c, format("this store serves epoch %u of the job, the rank asks for %u "
-                            "(the previous world is still shutting down?)",
-                            epoch, m.epoch),
+    SMD_INFO("store", "rank %d (%s) asks for epoch %u of the store, this is %u: try again", m.rank,
+             c.peer.c_str(), m.epoch, epoch);
+    return reject(c,
+                  format("this store serves epoch %u of the job, the rank asks for %u "
+                         "(the previous world is still shutting down?)",
+                         epoch, m.epoch),
                   Op::kRetry);
   }
   if (refusal.empty()) {
@@ -453,14 +445,14 @@ void TcpStoreServer::Impl::hello(Conn &c, const Message &m) {
     auto it = live.find(m.rank);
     if (it != live.end()) {
       Conn *other = find(it->second);
-      refusal = format("rank %d is already connected from %s (two processes "
-                       "with the same rank?)",
-                       m.rank, other ? other->peer.c_str() : "?");
+      refusal = format(
+          "rank %d is already connected from %s (two processes "
+          "with the same rank?)",
+          m.rank, other ? other->peer.c_str() : "?");
     }
   }
   if (!refusal.empty()) {
-    SMD_WARN("store", "refused %s claiming rank %d: %s", c.peer.c_str(),
-             m.rank, refusal.c_str());
+    SMD_WARN("store", "refused %s claiming rank %d: %s", c.peer.c_str(), m.rank, refusal.c_str());
     return reject(c, refusal);
   }
   c.joined = true;
@@ -508,9 +500,8 @@ void TcpStoreServer::Impl::get(Conn &c, const Message &m) {
   c.wait_key = m.key;
   // Far-off timeouts are as good as none (and would overflow).
   constexpr int64_t kMaxWaitMs = INT64_MAX / kMsNs / 4;
-  c.wait_deadline_ns = m.number < 0 || m.number > kMaxWaitMs
-                           ? kNoDeadline
-                           : now_ns() + m.number * kMsNs;
+  c.wait_deadline_ns =
+      m.number < 0 || m.number > kMaxWaitMs ? kNoDeadline : now_ns() + m.number * kMsNs;
   waiters[m.key].push_back(c.id);
 }
 
@@ -520,14 +511,12 @@ void TcpStoreServer::Impl::add(Conn &c, const Message &m) {
   auto it = kv.find(m.key);
   if (it != kv.end() && !parse_decimal(it->second, &value)) {
     r.op = Op::kError;
-    r.reason = format("the value under '%s' is not an integer",
-                      wire::printable(m.key).c_str());
+    r.reason = format("the value under '%s' is not an integer", wire::printable(m.key).c_str());
     return reply(c, r);
   }
   if (__builtin_add_overflow(value, m.number, &value)) {
     r.op = Op::kError;
-    r.reason = format("adding %lld to '%s' would overflow",
-                      static_cast<long long>(m.number),
+    r.reason = format("adding %lld to '%s' would overflow", static_cast<long long>(m.number),
                       wire::printable(m.key).c_str());
     return reply(c, r);
   }
@@ -591,8 +580,8 @@ void TcpStoreServer::Impl::expire(int64_t now) {
       reply(*c, r);
       ready.push_back(id);
     } else if (!c->joined && c->accepted_ns + kHelloTimeoutNs <= now) {
-      SMD_WARN("store", "closing the connection from %s: no HELLO within %lld s",
-               c->peer.c_str(), static_cast<long long>(kHelloTimeoutNs / 1000 / kMsNs));
+      SMD_WARN("store", "closing the connection from %s: no HELLO within %lld s", c->peer.c_str(),
+               static_cast<long long>(kHelloTimeoutNs / 1000 / kMsNs));
       close_conn(*c, "sent no HELLO");
     }
   }
@@ -658,8 +647,10 @@ void TcpStoreServer::Impl::close_conn(Conn &c, const char *why) {
     }
     changed.notify_all();
     if (was_failure)
-      SMD_WARN("store", "rank %d (%s) left the store without saying goodbye "
-               "(%s): counted as failed", c.rank, c.peer.c_str(), why);
+      SMD_WARN("store",
+               "rank %d (%s) left the store without saying goodbye "
+               "(%s): counted as failed",
+               c.rank, c.peer.c_str(), why);
   } else {
     --unauthenticated;
     SMD_TRACE("store", "connection from %s ended: %s", c.peer.c_str(), why);
@@ -672,8 +663,8 @@ void TcpStoreServer::Impl::close_conn(Conn &c, const char *why) {
   c.out_sent = 0;
 }
 
-TcpStoreServer::TcpStoreServer(const std::string &bind_host, int port,
-                               std::string token, int world_size, uint32_t epoch)
+TcpStoreServer::TcpStoreServer(const std::string &bind_host, int port, std::string token,
+                               int world_size, uint32_t epoch)
     : impl_(std::make_unique<Impl>()) {
   if (port < 0 || port > 65535)
     fail(SMD_ERR_INVALID_ARGUMENT, "store port %d is not a TCP port (0..65535)", port);
@@ -690,8 +681,7 @@ TcpStoreServer::TcpStoreServer(const std::string &bind_host, int port,
   impl_->wake_read = pipefd[0];
   impl_->wake_write = pipefd[1];
   impl_->thread = std::thread([impl = impl_.get()] { impl->serve(); });
-  SMD_INFO("store", "serving the store on port %d for %d ranks", impl_->port,
-           world_size);
+  SMD_INFO("store", "serving the store on port %d for %d ranks", impl_->port, world_size);
 }
 
 TcpStoreServer::~TcpStoreServer() {

@@ -32,8 +32,8 @@ class TcpStoreServer {
   // Throws smd::Error: SMD_ERR_INVALID_ARGUMENT for a bad port or world
   // size, SMD_ERR_BOOTSTRAP when the address cannot be resolved or bound
   // ("cannot serve the store on port 29500: Address already in use ...").
-  TcpStoreServer(const std::string &bind_host, int port, std::string token,
-                 int world_size, uint32_t epoch = 1);
+  TcpStoreServer(const std::string &bind_host, int port, std::string token, int world_size,
+                 uint32_t epoch = 1);
 
   // Stops the thread and closes every socket; clients still connected see
   // the store as lost. Does not wait for clients: call

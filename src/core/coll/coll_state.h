@@ -31,8 +31,8 @@ struct CollState {
   AlgoConfig forced;
   CostModel model;
   CommShape shape;
-  int64_t hier_chunk_bytes = 0;  // SMD_HIER_CHUNK_BYTES
-  CheckMode check = CheckMode::kFast;  // SMD_CHECK
+  int64_t hier_chunk_bytes = 0;                 // SMD_HIER_CHUNK_BYTES
+  CheckMode check = CheckMode::kFast;           // SMD_CHECK
   std::shared_ptr<CheckChannel> check_channel;  // call_check.cc, made on first use
   struct CachedChoice {
     int kind = -1;
@@ -41,7 +41,7 @@ struct CollState {
     AlgoChoice choice;
   };
   std::array<CachedChoice, 64> cache{};
-  std::unique_ptr<Hierarchy> hierarchy;  // made on first use (collective)
+  std::unique_ptr<Hierarchy> hierarchy;      // made on first use (collective)
   std::unique_ptr<gpu::IpcPeers> ipc_peers;  // device_ipc.cc, made on first use
   // Kept for the group-call layer above (fusion/group_run.cc): the
   // communicator's fusion buffer, released with it.

@@ -34,10 +34,12 @@ void run_single(Comm &comm, const CollArgs &a) {
       if (a.recvbuf) ops_of(a).copy(a.recvbuf, a.sendbuf, bytes);
       return;
     case CollKind::kAllgatherv:
-      ops_of(a).copy(at(a.recvbuf, a.blocks->displs[0], datatype_size(a.datatype)), a.sendbuf, bytes);
+      ops_of(a).copy(at(a.recvbuf, a.blocks->displs[0], datatype_size(a.datatype)), a.sendbuf,
+                     bytes);
       return;
     case CollKind::kReduceScatterv:
-      ops_of(a).copy(a.recvbuf, at(a.sendbuf, a.blocks->displs[0], datatype_size(a.datatype)), bytes);
+      ops_of(a).copy(a.recvbuf, at(a.sendbuf, a.blocks->displs[0], datatype_size(a.datatype)),
+                     bytes);
       return;
     case CollKind::kAlltoallv: return alltoallv_pairwise(comm, a);  // checks and copies its block
     default: return;

@@ -20,8 +20,7 @@ inline FlightCall flight_call(const CollArgs &a) {
 
 class FlightScope {
  public:
-  FlightScope(Comm &c, const CollArgs &a)
-      : comm_(c), args_(a), rec_(c.flight()) {
+  FlightScope(Comm &c, const CollArgs &a) : comm_(c), args_(a), rec_(c.flight()) {
     if (a.unrecorded) return;
     if (rec_.on()) seq_ = rec_.begin(flight_call(a), "");
     if (c.ctx().tracer()) trace_start_us_ = Tracer::now_us();
@@ -45,9 +44,10 @@ class FlightScope {
     if (finished_) return false;
     finished_ = true;
     if (trace_start_us_)
-      comm_.ctx().tracer()->collective(comm_.ctx().trace_track(comm_.id()), coll_name(args_.kind), comm_.last_algorithm(),
-                                       seq_, args_.count, datatype_name(args_.datatype),
-                                       args_.root, trace_start_us_, smd_result_string(code));
+      comm_.ctx().tracer()->collective(comm_.ctx().trace_track(comm_.id()), coll_name(args_.kind),
+                                       comm_.last_algorithm(), seq_, args_.count,
+                                       datatype_name(args_.datatype), args_.root, trace_start_us_,
+                                       smd_result_string(code));
     if (seq_ == FlightRecorder::kNone) return false;
     rec_.end(seq_, code);
     return true;

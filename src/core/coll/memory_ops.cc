@@ -21,12 +21,12 @@ void *host_alloc(size_t bytes) {
   return p;
 }
 
-const MemoryOps kHostOps = {"host",         host_copy,   reduce::reduce, reduce::reduce2,
-                            reduce::divide, host_alloc, free};
+const MemoryOps kHostOps = {"host",     host_copy, reduce::reduce, reduce::reduce2, reduce::divide,
+                            host_alloc, free};
 
-const MemoryOps kDeviceOps = {"device",           gpu::device_copy,   gpu::device_reduce,
-                              gpu::device_reduce2, gpu::device_divide, gpu::device_alloc,
-                              gpu::device_release};
+const MemoryOps kDeviceOps = {
+    "device",           gpu::device_copy,  gpu::device_reduce, gpu::device_reduce2,
+    gpu::device_divide, gpu::device_alloc, gpu::device_release};
 
 }  // namespace
 

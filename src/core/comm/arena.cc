@@ -44,7 +44,8 @@ CrossMemoryVerdict probe_peers(const std::vector<CrossMemoryProbe> &probes, int 
   for (size_t r = 0; r < probes.size(); ++r) {
     if (int(r) == me) continue;
     uint64_t got = 0;
-    int err = cross_memory_read(static_cast<pid_t>(probes[r].pid), probes[r].address, &got, sizeof got);
+    int err =
+        cross_memory_read(static_cast<pid_t>(probes[r].pid), probes[r].address, &got, sizeof got);
     if (err == 0 && got != probes[r].value) err = EIO;
     if (err != 0) return {err, int32_t(r)};
   }
@@ -127,7 +128,8 @@ std::unique_ptr<Arena> Arena::create(Comm &comm, Transport &transport) {
     a->segments_[r] =
         transport.segment_attach(comm.ctx().endpoint(comm.world_rank(r)), handles[r], &ptr, &got);
     if (got < bytes)
-      fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got, bytes);
+      fail(SMD_ERR_TRANSPORT, "arena segment of rank %d has %zu bytes, expected %zu", r, got,
+           bytes);
     a->bases_[r] = static_cast<uint8_t *>(ptr);
   }
   for (int r = 0; r < a->size_; ++r) a->abort_flags_.push_back(&a->header(r).aborted);
@@ -185,10 +187,8 @@ void Arena::wake_sleepers() {
 
 void Arena::set_drowsy(bool on) {
   Header &h = header(rank_);
-  if (on)
-    h.drowsy.fetch_add(1, std::memory_order_seq_cst);
-  else
-    h.drowsy.fetch_sub(1, std::memory_order_seq_cst);
+  if (on) h.drowsy.fetch_add(1, std::memory_order_seq_cst);
+  else h.drowsy.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 uint32_t Arena::bell() const { return header(rank_).bell.load(std::memory_order_seq_cst); }
@@ -240,7 +240,8 @@ void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
   }
   if (which == kConsumed && only < 0) {
     uint64_t least = seen_[kConsumed];
-    for (int r = 1; r < size_; ++r) least = std::min(least, seen_[static_cast<size_t>(r) * 3 + kConsumed]);
+    for (int r = 1; r < size_; ++r)
+      least = std::min(least, seen_[static_cast<size_t>(r) * 3 + kConsumed]);
     min_consumed_seen_ = least;
   }
 }
@@ -332,7 +333,8 @@ const uint8_t *Arena::peer_shared(Comm &comm, int r, uint64_t id) {
   }
   void *ptr = nullptr;
   size_t got = 0;
-  void *seg = transport_->segment_attach(comm.ctx().endpoint(comm.world_rank(r)), handle, &ptr, &got);
+  void *seg =
+      transport_->segment_attach(comm.ctx().endpoint(comm.world_rank(r)), handle, &ptr, &got);
   blocks.push_back(PeerBlock{id, static_cast<const uint8_t *>(ptr), seg, uses_});
   return blocks.back().base;
 }

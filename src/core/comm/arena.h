@@ -78,7 +78,8 @@ class Arena {
     return bases_[r] + kHeaderBytes + (round % kRounds) * kSmallBytes;
   }
   OpDesc &desc(int r, uint64_t round) const {
-    return *reinterpret_cast<OpDesc *>(bases_[r] + kDescOffset + (round % kRounds) * sizeof(OpDesc));
+    return *reinterpret_cast<OpDesc *>(bases_[r] + kDescOffset +
+                                       (round % kRounds) * sizeof(OpDesc));
   }
 
   // Rounds are taken in order; begin_op reserves the next n.
@@ -118,10 +119,10 @@ class Arena {
     }
     return true;
   }
-  void post_reduced(uint64_t round);              // step 3
+  void post_reduced(uint64_t round);  // step 3
   void wait_reduced(uint64_t round, Waiter &w);
   void wait_reduced_by(int r, uint64_t round, Waiter &w);
-  void post_consumed(uint64_t round);             // step 4
+  void post_consumed(uint64_t round);  // step 4
 
   // Abort, told through shared memory: every member sees it at once.
   void mark_aborted();

@@ -67,8 +67,10 @@ void Waiter::check() {
       c->abort_local();
       c->ctx().announce_abort(c->abort_key());
     }
-    fail(SMD_ERR_ABORTED, "%s on %s: interrupted (SIGINT on the interrupt fd, smd_set_interrupt_fd); "
-         "the communicator was aborted", what_, comm_.where().c_str());
+    fail(SMD_ERR_ABORTED,
+         "%s on %s: interrupted (SIGINT on the interrupt fd, smd_set_interrupt_fd); "
+         "the communicator was aborted",
+         what_, comm_.where().c_str());
   }
   if (now >= deadline_ns_ && !grace_used_ && in_node_phase()) {
     // A wait on node peers inside a call that spans nodes usually waits
@@ -133,12 +135,8 @@ void Waiter::pause() {
   if (a == Backoff::Action::kSleep && arena && now_ns() - drowsy_since_ns_ < kDrowsyBeforeSleepNs)
     a = Backoff::Action::kYield;
   switch (a) {
-    case Backoff::Action::kSpin:
-      cpu_relax();
-      break;
-    case Backoff::Action::kYield:
-      sched_yield();
-      break;
+    case Backoff::Action::kSpin: cpu_relax(); break;
+    case Backoff::Action::kYield: sched_yield(); break;
     case Backoff::Action::kSleep:
       if (arena) {
         arena->sleep(sleep_us, bell_seen_);
@@ -215,11 +213,13 @@ std::vector<std::shared_ptr<Comm>> Comm::children() const {
 void Comm::count_traffic(int peer, const Transport *t, size_t bytes, bool sent) {
   const std::vector<Transport *> &ts = ctx_->transports();
   for (size_t i = 0; i < ts.size() && i < TrafficCounters::kTransportSlots; ++i)
-    if (ts[i] == t) (sent ? traffic_.sent : traffic_.received)[i].fetch_add(bytes, std::memory_order_relaxed);
+    if (ts[i] == t)
+      (sent ? traffic_.sent : traffic_.received)[i].fetch_add(bytes, std::memory_order_relaxed);
   const Topology &topo = ctx_->topology();
   bool remote = topo.node_of[size_t(members_[peer])] != topo.node_of[size_t(members_[rank_])];
-  std::atomic<uint64_t> &c = remote ? (sent ? traffic_.inter_node_sent : traffic_.inter_node_received)
-                                    : (sent ? traffic_.intra_node_sent : traffic_.intra_node_received);
+  std::atomic<uint64_t> &c = remote
+                                 ? (sent ? traffic_.inter_node_sent : traffic_.inter_node_received)
+                                 : (sent ? traffic_.intra_node_sent : traffic_.intra_node_received);
   c.fetch_add(bytes, std::memory_order_relaxed);
 }
 
@@ -229,8 +229,8 @@ std::string Comm::where() const {
 
 void Comm::setup() {
   Transport *local = ctx_->local_transport();
-  bool all_local = placement_.single_node && size_ > 1 && local &&
-                   local->has(SMD_TRANSPORT_CAP_SEGMENTS);
+  bool all_local =
+      placement_.single_node && size_ > 1 && local && local->has(SMD_TRANSPORT_CAP_SEGMENTS);
   if (all_local)
     for (int r = 0; r < size_; ++r)
       if (r != rank_ && ctx_->transport_to(members_[r]) != local) all_local = false;
@@ -313,8 +313,8 @@ bool Comm::test(P2PReq &r) {
 }
 
 void Comm::trace_done(const P2PReq &r) {
-  ctx_->tracer()->transfer(ctx_->trace_track(id_), r.send, members_[r.peer], r.send ? r.capacity : r.bytes, r.tag,
-                           r.posted_us);
+  ctx_->tracer()->transfer(ctx_->trace_track(id_), r.send, members_[r.peer],
+                           r.send ? r.capacity : r.bytes, r.tag, r.posted_us);
 }
 
 void Comm::wait(P2PReq &r, const char *what) { wait_all(&r, 1, what); }
@@ -417,8 +417,7 @@ std::vector<Bytes> Comm::exchange(const Bytes &mine, TagKind kind, uint32_t comm
 
 void Comm::check_usable() const {
   if (revoked()) fail(SMD_ERR_REVOKED, "%s: the communicator was revoked", where().c_str());
-  if (aborted())
-    fail(SMD_ERR_ABORTED, "%s: the communicator was aborted", where().c_str());
+  if (aborted()) fail(SMD_ERR_ABORTED, "%s: the communicator was aborted", where().c_str());
   if (poisoned_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(poison_mu_);
     throw Error(poison_code_, "communicator unusable after an earlier failure: " + poison_message_);

@@ -48,8 +48,9 @@ WorldConfig resolve_world_config(const smd_init_options_t *o) {
            "or smd_init_options_init()",
            o->struct_size);
     if (o->version < 1 || o->version > SMD_INIT_OPTIONS_VERSION)
-      fail(SMD_ERR_INVALID_ARGUMENT, "smd_init_options_t.version %u is not supported (this smd knows 1..%d)",
-           o->version, SMD_INIT_OPTIONS_VERSION);
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "smd_init_options_t.version %u is not supported (this smd knows 1..%d)", o->version,
+           SMD_INIT_OPTIONS_VERSION);
   }
   LaunchEnv env = detect_launch_env();
   c.launcher = env.launcher;
@@ -95,7 +96,8 @@ WorldConfig resolve_world_config(const smd_init_options_t *o) {
       c.job_token = o->job_token;
       c.job_token_secret = true;
     }
-    if (has_field(o, &smd_init_options_t::timeout_ms) && o->timeout_ms > 0) c.timeout_ms = o->timeout_ms;
+    if (has_field(o, &smd_init_options_t::timeout_ms) && o->timeout_ms > 0)
+      c.timeout_ms = o->timeout_ms;
     if (has_field(o, &smd_init_options_t::transport) && o->transport) c.transport = o->transport;
     if (has_field(o, &smd_init_options_t::store) && o->store)
       c.injected_store = std::make_shared<InjectedStore>(o->store);
@@ -126,8 +128,9 @@ std::shared_ptr<Context> Context::create(const WorldConfig &config) {
   ctx->rendezvous(config);
   // Ranks that share this machine's CPUs, also those of other (fake) nodes.
   int machine = ctx->topology_->machine_of[static_cast<size_t>(ctx->rank_)];
-  ctx->wait_policy_ = WaitPolicy::choose(ctx->topology_->machine_size[static_cast<size_t>(machine)],
-                                         ctx->topology_->machine_cpus[static_cast<size_t>(machine)]);
+  ctx->wait_policy_ =
+      WaitPolicy::choose(ctx->topology_->machine_size[static_cast<size_t>(machine)],
+                         ctx->topology_->machine_cpus[static_cast<size_t>(machine)]);
   ctx->open_transports(config.transport);
   return ctx;
 }
@@ -234,7 +237,8 @@ std::vector<Bytes> Context::store_allgather(const std::string &name, const Bytes
     }
     fail(SMD_ERR_TIMEOUT, "rendezvous '%s' at %s timed out after %.1f s%s", name.c_str(),
          store_->describe().c_str(), timeout_ms_ / 1000.0,
-         missing.empty() ? (rank_ == 0 ? "" : " (rank 0 never published the world)") : missing.c_str());
+         missing.empty() ? (rank_ == 0 ? "" : " (rank 0 never published the world)")
+                         : missing.c_str());
   }
 }
 
@@ -285,14 +289,15 @@ void Context::open_transports(const std::string &choice) {
       if (!remote_transport_)
         fail(SMD_ERR_PLUGIN,
              "the world spans %d nodes but no network transport plugin is usable:%s",
-             topology_->node_count, tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
+             topology_->node_count,
+             tried.empty() ? " none was found (build with ucx or efa)" : tried.c_str());
     }
   } else if (size_t plus = choice.find('+'); plus != std::string::npos) {
     // "shm+tcp": one plugin inside the node, another between nodes.
     std::string local = choice.substr(0, plus), remote = choice.substr(plus + 1);
     if (local.empty() || remote.empty() || remote.find('+') != std::string::npos)
-      fail(SMD_ERR_INVALID_ARGUMENT,
-           "SMD_TRANSPORT=%s: expected LOCAL+NETWORK, like shm+tcp", choice.c_str());
+      fail(SMD_ERR_INVALID_ARGUMENT, "SMD_TRANSPORT=%s: expected LOCAL+NETWORK, like shm+tcp",
+           choice.c_str());
     if (need_local) local_transport_ = open(local);
     if (need_remote) {
       remote_transport_ = open(remote);
@@ -408,8 +413,7 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
       ++ndead;
     }
   }
-  if (ndead)
-    fail(SMD_ERR_PEER_FAILURE, "%s: %s exited or became unreachable", what, dead.c_str());
+  if (ndead) fail(SMD_ERR_PEER_FAILURE, "%s: %s exited or became unreachable", what, dead.c_str());
   if (!store_) return;
   std::unique_lock<std::mutex> lock(health_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
@@ -437,7 +441,8 @@ void Context::check_health(const std::vector<int> &world_ranks, const std::strin
     int code = atoi(announced.c_str());
     size_t space = announced.find(' ');
     if (code <= 0 || space == std::string::npos) code = SMD_ERR_INTERNAL, space = 0;
-    throw Error(static_cast<smd_result_t>(code), format("%s: %s", what, announced.c_str() + space + 1));
+    throw Error(static_cast<smd_result_t>(code),
+                format("%s: %s", what, announced.c_str() + space + 1));
   }
   for (int r : failed)
     if (std::find(world_ranks.begin(), world_ranks.end(), r) != world_ranks.end())
@@ -506,8 +511,9 @@ Error Context::failure_that_stands(const std::string &abort_key, const Error &mi
     // (a segment it released, a connection it closed) and is about to
     // announce it: a short wait for the cause.
     try {
-      Bytes b = store_->get(abort_key + "/failed",
-                            Deadline::after_ms(std::min<int64_t>(timeout_ms_ > 0 ? timeout_ms_ / 4 : 1000, 1000)));
+      Bytes b = store_->get(
+          abort_key + "/failed",
+          Deadline::after_ms(std::min<int64_t>(timeout_ms_ > 0 ? timeout_ms_ / 4 : 1000, 1000)));
       announced.assign(b.begin(), b.end());
     } catch (const Error &e) {
       SMD_TRACE("store", "no peer's failure came: %s", e.what());

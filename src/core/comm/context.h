@@ -76,7 +76,9 @@ class Context {
   // TCP store (and, on world rank 0, its server) alive, and the id the
   // store knows this process by. Null / -1 for a world of one without one.
   std::shared_ptr<Store> base_store() const { return base_store_; }
-  std::shared_ptr<void> store_owner() const { return tcp_ ? std::shared_ptr<void>(tcp_) : store_owner_; }
+  std::shared_ptr<void> store_owner() const {
+    return tcp_ ? std::shared_ptr<void>(tcp_) : store_owner_;
+  }
   int store_id() const { return store_id_; }
   // The timeline writer (SMD_TRACE), or null: tracing is off.
   Tracer *tracer() const { return tracer_.get(); }
@@ -120,7 +122,8 @@ class Context {
   // here: their waits on it end with the same code and this message
   // (check_health reads it) instead of at SMD_TIMEOUT. The first
   // announcement stands.
-  void announce_failure(const std::string &abort_key, smd_result_t code, const std::string &message);
+  void announce_failure(const std::string &abort_key, smd_result_t code,
+                        const std::string &message);
   // After a collective on the communicator with this key failed here with
   // `mine`: the failure that stands. When a peer announced one first, this
   // rank's error is likely its symptom (a released segment, a closed

@@ -9,10 +9,10 @@
 namespace smd {
 
 struct CpuBinding {
-  int cpus = 1;         // CPUs it may run on (1 if unknown)
-  std::string cpuset;   // those CPUs as a list, "0-3,8"; "" if unknown
-  int numa_node = -1;   // the one NUMA node holding all of them; -1 if
-                        // unknown (no hwloc) or spread over several
+  int cpus = 1;        // CPUs it may run on (1 if unknown)
+  std::string cpuset;  // those CPUs as a list, "0-3,8"; "" if unknown
+  int numa_node = -1;  // the one NUMA node holding all of them; -1 if
+                       // unknown (no hwloc) or spread over several
 };
 
 CpuBinding measure_cpu_binding();

@@ -73,9 +73,10 @@ void P2PMatcher::progress_locked() {
       }
       l.posted = false;
       if (l.req.bytes != sizeof l.env) {
-        fail_peer_locked(p, SMD_ERR_INTERNAL,
-                         format("a point-to-point envelope of %zu bytes from rank %d (expected %zu)",
-                                l.req.bytes, p, sizeof l.env));
+        fail_peer_locked(
+            p, SMD_ERR_INTERNAL,
+            format("a point-to-point envelope of %zu bytes from rank %d (expected %zu)",
+                   l.req.bytes, p, sizeof l.env));
         break;
       }
       arrived_.push_back({p, l.env});
@@ -135,9 +136,10 @@ bool P2PMatcher::test(Recv &r) {
       r.done = true;
       if (r.bytes > r.capacity) {
         r.error = SMD_ERR_TRUNCATED;
-        r.message = format("a message of %zu bytes from rank %d (tag %d) does not fit the %zu bytes "
-                           "posted; it was dropped",
-                           r.bytes, r.source, r.msg_tag, r.capacity);
+        r.message = format(
+            "a message of %zu bytes from rank %d (tag %d) does not fit the %zu bytes "
+            "posted; it was dropped",
+            r.bytes, r.source, r.msg_tag, r.capacity);
       }
     } catch (const Error &e) {
       r.done = true;

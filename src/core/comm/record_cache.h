@@ -26,7 +26,8 @@ std::shared_ptr<const T> shared_from_records(const std::vector<Bytes> &records, 
     key.append(b.begin(), b.end());
   }
   static std::mutex mu;
-  static auto *cache = new std::unordered_map<std::string, std::weak_ptr<const T>>();  // never destroyed
+  static auto *cache =
+      new std::unordered_map<std::string, std::weak_ptr<const T>>();  // never destroyed
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache->find(key);

@@ -79,7 +79,8 @@ void shared_free(void *ptr) {
         break;
       }
     if (!b)
-      fail(SMD_ERR_INVALID_ARGUMENT, "%p was not allocated by smd_mem_alloc (or was freed already)", ptr);
+      fail(SMD_ERR_INVALID_ARGUMENT, "%p was not allocated by smd_mem_alloc (or was freed already)",
+           ptr);
     if (b->segment) r.shared_count.fetch_sub(1);
   }
   if (b->segment) b->transport->segment_release(b->segment);

@@ -17,8 +17,8 @@ class Context;
 
 // Where a buffer lies in a shared block: what a peer needs to map it.
 struct SharedRef {
-  uint64_t id = 0;         // unique in this process, never reused
-  size_t offset = 0;       // of the buffer within the block
+  uint64_t id = 0;                // unique in this process, never reused
+  size_t offset = 0;              // of the buffer within the block
   const Bytes *handle = nullptr;  // the transport's segment handle
 };
 

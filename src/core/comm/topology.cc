@@ -60,17 +60,16 @@ RankRecord local_rank_record(int world_rank) {
   gethostname(host, sizeof host - 1);
   r.host = host;
   r.machine_key = r.host + "/" + boot_id();
-  if (auto id = param_env("SMD_NODE_ID"))
-    r.node_key = "id:" + *id;
-  else
-    r.node_key = r.machine_key;
+  if (auto id = param_env("SMD_NODE_ID")) r.node_key = "id:" + *id;
+  else r.node_key = r.machine_key;
   // Fake nodes of consecutive ranks: the one setting that gives rank
   // threads of one process (which share its environment) several nodes.
   int64_t per_node = param_int("SMD_RANKS_PER_NODE");
   if (per_node < 0)
     fail(SMD_ERR_INVALID_ARGUMENT, "SMD_RANKS_PER_NODE=%lld: expected 0 (off) or a rank count",
          static_cast<long long>(per_node));
-  if (per_node > 0) r.node_key += format("/split%lld", static_cast<long long>(world_rank / per_node));
+  if (per_node > 0)
+    r.node_key += format("/split%lld", static_cast<long long>(world_rank / per_node));
   r.pid = getpid();
   CpuBinding cpu = measure_cpu_binding();
   r.cpus = cpu.cpus;
@@ -87,7 +86,9 @@ std::vector<int> Topology::machine_members(int rank) const {
   return same;
 }
 
-int Topology::cpus_of_node(int node) const { return cpus_of(node_members[static_cast<size_t>(node)]); }
+int Topology::cpus_of_node(int node) const {
+  return cpus_of(node_members[static_cast<size_t>(node)]);
+}
 
 int Topology::cpus_of(const std::vector<int> &members) const {
   std::set<int> all;
@@ -123,7 +124,8 @@ Topology Topology::compute(std::vector<RankRecord> ranks) {
   std::vector<std::vector<int>> machine_members;
   t.machine_of.assign(n, 0);
   for (int r = 0; r < n; ++r) {
-    auto [it, added] = machines.emplace(t.ranks[r].machine_key, static_cast<int>(machine_members.size()));
+    auto [it, added] =
+        machines.emplace(t.ranks[r].machine_key, static_cast<int>(machine_members.size()));
     if (added) machine_members.emplace_back();
     t.machine_of[r] = it->second;
     machine_members[it->second].push_back(r);

@@ -16,7 +16,7 @@ struct RankRecord {
   std::string host;      // host name, for messages
   std::string node_key;  // equal on ranks that share memory
   int32_t pid = 0;
-  int32_t cpus = 1;      // CPUs this rank may run on
+  int32_t cpus = 1;        // CPUs this rank may run on
   int32_t numa_node = -1;  // NUMA node holding those CPUs; -1 unknown or several
   std::string cpuset;      // those CPUs, "0-3,8"; "" unknown
   // Host name + boot id even where SMD_NODE_ID fakes the node: ranks that
@@ -35,10 +35,10 @@ RankRecord decode_rank_record(const Bytes &b);  // throws SMD_ERR_BOOTSTRAP
 RankRecord local_rank_record(int world_rank);
 
 struct Topology {
-  std::vector<RankRecord> ranks;              // by world rank
-  std::vector<int> node_of;                   // world rank -> node index
-  std::vector<int> local_rank_of;             // world rank -> rank on its node
-  std::vector<std::vector<int>> node_members; // node -> world ranks, ascending
+  std::vector<RankRecord> ranks;               // by world rank
+  std::vector<int> node_of;                    // world rank -> node index
+  std::vector<int> local_rank_of;              // world rank -> rank on its node
+  std::vector<std::vector<int>> node_members;  // node -> world ranks, ascending
   int node_count = 1;
   // Machines (host + boot id, whatever the node ids say): index per world
   // rank, and per machine its rank count and cpus_of() its ranks.

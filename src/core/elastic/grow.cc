@@ -50,9 +50,12 @@ long long parse_number(const Bytes &b, const char *what) {
 class GrownWorldStore : public Store {
  public:
   GrownWorldStore(std::shared_ptr<Store> base, std::string prefix, std::vector<int> store_ids)
-      : inner_(std::make_shared<PrefixStore>(base, std::move(prefix))), ids_(std::move(store_ids)) {}
+      : inner_(std::make_shared<PrefixStore>(base, std::move(prefix))),
+        ids_(std::move(store_ids)) {}
   void set(const std::string &key, const Bytes &value) override { inner_->set(key, value); }
-  Bytes get(const std::string &key, Deadline deadline) override { return inner_->get(key, deadline); }
+  Bytes get(const std::string &key, Deadline deadline) override {
+    return inner_->get(key, deadline);
+  }
   int64_t add(const std::string &key, int64_t delta) override { return inner_->add(key, delta); }
   std::optional<std::vector<bool>> check(const std::vector<std::string> &keys) override {
     return inner_->check(keys);
@@ -110,7 +113,8 @@ std::shared_ptr<Comm> form_successor(std::shared_ptr<Store> base, std::shared_pt
   base->set(gp + "sid/" + std::to_string(t.rank), bytes_of(std::to_string(store_id)));
   std::vector<int> ids(size_t(t.size));
   for (int r = 0; r < t.size; ++r)
-    ids[size_t(r)] = static_cast<int>(parse_number(base->get(gp + "sid/" + std::to_string(r), deadline), "store id"));
+    ids[size_t(r)] = static_cast<int>(
+        parse_number(base->get(gp + "sid/" + std::to_string(r), deadline), "store id"));
   WorldConfig c;
   c.rank = t.rank;
   c.size = t.size;
@@ -132,8 +136,10 @@ std::string lead(Comm &comm, Store &cs, Store &base, const std::string &ck, long
   for (int r = 1; r < comm.size(); ++r) {
     long long n = parse_number(cs.get(format("%s/n/%d", ck.c_str(), r), deadline), "joiner count");
     if (n != n_new)
-      return format("%d grow of %s: rank 0 admits %d new processes, rank %d %lld (every member must "
-                    "pass the same count)", SMD_ERR_MISMATCH, comm.where().c_str(), n_new, r, n);
+      return format(
+          "%d grow of %s: rank 0 admits %d new processes, rank %d %lld (every member must "
+          "pass the same count)",
+          SMD_ERR_MISMATCH, comm.where().c_str(), n_new, r, n);
   }
   if (n_new < 0 || comm.size() + n_new > kMaxCommRanks)
     return format("%d grow of %s: %d new processes is not in [0, %d]", SMD_ERR_INVALID_ARGUMENT,
@@ -171,12 +177,15 @@ std::shared_ptr<Comm> grow_comm(Comm &comm, int n_new, int64_t wait_ms) {
   Store *cs = ctx.store();
   std::shared_ptr<Store> base = ctx.base_store();
   if (!cs || !base)
-    fail(SMD_ERR_INVALID_USAGE, "grow of %s: the world formed without a store (one process, no "
-         "injected store), so no process can join it", comm.where().c_str());
+    fail(SMD_ERR_INVALID_USAGE,
+         "grow of %s: the world formed without a store (one process, no "
+         "injected store), so no process can join it",
+         comm.where().c_str());
   int64_t timeout_ms = ctx.timeout_ms() > 0 ? ctx.timeout_ms() : 300000;
   if (wait_ms <= 0) wait_ms = timeout_ms;
   Deadline deadline = Deadline::after_ms(wait_ms + timeout_ms);
-  std::string ck = format("smd/elastic/%u/%d/grow/%u", comm.id(), comm.world_rank(0), comm.next_agreement());
+  std::string ck =
+      format("smd/elastic/%u/%d/grow/%u", comm.id(), comm.world_rank(0), comm.next_agreement());
   cs->set(format("%s/n/%d", ck.c_str(), comm.rank()), bytes_of(std::to_string(n_new)));
   long long g = 0;
   if (comm.rank() == 0) {
@@ -197,7 +206,8 @@ std::shared_ptr<Comm> grow_comm(Comm &comm, int n_new, int64_t wait_ms) {
   SMD_INFO("elastic", "growing %s by %d to %d ranks (grow %lld)", comm.where().c_str(), n_new,
            comm.size() + n_new, g);
   Ticket t{g, comm.rank(), comm.size() + n_new};
-  return form_successor(base, ctx.store_owner(), t, ctx.store_id(), timeout_ms, param_string("SMD_TRANSPORT"));
+  return form_successor(base, ctx.store_owner(), t, ctx.store_id(), timeout_ms,
+                        param_string("SMD_TRANSPORT"));
 }
 
 std::shared_ptr<Comm> join_grown_comm(const smd_init_options_t *options) {
@@ -207,15 +217,17 @@ std::shared_ptr<Comm> join_grown_comm(const smd_init_options_t *options) {
   int store_id = -1;
   if (!base) {
     if (config.store_addr.empty())
-      fail(SMD_ERR_INVALID_ARGUMENT, "smd_comm_join: the store's address is not known: set "
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "smd_comm_join: the store's address is not known: set "
            "SMD_MASTER_ADDR (or MASTER_ADDR) or smd_init_options_t.store_addr");
     if (config.job_token.empty())
-      fail(SMD_ERR_INVALID_ARGUMENT, "smd_comm_join: no job token: set SMD_JOB_TOKEN (the one "
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "smd_comm_join: no job token: set SMD_JOB_TOKEN (the one "
            "the job's ranks use) or smd_init_options_t.job_token");
     auto joiner = std::make_shared<JoinerConnection>();
     try {
-      joiner->client = std::make_shared<TcpStoreClient>(config.store_addr, config.store_port, config.job_token,
-                                                        -1, wire::kJoinerHello,
+      joiner->client = std::make_shared<TcpStoreClient>(config.store_addr, config.store_port,
+                                                        config.job_token, -1, wire::kJoinerHello,
                                                         Deadline::after_ms(config.timeout_ms));
     } catch (const Error &e) {
       fail(e.code(), "smd_comm_join: %s", e.what());
@@ -240,8 +252,10 @@ std::shared_ptr<Comm> join_grown_comm(const smd_init_options_t *options) {
       fail(SMD_ERR_INTERNAL, "smd_comm_join: malformed ticket '%s' in the store", s.c_str());
   } catch (const Error &e) {
     if (e.code() != SMD_ERR_TIMEOUT) throw;
-    fail(SMD_ERR_TIMEOUT, "smd_comm_join: no grow admitted this process within %.1f s (it waits "
-         "as joiner %lld at %s)", config.timeout_ms / 1000.0, j, base->describe().c_str());
+    fail(SMD_ERR_TIMEOUT,
+         "smd_comm_join: no grow admitted this process within %.1f s (it waits "
+         "as joiner %lld at %s)",
+         config.timeout_ms / 1000.0, j, base->describe().c_str());
   }
   fail_unless_ok(*base, format("%s%lld/", kGrow, t.grow), Deadline::after_ms(config.timeout_ms));
   SMD_INFO("elastic", "joining grow %lld as rank %d of %d", t.grow, t.rank, t.size);

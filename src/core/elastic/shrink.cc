@@ -25,9 +25,11 @@ std::shared_ptr<Comm> form_and_check(Comm &comm, const SurvivorAgreement &a, std
     if (r == comm.rank()) my_index = static_cast<int>(members.size());
     members.push_back(comm.world_rank(r));
   }
-  if (my_index < 0) fail(SMD_ERR_INTERNAL, "shrink of %s: this rank is not a survivor", comm.where().c_str());
+  if (my_index < 0)
+    fail(SMD_ERR_INTERNAL, "shrink of %s: this rank is not a survivor", comm.where().c_str());
   try {
-    auto formed = create_comm_with_members(comm.ctx_ptr(), a.max_proposal, std::move(members), my_index);
+    auto formed =
+        create_comm_with_members(comm.ctx_ptr(), a.max_proposal, std::move(members), my_index);
     CollArgs barrier;
     barrier.kind = CollKind::kBarrier;
     run_collective(*formed, barrier);
@@ -54,22 +56,24 @@ Shrunk shrink_comm(Comm &comm) {
   std::string why;
   for (int round = 0; round < comm.size(); ++round) {
     SurvivorAgreement a = agree_among_survivors(comm, 1, comm.ctx().propose_comm_id());
-    SMD_INFO("elastic", "shrinking %s: %zu failed, %zu survive", comm.where().c_str(), a.failed.size(),
-             a.survivors.size());
+    SMD_INFO("elastic", "shrinking %s: %zu failed, %zu survive", comm.where().c_str(),
+             a.failed.size(), a.survivors.size());
     std::shared_ptr<Comm> formed = form_and_check(comm, a, why);
     SurvivorAgreement check = agree_among_survivors(comm, formed ? 1 : 0, 0);
     if (check.flag && check.failed == a.failed) {
       Shrunk out;
       out.old_to_new.assign(size_t(comm.size()), -1);
-      for (size_t i = 0; i < a.survivors.size(); ++i) out.old_to_new[size_t(a.survivors[i])] = int(i);
+      for (size_t i = 0; i < a.survivors.size(); ++i)
+        out.old_to_new[size_t(a.survivors[i])] = int(i);
       out.comm = std::move(formed);
       return out;
     }
     if (why.empty()) why = "a member failed after the agreement";
-    SMD_INFO("elastic", "shrink of %s: a new member failed (%s); agreeing again", comm.where().c_str(),
-             why.c_str());
+    SMD_INFO("elastic", "shrink of %s: a new member failed (%s); agreeing again",
+             comm.where().c_str(), why.c_str());
   }
-  fail(SMD_ERR_PEER_FAILURE, "shrink of %s: the new communicator failed to form %d times (last: %s)",
+  fail(SMD_ERR_PEER_FAILURE,
+       "shrink of %s: the new communicator failed to form %d times (last: %s)",
        comm.where().c_str(), comm.size(), why.c_str());
 }
 

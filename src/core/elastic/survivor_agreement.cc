@@ -79,7 +79,8 @@ class Agreement {
         if (auto b = read_if_written(store_, key("slot", r))) {
           slots_[size_t(r)] = parse_slot(*b);
           if (!slots_[size_t(r)])
-            fail(SMD_ERR_INTERNAL, "agreement on %s: malformed slot of rank %d", c_.where().c_str(), r);
+            fail(SMD_ERR_INTERNAL, "agreement on %s: malformed slot of rank %d", c_.where().c_str(),
+                 r);
           continue;
         }
         if (looks_failed(r, store_failed) || now_ns() >= declare_at) declare(r);
@@ -89,7 +90,8 @@ class Agreement {
       if (now_ns() >= give_up_at)
         fail(SMD_ERR_TIMEOUT,
              "agreement on %s: %d member slot(s) were claimed but never written (a member died "
-             "during its vote); call smd_comm_agree or smd_comm_shrink again", c_.where().c_str(), open);
+             "during its vote); call smd_comm_agree or smd_comm_shrink again",
+             c_.where().c_str(), open);
       std::this_thread::sleep_for(pause);
       if (pause < std::chrono::milliseconds(5)) pause *= 2;
     }
@@ -97,14 +99,17 @@ class Agreement {
   }
 
  private:
-  std::string key(const char *what, int r) const { return format("%s/%s/%d", base_.c_str(), what, r); }
+  std::string key(const char *what, int r) const {
+    return format("%s/%s/%d", base_.c_str(), what, r);
+  }
 
   void vote(uint32_t flag, uint32_t proposal) {
     int me = c_.rank();
     if (store_.add(key("claim", me), 1) != 1)
       fail(SMD_ERR_PEER_FAILURE,
            "agreement on %s: the survivors declared this rank failed before it arrived "
-           "(it came later than SMD_TIMEOUT, or a transport lost it)", c_.where().c_str());
+           "(it came later than SMD_TIMEOUT, or a transport lost it)",
+           c_.where().c_str());
     std::string v = vote_text(flag, proposal);
     store_.set(key("slot", me), Bytes(v.begin(), v.end()));
     slots_[size_t(me)] = Slot{true, flag, proposal};
@@ -167,8 +172,10 @@ SurvivorAgreement agree_among_survivors(Comm &comm, uint32_t flag, uint32_t prop
     return Agreement(comm, *store).run(flag, proposal);
   } catch (const Error &e) {
     if (e.code() == SMD_ERR_BOOTSTRAP)
-      fail(SMD_ERR_PEER_FAILURE, "agreement on %s: lost the store (%s): it is served by world rank "
-           "0's process, whose loss is not survivable", comm.where().c_str(), e.what());
+      fail(SMD_ERR_PEER_FAILURE,
+           "agreement on %s: lost the store (%s): it is served by world rank "
+           "0's process, whose loss is not survivable",
+           comm.where().c_str(), e.what());
     throw;
   }
 }

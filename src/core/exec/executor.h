@@ -140,7 +140,7 @@ class Executor {
   // An operation runs (inline or on the worker); claimed by compare-exchange
   // so that the lock-free inline path and the worker exclude each other.
   std::atomic<bool> running_{false};
-  std::atomic<bool> ever_queued_{false};  // set (under mu_) by the first submit
+  std::atomic<bool> ever_queued_{false};            // set (under mu_) by the first submit
   std::atomic<const ThreadSlot *> owner_{nullptr};  // the biased thread
   std::atomic<bool> bias_revoked_{false};           // for good
   bool stopping_ = false;

@@ -19,7 +19,8 @@ inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected, int64_t t
 }
 
 inline void futex_wake_all(std::atomic<uint32_t> *word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr,
+          0);
 }
 
 inline void cpu_relax() {

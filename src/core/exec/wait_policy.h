@@ -9,7 +9,7 @@
 namespace smd {
 
 struct WaitPolicy {
-  int64_t spin_ns = 20000;     // busy-poll this long first
+  int64_t spin_ns = 20000;  // busy-poll this long first
   // While spinning, yield once every this long: if the rank waited for was
   // scheduled on this very core (the kernel does that now and then even
   // with a core idle), a pure spin would keep it off the core for the whole

@@ -20,7 +20,8 @@ FusionLayout lay_out_fusion(const std::vector<size_t> &counts, size_t elem_size,
 
 std::vector<size_t> flat_shares(size_t n, int ranks, size_t elem_size) {
   std::vector<size_t> s;
-  for (int r = 0; r < ranks; ++r) s.push_back(split_aligned(n, ranks, r, line_elems(elem_size)).len);
+  for (int r = 0; r < ranks; ++r)
+    s.push_back(split_aligned(n, ranks, r, line_elems(elem_size)).len);
   return s;
 }
 

@@ -42,7 +42,8 @@ std::vector<ListedCall> list_of(const std::vector<GroupCall *> &calls) {
 }
 
 std::string key_of(Comm &c, uint64_t group, int rank) {
-  return format("%s/group%llu/%d", c.abort_key().c_str(), static_cast<unsigned long long>(group), rank);
+  return format("%s/group%llu/%d", c.abort_key().c_str(), static_cast<unsigned long long>(group),
+                rank);
 }
 
 std::string describe_call(const std::vector<ListedCall> &list, size_t k) {
@@ -62,9 +63,7 @@ uint32_t group_subject(const std::vector<GroupCall *> &calls) {
     h = (h ^ w) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
   };
-  auto word = [](int32_t hi, int32_t lo) {
-    return uint64_t(uint32_t(hi)) << 32 | uint32_t(lo);
-  };
+  auto word = [](int32_t hi, int32_t lo) { return uint64_t(uint32_t(hi)) << 32 | uint32_t(lo); };
   // Every field but seq and subject: one more field needs mixing here.
   static_assert(sizeof(CallFingerprint) == 40, "a new fingerprint field: mix it in");
   for (const GroupCall *g : calls) {
@@ -108,11 +107,13 @@ std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls
     std::vector<ListedCall> theirs(b.size() / sizeof(ListedCall));
     memcpy(static_cast<void *>(theirs.data()), b.data(), theirs.size() * sizeof(ListedCall));
     size_t k = 0;
-    while (k < mine.size() && k < theirs.size() && mine[k].fingerprint == theirs[k].fingerprint) ++k;
+    while (k < mine.size() && k < theirs.size() && mine[k].fingerprint == theirs[k].fingerprint)
+      ++k;
     if (k == mine.size() && k == theirs.size()) return "";
-    return format("the ranks' groups differ at their collective %zu on %s: %s on rank %d, %s on rank %d",
-                  k + 1, c.where().c_str(), describe_call(mine, k).c_str(), me,
-                  describe_call(theirs, k).c_str(), peer);
+    return format(
+        "the ranks' groups differ at their collective %zu on %s: %s on rank %d, %s on rank %d",
+        k + 1, c.where().c_str(), describe_call(mine, k).c_str(), me,
+        describe_call(theirs, k).c_str(), peer);
   };
   // Every member that fails the group publishes its list, but not at the
   // same moment (one learns of the failure from the store, one is slow to
@@ -134,7 +135,8 @@ std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls
           continue;
         }
         // Present (read at once), or a store that cannot tell (a short wait).
-        Deadline wait = present ? until : Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms()));
+        Deadline wait =
+            present ? until : Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms()));
         try {
           std::string difference = compare(unread[i], store->get(keys[i], wait));
           if (!difference.empty()) return difference;
@@ -149,7 +151,8 @@ std::string name_group_difference(Comm &c, const std::vector<GroupCall *> &calls
         // Nothing to read yet: wait a little on the nearest one's key (it
         // ends the pause early when that list comes).
         try {
-          store->get(key_of(c, group, later.front()), Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms())));
+          store->get(key_of(c, group, later.front()),
+                     Deadline::after_ms(std::min<int64_t>(pause_ms, until.remaining_ms())));
         } catch (const Error &e) {
           if (e.code() != SMD_ERR_TIMEOUT) throw;
         }

@@ -115,10 +115,8 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
   auto flush = [&](Bucket &b) {
     if (b.calls.empty()) return;
     try {
-      if (b.calls.size() == 1)
-        run_collective(c, b.calls[0]->args);
-      else
-        run_fused(c, b.calls);
+      if (b.calls.size() == 1) run_collective(c, b.calls[0]->args);
+      else run_fused(c, b.calls);
     } catch (const Error &e) {
       std::string msg = name_of(*b.calls[0]);
       if (b.calls.size() > 1)

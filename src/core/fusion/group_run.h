@@ -22,13 +22,13 @@ struct GroupCall {
   enum class Kind { kCollective, kSend, kRecv };
   Kind kind = Kind::kCollective;
   std::shared_ptr<Comm> comm;
-  int index = 0;           // 1-based position among the group's calls
-  const char *call = "";   // the entry point that queued it
-  CollArgs args;           // collectives
-  int peer = 0;            // point-to-point (a receive's may be SMD_ANY_SOURCE)
+  int index = 0;          // 1-based position among the group's calls
+  const char *call = "";  // the entry point that queued it
+  CollArgs args;          // collectives
+  int peer = 0;           // point-to-point (a receive's may be SMD_ANY_SOURCE)
   void *buf = nullptr;
   size_t bytes = 0;
-  int tag = 0;             // the user's tag (a receive's may be SMD_ANY_TAG)
+  int tag = 0;  // the user's tag (a receive's may be SMD_ANY_TAG)
   // Posted by run_group through the communicator's matcher (p2p_matcher.h):
   // a send's envelope and its two transfers, or a receive.
   std::shared_ptr<P2PMatcher::Envelope> envelope;

@@ -113,7 +113,8 @@ Loaded load() {
   l.status.loaded = true;
   l.api.RuntimeGetVersion(&l.status.runtime_version);
   l.api.DriverGetVersion(&l.status.driver_version);
-  if ((l.driver = dlopen(driver_library().c_str(), RTLD_NOW | RTLD_LOCAL))) resolve_driver(l.driver, l.api);
+  if ((l.driver = dlopen(driver_library().c_str(), RTLD_NOW | RTLD_LOCAL)))
+    resolve_driver(l.driver, l.api);
   int count = 0;
   cuda_error_t err = l.api.GetDeviceCount(&count);
   if (err != 0 && !l.driver) {
@@ -128,9 +129,9 @@ Loaded load() {
   } else {
     l.status.devices = count;
   }
-  SMD_INFO("init", "CUDA runtime %s (version %d, driver %d): %d device(s)%s%s", l.status.library.c_str(),
-           l.status.runtime_version, l.status.driver_version, l.status.devices,
-           l.status.reason.empty() ? "" : "; ", l.status.reason.c_str());
+  SMD_INFO("init", "CUDA runtime %s (version %d, driver %d): %d device(s)%s%s",
+           l.status.library.c_str(), l.status.runtime_version, l.status.driver_version,
+           l.status.devices, l.status.reason.empty() ? "" : "; ", l.status.reason.c_str());
   return l;
 }
 

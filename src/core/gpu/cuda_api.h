@@ -58,7 +58,8 @@ struct CudaApi {
   cuda_error_t (*EventQuery)(cuda_event_t event);
   cuda_error_t (*EventSynchronize)(cuda_event_t event);
   cuda_error_t (*EventDestroy)(cuda_event_t event);
-  cuda_error_t (*MemcpyAsync)(void *dst, const void *src, size_t bytes, int kind, cuda_stream_t stream);
+  cuda_error_t (*MemcpyAsync)(void *dst, const void *src, size_t bytes, int kind,
+                              cuda_stream_t stream);
   cuda_error_t (*Malloc)(void **ptr, size_t bytes);
   cuda_error_t (*Free)(void *ptr);
   cuda_error_t (*MallocHost)(void **ptr, size_t bytes);
@@ -77,12 +78,12 @@ struct CudaApi {
 
 // What loading found, for messages and smd-info.
 struct CudaStatus {
-  bool loaded = false;     // the runtime's entry points were all resolved
-  int devices = 0;         // cudaGetDeviceCount, 0 on its failure
-  int runtime_version = 0; // e.g. 13000
-  int driver_version = 0;  // 0 without a driver
-  std::string library;     // the file opened
-  std::string reason;      // why CUDA is unusable ("" when devices > 0)
+  bool loaded = false;      // the runtime's entry points were all resolved
+  int devices = 0;          // cudaGetDeviceCount, 0 on its failure
+  int runtime_version = 0;  // e.g. 13000
+  int driver_version = 0;   // 0 without a driver
+  std::string library;      // the file opened
+  std::string reason;       // why CUDA is unusable ("" when devices > 0)
 };
 
 // Opens libcudart on the first call (SMD_CUDA_LIBRARY, else the usual
@@ -94,8 +95,8 @@ const CudaStatus &cuda_status();
 // Whether this process uses CUDA, cheaply enough to ask on every call: with
 // SMD_CUDA=auto, once the CUDA driver library is in the process (looked for
 // again, at most once per coarse-clock tick, whenever the process has loaded
-// another shared object) and the runtime finds a device; on: load at once; off: never. Host-only processes
-// never load CUDA.
+// another shared object) and the runtime finds a device; on: load at once; off: never. Host-only
+// processes never load CUDA.
 bool cuda_active();
 
 // "cudaMemcpyAsync: invalid argument (1)".

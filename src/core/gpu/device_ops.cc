@@ -47,7 +47,9 @@ DeviceScope::~DeviceScope() {
   if (previous_ >= 0) api().SetDevice(previous_);
 }
 
-void device_synchronize() { cuda_check("cudaStreamSynchronize", api().StreamSynchronize(t_stream)); }
+void device_synchronize() {
+  cuda_check("cudaStreamSynchronize", api().StreamSynchronize(t_stream));
+}
 
 void device_copy(void *dst, const void *src, size_t bytes) {
   if (!bytes || dst == src) return;

@@ -65,11 +65,15 @@ std::vector<void *> IpcPeers::exchange(void *buf, const Allgather &allgather) {
   allgather(mine, all.data());
   for (int r = 0; r < size_; ++r)
     if (all[size_t(r)].error)
-      fail(SMD_ERR_NOT_SUPPORTED, "rank %d's buffer cannot be shared through CUDA IPC (%s): it must be "
-           "device memory from cudaMalloc", r, cuda_error_text("cudaIpcGetMemHandle", all[size_t(r)].error).c_str());
+      fail(SMD_ERR_NOT_SUPPORTED,
+           "rank %d's buffer cannot be shared through CUDA IPC (%s): it must be "
+           "device memory from cudaMalloc",
+           r, cuda_error_text("cudaIpcGetMemHandle", all[size_t(r)].error).c_str());
   std::vector<void *> bufs(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r)
-    bufs[size_t(r)] = r == rank_ ? buf : static_cast<char *>(map(r, all[size_t(r)].handle)) + all[size_t(r)].offset;
+    bufs[size_t(r)] =
+        r == rank_ ? buf
+                   : static_cast<char *>(map(r, all[size_t(r)].handle)) + all[size_t(r)].offset;
   return bufs;
 }
 

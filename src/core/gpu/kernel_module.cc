@@ -45,14 +45,17 @@ KernelModule load() {
     void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char *why = dlerror();
-      tried += format("%s%s (%s)", tried.empty() ? "" : "; ", path.c_str(), why ? why : "dlopen failed");
+      tried +=
+          format("%s%s (%s)", tried.empty() ? "" : "; ", path.c_str(), why ? why : "dlopen failed");
       continue;
     }
-    auto entry = reinterpret_cast<const smd_gpu_kernels_v1_t *(*)()>(dlsym(h, "smd_gpu_kernels_v1"));
+    auto entry =
+        reinterpret_cast<const smd_gpu_kernels_v1_t *(*)()>(dlsym(h, "smd_gpu_kernels_v1"));
     const smd_gpu_kernels_v1_t *t = entry ? entry() : nullptr;
-    if (!t || t->struct_size < sizeof(smd_gpu_kernels_v1_t) || t->abi_version != SMD_GPU_KERNELS_ABI) {
-      tried += format("%s%s (not an smd kernel module of ABI %d)", tried.empty() ? "" : "; ", path.c_str(),
-                      SMD_GPU_KERNELS_ABI);
+    if (!t || t->struct_size < sizeof(smd_gpu_kernels_v1_t) ||
+        t->abi_version != SMD_GPU_KERNELS_ABI) {
+      tried += format("%s%s (not an smd kernel module of ABI %d)", tried.empty() ? "" : "; ",
+                      path.c_str(), SMD_GPU_KERNELS_ABI);
       dlclose(h);
       continue;
     }

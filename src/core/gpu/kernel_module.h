@@ -11,8 +11,8 @@ namespace smd::gpu {
 
 struct KernelModule {
   const smd_gpu_kernels_v1_t *table = nullptr;  // nullptr when not loadable
-  std::string path;                              // the file opened
-  std::string reason;                            // why not, naming every file tried
+  std::string path;                             // the file opened
+  std::string reason;                           // why not, naming every file tried
 };
 
 // Loaded once per process; never throws.

@@ -11,15 +11,17 @@
 namespace smd::gpu {
 
 enum class PointerKind : int {
-  kHost = 0,     // ordinary (unregistered) host memory
-  kPinnedHost,   // cudaMallocHost / cudaHostRegister: host memory the GPU can reach
-  kDevice,       // cudaMalloc
-  kManaged,      // cudaMallocManaged
+  kHost = 0,    // ordinary (unregistered) host memory
+  kPinnedHost,  // cudaMallocHost / cudaHostRegister: host memory the GPU can reach
+  kDevice,      // cudaMalloc
+  kManaged,     // cudaMallocManaged
 };
 
 const char *pointer_kind_name(PointerKind kind);
 // Device and managed memory are used through the device data path.
-inline bool on_device(PointerKind k) { return k == PointerKind::kDevice || k == PointerKind::kManaged; }
+inline bool on_device(PointerKind k) {
+  return k == PointerKind::kDevice || k == PointerKind::kManaged;
+}
 
 struct PointerInfo {
   PointerKind kind = PointerKind::kHost;

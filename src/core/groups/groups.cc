@@ -80,8 +80,9 @@ void check_agreement(const std::vector<WireRequest> &all) {
        "ranks disagree on the groups configuration: rank 0 asked for %s, rank %d for %s%s "
        "(every rank must pass the same tp, pp, sdp and placement)",
        describe(all[0]).c_str(), differ[0], describe(all[differ[0]]).c_str(),
-       differ.size() > 1 ? format(" (and %zu more ranks differ from rank 0)", differ.size() - 1).c_str()
-                         : "");
+       differ.size() > 1
+           ? format(" (and %zu more ranks differ from rank 0)", differ.size() - 1).c_str()
+           : "");
 }
 
 }  // namespace
@@ -91,21 +92,22 @@ std::unique_ptr<RankGroups> create_groups(Comm &parent, const GroupsRequest &min
   if (!mine.readable) fail(SMD_ERR_INVALID_ARGUMENT, "%s", mine.why.c_str());
   check_agreement(all);
   auto groups = std::make_unique<RankGroups>(
-      GroupLayout(parent.size(), mine.tp, mine.pp, mine.placement.c_str(), mine.sdp), parent.rank());
+      GroupLayout(parent.size(), mine.tp, mine.pp, mine.placement.c_str(), mine.sdp),
+      parent.rank());
   const GroupLayout &l = groups->layout;
   for (int k = 0; k < SMD_GROUP_KIND_COUNT; ++k) {
     auto kind = static_cast<smd_group_kind_t>(k);
     auto comm = split_comm(parent, l.group_index(parent.rank(), kind), parent.rank());
     if (comm->size() != l.group_size(kind) || comm->rank() != l.group_rank(parent.rank(), kind))
-      fail(SMD_ERR_INTERNAL, "the %s group's communicator has rank %d of %d, the layout says %d of %d",
+      fail(SMD_ERR_INTERNAL,
+           "the %s group's communicator has rank %d of %d, the layout says %d of %d",
            group_kind_name(kind), comm->rank(), comm->size(), l.group_rank(parent.rank(), kind),
            l.group_size(kind));
     groups->comms[k] = std::move(comm);
   }
   SMD_INFO("comm", "groups over %s: tp %d, pp %d, rdp %d, sdp %d, placement %s",
            parent.where().c_str(), l.degree(Axis::kTensor), l.degree(Axis::kPipeline),
-           l.degree(Axis::kData), l.sdp(),
-           l.placement().c_str());
+           l.degree(Axis::kData), l.sdp(), l.placement().c_str());
   return groups;
 }
 

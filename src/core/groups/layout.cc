@@ -42,8 +42,7 @@ std::string canonical_placement(const char *placement) {
   if (!strcmp(placement, "spread")) return "TPD";
   size_t n = strlen(placement);
   if (n == 0) bad_placement(placement, "it is empty");
-  if (n != kAxisCount)
-    bad_placement(placement, format("it has %zu characters, not 3", n).c_str());
+  if (n != kAxisCount) bad_placement(placement, format("it has %zu characters, not 3", n).c_str());
   for (size_t i = 0; i < n; ++i) {
     char c = placement[i];
     if (c == 'd' || c == 'p' || c == 't')
@@ -59,16 +58,17 @@ std::string canonical_placement(const char *placement) {
 GroupLayout::GroupLayout(int world_size, int tp, int pp, const char *placement, int sdp) {
   if (world_size < 1) fail(SMD_ERR_INVALID_ARGUMENT, "world size %d is not positive", world_size);
   if (tp < 1) fail(SMD_ERR_INVALID_ARGUMENT, "tensor-parallel degree tp=%d is not at least 1", tp);
-  if (pp < 1) fail(SMD_ERR_INVALID_ARGUMENT, "pipeline-parallel degree pp=%d is not at least 1", pp);
+  if (pp < 1)
+    fail(SMD_ERR_INVALID_ARGUMENT, "pipeline-parallel degree pp=%d is not at least 1", pp);
   int64_t model = int64_t{tp} * pp;
   if (model > world_size || world_size % model != 0)
-    fail(SMD_ERR_INVALID_ARGUMENT,
-         "tp*pp = %lld (tp=%d, pp=%d) does not divide the world size %d",
+    fail(SMD_ERR_INVALID_ARGUMENT, "tp*pp = %lld (tp=%d, pp=%d) does not divide the world size %d",
          static_cast<long long>(model), tp, pp, world_size);
   int rdp = static_cast<int>(world_size / model);
   if (sdp < 1 || rdp % sdp != 0)
     fail(SMD_ERR_INVALID_ARGUMENT,
-         "sharded data-parallel degree sdp=%d does not divide rdp = world size / (tp*pp) = %d", sdp, rdp);
+         "sharded data-parallel degree sdp=%d does not divide rdp = world size / (tp*pp) = %d", sdp,
+         rdp);
   sdp_ = sdp;
   letters_ = canonical_placement(placement);
   world_ = world_size;
@@ -173,8 +173,8 @@ std::vector<int> GroupLayout::members(int rank, smd_group_kind_t kind) const {
 void check_group_kind(smd_group_kind_t kind) { varying_axes(kind); }
 
 const char *group_kind_name(smd_group_kind_t kind) {
-  static const char *const names[SMD_GROUP_KIND_COUNT] = {"world", "tp", "pp", "dp", "rdp", "mp",
-                                                                "sdp"};
+  static const char *const names[SMD_GROUP_KIND_COUNT] = {"world", "tp", "pp", "dp",
+                                                          "rdp",   "mp", "sdp"};
   check_group_kind(kind);
   return names[kind];
 }

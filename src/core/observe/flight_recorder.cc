@@ -127,7 +127,8 @@ const std::string &flight_dump_dir() {
     struct stat st {};
     std::string problem;
     if (stat(d.c_str(), &st) != 0) {
-      problem = errno == ENOENT ? make_private_dirs(d) : format("%s: %s", d.c_str(), strerror(errno));
+      problem =
+          errno == ENOENT ? make_private_dirs(d) : format("%s: %s", d.c_str(), strerror(errno));
       if (problem.empty()) SMD_INFO("comm", "SMD_DUMP_DIR: created %s (mode 0700)", d.c_str());
     } else if (!S_ISDIR(st.st_mode)) {
       problem = format("%s is not a directory", d.c_str());
@@ -276,7 +277,9 @@ void FlightRecorder::write_json(JsonSink &out, const char *reason) const {
     auto state = static_cast<FlightState>(e.state.load(r));
     out.text("{").key("seq").num(static_cast<int64_t>(seq));
     out.text(",").key("kind").quoted(e.kind.load(r));
-    out.text(",").key("datatype").quoted(datatype_name(static_cast<smd_datatype_t>(e.datatype.load(r))));
+    out.text(",")
+        .key("datatype")
+        .quoted(datatype_name(static_cast<smd_datatype_t>(e.datatype.load(r))));
     out.text(",").key("op").quoted(op_name(static_cast<smd_op_t>(e.op.load(r))));
     out.text(",").key("count").num(static_cast<int64_t>(e.count.load(r)));
     out.text(",").key("root").num(e.root.load(r));
@@ -285,7 +288,8 @@ void FlightRecorder::write_json(JsonSink &out, const char *reason) const {
     out.text(",").key("queued_ns").num(e.queued_ns.load(r));
     out.text(",").key("start_ns").num(e.start_ns.load(r));
     out.text(",").key("end_ns").num(e.end_ns.load(r));
-    out.text(",").key("result").quoted(smd_result_string(static_cast<smd_result_t>(e.result.load(r))));
+    out.text(",").key("result").quoted(
+        smd_result_string(static_cast<smd_result_t>(e.result.load(r))));
     out.text("}");
   }
   out.text(any ? "\n]}\n" : "]}\n");

@@ -72,7 +72,8 @@ std::shared_ptr<Tracer> Tracer::for_world(int world_rank, uint32_t *world_no) {
   return t;
 }
 
-Tracer::Tracer(FILE *f, std::string path, int rank) : file_(f), path_(std::move(path)), rank_(rank) {
+Tracer::Tracer(FILE *f, std::string path, int rank)
+    : file_(f), path_(std::move(path)), rank_(rank) {
   {
     static std::once_flag once;
     std::call_once(once, [] { atexit(close_live_tracers); });
@@ -80,12 +81,14 @@ Tracer::Tracer(FILE *f, std::string path, int rank) : file_(f), path_(std::move(
     live().insert(this);
   }
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
-  event(format("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"name\":\"rank %d\"}}",
-               rank_, rank_));
-  event(format("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"sort_index\":%d}}",
-               rank_, rank_));
+  event(
+      format("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+             "\"args\":{\"name\":\"rank %d\"}}",
+             rank_, rank_));
+  event(
+      format("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+             "\"args\":{\"sort_index\":%d}}",
+             rank_, rank_));
 }
 
 Tracer::~Tracer() {
@@ -139,16 +142,18 @@ void Tracer::collective(uint32_t track, const char *kind, const char *algorithm,
   if (!named) {
     uint32_t world = track >> 16, comm = track & 0xffff;
     std::string name = world ? format("world %u comm %u", world, comm) : format("comm %u", comm);
-    event(format("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
-                 "\"args\":{\"name\":\"%s\"}}",
-                 rank_, track, name.c_str()));
+    event(
+        format("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+               "\"args\":{\"name\":\"%s\"}}",
+               rank_, track, name.c_str()));
   }
-  event(format("{\"name\":\"%s\",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,"
-               "\"ts\":%" PRId64 ",\"dur\":%" PRId64 ",\"args\":{\"seq\":%" PRIu64
-               ",\"algorithm\":\"%s\",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"root\":%d,"
-               "\"result\":\"%s\"}}",
-               kind, rank_, track, start_us, end - start_us, seq, algorithm, count, datatype, root,
-               result));
+  event(
+      format("{\"name\":\"%s\",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,"
+             "\"ts\":%" PRId64 ",\"dur\":%" PRId64 ",\"args\":{\"seq\":%" PRIu64
+             ",\"algorithm\":\"%s\",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"root\":%d,"
+             "\"result\":\"%s\"}}",
+             kind, rank_, track, start_us, end - start_us, seq, algorithm, count, datatype, root,
+             result));
 }
 
 void Tracer::transfer(uint32_t track, bool send, int peer, uint64_t bytes, uint64_t tag,

@@ -1,7 +1,7 @@
 // The timeline: with SMD_TRACE=file.json each rank writes a Chrome trace
 // (the trace-event JSON that chrome://tracing and ui.perfetto.dev read) to
-// file.rank<R>.json (R: the rank in the process's first world): a complete ("X") event per collective call on a track
-// per communicator, and an async begin/end ("b"/"e") pair per
+// file.rank<R>.json (R: the rank in the process's first world): a complete ("X") event per
+// collective call on a track per communicator, and an async begin/end ("b"/"e") pair per
 // point-to-point send or receive (they overlap each other and the call).
 // `smd-info trace OUT IN...` merges the ranks' files.
 //

@@ -40,8 +40,8 @@ NetworkOrder network_plugin_order(const TransportPlacement &where,
                      return a.probe.priority > b.probe.priority;
                    });
   for (const NetworkCandidate &c : order.candidates)
-    order.summary += format("%s%s %d (%s)", order.summary.empty() ? "" : ", ",
-                            c.name.c_str(), c.probe.priority, c.probe.why.c_str());
+    order.summary += format("%s%s %d (%s)", order.summary.empty() ? "" : ", ", c.name.c_str(),
+                            c.probe.priority, c.probe.why.c_str());
   return order;
 }
 

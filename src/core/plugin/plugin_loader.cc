@@ -82,12 +82,12 @@ struct Required {
   const char *name;
   size_t offset;
 };
-#define SMD_REQ(f) {#f, offsetof(smd_transport_v1_t, f)}
+#define SMD_REQ(f) \
+  { #f, offsetof(smd_transport_v1_t, f) }
 const Required kRequired[] = {
-    SMD_REQ(init),      SMD_REQ(finalize),       SMD_REQ(get_address),
-    SMD_REQ(connect),   SMD_REQ(disconnect),     SMD_REQ(mem_register),
-    SMD_REQ(mem_deregister), SMD_REQ(isend),     SMD_REQ(irecv),
-    SMD_REQ(test),      SMD_REQ(cancel),         SMD_REQ(progress),
+    SMD_REQ(init),       SMD_REQ(finalize),     SMD_REQ(get_address),    SMD_REQ(connect),
+    SMD_REQ(disconnect), SMD_REQ(mem_register), SMD_REQ(mem_deregister), SMD_REQ(isend),
+    SMD_REQ(irecv),      SMD_REQ(test),         SMD_REQ(cancel),         SMD_REQ(progress),
 };
 #undef SMD_REQ
 
@@ -98,8 +98,8 @@ std::string validate(const smd_transport_v1_t *t) {
     return format("plugin ABI version %u, this smd needs %d", t->abi_version,
                   SMD_TRANSPORT_ABI_VERSION);
   if (t->struct_size < min_size)
-    return format("table of %zu bytes is smaller than the v1 minimum %zu",
-                  t->struct_size, min_size);
+    return format("table of %zu bytes is smaller than the v1 minimum %zu", t->struct_size,
+                  min_size);
   if (!t->name || !*t->name) return "table has no name";
   for (const auto &r : kRequired) {
     void *fn;
@@ -199,8 +199,8 @@ std::shared_ptr<LoadedPlugin> open_plugin_file(const std::string &path) {
   void *sym = dlsym(h, SMD_TRANSPORT_ENTRY_V1);
   if (!sym) {
     dlclose(h);
-    fail(SMD_ERR_PLUGIN, "plugin %s: not an smd transport plugin (no symbol %s)",
-         path.c_str(), SMD_TRANSPORT_ENTRY_V1);
+    fail(SMD_ERR_PLUGIN, "plugin %s: not an smd transport plugin (no symbol %s)", path.c_str(),
+         SMD_TRANSPORT_ENTRY_V1);
   }
   smd_transport_entry_v1_t entry;
   memcpy(&entry, &sym, sizeof entry);

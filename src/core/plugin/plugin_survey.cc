@@ -20,8 +20,8 @@ std::vector<SurveyedPlugin> survey_plugins() {
       const smd_transport_v1_t *t = s.plugin->table;
       if (SMD_TRANSPORT_HAS(t, smd_transport_v1_t, params) && t->params)
         for (const smd_transport_param_t *p = t->params; p->name; ++p)
-          s.params.push_back({p->name, p->type ? p->type : "", p->default_value ? p->default_value : "",
-                              p->doc ? p->doc : ""});
+          s.params.push_back({p->name, p->type ? p->type : "",
+                              p->default_value ? p->default_value : "", p->doc ? p->doc : ""});
     } catch (const Error &e) {
       s.error = e.message();
     }

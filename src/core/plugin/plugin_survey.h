@@ -18,9 +18,9 @@ struct PluginParamDecl {
 };
 
 struct SurveyedPlugin {
-  std::string name;   // from the file name: "ucx"
+  std::string name;  // from the file name: "ucx"
   std::string path;
-  bool shadowed = false;  // an earlier file of the same name wins
+  bool shadowed = false;                 // an earlier file of the same name wins
   std::shared_ptr<LoadedPlugin> plugin;  // null: it does not load
   std::string error;                     // why it does not load
   std::vector<PluginParamDecl> params;   // its table's params entry

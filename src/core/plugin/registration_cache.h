@@ -30,8 +30,8 @@ class RegistrationCache {
     uintptr_t base = 0, end = 0;  // [base, end), page aligned
     void *mr = nullptr;           // the plugin's registration
     uint32_t refs = 0;
-    bool stale = false;           // its memory went away: never reused
-    uint64_t period = 0;          // unmap coverage when registered (0: none)
+    bool stale = false;   // its memory went away: never reused
+    uint64_t period = 0;  // unmap coverage when registered (0: none)
     uint64_t last_use = 0;
   };
   // Registers [base, base+len) and returns the handle; throws on failure.

@@ -16,9 +16,8 @@ SignalGuard::~SignalGuard() {
     struct sigaction now;
     if (sigaction(kSignals[i], nullptr, &now) != 0) continue;
     bool same = (now.sa_flags & SA_SIGINFO) == (saved_[i].sa_flags & SA_SIGINFO) &&
-                ((now.sa_flags & SA_SIGINFO)
-                     ? now.sa_sigaction == saved_[i].sa_sigaction
-                     : now.sa_handler == saved_[i].sa_handler);
+                ((now.sa_flags & SA_SIGINFO) ? now.sa_sigaction == saved_[i].sa_sigaction
+                                             : now.sa_handler == saved_[i].sa_handler);
     if (same) continue;
     sigaction(kSignals[i], &saved_[i], nullptr);
     SMD_INFO("transport", "%s installed a handler for %s; the application's was put back",

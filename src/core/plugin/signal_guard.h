@@ -22,8 +22,8 @@ class SignalGuard {
   SignalGuard &operator=(const SignalGuard &) = delete;
 
   // The signals guarded: those programs handle, and the faults.
-  static constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
-                                     SIGPIPE, SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT};
+  static constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+                                     SIGPIPE, SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT};
 
  private:
   std::string who_;

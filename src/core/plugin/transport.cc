@@ -45,16 +45,14 @@ class PluginHost {
  private:
   static void log(void *host, int level, const char *message) {
     auto *self = static_cast<PluginHost *>(host);
-    LogLevel l = level <= SMD_TRANSPORT_LOG_WARN ? LogLevel::kWarn
+    LogLevel l = level <= SMD_TRANSPORT_LOG_WARN   ? LogLevel::kWarn
                  : level == SMD_TRANSPORT_LOG_INFO ? LogLevel::kInfo
                                                    : LogLevel::kTrace;
     if (log_enabled(l, "transport"))
       log_write(l, "transport", "[%s] %s", self->name_.c_str(), message ? message : "");
   }
 
-  static void set_error(void *, const char *message) {
-    tls_plugin_error = message ? message : "";
-  }
+  static void set_error(void *, const char *message) { tls_plugin_error = message ? message : ""; }
 
   static const char *get_param(void *host, const char *name) {
     auto *self = static_cast<PluginHost *>(host);
@@ -195,8 +193,8 @@ std::unique_lock<std::mutex> Transport::lock() {
 void Transport::raise(smd_transport_status_t st, const char *what, int peer) {
   std::string why = tls_plugin_error.empty() ? smd_transport_status_string(st) : tls_plugin_error;
   if (peer >= 0)
-    fail(result_from_transport(st), "%s %s with rank %d failed: %s", name().c_str(), what,
-         peer, why.c_str());
+    fail(result_from_transport(st), "%s %s with rank %d failed: %s", name().c_str(), what, peer,
+         why.c_str());
   fail(result_from_transport(st), "%s %s failed: %s", name().c_str(), what, why.c_str());
 }
 

@@ -30,22 +30,33 @@ struct PlainElement {
   static T store(C c) { return c; }
 };
 
-template <smd_datatype_t D> struct Element;
-template <> struct Element<SMD_INT8> : PlainElement<int8_t> {};
-template <> struct Element<SMD_UINT8> : PlainElement<uint8_t> {};
-template <> struct Element<SMD_INT32> : PlainElement<int32_t> {};
-template <> struct Element<SMD_UINT32> : PlainElement<uint32_t> {};
-template <> struct Element<SMD_INT64> : PlainElement<int64_t> {};
-template <> struct Element<SMD_UINT64> : PlainElement<uint64_t> {};
-template <> struct Element<SMD_FLOAT32> : PlainElement<float> {};
-template <> struct Element<SMD_FLOAT64> : PlainElement<double> {};
-template <> struct Element<SMD_FLOAT16> {
+template <smd_datatype_t D>
+struct Element;
+template <>
+struct Element<SMD_INT8> : PlainElement<int8_t> {};
+template <>
+struct Element<SMD_UINT8> : PlainElement<uint8_t> {};
+template <>
+struct Element<SMD_INT32> : PlainElement<int32_t> {};
+template <>
+struct Element<SMD_UINT32> : PlainElement<uint32_t> {};
+template <>
+struct Element<SMD_INT64> : PlainElement<int64_t> {};
+template <>
+struct Element<SMD_UINT64> : PlainElement<uint64_t> {};
+template <>
+struct Element<SMD_FLOAT32> : PlainElement<float> {};
+template <>
+struct Element<SMD_FLOAT64> : PlainElement<double> {};
+template <>
+struct Element<SMD_FLOAT16> {
   using T = uint16_t;
   using C = float;
   static C load(T x) { return half_to_float(x); }
   static T store(C c) { return float_to_half(c); }
 };
-template <> struct Element<SMD_BFLOAT16> {
+template <>
+struct Element<SMD_BFLOAT16> {
   using T = uint16_t;
   using C = float;
   static C load(T x) { return bfloat16_to_float(x); }

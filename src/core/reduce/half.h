@@ -29,10 +29,9 @@ inline float half_to_float(uint16_t h) {
   // A subnormal half is mantissa * 2^-24, which float32 holds exactly.
   const uint32_t subnormal = std::bit_cast<uint32_t>(float(mantissa) * 0x1p-24f);
   // Infinity keeps a zero mantissa; a NaN keeps its payload and is quieted.
-  const uint32_t special =
-      0x7f800000u | (mantissa << 13) | (mantissa != 0 ? 0x00400000u : 0u);
-  const uint32_t magnitude = select_bits(
-      exponent == 0, subnormal, exponent == 31 ? special : normal);
+  const uint32_t special = 0x7f800000u | (mantissa << 13) | (mantissa != 0 ? 0x00400000u : 0u);
+  const uint32_t magnitude =
+      select_bits(exponent == 0, subnormal, exponent == 31 ? special : normal);
   return std::bit_cast<float>(sign | magnitude);
 }
 
@@ -56,16 +55,14 @@ inline uint16_t float_to_half(float f) {
       std::bit_cast<uint32_t>(std::bit_cast<float>(magnitude) + 0.5f) - 0x3f000000u;
   // NaN: keep the top payload bits, set the quiet bit.
   const uint32_t nan = 0x7e00u | ((magnitude >> 13) & 0x3ffu);
-  const uint32_t result = select_bits(
-      magnitude > 0x7f800000u, nan,
-      select_bits(magnitude >= 0x477ff000u, 0x7c00u,  // >= 65520: inf
-                  select_bits(magnitude >= 0x38800000u, normal, subnormal)));  // 2^-14
+  const uint32_t result =
+      select_bits(magnitude > 0x7f800000u, nan,
+                  select_bits(magnitude >= 0x477ff000u, 0x7c00u,  // >= 65520: inf
+                              select_bits(magnitude >= 0x38800000u, normal, subnormal)));  // 2^-14
   return uint16_t(sign | result);
 }
 
-inline float bfloat16_to_float(uint16_t b) {
-  return std::bit_cast<float>(uint32_t(b) << 16);
-}
+inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 inline uint16_t float_to_bfloat16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);

@@ -15,29 +15,24 @@ inline constexpr int kCombineOps = 4;
 // dst[i] = srcs[0][i] op ... op srcs[nsrc-1][i], divided by divisor when
 // divisor > 1; as reduce() in reduce.h, for one datatype and op. nsrc >= 1,
 // count >= 1.
-using KernelFn = void (*)(void *dst, const void *const *srcs, int nsrc,
-                          size_t count, int divisor);
+using KernelFn = void (*)(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor);
 
 struct KernelTable {
   const char *name;
   KernelFn fn[SMD_DATATYPE_COUNT * kCombineOps];  // [datatype * 4 + op]
-  KernelFn get(smd_datatype_t d, smd_op_t o) const {
-    return fn[int(d) * kCombineOps + int(o)];
-  }
+  KernelFn get(smd_datatype_t d, smd_op_t o) const { return fn[int(d) * kCombineOps + int(o)]; }
 };
 
 // Builds the table from a kernel template: Kernel<D, Op>::run is the
 // function for datatype D and operation Op.
 template <template <smd_datatype_t, smd_op_t> class Kernel, size_t... I>
-constexpr KernelTable make_kernel_table(const char *name,
-                                        std::index_sequence<I...>) {
-  return {name, {&Kernel<smd_datatype_t(I / kCombineOps),
-                         smd_op_t(I % kCombineOps)>::run...}};
+constexpr KernelTable make_kernel_table(const char *name, std::index_sequence<I...>) {
+  return {name, {&Kernel<smd_datatype_t(I / kCombineOps), smd_op_t(I % kCombineOps)>::run...}};
 }
 template <template <smd_datatype_t, smd_op_t> class Kernel>
 constexpr KernelTable make_kernel_table(const char *name) {
-  return make_kernel_table<Kernel>(
-      name, std::make_index_sequence<SMD_DATATYPE_COUNT * kCombineOps>());
+  return make_kernel_table<Kernel>(name,
+                                   std::make_index_sequence<SMD_DATATYPE_COUNT * kCombineOps>());
 }
 
 // Always available.

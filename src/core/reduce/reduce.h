@@ -18,12 +18,12 @@ namespace smd::reduce {
 // the same pointer as any srcs[k]; otherwise buffers must not overlap.
 // The inputs are combined left to right in the order given, with one
 // rounding per output element for float16/bfloat16 (accumulated in float32).
-void reduce(void *dst, const void *const *srcs, int nsrc, size_t count,
-            smd_datatype_t datatype, smd_op_t op, int divisor);
+void reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t datatype,
+            smd_op_t op, int divisor);
 
 // Two-input convenience: dst[i] = a[i] op b[i].
-void reduce2(void *dst, const void *a, const void *b, size_t count,
-             smd_datatype_t datatype, smd_op_t op);
+void reduce2(void *dst, const void *a, const void *b, size_t count, smd_datatype_t datatype,
+             smd_op_t op);
 
 // buf[i] /= divisor (the finishing step of SMD_AVG after a SUM).
 void divide(void *buf, size_t count, smd_datatype_t datatype, int divisor);

@@ -26,8 +26,7 @@
 // The headers come first so that their inline functions stay baseline code:
 // the linker may keep this file's copy of one for the whole program.
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,f16c,fma"))), \
-                             apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2,f16c,fma"))), apply_to = function)
 #else
 #pragma GCC target("avx2,f16c,fma")
 #endif
@@ -105,32 +104,27 @@ struct Bfloat16Lanes {
   static V load(const T *p) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
     return {_mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
-            _mm256_castsi256_ps(
-                _mm256_and_si256(x, _mm256_set1_epi32(int(0xffff0000u))))};
+            _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(int(0xffff0000u))))};
   }
   // The bfloat16 of each float32 lane, in the lane's high half.
   static __m256i round_high(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16),
-                                         _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_add_epi32(
-        bits, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded =
+        _mm256_add_epi32(bits, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
     const __m256i nan = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
     const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     return _mm256_blendv_epi8(rounded, nan, is_nan);
   }
   static __m256i narrow(V v) {
-    return _mm256_blend_epi16(_mm256_srli_epi32(round_high(v.lo), 16),
-                              round_high(v.hi), 0xaa);
+    return _mm256_blend_epi16(_mm256_srli_epi32(round_high(v.lo), 16), round_high(v.hi), 0xaa);
   }
 
   static V add(V a, V b) { return {F::add(a.lo, b.lo), F::add(a.hi, b.hi)}; }
   static V mul(V a, V b) { return {F::mul(a.lo, b.lo), F::mul(a.hi, b.hi)}; }
   static V min(V a, V b) { return {F::min(a.lo, b.lo), F::min(a.hi, b.hi)}; }
   static V max(V a, V b) { return {F::max(a.lo, b.lo), F::max(a.hi, b.hi)}; }
-  static V divide(V a, const Divide<float> &d) {
-    return {F::divide(a.lo, d), F::divide(a.hi, d)};
-  }
+  static V divide(V a, const Divide<float> &d) { return {F::divide(a.lo, d), F::divide(a.hi, d)}; }
 };
 
 struct Float64Lanes {
@@ -158,9 +152,7 @@ struct IntLanes {
   static constexpr bool kSigned = std::is_signed_v<T>;
   static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8);
 
-  static V load(const T *p) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
-  }
+  static V load(const T *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
   static V narrow(V v) { return v; }
   static V add(V a, V b) {
     if constexpr (sizeof(T) == 1) return _mm256_add_epi8(a, b);
@@ -172,8 +164,7 @@ struct IntLanes {
       // No byte multiply: multiply even and odd bytes as 16-bit lanes and
       // keep the low byte of each product.
       const V even = _mm256_mullo_epi16(a, b);
-      const V odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8),
-                                       _mm256_srli_epi16(b, 8));
+      const V odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
       return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)),
                              _mm256_slli_epi16(odd, 8));
     } else if constexpr (sizeof(T) == 4) {
@@ -181,8 +172,7 @@ struct IntLanes {
     } else {
       // No 64-bit multiply: lo*lo + ((lo*hi + hi*lo) << 32).
       const V lo_lo = _mm256_mul_epu32(a, b);
-      const V cross = _mm256_mullo_epi32(
-          a, _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+      const V cross = _mm256_mullo_epi32(a, _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
       const V cross_sum = _mm256_add_epi32(cross, _mm256_srli_epi64(cross, 32));
       return _mm256_add_epi64(lo_lo, _mm256_slli_epi64(cross_sum, 32));
     }
@@ -197,15 +187,13 @@ struct IntLanes {
     return _mm256_cmpgt_epi64(b, a);
   }
   static V min(V a, V b) {
-    if constexpr (sizeof(T) == 1)
-      return kSigned ? _mm256_min_epi8(a, b) : _mm256_min_epu8(a, b);
+    if constexpr (sizeof(T) == 1) return kSigned ? _mm256_min_epi8(a, b) : _mm256_min_epu8(a, b);
     else if constexpr (sizeof(T) == 4)
       return kSigned ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
     else return _mm256_blendv_epi8(b, a, less64(a, b));
   }
   static V max(V a, V b) {
-    if constexpr (sizeof(T) == 1)
-      return kSigned ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+    if constexpr (sizeof(T) == 1) return kSigned ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
     else if constexpr (sizeof(T) == 4)
       return kSigned ? _mm256_max_epi32(a, b) : _mm256_max_epu32(a, b);
     else return _mm256_blendv_epi8(b, a, less64(b, a));
@@ -220,17 +208,28 @@ struct IntLanes {
   }
 };
 
-template <smd_datatype_t D> struct LanesOf;
-template <> struct LanesOf<SMD_INT8> : IntLanes<int8_t> {};
-template <> struct LanesOf<SMD_UINT8> : IntLanes<uint8_t> {};
-template <> struct LanesOf<SMD_INT32> : IntLanes<int32_t> {};
-template <> struct LanesOf<SMD_UINT32> : IntLanes<uint32_t> {};
-template <> struct LanesOf<SMD_INT64> : IntLanes<int64_t> {};
-template <> struct LanesOf<SMD_UINT64> : IntLanes<uint64_t> {};
-template <> struct LanesOf<SMD_FLOAT16> : Float16Lanes {};
-template <> struct LanesOf<SMD_BFLOAT16> : Bfloat16Lanes {};
-template <> struct LanesOf<SMD_FLOAT32> : Float32Lanes {};
-template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
+template <smd_datatype_t D>
+struct LanesOf;
+template <>
+struct LanesOf<SMD_INT8> : IntLanes<int8_t> {};
+template <>
+struct LanesOf<SMD_UINT8> : IntLanes<uint8_t> {};
+template <>
+struct LanesOf<SMD_INT32> : IntLanes<int32_t> {};
+template <>
+struct LanesOf<SMD_UINT32> : IntLanes<uint32_t> {};
+template <>
+struct LanesOf<SMD_INT64> : IntLanes<int64_t> {};
+template <>
+struct LanesOf<SMD_UINT64> : IntLanes<uint64_t> {};
+template <>
+struct LanesOf<SMD_FLOAT16> : Float16Lanes {};
+template <>
+struct LanesOf<SMD_BFLOAT16> : Bfloat16Lanes {};
+template <>
+struct LanesOf<SMD_FLOAT32> : Float32Lanes {};
+template <>
+struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
 
 // Streaming stores save the read-for-ownership of every output line (a
 // third of the memory traffic of a + b: docs/PERFORMANCE.md) but leave the
@@ -240,8 +239,7 @@ template <> struct LanesOf<SMD_FLOAT64> : Float64Lanes {};
 // to be trusted in a VM), where the result would be evicted anyway; and
 // not in place, where the line was just read, so there is no
 // read-for-ownership to save.
-bool worth_streaming(const void *dst, const void *const *srcs, int nsrc,
-                     size_t output_bytes) {
+bool worth_streaming(const void *dst, const void *const *srcs, int nsrc, size_t output_bytes) {
   if ((size_t(nsrc) + 1) * output_bytes <= streaming_working_set()) return false;
   return std::none_of(srcs, srcs + nsrc, [dst](const void *s) { return s == dst; });
 }
@@ -284,11 +282,9 @@ struct Avx2 {
 
   // Elements [begin, end).
   template <bool Div, bool Stream>
-  static void range(T *dst, const void *const *srcs, int nsrc, size_t begin,
-                    size_t end, const Divide<C> &div) {
-    auto at = [srcs](int k, size_t i) {
-      return static_cast<const T *>(srcs[k]) + i;
-    };
+  static void range(T *dst, const void *const *srcs, int nsrc, size_t begin, size_t end,
+                    const Divide<C> &div) {
+    auto at = [srcs](int k, size_t i) { return static_cast<const T *>(srcs[k]) + i; };
     size_t i = begin;
     for (; i + kUnroll * W <= end; i += kUnroll * W) {
       block<kUnroll, Div, Stream>(dst + i, nsrc, div, [&](int k) { return at(k, i); });
@@ -313,8 +309,7 @@ struct Avx2 {
   static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
                      const Divide<C> &div) {
     const auto address = reinterpret_cast<uintptr_t>(dst);
-    if (!worth_streaming(dst, srcs, nsrc, count * sizeof(T)) ||
-        address % sizeof(T) != 0) {
+    if (!worth_streaming(dst, srcs, nsrc, count * sizeof(T)) || address % sizeof(T) != 0) {
       return range<Div, false>(dst, srcs, nsrc, 0, count, div);
     }
     // Normal stores up to dst's first cache-line boundary, so that every
@@ -327,8 +322,7 @@ struct Avx2 {
     _mm_sfence();
   }
 
-  static void run(void *dst, const void *const *srcs, int nsrc, size_t count,
-                  int divisor) {
+  static void run(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor) {
     const Divide<C> div(divisor > 1 ? divisor : 1);
     if (divisor > 1) {
       reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
@@ -340,8 +334,7 @@ struct Avx2 {
 
 }  // namespace
 
-constinit const KernelTable avx2_kernels =
-    make_kernel_table<Avx2>("avx2+f16c");
+constinit const KernelTable avx2_kernels = make_kernel_table<Avx2>("avx2+f16c");
 
 }  // namespace smd::reduce
 

@@ -44,20 +44,18 @@ const KernelTable &kernels() {
   if (k == nullptr) {
     // A force_portable() racing with the first use wins.
     const KernelTable *best = best_kernels();
-    k = active_kernels.compare_exchange_strong(k, best, std::memory_order_acq_rel)
-            ? best
-            : k;
+    k = active_kernels.compare_exchange_strong(k, best, std::memory_order_acq_rel) ? best : k;
   }
   return *k;
 }
 
 }  // namespace
 
-void reduce(void *dst, const void *const *srcs, int nsrc, size_t count,
-            smd_datatype_t datatype, smd_op_t op, int divisor) {
+void reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t datatype,
+            smd_op_t op, int divisor) {
   if (!valid_datatype(datatype) || !valid_op(op) || nsrc < 1) {
-    fail(SMD_ERR_INVALID_ARGUMENT, "reduce: datatype %d, op %d, %d inputs",
-         int(datatype), int(op), nsrc);
+    fail(SMD_ERR_INVALID_ARGUMENT, "reduce: datatype %d, op %d, %d inputs", int(datatype), int(op),
+         nsrc);
   }
   if (count == 0) return;
   // AVG is SUM with the divisor the caller passes.
@@ -69,8 +67,8 @@ void reduce(void *dst, const void *const *srcs, int nsrc, size_t count,
   kernels().get(datatype, op)(dst, srcs, nsrc, count, divisor);
 }
 
-void reduce2(void *dst, const void *a, const void *b, size_t count,
-             smd_datatype_t datatype, smd_op_t op) {
+void reduce2(void *dst, const void *a, const void *b, size_t count, smd_datatype_t datatype,
+             smd_op_t op) {
   const void *const srcs[2] = {a, b};
   reduce(dst, srcs, 2, count, datatype, op, 1);
 }
@@ -93,8 +91,7 @@ void set_streaming_working_set(size_t bytes) {
 size_t streaming_working_set() { return g_streaming_working_set.load(std::memory_order_relaxed); }
 
 void force_portable(bool portable) {
-  active_kernels.store(portable ? &portable_kernels : best_kernels(),
-                       std::memory_order_release);
+  active_kernels.store(portable ? &portable_kernels : best_kernels(), std::memory_order_release);
 }
 
 }  // namespace smd::reduce

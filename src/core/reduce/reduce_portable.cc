@@ -40,11 +40,13 @@ struct Portable {
   // Operands are stored elements or, from the accumulator, compute values.
   template <class X>
   static C in(X x) {
-    if constexpr (std::is_same_v<X, C>) return x; else return E::load(x);
+    if constexpr (std::is_same_v<X, C>) return x;
+    else return E::load(x);
   }
   template <class Y>
   static Y out(C c) {
-    if constexpr (std::is_same_v<Y, C>) return c; else return E::store(c);
+    if constexpr (std::is_same_v<Y, C>) return c;
+    else return E::store(c);
   }
 
   // x0[i] op x1[i] op ..., left to right.
@@ -70,15 +72,12 @@ struct Portable {
   template <bool Div>
   static void reduce(T *dst, const void *const *srcs, int nsrc, size_t count,
                      const Divide<C> &div) {
-    auto s = [srcs](int k, size_t base) {
-      return static_cast<const T *>(srcs[k]) + base;
-    };
+    auto s = [srcs](int k, size_t base) { return static_cast<const T *>(srcs[k]) + base; };
     switch (nsrc) {
       case 1: return step<Div>(dst, count, div, s(0, 0));
       case 2: return step<Div>(dst, count, div, s(0, 0), s(1, 0));
       case 3: return step<Div>(dst, count, div, s(0, 0), s(1, 0), s(2, 0));
-      case 4:
-        return step<Div>(dst, count, div, s(0, 0), s(1, 0), s(2, 0), s(3, 0));
+      case 4: return step<Div>(dst, count, div, s(0, 0), s(1, 0), s(2, 0), s(3, 0));
       default: break;
     }
     // dst is written only in the last step of a tile, after every input of
@@ -90,23 +89,17 @@ struct Portable {
       step<false>(acc, n, div, s(0, base), s(1, base), s(2, base), s(3, base));
       int k = kFused;
       for (; nsrc - k >= kFused; k += kFused - 1) {
-        step<false>(acc, n, div, sum, s(k, base), s(k + 1, base),
-                    s(k + 2, base));
+        step<false>(acc, n, div, sum, s(k, base), s(k + 1, base), s(k + 2, base));
       }
       switch (nsrc - k) {
         case 1: step<Div>(dst + base, n, div, sum, s(k, base)); break;
-        case 2:
-          step<Div>(dst + base, n, div, sum, s(k, base), s(k + 1, base));
-          break;
-        default:
-          step<Div>(dst + base, n, div, sum, s(k, base), s(k + 1, base),
-                    s(k + 2, base));
+        case 2: step<Div>(dst + base, n, div, sum, s(k, base), s(k + 1, base)); break;
+        default: step<Div>(dst + base, n, div, sum, s(k, base), s(k + 1, base), s(k + 2, base));
       }
     }
   }
 
-  static void run(void *dst, const void *const *srcs, int nsrc, size_t count,
-                  int divisor) {
+  static void run(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor) {
     const Divide<C> div(divisor > 1 ? divisor : 1);
     if (divisor > 1) {
       reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
@@ -118,7 +111,6 @@ struct Portable {
 
 }  // namespace
 
-constinit const KernelTable portable_kernels =
-    make_kernel_table<Portable>("portable");
+constinit const KernelTable portable_kernels = make_kernel_table<Portable>("portable");
 
 }  // namespace smd::reduce

@@ -38,7 +38,8 @@ void with_type(smd_datatype_t dt, F &&fn) {
     case SMD_BFLOAT16: return fn(BF16{});
     case SMD_FLOAT32: return fn(F32{});
     case SMD_FLOAT64: return fn(F64{});
-    default: fail(SMD_ERR_INVALID_ARGUMENT, "datatype %d is not a floating type", static_cast<int>(dt));
+    default:
+      fail(SMD_ERR_INVALID_ARGUMENT, "datatype %d is not a floating type", static_cast<int>(dt));
   }
 }
 
@@ -61,7 +62,8 @@ void convert_scaled(void *dst, smd_datatype_t dst_type, const void *src, smd_dat
       const auto *s = static_cast<const typename In::Bits *>(src);
       auto *d = static_cast<typename Out::Bits *>(dst);
       if constexpr (std::is_same_v<In, F64> || std::is_same_v<Out, F64>) {
-        for (size_t i = 0; i < n; ++i) d[i] = Out::store(static_cast<double>(In::load(s[i])) * scale);
+        for (size_t i = 0; i < n; ++i)
+          d[i] = Out::store(static_cast<double>(In::load(s[i])) * scale);
       } else {
         float f = static_cast<float>(scale);
         for (size_t i = 0; i < n; ++i) d[i] = Out::store(In::load(s[i]) * f);

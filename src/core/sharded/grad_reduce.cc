@@ -30,7 +30,8 @@ void allreduce_in_place(Comm &c, void *buf, size_t count, smd_datatype_t dt, uin
   run_collective(c, a);
 }
 
-void run_on_replicas(const Config &cfg, void *buf, size_t count, smd_datatype_t dt, uint32_t subject) {
+void run_on_replicas(const Config &cfg, void *buf, size_t count, smd_datatype_t dt,
+                     uint32_t subject) {
   if (!cfg.replicas || cfg.replicas->size() == 1 || count == 0) return;
   Comm &r = *cfg.replicas;
   r.executor().run_blocking([&] { allreduce_in_place(r, buf, count, dt, subject); });
@@ -41,7 +42,8 @@ uint32_t subject_of(const std::vector<GradTarget> &targets, const GradBucket &b)
   std::vector<uint64_t> values;
   values.reserve(b.slices.size() * 3);
   for (const GradSlice &s : b.slices)
-    for (uint64_t v : {static_cast<uint64_t>(targets[s.target].id), uint64_t(s.begin), uint64_t(s.end)})
+    for (uint64_t v :
+         {static_cast<uint64_t>(targets[s.target].id), uint64_t(s.begin), uint64_t(s.end)})
       values.push_back(v);
   return parameter_subject(values);
 }
@@ -58,10 +60,11 @@ std::vector<GradBucket> plan_buckets(const std::vector<GradTarget> &targets, con
   for (size_t i = 0; i < targets.size(); ++i) {
     const GradTarget &t = targets[i];
     smd_datatype_t wire = t.datatype == SMD_FLOAT32 && cfg.wire >= 0
-                              ? static_cast<smd_datatype_t>(cfg.wire) : t.datatype;
+                              ? static_cast<smd_datatype_t>(cfg.wire)
+                              : t.datatype;
     for (size_t begin = 0; begin < t.count;) {
-      if (open.elements &&
-          (open.persistent != t.persistent || open.datatype != t.datatype || open.elements == cfg.bucket))
+      if (open.elements && (open.persistent != t.persistent || open.datatype != t.datatype ||
+                            open.elements == cfg.bucket))
         close();
       open.persistent = t.persistent;
       open.datatype = t.datatype;
@@ -134,7 +137,7 @@ void reduce_bucket(Comm &comm, const std::vector<GradTarget> &targets, const Gra
   const void *from = direct ? static_cast<const char *>(first_target.full_grad) +
                                   b.slices.front().begin * wire_elem
                             : send.get();
-  CollArgs a{CollKind::kReduceScatterv, from, recv.get(), layout->total, b.wire, SMD_SUM,
+  CollArgs a{CollKind::kReduceScatterv,       from, recv.get(), layout->total, b.wire, SMD_SUM,
              static_cast<int>(layout->digest)};
   a.blocks = layout;
   a.subject = subject;

@@ -56,9 +56,10 @@ ShardedSet::ShardedSet(std::shared_ptr<Comm> comm, Config config)
     : comm_(std::move(comm)), cfg_(std::move(config)) {
   stats_.last_grad_norm = -1;
   Fnv1a64 h;
-  for (uint64_t v : {cfg_.max_live, cfg_.persistence_threshold, cfg_.bucket,
-                     uint64_t(cfg_.hierarchical), uint64_t(cfg_.prefetch_depth), uint64_t(cfg_.average),
-                     uint64_t(int64_t(cfg_.wire)), uint64_t(cfg_.replicas ? cfg_.replicas->size() : 0)})
+  for (uint64_t v :
+       {cfg_.max_live, cfg_.persistence_threshold, cfg_.bucket, uint64_t(cfg_.hierarchical),
+        uint64_t(cfg_.prefetch_depth), uint64_t(cfg_.average), uint64_t(int64_t(cfg_.wire)),
+        uint64_t(cfg_.replicas ? cfg_.replicas->size() : 0)})
     h.mix_u64(v);
   agree(*comm_, h.value(), "sharded set configurations");
 }
@@ -72,7 +73,8 @@ int32_t ShardedSet::add(size_t count, smd_datatype_t datatype, const void *init)
   if (registration_checked_)
     fail(SMD_ERR_INVALID_USAGE, "parameters are registered before the first fetch or reduce_grads");
   if (!is_float_type(datatype))
-    fail(SMD_ERR_INVALID_ARGUMENT, "datatype %s is not a floating type (float16, bfloat16, float32, float64)",
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "datatype %s is not a floating type (float16, bfloat16, float32, float64)",
          datatype_name(datatype));
   if (count == 0) fail(SMD_ERR_INVALID_ARGUMENT, "count is 0");
   if (params_.size() >= size_t(INT32_MAX)) fail(SMD_ERR_INVALID_ARGUMENT, "too many parameters");
@@ -226,9 +228,11 @@ std::shared_ptr<Task> ShardedSet::fetch(const std::vector<int32_t> &ids, bool bl
   comm_->check_usable();
   for (int32_t id : ids)
     if (params_[size_t(id)].stale)
-      fail(SMD_ERR_INVALID_USAGE,
-           "parameter %d is still held from before reduce_grads (its shard may have changed since): "
-           "release it before fetching it again", id);
+      fail(
+          SMD_ERR_INVALID_USAGE,
+          "parameter %d is still held from before reduce_grads (its shard may have changed since): "
+          "release it before fetching it again",
+          id);
   check_registration();
   uint64_t need = 0, together = 0;
   for (int32_t id : ids) {
@@ -342,14 +346,13 @@ std::shared_ptr<Task> ShardedSet::fetch_into(const std::vector<int32_t> &ids,
     size_t need = p.persistent ? p.count : p.chunk * static_cast<size_t>(comm_->size());
     if (std::find(ids.begin(), ids.begin() + long(i), id) != ids.begin() + long(i))
       why = format("parameter %d appears twice in one fetch_into", id);
-    else if (!dsts[i])
-      why = format("dsts[%zu] (parameter %d) is NULL", i, id);
+    else if (!dsts[i]) why = format("dsts[%zu] (parameter %d) is NULL", i, id);
     else if (datatypes[i] != p.datatype)
       why = format("dsts[%zu] holds %s but parameter %d is %s", i, datatype_name(datatypes[i]), id,
                    datatype_name(p.datatype));
     else if (capacities[i] < need)
-      why = format("dsts[%zu] holds %zu elements but parameter %d needs %zu (its %zu elements%s)", i,
-                   capacities[i], id, need, p.count,
+      why = format("dsts[%zu] holds %zu elements but parameter %d needs %zu (its %zu elements%s)",
+                   i, capacities[i], id, need, p.count,
                    p.persistent ? "" : " padded to a multiple of the group size");
   }
   for (size_t i = 0; i < ids.size() && !gathers_any; ++i)
@@ -397,7 +400,8 @@ void *ShardedSet::full(int32_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Param &p = param(id);
   if (p.holds == 0)
-    fail(SMD_ERR_INVALID_USAGE, "parameter %d is not fetched (fetch it before asking for its full buffer)", id);
+    fail(SMD_ERR_INVALID_USAGE,
+         "parameter %d is not fetched (fetch it before asking for its full buffer)", id);
   return p.persistent ? p.shard.get() : p.full.get();
 }
 
@@ -407,7 +411,8 @@ void ShardedSet::release(const std::vector<int32_t> &ids) {
     const Param &p = param(ids[i]);
     int times = static_cast<int>(std::count(ids.begin(), ids.begin() + long(i) + 1, ids[i]));
     if (p.holds < times)
-      fail(SMD_ERR_INVALID_USAGE, "parameter %d is released more often than it was fetched", ids[i]);
+      fail(SMD_ERR_INVALID_USAGE, "parameter %d is released more often than it was fetched",
+           ids[i]);
   }
   for (int32_t id : ids) {
     Param &p = params_[size_t(id)];
@@ -418,14 +423,16 @@ void ShardedSet::release(const std::vector<int32_t> &ids) {
 }
 
 std::shared_ptr<Task> ShardedSet::queue_reduction(const std::vector<int32_t> &ids,
-                                                  const std::vector<const void *> &grads, bool blocking,
-                                                  const char *what) {
+                                                  const std::vector<const void *> &grads,
+                                                  bool blocking, const char *what) {
   check_ids(ids, what);
   for (int32_t id : ids)
     if (params_[size_t(id)].reduced)
       fail(SMD_ERR_INVALID_USAGE,
-           "the gradient of parameter %d was already reduced in this round (each gradient is reduced "
-           "once between two smd_sharded_reduce_grads: the second would overwrite the first)", id);
+           "the gradient of parameter %d was already reduced in this round (each gradient is "
+           "reduced "
+           "once between two smd_sharded_reduce_grads: the second would overwrite the first)",
+           id);
   check_registration();
   auto targets = std::make_shared<std::vector<GradTarget>>();
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -437,7 +444,8 @@ std::shared_ptr<Task> ShardedSet::queue_reduction(const std::vector<int32_t> &id
   Comm *c = comm_.get();
   Config cfg = cfg_;
   std::shared_ptr<Task> task;
-  run([c, targets, buckets, cfg] {
+  run(
+      [c, targets, buckets, cfg] {
         for (const GradBucket &b : *buckets) reduce_bucket(*c, *targets, b, cfg);
       },
       blocking, &task);
@@ -446,13 +454,15 @@ std::shared_ptr<Task> ShardedSet::queue_reduction(const std::vector<int32_t> &id
 }
 
 std::shared_ptr<Task> ShardedSet::reduce_grads_part(const std::vector<int32_t> &ids,
-                                                    const std::vector<const void *> &grads, bool blocking) {
+                                                    const std::vector<const void *> &grads,
+                                                    bool blocking) {
   std::lock_guard<std::mutex> lock(mu_);
   return queue_reduction(ids, grads, blocking, "reduce_grads_part");
 }
 
 std::shared_ptr<Task> ShardedSet::reduce_grads(const std::vector<int32_t> &ids,
-                                               const std::vector<const void *> &grads, bool blocking) {
+                                               const std::vector<const void *> &grads,
+                                               bool blocking) {
   std::lock_guard<std::mutex> lock(mu_);
   std::shared_ptr<Task> task = queue_reduction(ids, grads, blocking, "reduce_grads");
   // The round ends: an optimizer step is expected to change the shards, so
@@ -494,7 +504,8 @@ double ShardedSet::clip_grads(double max_norm) {
   // torch.nn.utils.clip_grad_norm_'s rule, its small guard included.
   if (max_norm > 0 && norm > max_norm) {
     double scale = max_norm / (norm + 1e-6);
-    for (Param &p : params_) convert_scaled(p.grad.get(), p.datatype, p.grad.get(), p.datatype, p.chunk, scale);
+    for (Param &p : params_)
+      convert_scaled(p.grad.get(), p.datatype, p.grad.get(), p.datatype, p.chunk, scale);
   }
   stats_.last_grad_norm = norm;
   return norm;

@@ -33,7 +33,7 @@ struct Config {
   bool hierarchical = true;
   size_t prefetch_depth = 2;
   bool average = true;
-  int wire = -1;                    // gradient wire type of float32 parameters; -1 = their own
+  int wire = -1;                   // gradient wire type of float32 parameters; -1 = their own
   std::shared_ptr<Comm> replicas;  // may be null
 };
 
@@ -43,7 +43,7 @@ struct Param {
   smd_datatype_t datatype = SMD_FLOAT32;
   size_t elem = 4;  // bytes per element
   bool persistent = false;
-  size_t chunk = 0;  // elements of each rank's shard (persistent: count)
+  size_t chunk = 0;                     // elements of each rank's shard (persistent: count)
   std::unique_ptr<char[]> shard, grad;  // chunk elements each, zero padding
   // The gathered parameter (chunk x size elements), or null; a queued
   // gather shares it, so an eviction never frees memory a gather writes.

@@ -12,10 +12,16 @@ inline bool valid_op(int o) { return o >= 0 && o < SMD_OP_COUNT; }
 
 inline size_t datatype_size(smd_datatype_t d) {
   switch (d) {
-    case SMD_INT8: case SMD_UINT8: return 1;
-    case SMD_FLOAT16: case SMD_BFLOAT16: return 2;
-    case SMD_INT32: case SMD_UINT32: case SMD_FLOAT32: return 4;
-    case SMD_INT64: case SMD_UINT64: case SMD_FLOAT64: return 8;
+    case SMD_INT8:
+    case SMD_UINT8: return 1;
+    case SMD_FLOAT16:
+    case SMD_BFLOAT16: return 2;
+    case SMD_INT32:
+    case SMD_UINT32:
+    case SMD_FLOAT32: return 4;
+    case SMD_INT64:
+    case SMD_UINT64:
+    case SMD_FLOAT64: return 8;
     default: return 0;
   }
 }

@@ -54,14 +54,19 @@ std::string value_problem(const ParamDef &p, const std::string &value) {
   if (!strcmp(p.type, "int")) {
     strtoll(v, &end, 10);
     if (errno || end == v || *end)
-      return std::string(p.name) + "=" + value + " is not an integer (the calls that read it fail with SMD_ERR_INVALID_ARGUMENT)";
+      return std::string(p.name) + "=" + value +
+             " is not an integer (the calls that read it fail with SMD_ERR_INVALID_ARGUMENT)";
   } else if (!strcmp(p.type, "seconds")) {
     double d = strtod(v, &end);
     if (errno || end == v || *end || !std::isfinite(d) || d < 0)
-      return std::string(p.name) + "=" + value + " is not a number of seconds like 30 or 0.5 (the calls that read it fail with SMD_ERR_INVALID_ARGUMENT)";
+      return std::string(p.name) + "=" + value +
+             " is not a number of seconds like 30 or 0.5 (the calls that read it fail with "
+             "SMD_ERR_INVALID_ARGUMENT)";
   } else if (!strcmp(p.type, "bool")) {
-    static const std::vector<const char *> words = {"1", "0", "yes", "no", "true", "false", "on", "off"};
-    bool ok = std::any_of(words.begin(), words.end(), [&](const char *w) { return !strcasecmp(w, v); });
+    static const std::vector<const char *> words = {"1",    "0",     "yes", "no",
+                                                    "true", "false", "on",  "off"};
+    bool ok =
+        std::any_of(words.begin(), words.end(), [&](const char *w) { return !strcasecmp(w, v); });
     if (!ok)
       return std::string(p.name) + "=" + value + " is not a boolean: use " + join(words) +
              " (the calls that read it fail with SMD_ERR_INVALID_ARGUMENT)";

@@ -13,8 +13,7 @@ namespace smd {
 
 class Error : public std::exception {
  public:
-  Error(smd_result_t code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Error(smd_result_t code, std::string message) : code_(code), message_(std::move(message)) {}
   smd_result_t code() const noexcept { return code_; }
   const char *what() const noexcept override { return message_.c_str(); }
   const std::string &message() const noexcept { return message_; }
@@ -33,8 +32,7 @@ std::string vformat(const char *fmt, va_list args);
     __attribute__((format(printf, 2, 3)));
 
 // Throw SMD_ERR_SYSTEM with strerror(errno) appended: "what: No such file".
-[[noreturn]] void fail_errno(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+[[noreturn]] void fail_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // The thread's last-error text, read by smd_last_error().
 void set_last_error(const std::string &message);

@@ -58,8 +58,10 @@ void load(LogState &s) {
     // %h = hostname, %p = pid, %r = rank (rank known later: use pid)
     std::string path;
     for (const char *p = file; *p; ++p) {
-      if (*p == '%' && p[1] == 'p') { path += std::to_string(getpid()); ++p; }
-      else if (*p == '%' && p[1] == 'h') {
+      if (*p == '%' && p[1] == 'p') {
+        path += std::to_string(getpid());
+        ++p;
+      } else if (*p == '%' && p[1] == 'h') {
         char host[256] = {0};
         gethostname(host, sizeof host - 1);
         path += host;
@@ -131,16 +133,16 @@ void log_vwrite(LogLevel level, const char *subsys, const char *fmt, va_list arg
   struct tm tm;
   localtime_r(&ts.tv_sec, &tm);
   char when[32];
-  snprintf(when, sizeof when, "%02d:%02d:%02d.%06ld", tm.tm_hour, tm.tm_min,
-           tm.tm_sec, ts.tv_nsec / 1000);
+  snprintf(when, sizeof when, "%02d:%02d:%02d.%06ld", tm.tm_hour, tm.tm_min, tm.tm_sec,
+           ts.tv_nsec / 1000);
   std::lock_guard<std::mutex> lock(s.mu);
   int rank = g_rank.load(std::memory_order_relaxed);
   if (rank >= 0)
-    fprintf(s.out, "smd %s rank %d pid %d %-5s %s: %s\n", when, rank, getpid(),
-            level_name(level), subsys, msg.c_str());
+    fprintf(s.out, "smd %s rank %d pid %d %-5s %s: %s\n", when, rank, getpid(), level_name(level),
+            subsys, msg.c_str());
   else
-    fprintf(s.out, "smd %s pid %d %-5s %s: %s\n", when, getpid(),
-            level_name(level), subsys, msg.c_str());
+    fprintf(s.out, "smd %s pid %d %-5s %s: %s\n", when, getpid(), level_name(level), subsys,
+            msg.c_str());
   fflush(s.out);
 }
 

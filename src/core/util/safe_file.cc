@@ -94,7 +94,8 @@ int open_own_file_to_append(const std::string &path, std::string *why) {
   struct stat st {};
   // This user's file, whatever its mode (a log made under umask 002 is
   // group-writable): appending to it writes nothing of anyone else's.
-  std::string problem = fstat(fd, &st) != 0 ? open_error(path, errno) : regular_file_problem(path, st, false);
+  std::string problem =
+      fstat(fd, &st) != 0 ? open_error(path, errno) : regular_file_problem(path, st, false);
   if (problem.empty()) problem = ownership_problem(path, st, 0);
   if (problem.empty() && st.st_nlink != 1)
     problem = format("%s has %u names (hard links): refusing to append to it", path.c_str(),
@@ -118,8 +119,8 @@ std::optional<std::string> read_bounded_file(const std::string &path, const File
     return std::nullopt;
   }
   struct stat st {};
-  std::string problem =
-      fstat(fd, &st) != 0 ? open_error(path, errno) : regular_file_problem(path, st, rules.own_only);
+  std::string problem = fstat(fd, &st) != 0 ? open_error(path, errno)
+                                            : regular_file_problem(path, st, rules.own_only);
   if (problem.empty() && static_cast<uint64_t>(st.st_size) > rules.max_bytes)
     problem = format("%s has %lld bytes, more than the %zu allowed", path.c_str(),
                      static_cast<long long>(st.st_size), rules.max_bytes);

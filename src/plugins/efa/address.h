@@ -16,13 +16,13 @@ constexpr size_t kMaxEndpointName = 1024;
 struct AddressHeader {
   uint32_t magic;
   uint16_t version;
-  uint16_t name_len;    // bytes of endpoint name after the header
+  uint16_t name_len;  // bytes of endpoint name after the header
   int32_t rank;
   int32_t world_size;
-  uint64_t nonce;       // this context's identity; the liveness hello
-  uint32_t addr_format; // fi_info addr_format of the endpoint name
-  uint16_t live_family; // AF_INET, AF_INET6, or 0: no liveness socket
-  uint16_t live_port;   // host byte order
+  uint64_t nonce;        // this context's identity; the liveness hello
+  uint32_t addr_format;  // fi_info addr_format of the endpoint name
+  uint16_t live_family;  // AF_INET, AF_INET6, or 0: no liveness socket
+  uint16_t live_port;    // host byte order
   uint8_t live_ip[16];
   char provider[kProviderNameMax];  // prov_name, NUL-terminated
   // Cross-memory attach (pull.cc): the process and where its nonce lies,
@@ -39,7 +39,6 @@ struct PeerAddress {
 };
 
 // Checks a blob's framing and header; on failure writes why into `why`.
-bool parse_address(const void *blob, size_t size, PeerAddress *out,
-                   char *why, size_t why_size);
+bool parse_address(const void *blob, size_t size, PeerAddress *out, char *why, size_t why_size);
 
 }  // namespace smd_efa

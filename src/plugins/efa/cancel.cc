@@ -18,8 +18,7 @@ constexpr uint64_t kSendCancelNs = 20'000'000;
 // before it went, while requests on it are still pending.
 constexpr uint64_t kLastWordsNs = 250'000'000;
 
-void request_stop(Context *ctx, Request *r, Status status, const char *why,
-                  bool wait) {
+void request_stop(Context *ctx, Request *r, Status status, const char *why, bool wait) {
   if (r->state == ReqState::kDone) return;
   if (why != nullptr && r->error.empty()) r->error = why;
   Endpoint *ep = r->ep;

@@ -74,8 +74,8 @@ void failed(Context *ctx) {
   if (fi_cq_readerr(ctx->cq, &err, 0) < 0) return;
   Request *r = request_of(err.op_context);
   char detail_buf[200] = "";
-  const char *detail = fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, detail_buf,
-                                      sizeof detail_buf);
+  const char *detail =
+      fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, detail_buf, sizeof detail_buf);
   if (detail == nullptr) detail = "";
   if (r == nullptr) {
     log_line(ctx, SMD_TRANSPORT_LOG_WARN, "efa: an error completion without a request: %s (%s)",
@@ -96,11 +96,10 @@ void failed(Context *ctx) {
   } else if (code == FI_ECANCELED) {
     snprintf(text, sizeof text, "efa: %s rank %d cancelled", op_text(r->kind), ep->peer);
   } else if (is_peer_error(code)) {
-    snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(code),
-             detail);
+    snprintf(text, sizeof text, "efa peer rank %d: %s (%s)", ep->peer, fi_strerror(code), detail);
   } else {
-    snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s (%s)",
-             op_text(r->kind), ep->peer, r->size, fi_strerror(code), detail);
+    snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s (%s)", op_text(r->kind),
+             ep->peer, r->size, fi_strerror(code), detail);
   }
   if (r->state != ReqState::kDone && r->error.empty()) r->error = text;
   returned(ctx, r, status, bytes);

@@ -36,12 +36,9 @@ static const char *param(Context *ctx, const char *name) {
 static Status read_bool(Context *ctx, const char *name, bool *out) {
   const char *v = param(ctx, name);
   if (v == nullptr) return SMD_TRANSPORT_OK;
-  if (strcmp(v, "1") == 0)
-    *out = true;
-  else if (strcmp(v, "0") == 0)
-    *out = false;
-  else
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "%s=%s: expected 0 or 1", name, v);
+  if (strcmp(v, "1") == 0) *out = true;
+  else if (strcmp(v, "0") == 0) *out = false;
+  else return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "%s=%s: expected 0 or 1", name, v);
   return SMD_TRANSPORT_OK;
 }
 

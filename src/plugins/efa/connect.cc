@@ -34,20 +34,16 @@ static socklen_t peer_live_addr(const AddressHeader &h, struct sockaddr_storage 
   return 0;
 }
 
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out) {
-  if (out == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: connect: endpoint is NULL");
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
+  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: connect: endpoint is NULL");
   *out = nullptr;
   if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "efa: connect: rank %d outside the world of %d", peer,
-                ctx->world_size);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: connect: rank %d outside the world of %d",
+                peer, ctx->world_size);
   PeerAddress a;
   char why[200];
   if (!parse_address(address, size, &a, why, sizeof why))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: cannot connect to rank %d: %s",
-                peer, why);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: cannot connect to rank %d: %s", peer, why);
   const AddressHeader &h = a.header;
   if (h.rank != peer || h.world_size != ctx->world_size)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,

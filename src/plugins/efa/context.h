@@ -37,11 +37,11 @@ enum class Watch : uint8_t {
 struct Endpoint {
   uint64_t magic;
   Context *ctx;
-  int32_t peer;           // world rank
-  fi_addr_t addr;         // in ctx->av
+  int32_t peer;    // world rank
+  fi_addr_t addr;  // in ctx->av
   bool dead = false;
   bool disconnected = false;  // the caller let go; freed when owned == 0
-  std::string death;      // why the peer is considered gone
+  std::string death;          // why the peer is considered gone
 
   std::deque<Request *> tx_queue;  // sends and reads the provider refused
   std::deque<Request *> rx_queue;  // receives the provider refused
@@ -61,14 +61,14 @@ struct Endpoint {
            (frames && !frames->acks_out.empty());
   }
   bool in_backlog = false;
-  RequestList pending;    // every unfinished request on this endpoint
-  uint64_t owned = 0;     // requests whose context the provider holds
+  RequestList pending;  // every unfinished request on this endpoint
+  uint64_t owned = 0;   // requests whose context the provider holds
 
   Watch watch = Watch::kNone;
   int live_fd = -1;
   uint64_t peer_nonce = 0;
-  int32_t pid = 0;   // the peer's process, when on this machine
-  bool cma = false;  // its memory is readable (pull.cc)
+  int32_t pid = 0;     // the peer's process, when on this machine
+  bool cma = false;    // its memory is readable (pull.cc)
   std::string region;  // shm provider: its /dev/shm name (leftovers.cc)
   uint8_t hello[16];
   size_t hello_got = 0;
@@ -90,16 +90,16 @@ constexpr uint64_t kRegistrationMagic = 0x4745525f414645ull;  // "EFA_REG"
 
 // SMD_EFA_* parameters, read once at init.
 struct Config {
-  std::string provider;    // SMD_EFA_PROVIDER ("" = the efa provider only)
-  std::string domain;      // SMD_EFA_DOMAIN ("" = the first one)
-  bool force_mr_local = false;   // SMD_EFA_MR_LOCAL
-  bool directed_recv = false;    // SMD_EFA_DIRECTED_RECV
-  bool liveness = true;          // SMD_EFA_LIVENESS
+  std::string provider;         // SMD_EFA_PROVIDER ("" = the efa provider only)
+  std::string domain;           // SMD_EFA_DOMAIN ("" = the first one)
+  bool force_mr_local = false;  // SMD_EFA_MR_LOCAL
+  bool directed_recv = false;   // SMD_EFA_DIRECTED_RECV
+  bool liveness = true;         // SMD_EFA_LIVENESS
 };
 
 // What the chosen provider offers, as the rest of the plugin needs it.
 struct Provider {
-  std::string name;         // prov_name, e.g. "tcp;ofi_rxm"
+  std::string name;  // prov_name, e.g. "tcp;ofi_rxm"
   std::string domain;
   bool directed_recv = false;  // receives name their source address
   bool rma = false;            // fi_read towards registered memory
@@ -114,7 +114,7 @@ struct Provider {
   size_t frame = 0;            // framed: largest message sent as it is
   size_t inject_size = 0;
   uint64_t max_msg_size = 0;
-  unsigned rank_shift = 0;     // without directed receives: sender rank << this
+  unsigned rank_shift = 0;  // without directed receives: sender rank << this
 };
 
 struct Liveness {
@@ -142,16 +142,16 @@ struct Context {
   std::vector<uint8_t> name;  // fi_getname
 
   RequestPool pool;
-  uint64_t next_key = 1;  // for providers without FI_MR_PROV_KEY
-  uint64_t next_cookie = 1;  // framed: names pulled and announced messages
+  uint64_t next_key = 1;                          // for providers without FI_MR_PROV_KEY
+  uint64_t next_cookie = 1;                       // framed: names pulled and announced messages
   std::unordered_map<uint64_t, Request *> pulls;  // sends awaiting their kAck
-  std::vector<Endpoint *> endpoints;  // connected, not yet freed
-  std::vector<Endpoint *> backlog;    // endpoints with queued requests
-  uint64_t unfinished = 0;  // requests not yet done for the caller
-  uint64_t owned = 0;       // requests whose context the provider holds
-  uint64_t events = 0;      // completions seen (wait's progress signal)
-  bool reap = false;        // a disconnected endpoint may be freed now
-  bool flushed = false;     // the teardown's last progress ran (connect.cc)
+  std::vector<Endpoint *> endpoints;              // connected, not yet freed
+  std::vector<Endpoint *> backlog;                // endpoints with queued requests
+  uint64_t unfinished = 0;                        // requests not yet done for the caller
+  uint64_t owned = 0;                             // requests whose context the provider holds
+  uint64_t events = 0;                            // completions seen (wait's progress signal)
+  bool reap = false;                              // a disconnected endpoint may be freed now
+  bool flushed = false;                           // the teardown's last progress ran (connect.cc)
   Liveness live;
   std::unordered_set<Registration *> registrations;
   std::vector<char *> bounces;  // framed: free frame-sized buffers
@@ -180,20 +180,18 @@ Status context_finalize(Context *ctx);
 Status context_address(Context *ctx, void *buf, size_t *size);
 
 // ---- peers (connect.cc)
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out);
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out);
 Status endpoint_disconnect(Context *ctx, Endpoint *ep);
 // Frees a disconnected endpoint once the provider holds nothing of it.
 void endpoint_reap(Context *ctx, Endpoint *ep);
 
 // ---- operations (post.cc)
-Status start_send(Context *ctx, Endpoint *ep, const void *buf, size_t size,
-                  Registration *mr, uint64_t tag, void **request);
-Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  Registration *mr, uint64_t tag, void **request);
-Status start_get(Context *ctx, Endpoint *ep, void *local,
-                 Registration *local_mr, uint64_t remote, uint64_t key,
-                 size_t size, void **request);
+Status start_send(Context *ctx, Endpoint *ep, const void *buf, size_t size, Registration *mr,
+                  uint64_t tag, void **request);
+Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size, Registration *mr,
+                  uint64_t tag, void **request);
+Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr, uint64_t remote,
+                 uint64_t key, size_t size, void **request);
 // Posts queued requests of ep until the provider refuses one.
 void flush_queues(Context *ctx, Endpoint *ep);
 // Has progress flush ep's queues.
@@ -254,8 +252,7 @@ void request_release(Context *ctx, Request *r);
 // Ends an unfinished request with `status`: takes it out of its queue, or
 // asks the provider to cancel it. With `wait`, polls (bounded) until the
 // provider gives the operation back, so its buffer is no longer touched.
-void request_stop(Context *ctx, Request *r, Status status, const char *why,
-                  bool wait);
+void request_stop(Context *ctx, Request *r, Status status, const char *why, bool wait);
 // cancel(): stop and release.
 Status request_cancel(Context *ctx, Request *r);
 // Fails every unfinished request of ep with ERR_PEER and marks it dead.
@@ -270,8 +267,8 @@ Status wait_for_work(Context *ctx, int64_t timeout_us);
 // ---- liveness sockets (liveness.cc)
 Status liveness_open(Context *ctx);
 void liveness_close(Context *ctx);
-void liveness_watch(Context *ctx, Endpoint *ep, const struct sockaddr *addr,
-                    socklen_t len, uint64_t nonce);
+void liveness_watch(Context *ctx, Endpoint *ep, const struct sockaddr *addr, socklen_t len,
+                    uint64_t nonce);
 void liveness_unwatch(Endpoint *ep);
 // Accepts watchers and checks every watched peer; rate-limited unless
 // `now` is set.
@@ -289,9 +286,8 @@ void reclaim_region(Context *ctx, Endpoint *ep);
 Status mem_register(Context *ctx, void *ptr, size_t size, void **mr);
 Status mem_deregister(Context *ctx, Registration *reg);
 Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size);
-Status mem_get(Context *ctx, Endpoint *ep, void *local,
-               Registration *local_mr, uint64_t remote, const void *rkey,
-               size_t rkey_size, size_t size, void **request);
+Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr, uint64_t remote,
+               const void *rkey, size_t rkey_size, size_t size, void **request);
 // The descriptor for a local buffer: the caller's registration, one made
 // for this request alone (r->own_mr) when the provider needs local
 // descriptors and the core passed none, or none.
@@ -299,8 +295,7 @@ Status local_descriptor(Context *ctx, Request *r, Registration *mr);
 // Closes r->own_mr, if any, once the provider gave r back.
 void drop_own_registration(Request *r);
 // Registers a region with the access the plugin uses.
-int register_region(Context *ctx, uintptr_t base, size_t len,
-                     struct fid_mr **out);
+int register_region(Context *ctx, uintptr_t base, size_t len, struct fid_mr **out);
 
 uint64_t monotonic_ns();
 

@@ -77,19 +77,22 @@ Status efa_isend(void *c, void *e, const void *buf, size_t size, void *mr, uint6
     Registration *reg = as_registration(mr, &bad);
     if (request == nullptr || (buf == nullptr && size != 0) || bad)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: isend: %s",
-                  bad ? "mr is not a registration" : request ? "buf is NULL" : "request is NULL");
+                  bad       ? "mr is not a registration"
+                  : request ? "buf is NULL"
+                            : "request is NULL");
     return start_send(ctx, ep, buf, size, reg, tag, request);
   });
 }
 
-Status efa_irecv(void *c, void *e, void *buf, size_t size, void *mr, uint64_t tag,
-                 void **request) {
+Status efa_irecv(void *c, void *e, void *buf, size_t size, void *mr, uint64_t tag, void **request) {
   return with_endpoint(c, e, "irecv", [&](Context *ctx, Endpoint *ep) {
     bool bad = false;
     Registration *reg = as_registration(mr, &bad);
     if (request == nullptr || (buf == nullptr && size != 0) || bad)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: irecv: %s",
-                  bad ? "mr is not a registration" : request ? "buf is NULL" : "request is NULL");
+                  bad       ? "mr is not a registration"
+                  : request ? "buf is NULL"
+                            : "request is NULL");
     return start_recv(ctx, ep, buf, size, reg, tag, request);
   });
 }
@@ -131,8 +134,7 @@ Status efa_progress(void *c) {
 }
 
 Status efa_wait(void *c, int64_t timeout_us) {
-  return with_context(c, "wait",
-                      [&](Context *ctx) { return wait_for_work(ctx, timeout_us); });
+  return with_context(c, "wait", [&](Context *ctx) { return wait_for_work(ctx, timeout_us); });
 }
 
 Status efa_check_peer(void *c, void *e) {
@@ -149,8 +151,8 @@ Status efa_mem_pack(void *c, void *mr, void *buf, size_t *size) {
   });
 }
 
-Status efa_iget(void *c, void *e, void *local, void *local_mr, uint64_t remote,
-                const void *rkey, size_t rkey_size, size_t size, void **request) {
+Status efa_iget(void *c, void *e, void *local, void *local_mr, uint64_t remote, const void *rkey,
+                size_t rkey_size, size_t size, void **request) {
   return with_endpoint(c, e, "iget", [&](Context *ctx, Endpoint *ep) {
     bool bad = false;
     Registration *reg = as_registration(local_mr, &bad);
@@ -205,7 +207,7 @@ const smd_transport_v1_t kTable = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *
-smd_transport_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *smd_transport_plugin_v1(
+    void) {
   return &kTable;
 }

@@ -20,11 +20,10 @@ bool is_peer_error(int err) {
     case FI_EHOSTDOWN:
     case FI_ETIMEDOUT:
     case EPIPE:
-    case FI_EIO:          // tcp: the connection failed under the operation
+    case FI_EIO:            // tcp: the connection failed under the operation
     case FI_EADDRNOTAVAIL:  // efa: the peer's address handle is gone
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -38,13 +37,10 @@ Status status_of_fi_error(int err) {
     case FI_EINVAL:
     case FI_EMSGSIZE:
     case FI_EBADF:
-    case FI_EFAULT:
-      return SMD_TRANSPORT_ERR_INVALID;
+    case FI_EFAULT: return SMD_TRANSPORT_ERR_INVALID;
     case FI_ENOSYS:
-    case FI_EOPNOTSUPP:
-      return SMD_TRANSPORT_ERR_UNSUPPORTED;
-    default:
-      return SMD_TRANSPORT_ERR_SYSTEM;
+    case FI_EOPNOTSUPP: return SMD_TRANSPORT_ERR_UNSUPPORTED;
+    default: return SMD_TRANSPORT_ERR_SYSTEM;
   }
 }
 

@@ -28,14 +28,13 @@ uint64_t monotonic_ns() {
 
 static uint64_t random_nonce() {
   uint64_t v = 0;
-  if (getrandom(&v, sizeof v, 0) != sizeof v)
-    v = monotonic_ns() ^ (uint64_t(getpid()) << 32);
+  if (getrandom(&v, sizeof v, 0) != sizeof v) v = monotonic_ns() ^ (uint64_t(getpid()) << 32);
   return v | 1;  // never 0
 }
 
 static Status fi_fail(Context *ctx, const char *what, int rc) {
-  return fail(ctx, status_of_fi_error(rc), "efa: %s (provider %s) failed: %s",
-              what, ctx->prov.name.c_str(), fi_strerror(-rc));
+  return fail(ctx, status_of_fi_error(rc), "efa: %s (provider %s) failed: %s", what,
+              ctx->prov.name.c_str(), fi_strerror(-rc));
 }
 
 // The completion queue, with a file descriptor to sleep on when the
@@ -88,8 +87,8 @@ static Status open_fabric(Context *ctx) {
   rc = fi_getname(&ctx->ep->fid, nullptr, &len);
   if (rc != -FI_ETOOSMALL && rc != 0) return fi_fail(ctx, "fi_getname", rc);
   if (len == 0 || len > kMaxEndpointName)
-    return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
-                "efa: provider %s endpoint name of %zu B", ctx->prov.name.c_str(), len);
+    return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "efa: provider %s endpoint name of %zu B",
+                ctx->prov.name.c_str(), len);
   ctx->name.resize(len);
   rc = fi_getname(&ctx->ep->fid, ctx->name.data(), &len);
   if (rc != 0) return fi_fail(ctx, "fi_getname", rc);
@@ -132,8 +131,7 @@ static void close_all(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "efa: init: ctx is NULL");
+  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "efa: init: ctx is NULL");
   *out = nullptr;
   if (Status s = smd_plugin::check_host(host, "efa")) return s;
   auto *ctx = new Context;
@@ -153,9 +151,8 @@ Status context_init(const smd_transport_host_t *host, void **out) {
     return s;
   }
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
-           "efa: endpoint of %zu B on %s; completion queue %s; liveness %s",
-           ctx->name.size(), ctx->prov.name.c_str(),
-           ctx->prov.wait_fd ? "with a wait fd" : "polled (no wait fd)",
+           "efa: endpoint of %zu B on %s; completion queue %s; liveness %s", ctx->name.size(),
+           ctx->prov.name.c_str(), ctx->prov.wait_fd ? "with a wait fd" : "polled (no wait fd)",
            ctx->live.listen_fd >= 0 ? "socket on" : "off");
   *out = ctx;
   return SMD_TRANSPORT_OK;
@@ -177,8 +174,8 @@ Status context_address(Context *ctx, void *buf, size_t *size) {
   if (buf == nullptr || *size < need) {
     size_t had = buf != nullptr ? *size : 0;
     *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "efa: address buffer of %zu bytes, need %zu", had, need);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: address buffer of %zu bytes, need %zu", had,
+                need);
   }
   AddressHeader h;
   memset(&h, 0, sizeof h);

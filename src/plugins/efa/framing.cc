@@ -58,15 +58,11 @@ size_t stream_depth(const Context *ctx) {
 bool valid(const Context *ctx, const FrameHeader &h, size_t len) {
   if (len < sizeof h || h.magic != kFrameMagic) return false;
   switch (h.kind) {
-    case kInline:
-      return h.size == len - sizeof h;
+    case kInline: return h.size == len - sizeof h;
     case kAnnounce:
-    case kPull:
-      return len == sizeof h && h.size > inline_max(ctx);
-    case kAck:
-      return len == sizeof h;
-    default:
-      return false;
+    case kPull: return len == sizeof h && h.size > inline_max(ctx);
+    case kAck: return len == sizeof h;
+    default: return false;
   }
 }
 
@@ -96,10 +92,8 @@ void deliver(Context *ctx, Request *r, const FrameHeader &h, const char *payload
   } else {
     size_t n = std::min<size_t>(h.size, r->size);
     if (n != 0) memcpy(r->buf, payload, n);
-    if (h.size > r->size)
-      finish_truncated(ctx, r, size_t(h.size));
-    else
-      request_finish(ctx, r, SMD_TRANSPORT_OK, n);
+    if (h.size > r->size) finish_truncated(ctx, r, size_t(h.size));
+    else request_finish(ctx, r, SMD_TRANSPORT_OK, n);
   }
 }
 
@@ -280,8 +274,8 @@ bool frame_unpost(Context *ctx, Request *r) {
 void finish_truncated(Context *ctx, Request *r, size_t msg_size) {
   char text[200];
   snprintf(text, sizeof text,
-           "efa: a message of %zu B from rank %d does not fit the %zu-byte receive",
-           msg_size, r->ep->peer, r->size);
+           "efa: a message of %zu B from rank %d does not fit the %zu-byte receive", msg_size,
+           r->ep->peer, r->size);
   r->error = text;
   request_finish(ctx, r, SMD_TRANSPORT_ERR_TRUNCATED, r->size);
 }

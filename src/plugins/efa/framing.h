@@ -30,8 +30,8 @@ enum FrameKind : uint32_t {
 
 struct FrameHeader {
   uint32_t magic;
-  uint32_t kind;    // FrameKind
-  int32_t status;   // kAck: smd_transport_status_t of the receiver's copy
+  uint32_t kind;   // FrameKind
+  int32_t status;  // kAck: smd_transport_status_t of the receiver's copy
   uint32_t reserved;
   uint64_t tag;     // the caller's tag
   uint64_t size;    // of the whole message

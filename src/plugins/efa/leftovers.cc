@@ -60,8 +60,8 @@ void reclaim_region(Context *ctx, Endpoint *ep) {
   if (!ep->dead || ep->region.empty()) return;
   if (!gone_soon(ep->pid)) {
     log_line(ctx, SMD_TRANSPORT_LOG_INFO,
-             "efa: rank %d (process %d) is still running: its /dev/shm/%s stays",
-             ep->peer, int(ep->pid), ep->region.c_str());
+             "efa: rank %d (process %d) is still running: its /dev/shm/%s stays", ep->peer,
+             int(ep->pid), ep->region.c_str());
     ep->region.clear();
     return;
   }
@@ -70,8 +70,8 @@ void reclaim_region(Context *ctx, Endpoint *ep) {
   if (stat(path.c_str(), &st) == 0 && st.st_uid == geteuid() &&
       shm_unlink(("/" + ep->region).c_str()) == 0)
     log_line(ctx, SMD_TRANSPORT_LOG_INFO,
-             "efa: removed /dev/shm/%s, left by rank %d (process %d, gone)",
-             ep->region.c_str(), ep->peer, int(ep->pid));
+             "efa: removed /dev/shm/%s, left by rank %d (process %d, gone)", ep->region.c_str(),
+             ep->peer, int(ep->pid));
   ep->region.clear();
 }
 

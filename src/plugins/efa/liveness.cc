@@ -32,8 +32,7 @@ namespace {
 constexpr uint64_t kTickNs = 50'000'000;
 constexpr uint64_t kHelloMagic = 0x4f4c4c45485f4645ull;  // "EF_HELLO"
 
-constexpr const char *kRefused =
-    "its liveness socket refuses connections (the process is gone)";
+constexpr const char *kRefused = "its liveness socket refuses connections (the process is gone)";
 
 struct Hello {
   uint64_t magic;
@@ -102,10 +101,8 @@ bool choose_ip(Context *ctx, struct sockaddr_storage *out) {
 }
 
 void set_port(struct sockaddr_storage *ss, uint16_t port) {
-  if (ss->ss_family == AF_INET)
-    reinterpret_cast<struct sockaddr_in *>(ss)->sin_port = htons(port);
-  else
-    reinterpret_cast<struct sockaddr_in6 *>(ss)->sin6_port = htons(port);
+  if (ss->ss_family == AF_INET) reinterpret_cast<struct sockaddr_in *>(ss)->sin_port = htons(port);
+  else reinterpret_cast<struct sockaddr_in6 *>(ss)->sin6_port = htons(port);
 }
 
 socklen_t addr_len(const struct sockaddr_storage &ss) {
@@ -198,19 +195,19 @@ Status liveness_open(Context *ctx) {
   if (fd < 0)
     return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "efa: liveness socket: %s", strerror(errno));
   socklen_t len = addr_len(ss);
-  if (bind(fd, reinterpret_cast<struct sockaddr *>(&ss), len) != 0 ||
-      listen(fd, 1024) != 0 ||
+  if (bind(fd, reinterpret_cast<struct sockaddr *>(&ss), len) != 0 || listen(fd, 1024) != 0 ||
       getsockname(fd, reinterpret_cast<struct sockaddr *>(&ss), &len) != 0) {
     int err = errno;
     close(fd);
     char ip[INET6_ADDRSTRLEN] = "?";
-    const void *a = ss.ss_family == AF_INET
-                        ? static_cast<const void *>(&reinterpret_cast<sockaddr_in *>(&ss)->sin_addr)
-                        : static_cast<const void *>(&reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_addr);
+    const void *a =
+        ss.ss_family == AF_INET
+            ? static_cast<const void *>(&reinterpret_cast<sockaddr_in *>(&ss)->sin_addr)
+            : static_cast<const void *>(&reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_addr);
     inet_ntop(ss.ss_family, a, ip, sizeof ip);
     return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
-                "efa: liveness socket on %s: %s (SMD_EFA_LIVENESS=0 turns it off)",
-                ip, strerror(err));
+                "efa: liveness socket on %s: %s (SMD_EFA_LIVENESS=0 turns it off)", ip,
+                strerror(err));
   }
   ctx->live.listen_fd = fd;
   ctx->live.addr = ss;
@@ -224,8 +221,8 @@ void liveness_close(Context *ctx) {
   ctx->live.listen_fd = -1;
 }
 
-void liveness_watch(Context *ctx, Endpoint *ep, const struct sockaddr *addr,
-                    socklen_t len, uint64_t nonce) {
+void liveness_watch(Context *ctx, Endpoint *ep, const struct sockaddr *addr, socklen_t len,
+                    uint64_t nonce) {
   if (ctx->live.listen_fd < 0 || addr == nullptr) return;  // off here or there
   ep->peer_nonce = nonce;
   int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -293,10 +290,8 @@ void liveness_tick(Context *ctx, bool now) {
       ssize_t n = recv(fds[i].fd, buf, sizeof buf, 0);
       gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     }
-    if (gone)
-      close(fds[i].fd);
-    else
-      keep.push_back(fds[i].fd);
+    if (gone) close(fds[i].fd);
+    else keep.push_back(fds[i].fd);
   }
   ctx->live.accepted.swap(keep);
   for (size_t i = 0; i < watched; ++i) {

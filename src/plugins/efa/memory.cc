@@ -39,8 +39,8 @@ uint64_t access_flags(const Context *ctx) {
 int register_region(Context *ctx, uintptr_t base, size_t len, struct fid_mr **out) {
   uint64_t key = ctx->prov.mr_prov_key ? 0 : ctx->next_key++;
   struct fid_mr *mr = nullptr;
-  int rc = fi_mr_reg(ctx->domain, reinterpret_cast<void *>(base), len, access_flags(ctx), 0,
-                     key, 0, &mr, nullptr);
+  int rc = fi_mr_reg(ctx->domain, reinterpret_cast<void *>(base), len, access_flags(ctx), 0, key, 0,
+                     &mr, nullptr);
   if (rc != 0) return rc;
   if (ctx->prov.mr_endpoint) {
     rc = fi_mr_bind(mr, &ctx->ep->fid, 0);
@@ -58,8 +58,8 @@ Status mem_register(Context *ctx, void *ptr, size_t size, void **out) {
   if (out == nullptr || (ptr == nullptr && size != 0))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: mem_register: %s is NULL",
                 out ? "ptr" : "mr");
-  auto *reg = new Registration{kRegistrationMagic, nullptr, nullptr, 0,
-                               reinterpret_cast<uintptr_t>(ptr), size};
+  auto *reg = new Registration{
+      kRegistrationMagic, nullptr, nullptr, 0, reinterpret_cast<uintptr_t>(ptr), size};
   if (size != 0) {
     int rc = register_region(ctx, reg->base, size, &reg->mr);
     if (rc != 0) {
@@ -90,16 +90,16 @@ Status mem_deregister(Context *ctx, Registration *reg) {
 
 Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size) {
   if (!ctx->prov.rma)
-    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: provider %s offers no RMA reads", ctx->prov.name.c_str());
+    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED, "efa: provider %s offers no RMA reads",
+                ctx->prov.name.c_str());
   if (reg == nullptr || ctx->registrations.count(reg) == 0 || size == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: mem_pack: %s",
                 size ? "not a registration" : "size is NULL");
   if (buf == nullptr || *size < sizeof(RemoteKey)) {
     size_t had = buf != nullptr ? *size : 0;
     *size = sizeof(RemoteKey);
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: remote key buffer of %zu B, need %zu",
-                had, sizeof(RemoteKey));
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: remote key buffer of %zu B, need %zu", had,
+                sizeof(RemoteKey));
   }
   RemoteKey k{kRkeyMagic, 0, reg->key, reg->base, reg->size};
   memcpy(buf, &k, sizeof k);
@@ -107,12 +107,11 @@ Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size) {
   return SMD_TRANSPORT_OK;
 }
 
-Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr,
-               uint64_t remote, const void *rkey, size_t rkey_size, size_t size,
-               void **request) {
+Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr, uint64_t remote,
+               const void *rkey, size_t rkey_size, size_t size, void **request) {
   if (!ctx->prov.rma)
-    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: provider %s offers no RMA reads", ctx->prov.name.c_str());
+    return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED, "efa: provider %s offers no RMA reads",
+                ctx->prov.name.c_str());
   RemoteKey k;
   if (rkey == nullptr || rkey_size != sizeof k)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
@@ -124,9 +123,8 @@ Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr,
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: iget: not an efa remote key");
   if (remote < k.base || size > k.size || remote - k.base > k.size - size)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "efa: iget of %zu B at 0x%llx outside the registration [0x%llx, +%llu)",
-                size, (unsigned long long)remote, (unsigned long long)k.base,
-                (unsigned long long)k.size);
+                "efa: iget of %zu B at 0x%llx outside the registration [0x%llx, +%llu)", size,
+                (unsigned long long)remote, (unsigned long long)k.base, (unsigned long long)k.size);
   if (local == nullptr && size != 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: iget: local is NULL");
   // Without FI_MR_VIRT_ADDR a remote address is an offset in the region
@@ -149,8 +147,8 @@ Status local_descriptor(Context *ctx, Request *r, Registration *mr) {
   int rc = register_region(ctx, reinterpret_cast<uintptr_t>(r->buf), r->size, &r->own_mr);
   if (rc != 0)
     return fail(ctx, status_of_fi_error(-rc),
-                "efa: registering a %zu-byte buffer at %p with provider %s failed: %s",
-                r->size, r->buf, ctx->prov.name.c_str(), fi_strerror(-rc));
+                "efa: registering a %zu-byte buffer at %p with provider %s failed: %s", r->size,
+                r->buf, ctx->prov.name.c_str(), fi_strerror(-rc));
   r->desc = fi_mr_desc(r->own_mr);
   return SMD_TRANSPORT_OK;
 }

@@ -16,8 +16,8 @@ namespace smd_efa {
 
 namespace {
 
-Request *new_request(Context *ctx, Endpoint *ep, ReqKind kind, void *buf,
-                     size_t size, uint64_t tag) {
+Request *new_request(Context *ctx, Endpoint *ep, ReqKind kind, void *buf, size_t size,
+                     uint64_t tag) {
   Request *r = ctx->pool.alloc();
   r->kind = kind;
   r->ep = ep;
@@ -64,15 +64,11 @@ ssize_t attempt(Context *ctx, Request *r) {
         break;
       }
       rc = fi_trecv(ctx->ep, r->buf, r->size, r->desc,
-                    ctx->prov.directed_recv ? ep->addr : FI_ADDR_UNSPEC, r->tag,
-                    0, &r->fi);
+                    ctx->prov.directed_recv ? ep->addr : FI_ADDR_UNSPEC, r->tag, 0, &r->fi);
       break;
-    case ReqKind::kStream:
-      rc = frame_part_recv(ctx, r);
-      break;
+    case ReqKind::kStream: rc = frame_part_recv(ctx, r); break;
     case ReqKind::kGet:
-      rc = fi_read(ctx->ep, r->buf, r->size, r->desc, ep->addr, r->remote,
-                   r->key, &r->fi);
+      rc = fi_read(ctx->ep, r->buf, r->size, r->desc, ep->addr, r->remote, r->key, &r->fi);
       break;
   }
   if (rc == 0) mark_posted(ctx, r);
@@ -126,8 +122,8 @@ Status usable(Context *ctx, Endpoint *ep, ReqKind kind, size_t size, uint64_t ta
 
 }  // namespace
 
-Status start_send(Context *ctx, Endpoint *ep, const void *buf, size_t size,
-                  Registration *mr, uint64_t tag, void **request) {
+Status start_send(Context *ctx, Endpoint *ep, const void *buf, size_t size, Registration *mr,
+                  uint64_t tag, void **request) {
   if (Status s = usable(ctx, ep, ReqKind::kSend, size, tag)) return s;
   // Without directed receives the receiver matches our rank in the tag.
   uint64_t wire = tag | (ctx->prov.rank_shift ? uint64_t(ctx->rank) << ctx->prov.rank_shift : 0);
@@ -140,8 +136,8 @@ Status start_send(Context *ctx, Endpoint *ep, const void *buf, size_t size,
   return submit(ctx, r, request);
 }
 
-Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  Registration *mr, uint64_t tag, void **request) {
+Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size, Registration *mr,
+                  uint64_t tag, void **request) {
   if (Status s = usable(ctx, ep, ReqKind::kRecv, size, tag)) return s;
   uint64_t wire = tag | (ctx->prov.rank_shift ? uint64_t(ep->peer) << ctx->prov.rank_shift : 0);
   Request *r = new_request(ctx, ep, ReqKind::kRecv, buf, size, wire);
@@ -157,8 +153,8 @@ Status start_recv(Context *ctx, Endpoint *ep, void *buf, size_t size,
   return submit(ctx, r, request);
 }
 
-Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr,
-                 uint64_t remote, uint64_t key, size_t size, void **request) {
+Status start_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr, uint64_t remote,
+                 uint64_t key, size_t size, void **request) {
   if (Status s = usable(ctx, ep, ReqKind::kGet, size, 0)) return s;
   Request *r = new_request(ctx, ep, ReqKind::kGet, local, size, 0);
   if (ctx->prov.framed && ep->cma) {
@@ -210,8 +206,8 @@ void flush_queues(Context *ctx, Endpoint *ep) {
       q->pop_front();
       if (rc == 0) continue;
       char text[300];
-      snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s", op_text(r->kind),
-               ep->peer, r->size, fi_strerror(int(-rc)));
+      snprintf(text, sizeof text, "efa: %s rank %d (%zu B) failed: %s", op_text(r->kind), ep->peer,
+               r->size, fi_strerror(int(-rc)));
       if (r->kind == ReqKind::kStream) {  // the endpoint receives one frame fewer at a time
         log_line(ctx, SMD_TRANSPORT_LOG_WARN, "%s", text);
         auto &stream = ep->frames->stream;

@@ -152,8 +152,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
   InfoList all;
   int rc = query(FI_TAGGED, kMrModes, Wanted{}, &all);
   if (rc != 0 && rc != -FI_ENODATA)
-    return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "efa: fi_getinfo failed: %s",
-                fi_strerror(-rc));
+    return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "efa: fi_getinfo failed: %s", fi_strerror(-rc));
   const bool automatic = cfg.provider.empty() || cfg.provider == "auto";
   std::vector<Candidate> list = candidates(all.head, cfg, ctx->node_count, automatic);
   InfoList chosen;
@@ -188,8 +187,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
              prov.c_str(), ctx->node_count);
 
   struct fi_info *info = fi_dupinfo(chosen.head);
-  if (info == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY, "efa: fi_dupinfo failed");
+  if (info == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_NO_MEMORY, "efa: fi_dupinfo failed");
   info->next = nullptr;  // fi_dupinfo copies one entry
 
   Provider &p = ctx->prov;
@@ -224,8 +222,7 @@ Status select_provider(Context *ctx, struct fi_info **out) {
   if (bits < need) {
     fi_freeinfo(info);
     return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                "efa: provider %s matches %u tag bits; %u are needed%s",
-                prov.c_str(), bits, need,
+                "efa: provider %s matches %u tag bits; %u are needed%s", prov.c_str(), bits, need,
                 p.directed_recv ? "" : " (the sender's rank rides in the tag)");
   }
 
@@ -238,10 +235,8 @@ Status select_provider(Context *ctx, struct fi_info **out) {
            "efa: provider %s, domain %s (%s; offered: %s); %s receives, %s, "
            "inject <= %zu B, %s%s",
            prov.c_str(), domain.c_str(), why, provider_list(all.head).c_str(),
-           p.directed_recv ? "directed" : "rank-in-tag",
-           p.rma ? "RMA reads" : "no RMA",
-           p.inject_size,
-           p.mr_local ? "local buffers registered" : "no local registration",
+           p.directed_recv ? "directed" : "rank-in-tag", p.rma ? "RMA reads" : "no RMA",
+           p.inject_size, p.mr_local ? "local buffers registered" : "no local registration",
            p.framed ? "; tags matched by the plugin (framed messages)" : "");
   *out = info;
   return SMD_TRANSPORT_OK;

@@ -54,8 +54,7 @@ Status status_of_cma_error(int err) {
 
 }  // namespace
 
-void cma_probe(Context *ctx, Endpoint *ep, int32_t pid, uint64_t nonce_addr,
-               uint64_t nonce) {
+void cma_probe(Context *ctx, Endpoint *ep, int32_t pid, uint64_t nonce_addr, uint64_t nonce) {
   ep->cma = false;
   if (!ctx->prov.framed || pid <= 0 || nonce_addr == 0) return;
   uint64_t seen = 0;
@@ -114,8 +113,8 @@ bool acks_flush(Context *ctx, Endpoint *ep) {
   if (!ep->frames) return true;
   std::deque<FrameHeader> &q = ep->frames->acks_out;
   while (!q.empty()) {
-    ssize_t rc = fi_tinject(ctx->ep, &q.front(), sizeof(FrameHeader), ep->addr,
-                            stream_tag(ctx, ctx->rank));
+    ssize_t rc =
+        fi_tinject(ctx->ep, &q.front(), sizeof(FrameHeader), ep->addr, stream_tag(ctx, ctx->rank));
     if (rc == -FI_EAGAIN) return false;
     if (rc != 0)
       log_line(ctx, SMD_TRANSPORT_LOG_WARN,

@@ -47,24 +47,24 @@ struct Request {
   Endpoint *ep = nullptr;
   void *buf = nullptr;
   size_t size = 0;
-  uint64_t tag = 0;        // the tag on the wire
-  void *desc = nullptr;    // local memory descriptor, or nullptr
+  uint64_t tag = 0;                 // the tag on the wire
+  void *desc = nullptr;             // local memory descriptor, or nullptr
   struct fid_mr *own_mr = nullptr;  // registered for this request alone
-  uint64_t remote = 0;     // iget: address as the provider wants it
-  uint64_t key = 0;        // iget: remote key
-  size_t bytes = 0;        // bytes transferred, once done
+  uint64_t remote = 0;              // iget: address as the provider wants it
+  uint64_t key = 0;                 // iget: remote key
+  size_t bytes = 0;                 // bytes transferred, once done
   // Being stopped (cancel, disconnect, peer death): the status its
   // FI_ECANCELED completion is reported with. OK when not stopping.
   smd_transport_status_t stopping = SMD_TRANSPORT_OK;
   // Framed messages (framing.cc): which part is out (0: the first), and
   // the buffers the provider may write.
   uint8_t stage = 0;
-  char *bounce = nullptr;   // a stream receive's frame buffer
-  char *scratch = nullptr;  // the tail of a message too large to fit
-  size_t msg_size = 0;      // announced by the header
-  uint64_t cookie = 0;      // names an announced or pulled message
+  char *bounce = nullptr;                    // a stream receive's frame buffer
+  char *scratch = nullptr;                   // the tail of a message too large to fit
+  size_t msg_size = 0;                       // announced by the header
+  uint64_t cookie = 0;                       // names an announced or pulled message
   Request *prev = nullptr, *next = nullptr;  // ep->pending
-  std::string error;       // set_error text of a failed completion
+  std::string error;                         // set_error text of a failed completion
 };
 
 // "send to", "receive from", "read from": for error messages.

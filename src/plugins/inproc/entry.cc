@@ -244,8 +244,9 @@ Status inproc_check_peer(void *c, void *e) {
 // Never chosen by SMD_TRANSPORT=auto: other processes are out of reach.
 int32_t inproc_probe(const smd_transport_host_t *, char *why, size_t why_size) {
   if (why && why_size)
-    snprintf(why, why_size, "reaches only ranks that are threads of one process "
-                            "(SMD_TRANSPORT=inproc)");
+    snprintf(why, why_size,
+             "reaches only ranks that are threads of one process "
+             "(SMD_TRANSPORT=inproc)");
   return -1;
 }
 
@@ -288,7 +289,7 @@ const smd_transport_v1_t kTable = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *
-smd_transport_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *smd_transport_plugin_v1(
+    void) {
   return &kTable;
 }

@@ -15,8 +15,8 @@ void Mailbox::fill(Request *r, const void *data, size_t size, uint64_t trace_id)
   r->done = true;
 }
 
-smd_transport_status_t Mailbox::deliver(int32_t source, uint64_t tag, const void *data,
-                                        size_t size, uint64_t trace_id) {
+smd_transport_status_t Mailbox::deliver(int32_t source, uint64_t tag, const void *data, size_t size,
+                                        uint64_t trace_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return SMD_TRANSPORT_ERR_PEER;
   Key k{source, tag};

@@ -37,7 +37,7 @@ struct Request {
   int32_t source = -1;
   uint64_t tag = 0;
   std::shared_ptr<Mailbox> sender;  // to notice that the sender is gone
-  uint64_t trace_id = 0;  // the message's (trace.h); 0 when not tracing
+  uint64_t trace_id = 0;            // the message's (trace.h); 0 when not tracing
 };
 
 class Mailbox {

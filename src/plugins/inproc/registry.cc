@@ -56,8 +56,8 @@ std::shared_ptr<Mailbox> find_mailbox(uint64_t id) {
 }
 
 bool from_this_process(const Address &a) {
-  return std::memcmp(a.magic, kAddressMagic, sizeof a.magic) == 0 &&
-         a.pid == uint32_t(getpid()) && a.nonce == registry().nonce;
+  return std::memcmp(a.magic, kAddressMagic, sizeof a.magic) == 0 && a.pid == uint32_t(getpid()) &&
+         a.nonce == registry().nonce;
 }
 
 }  // namespace smd_inproc

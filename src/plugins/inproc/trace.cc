@@ -74,8 +74,8 @@ bool trace_flush(std::string *path) {
   for (size_t i = 0; ok && i < t.events.size(); ++i) {
     const Event &e = t.events[i];
     int n = e.dst < 0 ? std::fprintf(f, "%" PRId64 " %d R %" PRIu64 "\n", e.ns, e.rank, e.id)
-                      : std::fprintf(f, "%" PRId64 " %d S %" PRIu64 " %d %zu\n", e.ns, e.rank,
-                                     e.id, e.dst, e.bytes);
+                      : std::fprintf(f, "%" PRId64 " %d S %" PRIu64 " %d %zu\n", e.ns, e.rank, e.id,
+                                     e.dst, e.bytes);
     ok = n > 0;
   }
   if (f != nullptr && std::fclose(f) != 0) ok = false;

@@ -7,12 +7,10 @@
 
 namespace smd_shm {
 
-bool check_address(const void *data, size_t size, const NodeIdentity &self,
-                   int32_t local_size, AddressBlob *out, char *why,
-                   size_t why_cap) {
+bool check_address(const void *data, size_t size, const NodeIdentity &self, int32_t local_size,
+                   AddressBlob *out, char *why, size_t why_cap) {
   if (data == nullptr || size != sizeof(AddressBlob)) {
-    snprintf(why, why_cap,
-             "address blob has %zu bytes, expected %zu (not an shm address?)",
+    snprintf(why, why_cap, "address blob has %zu bytes, expected %zu (not an shm address?)",
              data == nullptr ? size_t(0) : size, sizeof(AddressBlob));
     return false;
   }
@@ -22,13 +20,11 @@ bool check_address(const void *data, size_t size, const NodeIdentity &self,
     snprintf(why, why_cap, "address blob is not an shm address (bad magic)");
     return false;
   }
-  if (a.version != kAddressVersion || a.cell_size != kCellSize ||
-      a.ring_cells != kRingCells) {
+  if (a.version != kAddressVersion || a.cell_size != kCellSize || a.ring_cells != kRingCells) {
     snprintf(why, why_cap,
              "address blob version %u (cells %u x %u B) does not match this "
              "plugin's version %u (cells %u x %u B): mixed plugin builds",
-             a.version, a.ring_cells, a.cell_size, kAddressVersion,
-             kRingCells, kCellSize);
+             a.version, a.ring_cells, a.cell_size, kAddressVersion, kRingCells, kCellSize);
     return false;
   }
   if (memcmp(a.node.boot_id, self.boot_id, sizeof self.boot_id) != 0) {
@@ -45,13 +41,11 @@ bool check_address(const void *data, size_t size, const NodeIdentity &self,
     snprintf(why, why_cap,
              "peer runs in another PID namespace (%llu, this process %llu); "
              "the shm transport needs one namespace to reach its memory",
-             (unsigned long long)a.node.pid_ns,
-             (unsigned long long)self.pid_ns);
+             (unsigned long long)a.node.pid_ns, (unsigned long long)self.pid_ns);
     return false;
   }
-  if (a.local_size != local_size || a.local_rank < 0 ||
-      a.local_rank >= local_size || a.pid <= 0 || a.region_fd < 0 ||
-      a.region_bytes != region_bytes(uint32_t(local_size))) {
+  if (a.local_size != local_size || a.local_rank < 0 || a.local_rank >= local_size || a.pid <= 0 ||
+      a.region_fd < 0 || a.region_bytes != region_bytes(uint32_t(local_size))) {
     snprintf(why, why_cap,
              "address blob is inconsistent: local rank %d of %d (this "
              "process has local size %d), pid %d, fd %d",

@@ -31,8 +31,7 @@ struct AddressBlob {
 
 // Check a peer's blob against this process's node and geometry. On
 // failure returns false and writes a message naming what is wrong.
-bool check_address(const void *data, size_t size, const NodeIdentity &self,
-                   int32_t local_size, AddressBlob *out, char *why,
-                   size_t why_cap);
+bool check_address(const void *data, size_t size, const NodeIdentity &self, int32_t local_size,
+                   AddressBlob *out, char *why, size_t why_cap);
 
 }  // namespace smd_shm

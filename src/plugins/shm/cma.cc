@@ -31,8 +31,7 @@ long cma_read(pid_t pid, void *local, uint64_t remote, size_t size) {
 bool cma_probe() {
   volatile uint64_t source = 0x5eed;
   uint64_t copy = 0;
-  long n = cma_read(getpid(), &copy, reinterpret_cast<uintptr_t>(&source),
-                    sizeof copy);
+  long n = cma_read(getpid(), &copy, reinterpret_cast<uintptr_t>(&source), sizeof copy);
   if (n < 0) {
     errno = int(-n);
     return false;

@@ -6,8 +6,8 @@
 
 namespace smd_shm {
 
-Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, void *buf,
-                       size_t size, uint64_t tag) {
+Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, void *buf, size_t size,
+                       uint64_t tag) {
   Request *r = ctx->pool.alloc();
   r->kind = kind;
   r->ep = ep;
@@ -20,8 +20,7 @@ Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, void *buf,
   return r;
 }
 
-void request_complete(Context *ctx, Request *r, Status status,
-                      uint64_t bytes) {
+void request_complete(Context *ctx, Request *r, Status status, uint64_t bytes) {
   if (r->ep != nullptr) r->ep->pending.remove(r);
   r->ep = nullptr;
   r->phase = Phase::kDone;
@@ -34,8 +33,7 @@ void request_complete(Context *ctx, Request *r, Status status,
 void request_unlink(Context *ctx, Request *r) {
   Endpoint *ep = r->ep;
   switch (r->phase) {
-    case Phase::kDone:
-      break;
+    case Phase::kDone: break;
     case Phase::kSendQueued:
       for (OutItem &item : ep->queue)
         if (item.req == r) item.req = nullptr;
@@ -52,9 +50,7 @@ void request_unlink(Context *ctx, Request *r) {
           break;
         }
       break;
-    case Phase::kRecvPosted:
-      ep->posted.remove(r);
-      break;
+    case Phase::kRecvPosted: ep->posted.remove(r); break;
     case Phase::kRecvCopy: {
       auto it = std::find(ctx->copies.begin(), ctx->copies.end(), r);
       if (it != ctx->copies.end()) ctx->copies.erase(it);
@@ -62,8 +58,7 @@ void request_unlink(Context *ctx, Request *r) {
       send_control(ctx, ep, kAck, r->peer_id, SMD_TRANSPORT_ERR_CANCELED, 0);
       break;
     }
-    case Phase::kRecvStream:
-      break;  // later kData cells find no request and are dropped
+    case Phase::kRecvStream: break;  // later kData cells find no request and are dropped
   }
 }
 

@@ -16,8 +16,7 @@ namespace smd_shm {
 static Status map_peer(Context *ctx, Endpoint *ep, const AddressBlob &a) {
   char name[64];
   shared_name(name, sizeof name, "shm", a.region_id);
-  FileError e = open_shared(a.pid, a.region_fd, name, a.region_bytes,
-                            &ep->peer_region, nullptr);
+  FileError e = open_shared(a.pid, a.region_fd, name, a.region_bytes, &ep->peer_region, nullptr);
   if (e) {
     if (e.err == EACCES || e.err == EPERM)
       return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
@@ -30,15 +29,14 @@ static Status map_peer(Context *ctx, Endpoint *ep, const AddressBlob &a) {
                   "/proc/%d/fd/%d (%s): has it exited?",
                   ep->peer, a.pid, a.pid, a.region_fd, e.step);
     return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
-                "shm: cannot map rank %d's region /proc/%d/fd/%d (%s: %s)",
-                ep->peer, a.pid, a.region_fd, e.step, strerror(e.err));
+                "shm: cannot map rank %d's region /proc/%d/fd/%d (%s: %s)", ep->peer, a.pid,
+                a.region_fd, e.step, strerror(e.err));
   }
   auto *h = static_cast<RegionHeader *>(ep->peer_region.base());
-  if (load_acquire(h->magic) != kRegionMagic || h->region_id != a.region_id ||
-      h->pid != a.pid || h->local_size != uint32_t(ctx->local_size))
+  if (load_acquire(h->magic) != kRegionMagic || h->region_id != a.region_id || h->pid != a.pid ||
+      h->local_size != uint32_t(ctx->local_size))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: region of rank %d (pid %d) has an unexpected header",
-                ep->peer, a.pid);
+                "shm: region of rank %d (pid %d) has an unexpected header", ep->peer, a.pid);
   ep->peer_hdr = h;
   ep->out = region_ring(ep->peer_region.base(), uint32_t(ctx->local_rank));
   return SMD_TRANSPORT_OK;
@@ -48,34 +46,27 @@ static Status open_pidfd(Context *ctx, Endpoint *ep) {
   ep->pidfd = int(syscall(SYS_pidfd_open, ep->pid, 0));  // always CLOEXEC
   if (ep->pidfd >= 0) return SMD_TRANSPORT_OK;
   if (errno == ESRCH)
-    return fail(ctx, SMD_TRANSPORT_ERR_PEER,
-                "shm: rank %d (pid %d) is not running", ep->peer, ep->pid);
+    return fail(ctx, SMD_TRANSPORT_ERR_PEER, "shm: rank %d (pid %d) is not running", ep->peer,
+                ep->pid);
   if (errno == ENOSYS) {  // before Linux 5.3: liveness falls back to kill(0)
     log_line(ctx, SMD_TRANSPORT_LOG_INFO,
-             "shm: pidfd_open unavailable; watching pid %d with kill(0)",
-             ep->pid);
+             "shm: pidfd_open unavailable; watching pid %d with kill(0)", ep->pid);
     return SMD_TRANSPORT_OK;
   }
-  return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
-              "shm: pidfd_open(%d) for rank %d failed: %s", ep->pid, ep->peer,
-              strerror(errno));
+  return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "shm: pidfd_open(%d) for rank %d failed: %s", ep->pid,
+              ep->peer, strerror(errno));
 }
 
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out) {
-  if (out == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: connect: endpoint is NULL");
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
+  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: connect: endpoint is NULL");
   *out = nullptr;
   if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: connect: rank %d outside the world of %d", peer,
-                ctx->world_size);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: connect: rank %d outside the world of %d",
+                peer, ctx->world_size);
   AddressBlob a;
   char why[400];
-  if (!check_address(address, size, ctx->node, ctx->local_size, &a, why,
-                     sizeof why))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: cannot connect to rank %d: %s", peer, why);
+  if (!check_address(address, size, ctx->node, ctx->local_size, &a, why, sizeof why))
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: cannot connect to rank %d: %s", peer, why);
   bool self = a.pid == int32_t(ctx->pid) && a.region_id == ctx->region_id;
   if (self != (peer == ctx->rank))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
@@ -91,8 +82,8 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
                 peer, a.local_rank);
   if (ctx->by_local[size_t(a.local_rank)] != nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: connect: already connected to local rank %d (rank %d)",
-                a.local_rank, ctx->by_local[size_t(a.local_rank)]->peer);
+                "shm: connect: already connected to local rank %d (rank %d)", a.local_rank,
+                ctx->by_local[size_t(a.local_rank)]->peer);
 
   auto ep = std::make_unique<Endpoint>();
   ep->magic = kEndpointMagic;

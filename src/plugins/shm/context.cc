@@ -27,17 +27,14 @@ static Status read_params(Context *ctx) {
     unsigned long long n = strtoull(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || n > kMaxEagerLimit)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "SMD_SHM_EAGER_LIMIT=%s is not a byte count of at most %zu",
-                  v, kMaxEagerLimit);
+                  "SMD_SHM_EAGER_LIMIT=%s is not a byte count of at most %zu", v, kMaxEagerLimit);
     ctx->eager_limit = size_t(n);
   }
   ctx->cma = true;
   if (const char *v = param(ctx, "SMD_SHM_CMA")) {
-    if (strcmp(v, "0") == 0)
-      ctx->cma = false;
+    if (strcmp(v, "0") == 0) ctx->cma = false;
     else if (strcmp(v, "1") != 0)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "SMD_SHM_CMA=%s: expected 0 or 1", v);
+      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "SMD_SHM_CMA=%s: expected 0 or 1", v);
   }
   if (ctx->cma && !cma_probe()) {
     log_line(ctx, SMD_TRANSPORT_LOG_INFO,
@@ -58,8 +55,7 @@ static Status check_placement(const smd_transport_host_t *host) {
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
                      "shm: inconsistent placement: rank %d of %d, local "
                      "rank %d of %d",
-                     host->rank, host->world_size, host->local_rank,
-                     host->local_size);
+                     host->rank, host->world_size, host->local_rank, host->local_size);
   return SMD_TRANSPORT_OK;
 }
 
@@ -69,11 +65,10 @@ static Status create_region(Context *ctx) {
   shared_name(name, sizeof name, "shm", ctx->region_id);
   size_t bytes = region_bytes(uint32_t(ctx->local_size));
   if (FileError e = create_shared(name, bytes, &ctx->region))
-    return fail(ctx,
-                e.err == ENOMEM || e.err == ENOSPC ? SMD_TRANSPORT_ERR_NO_MEMORY
-                                                   : SMD_TRANSPORT_ERR_SYSTEM,
-                "shm: cannot create the %zu-byte shared region (%s: %s)",
-                bytes, e.step, strerror(e.err));
+    return fail(
+        ctx,
+        e.err == ENOMEM || e.err == ENOSPC ? SMD_TRANSPORT_ERR_NO_MEMORY : SMD_TRANSPORT_ERR_SYSTEM,
+        "shm: cannot create the %zu-byte shared region (%s: %s)", bytes, e.step, strerror(e.err));
   auto *h = static_cast<RegionHeader *>(ctx->region.base());
   h->region_id = ctx->region_id;
   h->version = kLayoutVersion;
@@ -87,8 +82,7 @@ static Status create_region(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "shm: init: ctx is NULL");
+  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "shm: init: ctx is NULL");
   *out = nullptr;
   if (Status s = check_placement(host)) return s;
   auto *ctx = new Context;
@@ -101,8 +95,7 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   ctx->by_local.assign(size_t(ctx->local_size), nullptr);
   Status s = read_params(ctx);
   if (s == SMD_TRANSPORT_OK && !read_node_identity(&ctx->node))
-    s = fail(ctx, SMD_TRANSPORT_ERR_SYSTEM,
-             "shm: cannot read /proc/sys/kernel/random/boot_id: %s",
+    s = fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "shm: cannot read /proc/sys/kernel/random/boot_id: %s",
              strerror(errno));
   if (s == SMD_TRANSPORT_OK) s = create_region(ctx);
   if (s != SMD_TRANSPORT_OK) {
@@ -112,8 +105,8 @@ Status context_init(const smd_transport_host_t *host, void **out) {
   log_line(ctx, SMD_TRANSPORT_LOG_INFO,
            "shm: region %zu bytes (%d rings of %u x %u B), eager <= %zu B, "
            "large messages by %s",
-           ctx->region.size(), ctx->local_size, kRingCells, kCellSize,
-           ctx->eager_limit, ctx->cma ? "CMA" : "ring fragments");
+           ctx->region.size(), ctx->local_size, kRingCells, kCellSize, ctx->eager_limit,
+           ctx->cma ? "CMA" : "ring fragments");
   *out = ctx;
   return SMD_TRANSPORT_OK;
 }
@@ -137,9 +130,8 @@ Status context_address(Context *ctx, void *buf, size_t *size) {
   if (buf == nullptr || *size < sizeof(AddressBlob)) {
     size_t had = *size;
     *size = sizeof(AddressBlob);
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: address buffer of %zu bytes, need %zu", buf ? had : 0,
-                sizeof(AddressBlob));
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: address buffer of %zu bytes, need %zu",
+                buf ? had : 0, sizeof(AddressBlob));
   }
   AddressBlob a;
   memset(&a, 0, sizeof a);

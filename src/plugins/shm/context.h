@@ -41,16 +41,16 @@ struct Unexpected {
 // Something waiting, in order, for room in the peer's ring.
 struct OutItem {
   enum Kind : uint8_t { kEagerSend, kRtsSend, kControl } kind;
-  Request *req;      // kEagerSend, kRtsSend; nullptr once cancelled
-  CellHeader cell;   // kControl
+  Request *req;     // kEagerSend, kRtsSend; nullptr once cancelled
+  CellHeader cell;  // kControl
 };
 
 // A run of kData cells to the peer: a send after CTS, or the answer to a
 // peer's iget, when CMA cannot be used.
 struct Stream {
-  Request *req;       // the send it completes; nullptr for an iget answer
+  Request *req;  // the send it completes; nullptr for an iget answer
   const char *src;
-  uint64_t recv_id;   // the peer's receiving request
+  uint64_t recv_id;  // the peer's receiving request
   uint64_t offset;
   uint64_t total;
 };
@@ -61,21 +61,21 @@ struct Endpoint {
   int32_t peer;        // world rank
   int32_t peer_local;  // local rank: index of our ring in its region
   pid_t pid;
-  int pidfd = -1;      // -1 for the self endpoint
+  int pidfd = -1;  // -1 for the self endpoint
   bool self = false;
   bool dead = false;
-  bool cma = true;        // CMA works towards this peer
+  bool cma = true;  // CMA works towards this peer
   bool in_senders = false;
-  std::string death;      // why the peer is considered gone
+  std::string death;  // why the peer is considered gone
 
-  SharedMapping peer_region;           // unused for self
-  RegionHeader *peer_hdr = nullptr;    // to wake the peer
-  Ring *out = nullptr;                 // our ring in the peer's region
-  Ring *in = nullptr;                  // the peer's ring in our region
-  uint64_t out_head = 0;               // producer: next cell to publish
-  uint64_t out_published = 0;          // producer: head the peer can see
-  uint64_t out_tail = 0;               // producer: last tail read
-  uint64_t in_tail = 0;                // consumer: next cell to read
+  SharedMapping peer_region;         // unused for self
+  RegionHeader *peer_hdr = nullptr;  // to wake the peer
+  Ring *out = nullptr;               // our ring in the peer's region
+  Ring *in = nullptr;                // the peer's ring in our region
+  uint64_t out_head = 0;             // producer: next cell to publish
+  uint64_t out_published = 0;        // producer: head the peer can see
+  uint64_t out_tail = 0;             // producer: last tail read
+  uint64_t in_tail = 0;              // consumer: next cell to read
 
   std::deque<OutItem> queue;
   std::deque<Stream> streams;
@@ -139,24 +139,22 @@ using smd_plugin::param;
 Status context_init(const smd_transport_host_t *host, void **out);
 Status context_finalize(Context *ctx);
 Status context_address(Context *ctx, void *buf, size_t *size);
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out);
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out);
 Status endpoint_disconnect(Context *ctx, Endpoint *ep);
 void endpoint_destroy(Context *ctx, Endpoint *ep);
 
 // ---- requests (completion.cc)
-Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, void *buf,
-                       size_t size, uint64_t tag);
-void request_complete(Context *ctx, Request *r, Status status,
-                      uint64_t bytes);
+Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, void *buf, size_t size,
+                       uint64_t tag);
+void request_complete(Context *ctx, Request *r, Status status, uint64_t bytes);
 // Unlink an unfinished request from wherever its phase keeps it.
 void request_unlink(Context *ctx, Request *r);
 
 // ---- sending (send.cc)
-Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size,
-                  uint64_t tag, void **request);
-void send_control(Context *ctx, Endpoint *ep, uint32_t kind, uint64_t id,
-                  uint64_t size, uint64_t tag);
+Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size, uint64_t tag,
+                  void **request);
+void send_control(Context *ctx, Endpoint *ep, uint32_t kind, uint64_t id, uint64_t size,
+                  uint64_t tag);
 void send_stream(Context *ctx, Endpoint *ep, const Stream &s);
 void send_flush(Context *ctx, Endpoint *ep);
 bool send_idle(Endpoint *ep);
@@ -164,19 +162,16 @@ bool send_idle(Endpoint *ep);
 bool send_can_advance(Endpoint *ep);
 
 // ---- receiving (receive.cc)
-Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  uint64_t tag, void **request);
+Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size, uint64_t tag, void **request);
 // Consume every published cell of ep's inbound ring; true if any.
 bool recv_drain(Context *ctx, Endpoint *ep);
 bool recv_ring_nonempty(Endpoint *ep);
 // Complete a receive of a msg_size-byte message, `copied` bytes delivered
 // (ERR_TRUNCATED when the message was larger than the buffer).
-void recv_finish(Context *ctx, Request *r, uint64_t msg_size,
-                 uint64_t copied);
+void recv_finish(Context *ctx, Request *r, uint64_t msg_size, uint64_t copied);
 
 // ---- rendezvous (rendezvous.cc)
-void rendezvous_match(Context *ctx, Request *r, uint64_t send_id,
-                      uint64_t addr, uint64_t msg_size);
+void rendezvous_match(Context *ctx, Request *r, uint64_t send_id, uint64_t addr, uint64_t msg_size);
 void rendezvous_copy_step(Context *ctx);
 void rendezvous_on_ack(Context *ctx, Endpoint *ep, const CellHeader &h);
 void rendezvous_on_cts(Context *ctx, Endpoint *ep, const CellHeader &h);
@@ -204,14 +199,12 @@ void progress(Context *ctx);
 Status rma_register(Context *ctx, void *ptr, size_t size, void **mr);
 Status rma_deregister(Context *ctx, void *mr);
 Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size);
-Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
-               const void *rkey, size_t rkey_size, size_t size,
-               void **request);
-Status segment_create(Context *ctx, size_t size, void **ptr, void **segment,
-                      void *handle, size_t *handle_size);
-Status segment_attach(Context *ctx, Endpoint *ep, const void *handle,
-                      size_t handle_size, void **ptr, size_t *size,
-                      void **segment);
+Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
+               size_t rkey_size, size_t size, void **request);
+Status segment_create(Context *ctx, size_t size, void **ptr, void **segment, void *handle,
+                      size_t *handle_size);
+Status segment_attach(Context *ctx, Endpoint *ep, const void *handle, size_t handle_size,
+                      void **ptr, size_t *size, void **segment);
 Status segment_release(Context *ctx, Segment *segment);
 
 // ---- cross-memory attach (cma.cc)
@@ -219,6 +212,5 @@ Status segment_release(Context *ctx, Segment *segment);
 // read, or -errno.
 long cma_read(pid_t pid, void *local, uint64_t remote, size_t size);
 bool cma_probe();
-
 
 }  // namespace smd_shm

@@ -55,8 +55,7 @@ static void sleep_once(Context *ctx, int64_t slice_us) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t seen = std::atomic_ref<uint32_t>(h->doorbell).load();
   if (!has_work(ctx)) {
-    struct timespec ts = {time_t(slice_us / 1'000'000),
-                          long(slice_us % 1'000'000) * 1000};
+    struct timespec ts = {time_t(slice_us / 1'000'000), long(slice_us % 1'000'000) * 1000};
     syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, seen, &ts, nullptr, 0);
   }
   store_relaxed(h->sleeping, 0u);
@@ -65,8 +64,7 @@ static void sleep_once(Context *ctx, int64_t slice_us) {
 Status wait_for_work(Context *ctx, int64_t timeout_us) {
   uint64_t events = ctx->events;
   progress(ctx);
-  if (ctx->events != events || timeout_us <= 0 || has_work(ctx))
-    return SMD_TRANSPORT_OK;
+  if (ctx->events != events || timeout_us <= 0 || has_work(ctx)) return SMD_TRANSPORT_OK;
   int64_t start = now_us();
   int64_t deadline = start + timeout_us;
   int64_t yield_until = start + (timeout_us < kYieldPhaseUs ? timeout_us : kYieldPhaseUs);

@@ -30,9 +30,7 @@ Status with_endpoint(void *c, void *e, const char *what, F body) {
 
 Request *as_request(Context *ctx, void *p) {
   auto *r = static_cast<Request *>(p);
-  return r != nullptr && r->magic == kRequestLive && ctx->pool.find(r->id()) == r
-             ? r
-             : nullptr;
+  return r != nullptr && r->magic == kRequestLive && ctx->pool.find(r->id()) == r ? r : nullptr;
 }
 
 Status shm_init(const smd_transport_host_t *host, void **ctx) {
@@ -51,27 +49,22 @@ Status shm_get_address(void *c, void *buf, size_t *size) {
   return context_address(ctx, buf, size);
 }
 
-Status shm_connect(void *c, int32_t peer, const void *address, size_t size,
-                   void **endpoint) {
+Status shm_connect(void *c, int32_t peer, const void *address, size_t size, void **endpoint) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, "connect", [&] {
-    return endpoint_connect(ctx, peer, address, size, endpoint);
-  });
+  return guarded(ctx, "connect",
+                 [&] { return endpoint_connect(ctx, peer, address, size, endpoint); });
 }
 
 Status shm_disconnect(void *c, void *e) {
-  return with_endpoint(c, e, "disconnect", [](Context *ctx, Endpoint *ep) {
-    return endpoint_disconnect(ctx, ep);
-  });
+  return with_endpoint(c, e, "disconnect",
+                       [](Context *ctx, Endpoint *ep) { return endpoint_disconnect(ctx, ep); });
 }
 
-Status shm_mem_register(void *c, void *ptr, size_t size, uint32_t,
-                        void **mr) {
+Status shm_mem_register(void *c, void *ptr, size_t size, uint32_t, void **mr) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, "mem_register",
-                 [&] { return rma_register(ctx, ptr, size, mr); });
+  return guarded(ctx, "mem_register", [&] { return rma_register(ctx, ptr, size, mr); });
 }
 
 Status shm_mem_deregister(void *c, void *mr) {
@@ -80,8 +73,8 @@ Status shm_mem_deregister(void *c, void *mr) {
   return guarded(ctx, "mem_deregister", [&] { return rma_deregister(ctx, mr); });
 }
 
-Status shm_isend(void *c, void *e, const void *buf, size_t size, void *,
-                 uint64_t tag, void **request) {
+Status shm_isend(void *c, void *e, const void *buf, size_t size, void *, uint64_t tag,
+                 void **request) {
   return with_endpoint(c, e, "isend", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr || (buf == nullptr && size != 0))
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: isend: %s is NULL",
@@ -90,8 +83,7 @@ Status shm_isend(void *c, void *e, const void *buf, size_t size, void *,
   });
 }
 
-Status shm_irecv(void *c, void *e, void *buf, size_t size, void *,
-                 uint64_t tag, void **request) {
+Status shm_irecv(void *c, void *e, void *buf, size_t size, void *, uint64_t tag, void **request) {
   return with_endpoint(c, e, "irecv", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr || (buf == nullptr && size != 0))
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: irecv: %s is NULL",
@@ -166,9 +158,8 @@ Status shm_mem_pack(void *c, void *mr, void *buf, size_t *size) {
   return guarded(ctx, "mem_pack", [&] { return rma_pack(ctx, mr, buf, size); });
 }
 
-Status shm_iget(void *c, void *e, void *local, void *, uint64_t remote,
-                const void *rkey, size_t rkey_size, size_t size,
-                void **request) {
+Status shm_iget(void *c, void *e, void *local, void *, uint64_t remote, const void *rkey,
+                size_t rkey_size, size_t size, void **request) {
   return with_endpoint(c, e, "iget", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: request is NULL");
@@ -176,18 +167,16 @@ Status shm_iget(void *c, void *e, void *local, void *, uint64_t remote,
   });
 }
 
-Status shm_segment_create(void *c, size_t size, void **ptr, void **segment,
-                          void *handle, size_t *handle_size) {
+Status shm_segment_create(void *c, size_t size, void **ptr, void **segment, void *handle,
+                          size_t *handle_size) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, "segment_create", [&] {
-    return segment_create(ctx, size, ptr, segment, handle, handle_size);
-  });
+  return guarded(ctx, "segment_create",
+                 [&] { return segment_create(ctx, size, ptr, segment, handle, handle_size); });
 }
 
-Status shm_segment_attach(void *c, void *e, const void *handle,
-                          size_t handle_size, void **ptr, size_t *size,
-                          void **segment) {
+Status shm_segment_attach(void *c, void *e, const void *handle, size_t handle_size, void **ptr,
+                          size_t *size, void **segment) {
   return with_endpoint(c, e, "segment_attach", [&](Context *ctx, Endpoint *ep) {
     return segment_attach(ctx, ep, handle, handle_size, ptr, size, segment);
   });
@@ -196,9 +185,8 @@ Status shm_segment_attach(void *c, void *e, const void *handle,
 Status shm_segment_release(void *c, void *segment) {
   Context *ctx = as_context(c);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
-  return guarded(ctx, "segment_release", [&] {
-    return segment_release(ctx, static_cast<Segment *>(segment));
-  });
+  return guarded(ctx, "segment_release",
+                 [&] { return segment_release(ctx, static_cast<Segment *>(segment)); });
 }
 
 // The variables read_params() reads (context.cc).
@@ -217,8 +205,8 @@ const smd_transport_v1_t kTable = {
     SMD_TRANSPORT_ABI_VERSION,
     "shm",
     "shared memory within a node: memfd rings, CMA for large messages",
-    SMD_TRANSPORT_CAP_INTRA_NODE_ONLY | SMD_TRANSPORT_CAP_RMA |
-        SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS | SMD_TRANSPORT_CAP_SEGMENTS,
+    SMD_TRANSPORT_CAP_INTRA_NODE_ONLY | SMD_TRANSPORT_CAP_RMA | SMD_TRANSPORT_CAP_RMA_ANY_ADDRESS |
+        SMD_TRANSPORT_CAP_SEGMENTS,
     shm_init,
     shm_finalize,
     shm_get_address,
@@ -245,7 +233,7 @@ const smd_transport_v1_t kTable = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *
-smd_transport_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *smd_transport_plugin_v1(
+    void) {
   return &kTable;
 }

@@ -66,16 +66,14 @@ struct RegionHeader {
 };
 
 constexpr size_t kPage = 4096;
-constexpr size_t kRingsOffset =
-    (sizeof(RegionHeader) + kPage - 1) / kPage * kPage;
+constexpr size_t kRingsOffset = (sizeof(RegionHeader) + kPage - 1) / kPage * kPage;
 
 inline size_t region_bytes(uint32_t local_size) {
   return kRingsOffset + size_t(local_size) * sizeof(Ring);
 }
 
 inline Ring *region_ring(void *base, uint32_t index) {
-  return reinterpret_cast<Ring *>(static_cast<char *>(base) + kRingsOffset) +
-         index;
+  return reinterpret_cast<Ring *>(static_cast<char *>(base) + kRingsOffset) + index;
 }
 
 // Accessors for words shared between processes.

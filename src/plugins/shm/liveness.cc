@@ -33,8 +33,7 @@ void peer_died(Context *ctx, Endpoint *ep, const char *how) {
   recv_drain(ctx, ep);
   ep->dead = true;
   char text[160];
-  snprintf(text, sizeof text, "shm peer rank %d (pid %d) %s", ep->peer,
-           int(ep->pid), how);
+  snprintf(text, sizeof text, "shm peer rank %d (pid %d) %s", ep->peer, int(ep->pid), how);
   ep->death = text;
   log_line(ctx, SMD_TRANSPORT_LOG_WARN, "%s", text);
   while (Request *r = ep->pending.head) {

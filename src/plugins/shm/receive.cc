@@ -92,15 +92,12 @@ static uint32_t handle_cell(Context *ctx, Endpoint *ep, uint64_t index) {
     case kAbort: rendezvous_on_abort(ctx, ep, c->h.id); return 1;
     case kGetReq: rendezvous_on_get(ctx, ep, c->h); return 1;
   }
-  log_line(ctx, SMD_TRANSPORT_LOG_WARN,
-           "shm: dropping a cell of unknown kind %u from rank %d", c->h.kind,
-           ep->peer);
+  log_line(ctx, SMD_TRANSPORT_LOG_WARN, "shm: dropping a cell of unknown kind %u from rank %d",
+           c->h.kind, ep->peer);
   return 1;
 }
 
-bool recv_ring_nonempty(Endpoint *ep) {
-  return load_acquire(ep->in->head) != ep->in_tail;
-}
+bool recv_ring_nonempty(Endpoint *ep) { return load_acquire(ep->in->head) != ep->in_tail; }
 
 bool recv_drain(Context *ctx, Endpoint *ep) {
   uint64_t head = load_acquire(ep->in->head);
@@ -123,8 +120,8 @@ bool recv_drain(Context *ctx, Endpoint *ep) {
   return true;
 }
 
-Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  uint64_t tag, void **request) {
+Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size, uint64_t tag,
+                  void **request) {
   if (Unexpected *u = ep->unexpected.pop(tag)) {
     Request *r = request_start(ctx, ep, ReqKind::kRecv, buf, size, tag);
     *request = r;
@@ -139,8 +136,7 @@ Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
     delete u;
     return SMD_TRANSPORT_OK;
   }
-  if (ep->dead)
-    return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
+  if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   Request *r = request_start(ctx, ep, ReqKind::kRecv, buf, size, tag);
   r->phase = Phase::kRecvPosted;
   ep->posted.push(r);

@@ -18,8 +18,8 @@ static void stream_request(Context *ctx, Request *r) {
   if (r->want == 0) recv_finish(ctx, r, r->msg_size, 0);
 }
 
-void rendezvous_match(Context *ctx, Request *r, uint64_t send_id,
-                      uint64_t addr, uint64_t msg_size) {
+void rendezvous_match(Context *ctx, Request *r, uint64_t send_id, uint64_t addr,
+                      uint64_t msg_size) {
   Endpoint *ep = r->ep;
   r->peer_id = send_id;
   r->remote = addr;
@@ -50,8 +50,7 @@ static bool copy_step(Context *ctx, Request *r) {
   uint64_t len = std::min<uint64_t>(r->want - r->done, ctx->cma_chunk);
   long n;
   if (ep->self) {
-    memcpy(r->buf + r->done, reinterpret_cast<const char *>(r->remote + r->done),
-           len);
+    memcpy(r->buf + r->done, reinterpret_cast<const char *>(r->remote + r->done), len);
     n = long(len);
   } else {
     n = cma_read(ep->pid, r->buf + r->done, r->remote + r->done, len);
@@ -81,8 +80,8 @@ static bool copy_step(Context *ctx, Request *r) {
   snprintf(text, sizeof text,
            "shm: cannot read the %llu-byte message of rank %d (pid %d) at "
            "0x%llx: %s",
-           (unsigned long long)r->msg_size, ep->peer, int(ep->pid),
-           (unsigned long long)r->remote, strerror(int(-n)));
+           (unsigned long long)r->msg_size, ep->peer, int(ep->pid), (unsigned long long)r->remote,
+           strerror(int(-n)));
   r->error = text;
   request_complete(ctx, r, SMD_TRANSPORT_ERR_SYSTEM, r->done);
   return false;
@@ -110,8 +109,7 @@ void rendezvous_copy_step(Context *ctx) {
   }
 }
 
-static Request *find_request(Context *ctx, uint64_t id, Endpoint *ep,
-                             Phase phase) {
+static Request *find_request(Context *ctx, uint64_t id, Endpoint *ep, Phase phase) {
   Request *r = ctx->pool.find(id);
   return r != nullptr && r->ep == ep && r->phase == phase ? r : nullptr;
 }
@@ -156,10 +154,8 @@ void rendezvous_on_data(Context *ctx, Endpoint *ep, const CellHeader &h,
   memcpy(r->buf + h.size, payload, h.len);
   r->done += h.len;
   if (r->done < r->want) return;
-  if (r->kind == ReqKind::kGet)
-    request_complete(ctx, r, SMD_TRANSPORT_OK, r->want);
-  else
-    recv_finish(ctx, r, r->msg_size, r->want);
+  if (r->kind == ReqKind::kGet) request_complete(ctx, r, SMD_TRANSPORT_OK, r->want);
+  else recv_finish(ctx, r, r->msg_size, r->want);
 }
 
 static void set_cancelled_by_sender(Request *r, Endpoint *ep) {
@@ -197,9 +193,7 @@ void rendezvous_on_abort(Context *ctx, Endpoint *ep, uint64_t recv_id) {
 
 void rendezvous_on_get(Context *ctx, Endpoint *ep, const CellHeader &h) {
   if (h.size == 0) return;
-  send_stream(ctx, ep,
-              Stream{nullptr, reinterpret_cast<const char *>(h.tag), h.id, 0,
-                     h.size});
+  send_stream(ctx, ep, Stream{nullptr, reinterpret_cast<const char *>(h.tag), h.id, 0, h.size});
 }
 
 }  // namespace smd_shm

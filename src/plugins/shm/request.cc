@@ -26,8 +26,7 @@ Request *RequestPool::find(uint64_t id) const {
   uint32_t index = uint32_t(id);
   if (index >= slots_.made()) return nullptr;
   Request &r = slots_.at(index);
-  if (r.magic != kRequestLive || r.generation != uint32_t(id >> 32))
-    return nullptr;
+  if (r.magic != kRequestLive || r.generation != uint32_t(id >> 32)) return nullptr;
   return &r;
 }
 

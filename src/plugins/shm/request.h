@@ -42,15 +42,15 @@ struct Request {
   char *buf = nullptr;
   size_t size = 0;
   uint64_t tag = 0;
-  uint64_t msg_size = 0;  // receive: size of the matched message
-  uint64_t bytes = 0;     // bytes transferred, once done
-  uint64_t want = 0;      // rendezvous: bytes to copy or stream
-  uint64_t done = 0;      // rendezvous: bytes copied or streamed so far
-  uint64_t peer_id = 0;   // receive: the sender's request id
-  uint64_t remote = 0;    // receive: the sender's buffer address
+  uint64_t msg_size = 0;                       // receive: size of the matched message
+  uint64_t bytes = 0;                          // bytes transferred, once done
+  uint64_t want = 0;                           // rendezvous: bytes to copy or stream
+  uint64_t done = 0;                           // rendezvous: bytes copied or streamed so far
+  uint64_t peer_id = 0;                        // receive: the sender's request id
+  uint64_t remote = 0;                         // receive: the sender's buffer address
   Request *qprev = nullptr, *qnext = nullptr;  // ep->posted queue
   Request *eprev = nullptr, *enext = nullptr;  // ep->pending list
-  std::string error;  // set_error text for a failed completion
+  std::string error;                           // set_error text for a failed completion
 
   uint64_t id() const { return (uint64_t(generation) << 32) | index; }
 };
@@ -63,6 +63,7 @@ class RequestPool {
   void release(Request *r);
   // The live request with this id, or nullptr.
   Request *find(uint64_t id) const;
+
  private:
   smd_plugin::SlotChunks<Request, 10> slots_;
 };

@@ -10,9 +10,7 @@ inline uint32_t cells_for(size_t bytes) {
   return bytes == 0 ? 1 : uint32_t((bytes + kCellPayload - 1) / kCellPayload);
 }
 
-inline Cell *ring_cell(Ring *ring, uint64_t index) {
-  return &ring->cells[index % kRingCells];
-}
+inline Cell *ring_cell(Ring *ring, uint64_t index) { return &ring->cells[index % kRingCells]; }
 
 // Room for `need` more cells; reads the consumer's tail only when the
 // cached one says no.

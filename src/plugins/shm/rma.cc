@@ -21,8 +21,7 @@ constexpr uint64_t kRemoteKeyMagic = 0x59454b525f4d4853ull;  // "SHM_RKEY"
 
 Status rma_register(Context *ctx, void *ptr, size_t size, void **mr) {
   if (mr == nullptr || (ptr == nullptr && size != 0))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: mem_register: %s is NULL", mr ? "ptr" : "mr");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: mem_register: %s is NULL", mr ? "ptr" : "mr");
   auto *r = new Registration{kRegistrationMagic, static_cast<char *>(ptr), size};
   ctx->registrations.insert(r);
   *mr = r;
@@ -38,8 +37,7 @@ Status rma_deregister(Context *ctx, void *mr) {
   Registration *r = as_registration(ctx, mr);
   if (r == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: mem_deregister: %p is not a registration of this context",
-                mr);
+                "shm: mem_deregister: %p is not a registration of this context", mr);
   ctx->registrations.erase(r);
   r->magic = 0;
   delete r;
@@ -49,33 +47,29 @@ Status rma_deregister(Context *ctx, void *mr) {
 Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size) {
   Registration *r = as_registration(ctx, mr);
   if (r == nullptr || size == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: mem_pack: %s", r ? "size is NULL" : "unknown registration");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: mem_pack: %s",
+                r ? "size is NULL" : "unknown registration");
   if (buf == nullptr || *size < sizeof(RemoteKey)) {
     size_t had = buf ? *size : 0;
     *size = sizeof(RemoteKey);
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: remote key buffer of %zu bytes, need %zu", had,
-                sizeof(RemoteKey));
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: remote key buffer of %zu bytes, need %zu",
+                had, sizeof(RemoteKey));
   }
-  RemoteKey k{kRemoteKeyMagic, int32_t(ctx->pid), 0,
-              reinterpret_cast<uintptr_t>(r->ptr), r->size};
+  RemoteKey k{kRemoteKeyMagic, int32_t(ctx->pid), 0, reinterpret_cast<uintptr_t>(r->ptr), r->size};
   memcpy(buf, &k, sizeof k);
   *size = sizeof k;
   return SMD_TRANSPORT_OK;
 }
 
-static Status check_key(Context *ctx, Endpoint *ep, uint64_t remote,
-                        const void *rkey, size_t rkey_size, size_t size) {
+static Status check_key(Context *ctx, Endpoint *ep, uint64_t remote, const void *rkey,
+                        size_t rkey_size, size_t size) {
   RemoteKey k;
   if (rkey_size != sizeof k)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: iget: remote key of %zu bytes, expected %zu", rkey_size,
-                sizeof k);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: remote key of %zu bytes, expected %zu",
+                rkey_size, sizeof k);
   memcpy(&k, rkey, sizeof k);
   if (k.magic != kRemoteKeyMagic)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: iget: not an shm remote key");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: not an shm remote key");
   if (k.pid != int32_t(ep->pid))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
                 "shm: iget: the remote key belongs to pid %d, not rank %d "
@@ -90,16 +84,14 @@ static Status check_key(Context *ctx, Endpoint *ep, uint64_t remote,
   return SMD_TRANSPORT_OK;
 }
 
-Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
-               const void *rkey, size_t rkey_size, size_t size,
-               void **request) {
+Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
+               size_t rkey_size, size_t size, void **request) {
   *request = nullptr;
   if (rkey != nullptr)
     if (Status s = check_key(ctx, ep, remote, rkey, rkey_size, size)) return s;
   if (local == nullptr && size != 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: local is NULL");
-  if (ep->dead)
-    return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
+  if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   if (size == 0) return SMD_TRANSPORT_OK;
   if (ep->self) {
     memcpy(local, reinterpret_cast<const void *>(remote), size);
@@ -114,9 +106,8 @@ Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
     }
     if (n != -EPERM && n != -EACCES && n != -ENOSYS)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                  "shm: iget of %zu bytes at 0x%llx of rank %d (pid %d): %s",
-                  size, (unsigned long long)remote, ep->peer, int(ep->pid),
-                  strerror(int(-n)));
+                  "shm: iget of %zu bytes at 0x%llx of rank %d (pid %d): %s", size,
+                  (unsigned long long)remote, ep->peer, int(ep->pid), strerror(int(-n)));
     log_line(ctx, SMD_TRANSPORT_LOG_INFO,
              "shm: process_vm_readv from rank %d denied (%s); igets from it "
              "go through the ring",

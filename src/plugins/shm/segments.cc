@@ -19,31 +19,27 @@ struct SegmentHandle {
 };
 constexpr uint64_t kSegmentMagic = 0x5447455344444d53ull;  // "SMDDSEGT"
 
-Status segment_create(Context *ctx, size_t size, void **ptr, void **segment,
-                      void *handle, size_t *handle_size) {
+Status segment_create(Context *ctx, size_t size, void **ptr, void **segment, void *handle,
+                      size_t *handle_size) {
   if (ptr == nullptr || segment == nullptr || handle_size == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment_create: an output pointer is NULL");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment_create: an output pointer is NULL");
   if (handle == nullptr || *handle_size < sizeof(SegmentHandle)) {
     size_t had = handle ? *handle_size : 0;
     *handle_size = sizeof(SegmentHandle);
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment handle buffer of %zu bytes, need %zu", had,
-                sizeof(SegmentHandle));
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment handle buffer of %zu bytes, need %zu",
+                had, sizeof(SegmentHandle));
   }
-  if (size == 0)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment of 0 bytes");
+  if (size == 0) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment of 0 bytes");
   auto seg = std::make_unique<Segment>();
   uint64_t id = random_id();
   char name[64];
   shared_name(name, sizeof name, "seg", id);
   size_t bytes = (size + kPage - 1) / kPage * kPage;
   if (FileError e = create_shared(name, bytes, &seg->map))
-    return fail(ctx,
-                e.err == ENOMEM || e.err == ENOSPC ? SMD_TRANSPORT_ERR_NO_MEMORY
-                                                   : SMD_TRANSPORT_ERR_SYSTEM,
-                "shm: cannot create a %zu-byte segment (%s: %s)", size,
-                e.step, strerror(e.err));
+    return fail(
+        ctx,
+        e.err == ENOMEM || e.err == ENOSPC ? SMD_TRANSPORT_ERR_NO_MEMORY : SMD_TRANSPORT_ERR_SYSTEM,
+        "shm: cannot create a %zu-byte segment (%s: %s)", size, e.step, strerror(e.err));
   SegmentHandle h{kSegmentMagic, int32_t(ctx->pid), seg->map.fd(), id, size};
   memcpy(handle, &h, sizeof h);
   *handle_size = sizeof h;
@@ -53,40 +49,33 @@ Status segment_create(Context *ctx, size_t size, void **ptr, void **segment,
   return SMD_TRANSPORT_OK;
 }
 
-Status segment_attach(Context *ctx, Endpoint *ep, const void *handle,
-                      size_t handle_size, void **ptr, size_t *size,
-                      void **segment) {
+Status segment_attach(Context *ctx, Endpoint *ep, const void *handle, size_t handle_size,
+                      void **ptr, size_t *size, void **segment) {
   if (ptr == nullptr || segment == nullptr || handle == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment_attach: a pointer argument is NULL");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment_attach: a pointer argument is NULL");
   SegmentHandle h;
   if (handle_size != sizeof h)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment handle of %zu bytes, expected %zu", handle_size,
-                sizeof h);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment handle of %zu bytes, expected %zu",
+                handle_size, sizeof h);
   memcpy(&h, handle, sizeof h);
   if (h.magic != kSegmentMagic)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: not an shm segment handle");
   if (h.pid != int32_t(ep->pid))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment handle of pid %d given for rank %d (pid %d)",
-                h.pid, ep->peer, int(ep->pid));
-  if (ep->dead)
-    return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
+                "shm: segment handle of pid %d given for rank %d (pid %d)", h.pid, ep->peer,
+                int(ep->pid));
+  if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   auto seg = std::make_unique<Segment>();
   char name[64];
   shared_name(name, sizeof name, "seg", h.id);
   if (FileError e = open_shared(ep->pid, h.fd, name, h.size, &seg->map, nullptr))
-    return fail(ctx,
-                e.err == ENOENT || e.err == ESTALE ? SMD_TRANSPORT_ERR_INVALID
-                                                   : SMD_TRANSPORT_ERR_SYSTEM,
-                "shm: cannot attach rank %d's %llu-byte segment "
-                "/proc/%d/fd/%d (%s: %s)%s",
-                ep->peer, (unsigned long long)h.size, h.pid, h.fd, e.step,
-                strerror(e.err),
-                e.err == ENOENT || e.err == ESTALE
-                    ? ": released by its creator?"
-                    : "");
+    return fail(
+        ctx,
+        e.err == ENOENT || e.err == ESTALE ? SMD_TRANSPORT_ERR_INVALID : SMD_TRANSPORT_ERR_SYSTEM,
+        "shm: cannot attach rank %d's %llu-byte segment "
+        "/proc/%d/fd/%d (%s: %s)%s",
+        ep->peer, (unsigned long long)h.size, h.pid, h.fd, e.step, strerror(e.err),
+        e.err == ENOENT || e.err == ESTALE ? ": released by its creator?" : "");
   *ptr = seg->map.base();
   if (size != nullptr) *size = h.size;
   *segment = seg.get();

@@ -8,8 +8,7 @@
 
 namespace smd_shm {
 
-static void write_eager(Endpoint *ep, const char *buf, size_t size,
-                        uint64_t tag) {
+static void write_eager(Endpoint *ep, const char *buf, size_t size, uint64_t tag) {
   uint32_t n = cells_for(size);
   size_t off = 0;
   for (uint32_t k = 0; k < n; ++k) {
@@ -50,12 +49,10 @@ static void mark_sender(Context *ctx, Endpoint *ep) {
   ctx->senders.push_back(ep);
 }
 
-Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size,
-                  uint64_t tag, void **request) {
-  if (ep->dead)
-    return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
-  Request *r =
-      request_start(ctx, ep, ReqKind::kSend, const_cast<void *>(buf), size, tag);
+Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size, uint64_t tag,
+                  void **request) {
+  if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
+  Request *r = request_start(ctx, ep, ReqKind::kSend, const_cast<void *>(buf), size, tag);
   *request = r;
   bool eager = size <= ctx->eager_limit;
   if (ep->queue.empty() && ring_has_room(ep, eager ? cells_for(size) : 1)) {
@@ -71,14 +68,13 @@ Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size,
     return SMD_TRANSPORT_OK;
   }
   r->phase = Phase::kSendQueued;
-  ep->queue.push_back(
-      OutItem{eager ? OutItem::kEagerSend : OutItem::kRtsSend, r, {}});
+  ep->queue.push_back(OutItem{eager ? OutItem::kEagerSend : OutItem::kRtsSend, r, {}});
   mark_sender(ctx, ep);
   return SMD_TRANSPORT_OK;
 }
 
-void send_control(Context *ctx, Endpoint *ep, uint32_t kind, uint64_t id,
-                  uint64_t size, uint64_t tag) {
+void send_control(Context *ctx, Endpoint *ep, uint32_t kind, uint64_t id, uint64_t size,
+                  uint64_t tag) {
   if (ep->dead) return;
   CellHeader h{kind, 0, tag, size, id};
   if (ep->queue.empty() && ring_has_room(ep, 1)) {
@@ -107,8 +103,7 @@ void send_flush(Context *ctx, Endpoint *ep) {
       ep->queue.pop_front();  // cancelled while queued
       continue;
     }
-    uint32_t need =
-        item.kind == OutItem::kEagerSend ? cells_for(item.req->size) : 1;
+    uint32_t need = item.kind == OutItem::kEagerSend ? cells_for(item.req->size) : 1;
     if (!ring_has_room(ep, need)) break;
     if (item.kind == OutItem::kEagerSend) {
       Request *r = item.req;
@@ -129,8 +124,7 @@ void send_flush(Context *ctx, Endpoint *ep) {
     ep->streams.pop_front();
   }
   ring_publish(ep);
-  if (ep->queue.empty() && ep->streams.empty() &&
-      load_relaxed(ep->out->producer_waiting) != 0)
+  if (ep->queue.empty() && ep->streams.empty() && load_relaxed(ep->out->producer_waiting) != 0)
     store_relaxed(ep->out->producer_waiting, 0u);
 }
 
@@ -140,9 +134,8 @@ bool send_can_advance(Endpoint *ep) {
   if (ep->dead) return !send_idle(ep);
   if (!ep->queue.empty()) {
     const OutItem &item = ep->queue.front();
-    uint32_t need = item.kind == OutItem::kEagerSend && item.req != nullptr
-                        ? cells_for(item.req->size)
-                        : 1;
+    uint32_t need =
+        item.kind == OutItem::kEagerSend && item.req != nullptr ? cells_for(item.req->size) : 1;
     return ring_has_room(ep, need);
   }
   return !ep->streams.empty() && ring_has_room(ep, 1);

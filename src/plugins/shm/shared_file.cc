@@ -55,8 +55,8 @@ static bool names_match(int fd, const char *name) {
   return strncmp(target, expect, strlen(expect)) == 0;
 }
 
-FileError open_shared(pid_t pid, int fd, const char *name, size_t size,
-                      SharedMapping *out, size_t *actual_size) {
+FileError open_shared(pid_t pid, int fd, const char *name, size_t size, SharedMapping *out,
+                      size_t *actual_size) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/fd/%d", int(pid), fd);
   int mine = open(path, O_RDWR | O_CLOEXEC);
@@ -76,8 +76,7 @@ FileError open_shared(pid_t pid, int fd, const char *name, size_t size,
     return {"size check", ERANGE};
   }
   size_t map_size = size_t(st.st_size);
-  void *base =
-      mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+  void *base = mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
   int err = errno;
   close(mine);
   if (base == MAP_FAILED) return {"mmap", err};
@@ -88,13 +87,10 @@ FileError open_shared(pid_t pid, int fd, const char *name, size_t size,
 
 uint64_t random_id() {
   uint64_t id = 0;
-  if (getrandom(&id, sizeof id, GRND_NONBLOCK) == ssize_t(sizeof id) &&
-      id != 0)
-    return id;
+  if (getrandom(&id, sizeof id, GRND_NONBLOCK) == ssize_t(sizeof id) && id != 0) return id;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  id = uint64_t(ts.tv_nsec) ^ (uint64_t(ts.tv_sec) << 30) ^
-       (uint64_t(getpid()) << 40);
+  id = uint64_t(ts.tv_nsec) ^ (uint64_t(ts.tv_sec) << 30) ^ (uint64_t(getpid()) << 40);
   id ^= id >> 29;
   id *= 0xbf58476d1ce4e5b9ull;
   return id ^ (id >> 32);

@@ -53,8 +53,8 @@ FileError create_shared(const char *name, size_t size, SharedMapping *out);
 // Map the memfd that process `pid` holds as `fd`, checking that it is the
 // object named `name` of at least `size` bytes (a reused fd number or pid
 // is caught here). The fd is closed after mapping.
-FileError open_shared(pid_t pid, int fd, const char *name, size_t size,
-                      SharedMapping *out, size_t *actual_size);
+FileError open_shared(pid_t pid, int fd, const char *name, size_t size, SharedMapping *out,
+                      size_t *actual_size);
 
 // A random 64-bit id (getrandom, with a clock fallback).
 uint64_t random_id();

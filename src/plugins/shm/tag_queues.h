@@ -51,14 +51,10 @@ class TagQueues {
   void remove(T *x) {
     size_t i = find_slot(x->tag);
     Slot &s = slots_[i];
-    if (x->qprev != nullptr)
-      x->qprev->qnext = x->qnext;
-    else
-      s.head = x->qnext;
-    if (x->qnext != nullptr)
-      x->qnext->qprev = x->qprev;
-    else
-      s.tail = x->qprev;
+    if (x->qprev != nullptr) x->qprev->qnext = x->qnext;
+    else s.head = x->qnext;
+    if (x->qnext != nullptr) x->qnext->qprev = x->qprev;
+    else s.tail = x->qprev;
     x->qprev = x->qnext = nullptr;
     --count_;
     if (s.head == nullptr) erase_slot(i);

@@ -6,8 +6,7 @@
 namespace smd_ucx {
 
 std::vector<unsigned char> address_encode(int32_t rank, int32_t world_size,
-                                          const void *worker_address,
-                                          size_t worker_length) {
+                                          const void *worker_address, size_t worker_length) {
   AddressHeader h;
   memset(&h, 0, sizeof h);
   h.magic = kAddressMagic;
@@ -17,14 +16,13 @@ std::vector<unsigned char> address_encode(int32_t rank, int32_t world_size,
   h.worker_length = uint32_t(worker_length);
   std::vector<unsigned char> blob(sizeof h + worker_length);
   memcpy(blob.data(), &h, sizeof h);
-  if (worker_length != 0)
-    memcpy(blob.data() + sizeof h, worker_address, worker_length);
+  if (worker_length != 0) memcpy(blob.data() + sizeof h, worker_address, worker_length);
   return blob;
 }
 
-bool address_decode(const void *blob, size_t size, int32_t peer,
-                    int32_t world_size, const unsigned char **worker,
-                    size_t *worker_length, char *why, size_t why_cap) {
+bool address_decode(const void *blob, size_t size, int32_t peer, int32_t world_size,
+                    const unsigned char **worker, size_t *worker_length, char *why,
+                    size_t why_cap) {
   AddressHeader h;
   if (blob == nullptr || size < sizeof h) {
     snprintf(why, why_cap,

@@ -24,8 +24,7 @@ static const char *kind_name(ReqKind k) {
   return "request with";
 }
 
-Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, size_t size,
-                       uint64_t tag) {
+Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, size_t size, uint64_t tag) {
   Request *r = ctx->pool.alloc(ctx);
   r->kind = kind;
   r->ep = ep;
@@ -61,21 +60,19 @@ static Status judge(Request *r, ucs_status_t s, std::string *error) {
     *error = text;
     return SMD_TRANSPORT_ERR_TRUNCATED;
   }
-  if (ep != nullptr && !ep->failed && is_peer_failure(s))
-    peer_failed(r->ctx, ep, s);
+  if (ep != nullptr && !ep->failed && is_peer_failure(s)) peer_failed(r->ctx, ep, s);
   if (ep != nullptr && ep->failed) {
     *error = ep->death;
     return SMD_TRANSPORT_ERR_PEER;
   }
   if (s == UCS_ERR_CANCELED) {
-    snprintf(text, sizeof text, "ucx: %s rank %d cancelled%s",
-             kind_name(r->kind), peer,
+    snprintf(text, sizeof text, "ucx: %s rank %d cancelled%s", kind_name(r->kind), peer,
              ep != nullptr && ep->closing ? " (endpoint disconnected)" : "");
     *error = text;
     return SMD_TRANSPORT_ERR_CANCELED;
   }
-  snprintf(text, sizeof text, "ucx: %s rank %d failed: %s", kind_name(r->kind),
-           peer, ucs_status_string(s));
+  snprintf(text, sizeof text, "ucx: %s rank %d failed: %s", kind_name(r->kind), peer,
+           ucs_status_string(s));
   *error = text;
   return status_from_ucs(s);
 }
@@ -101,8 +98,7 @@ void on_send_done(void *ucx_req, ucs_status_t status, void *user) {
   ended(r, status, r->size);
 }
 
-void on_recv_done(void *ucx_req, ucs_status_t status,
-                  const ucp_tag_recv_info_t *info, void *user) {
+void on_recv_done(void *ucx_req, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user) {
   auto *r = static_cast<Request *>(user);
   size_t bytes = status == UCS_OK && info != nullptr ? info->length : 0;
   release_ucx(r, ucx_req);
@@ -111,8 +107,8 @@ void on_recv_done(void *ucx_req, ucs_status_t status,
 
 ucp_request_param_t send_params(Request *r) {
   ucp_request_param_t p;
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                   UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  p.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_send_done;
   p.user_data = r;
   p.memory_type = UCS_MEMORY_TYPE_HOST;
@@ -157,8 +153,7 @@ Status request_cancel(Context *ctx, Request *r) {
   if (!r->done && r->ucx != nullptr) {
     // Completes a receive that matched nothing yet, at once.
     ucp_request_cancel(ctx->worker, r->ucx);
-    int64_t limit = now_ns() + (r->kind == ReqKind::kRecv ? kCancelRecvNs
-                                                          : kCancelSendNs);
+    int64_t limit = now_ns() + (r->kind == ReqKind::kRecv ? kCancelRecvNs : kCancelSendNs);
     while (!r->done && now_ns() < limit) progress(ctx);
   }
   if (!r->done) {

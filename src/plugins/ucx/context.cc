@@ -10,7 +10,6 @@
 
 namespace smd_ucx {
 
-
 // UCX settings the plugin needs unless the user chose otherwise (each is
 // applied only when none of the UCX_* variables that set it is present):
 //  - posix/sysv shared memory offer peer-failure handling only when asked
@@ -25,7 +24,9 @@ static const struct {
   bool shared_memory;        // a setting of the posix/sysv transports
   const char *overrides[3];  // environment variables that set it too
 } kUcxDefaults[] = {
-    {"MM_ERROR_HANDLING", "y", true,
+    {"MM_ERROR_HANDLING",
+     "y",
+     true,
      {"UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING", "UCX_MM_ERROR_HANDLING"}},
     {"KEEPALIVE_INTERVAL", "1s", false, {"UCX_KEEPALIVE_INTERVAL", nullptr, nullptr}},
 };
@@ -59,8 +60,8 @@ static Status check_placement(const smd_transport_host_t *host) {
   if (Status s = smd_plugin::check_host(host, "ucx")) return s;
   if (host->world_size > kMaxWorld)
     return fail_host(host, SMD_TRANSPORT_ERR_UNSUPPORTED,
-                     "ucx: a world of %d ranks; tags carry at most %lld",
-                     host->world_size, (long long)kMaxWorld);
+                     "ucx: a world of %d ranks; tags carry at most %lld", host->world_size,
+                     (long long)kMaxWorld);
   return SMD_TRANSPORT_OK;
 }
 
@@ -72,8 +73,8 @@ static Status read_params(Context *ctx) {
 
 static Status ucx_failure(Context *ctx, const char *what, ucs_status_t s) {
   std::string said = ucx_log_last();
-  return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "ucx: %s failed (UCX_TLS=%s): %s%s%s",
-              what, ctx->tls.c_str(), ucs_status_string(s),
+  return fail(ctx, SMD_TRANSPORT_ERR_SYSTEM, "ucx: %s failed (UCX_TLS=%s): %s%s%s", what,
+              ctx->tls.c_str(), ucs_status_string(s),
               said.empty() ? "" : "; UCX says: ", said.c_str());
 }
 
@@ -85,8 +86,7 @@ static Status open_ucp(Context *ctx) {
   for (const auto &d : kUcxDefaults) {
     if (user_set(d.overrides) || (d.shared_memory && !mm)) continue;
     if (ucp_config_modify(config, d.name, d.value) != UCS_OK)
-      log_line(ctx, SMD_TRANSPORT_LOG_INFO, "ucx: this UCX has no %s setting",
-               d.name);
+      log_line(ctx, SMD_TRANSPORT_LOG_INFO, "ucx: this UCX has no %s setting", d.name);
   }
   ucp_params_t p;
   p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
@@ -115,8 +115,7 @@ static Status open_ucp(Context *ctx) {
   a.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
   s = ucp_worker_query(ctx->worker, &a);
   if (s != UCS_OK) return ucx_failure(ctx, "ucp_worker_query", s);
-  ctx->address = address_encode(ctx->rank, ctx->world_size, a.address,
-                                a.address_length);
+  ctx->address = address_encode(ctx->rank, ctx->world_size, a.address, a.address_length);
   ucp_worker_release_address(ctx->worker, a.address);
   return SMD_TRANSPORT_OK;
 }
@@ -137,8 +136,7 @@ static void destroy(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr)
-    return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "ucx: init: ctx is NULL");
+  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "ucx: init: ctx is NULL");
   *out = nullptr;
   if (Status s = check_placement(host)) return s;
   auto *ctx = new Context;
@@ -189,8 +187,8 @@ Status context_address(Context *ctx, void *buf, size_t *size) {
   if (buf == nullptr || *size < need) {
     size_t had = buf ? *size : 0;
     *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: address buffer of %zu bytes, need %zu", had, need);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: address buffer of %zu bytes, need %zu", had,
+                need);
   }
   memcpy(buf, ctx->address.data(), need);
   *size = need;

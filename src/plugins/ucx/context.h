@@ -39,22 +39,22 @@ struct Endpoint {
   bool failed = false;
   bool failure_handled = false;  // pending receives withdrawn, deadline set
   ucs_status_t failure = UCS_OK;
-  std::string death;  // "ucx peer rank N: <reason>"
-  int64_t give_up_ns = 0;  // requests UCX still holds complete by then
-  RequestList pending;     // every unfinished request on this endpoint
+  std::string death;                                 // "ucx peer rank N: <reason>"
+  int64_t give_up_ns = 0;                            // requests UCX still holds complete by then
+  RequestList pending;                               // every unfinished request on this endpoint
   std::unordered_map<std::string, RemoteKey> rkeys;  // packed key -> unpacked
 };
 
-constexpr uint64_t kEndpointMagic = 0x50455f5855435355ull;  // "USCUX_EP"
-constexpr uint64_t kContextMagic = 0x58544358555f4d53ull;   // "SM_UXCTX"
+constexpr uint64_t kEndpointMagic = 0x50455f5855435355ull;      // "USCUX_EP"
+constexpr uint64_t kContextMagic = 0x58544358555f4d53ull;       // "SM_UXCTX"
 constexpr uint64_t kRegistrationMagic = 0x4745525f58435553ull;  // "SUCX_REG"
 
 // Registered memory: whole pages mapped with UCX. Buffers the core sends
 // are never registered here (UCX registers what its protocols need, with
 // its own cache); registrations serve one-sided reads.
 struct Region {
-  uintptr_t base = 0, end = 0;  // [base, end), page aligned
-  void *handle = nullptr;       // the ucp_mem_h
+  uintptr_t base = 0, end = 0;        // [base, end), page aligned
+  void *handle = nullptr;             // the ucp_mem_h
   std::vector<unsigned char> packed;  // its remote key, packed on demand
 };
 
@@ -73,9 +73,9 @@ struct Context {
 
   ucp_context_h ucp = nullptr;
   ucp_worker_h worker = nullptr;
-  int event_fd = -1;  // the worker's wake-up fd; -1 without UCP_FEATURE_WAKEUP
+  int event_fd = -1;                   // the worker's wake-up fd; -1 without UCP_FEATURE_WAKEUP
   std::vector<unsigned char> address;  // our blob: header + worker address
-  std::string tls;  // what UCX_TLS asked for, for messages
+  std::string tls;                     // what UCX_TLS asked for, for messages
 
   std::vector<Endpoint *> endpoints;
   std::unordered_map<int32_t, Endpoint *> by_peer;
@@ -114,8 +114,7 @@ bool is_peer_failure(ucs_status_t s);
 Status context_init(const smd_transport_host_t *host, void **out);
 Status context_finalize(Context *ctx);
 Status context_address(Context *ctx, void *buf, size_t *size);
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out);
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out);
 Status endpoint_disconnect(Context *ctx, Endpoint *ep);
 // Close the UCX endpoints of `eps` (flush first, bounded, then force) and
 // free them; their unfinished requests complete as `why`.
@@ -133,8 +132,7 @@ void peer_failed_receive(Context *ctx, Endpoint *ep, Request *r);
 void failures_step(Context *ctx);
 
 // ---- requests (completion.cc)
-Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, size_t size,
-                       uint64_t tag);
+Request *request_start(Context *ctx, Endpoint *ep, ReqKind kind, size_t size, uint64_t tag);
 // Finished: unlinked from its endpoint, status and bytes final.
 void request_finish(Context *ctx, Request *r, Status status, size_t bytes,
                     const std::string &error);
@@ -147,16 +145,14 @@ void on_send_done(void *ucx_req, ucs_status_t status, void *user);
 // Parameters of a send or read that reports to r (host memory,
 // on_send_done).
 ucp_request_param_t send_params(Request *r);
-void on_recv_done(void *ucx_req, ucs_status_t status,
-                  const ucp_tag_recv_info_t *info, void *user);
+void on_recv_done(void *ucx_req, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user);
 Status request_test(Context *ctx, Request *r, int *done, size_t *size);
 Status request_cancel(Context *ctx, Request *r);
 
 // ---- tagged messages (send.cc, receive.cc)
-Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size,
-                  uint64_t tag, void **request);
-Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  uint64_t tag, void **request);
+Status send_start(Context *ctx, Endpoint *ep, const void *buf, size_t size, uint64_t tag,
+                  void **request);
+Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size, uint64_t tag, void **request);
 
 // ---- progress and waiting (progress.cc, wait.cc)
 // One pass: UCX progress until idle (bounded), then failed peers.
@@ -169,9 +165,8 @@ Status mem_deregister(Context *ctx, void *mr);
 // Unmap every cached region (finalize).
 void registrations_release_all(Context *ctx);
 Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size);
-Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
-               const void *rkey, size_t rkey_size, size_t size,
-               void **request);
+Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
+               size_t rkey_size, size_t size, void **request);
 void rkeys_release(Endpoint *ep);
 
 }  // namespace smd_ucx

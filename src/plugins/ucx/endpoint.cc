@@ -15,33 +15,27 @@ namespace smd_ucx {
 constexpr int64_t kFlushNs = 1'000'000'000;
 constexpr int64_t kCloseNs = 1'000'000'000;
 
-Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
-                        size_t size, void **out) {
-  if (out == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: endpoint is NULL");
+Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
+  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: endpoint is NULL");
   *out = nullptr;
   if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: connect: rank %d outside the world of %d", peer,
-                ctx->world_size);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: rank %d outside the world of %d",
+                peer, ctx->world_size);
   if (ctx->by_peer.count(peer) != 0)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: connect: already connected to rank %d", peer);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: already connected to rank %d", peer);
   const unsigned char *worker = nullptr;
   size_t worker_length = 0;
   char why[300];
-  if (!address_decode(address, size, peer, ctx->world_size, &worker,
-                      &worker_length, why, sizeof why))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: cannot connect to rank %d: %s", peer, why);
+  if (!address_decode(address, size, peer, ctx->world_size, &worker, &worker_length, why,
+                      sizeof why))
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: cannot connect to rank %d: %s", peer, why);
 
   auto ep = std::make_unique<Endpoint>();
   ep->magic = kEndpointMagic;
   ep->ctx = ctx;
   ep->peer = peer;
   ucp_ep_params_t p;
-  p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                 UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+  p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
   p.address = reinterpret_cast<const ucp_address_t *>(worker);
   p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
@@ -51,9 +45,7 @@ Status endpoint_connect(Context *ctx, int32_t peer, const void *address,
   ucs_status_t s = ucp_ep_create(ctx->worker, &p, &ep->ep);
   if (s != UCS_OK) {
     std::string said = ucx_log_last();
-    return fail(ctx,
-                s == UCS_ERR_UNREACHABLE ? SMD_TRANSPORT_ERR_PEER
-                                         : SMD_TRANSPORT_ERR_SYSTEM,
+    return fail(ctx, s == UCS_ERR_UNREACHABLE ? SMD_TRANSPORT_ERR_PEER : SMD_TRANSPORT_ERR_SYSTEM,
                 "ucx: cannot create an endpoint to rank %d (UCX_TLS=%s): "
                 "%s%s%s",
                 peer, ctx->tls.c_str(), ucs_status_string(s),

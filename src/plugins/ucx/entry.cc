@@ -51,17 +51,15 @@ Status ucx_get_address(void *c, void *buf, size_t *size) {
                       [&](Context *ctx) { return context_address(ctx, buf, size); });
 }
 
-Status ucx_connect(void *c, int32_t peer, const void *address, size_t size,
-                   void **endpoint) {
+Status ucx_connect(void *c, int32_t peer, const void *address, size_t size, void **endpoint) {
   return with_context(c, "connect", [&](Context *ctx) {
     return endpoint_connect(ctx, peer, address, size, endpoint);
   });
 }
 
 Status ucx_disconnect(void *c, void *e) {
-  return with_endpoint(c, e, "disconnect", [](Context *ctx, Endpoint *ep) {
-    return endpoint_disconnect(ctx, ep);
-  });
+  return with_endpoint(c, e, "disconnect",
+                       [](Context *ctx, Endpoint *ep) { return endpoint_disconnect(ctx, ep); });
 }
 
 Status ucx_mem_register(void *c, void *ptr, size_t size, uint32_t, void **mr) {
@@ -70,12 +68,11 @@ Status ucx_mem_register(void *c, void *ptr, size_t size, uint32_t, void **mr) {
 }
 
 Status ucx_mem_deregister(void *c, void *mr) {
-  return with_context(c, "mem_deregister",
-                      [&](Context *ctx) { return mem_deregister(ctx, mr); });
+  return with_context(c, "mem_deregister", [&](Context *ctx) { return mem_deregister(ctx, mr); });
 }
 
-Status ucx_isend(void *c, void *e, const void *buf, size_t size, void *,
-                 uint64_t tag, void **request) {
+Status ucx_isend(void *c, void *e, const void *buf, size_t size, void *, uint64_t tag,
+                 void **request) {
   return with_endpoint(c, e, "isend", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr || (buf == nullptr && size != 0))
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: isend: %s is NULL",
@@ -84,8 +81,7 @@ Status ucx_isend(void *c, void *e, const void *buf, size_t size, void *,
   });
 }
 
-Status ucx_irecv(void *c, void *e, void *buf, size_t size, void *, uint64_t tag,
-                 void **request) {
+Status ucx_irecv(void *c, void *e, void *buf, size_t size, void *, uint64_t tag, void **request) {
   return with_endpoint(c, e, "irecv", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr || (buf == nullptr && size != 0))
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: irecv: %s is NULL",
@@ -96,8 +92,7 @@ Status ucx_irecv(void *c, void *e, void *buf, size_t size, void *, uint64_t tag,
 
 Status ucx_test(void *c, void *request, int *done, size_t *size) {
   return with_request(c, request, "test", [&](Context *ctx, Request *r) {
-    if (done == nullptr)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: test: done is NULL");
+    if (done == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: test: done is NULL");
     return request_test(ctx, r, done, size);
   });
 }
@@ -115,8 +110,7 @@ Status ucx_progress(void *c) {
 }
 
 Status ucx_wait(void *c, int64_t timeout_us) {
-  return with_context(c, "wait",
-                      [&](Context *ctx) { return wait_for_work(ctx, timeout_us); });
+  return with_context(c, "wait", [&](Context *ctx) { return wait_for_work(ctx, timeout_us); });
 }
 
 Status ucx_check_peer(void *c, void *e) {
@@ -127,12 +121,11 @@ Status ucx_check_peer(void *c, void *e) {
 }
 
 Status ucx_mem_pack(void *c, void *mr, void *buf, size_t *size) {
-  return with_context(c, "mem_pack",
-                      [&](Context *ctx) { return rma_pack(ctx, mr, buf, size); });
+  return with_context(c, "mem_pack", [&](Context *ctx) { return rma_pack(ctx, mr, buf, size); });
 }
 
-Status ucx_iget(void *c, void *e, void *local, void *, uint64_t remote,
-                const void *rkey, size_t rkey_size, size_t size, void **request) {
+Status ucx_iget(void *c, void *e, void *local, void *, uint64_t remote, const void *rkey,
+                size_t rkey_size, size_t size, void **request) {
   return with_endpoint(c, e, "iget", [&](Context *ctx, Endpoint *ep) {
     if (request == nullptr)
       return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: iget: request is NULL");
@@ -187,7 +180,7 @@ const smd_transport_v1_t kTable = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *
-smd_transport_plugin_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_transport_v1_t *smd_transport_plugin_v1(
+    void) {
   return &kTable;
 }

@@ -31,8 +31,7 @@ void peer_failed(Context *ctx, Endpoint *ep, ucs_status_t why) {
   ep->failed = true;
   ep->failure = why;
   char text[200];
-  snprintf(text, sizeof text, "ucx peer rank %d: %s", ep->peer,
-           ucs_status_string(why));
+  snprintf(text, sizeof text, "ucx peer rank %d: %s", ep->peer, ucs_status_string(why));
   ep->death = text;
   // Also what every orderly shutdown of a peer looks like: not a warning.
   log_line(ctx, SMD_TRANSPORT_LOG_INFO, "%s", text);

@@ -6,8 +6,8 @@
 
 namespace smd_ucx {
 
-Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
-                  uint64_t tag, void **request) {
+Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size, uint64_t tag,
+                  void **request) {
   if (!tag_fits(tag))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
                 "ucx: irecv: tag 0x%llx uses bits above the %u the core may use",
@@ -22,8 +22,8 @@ Status recv_start(Context *ctx, Endpoint *ep, void *buf, size_t size,
   p.cb.recv = on_recv_done;
   p.user_data = r;
   p.memory_type = UCS_MEMORY_TYPE_HOST;
-  ucs_status_ptr_t sp = ucp_tag_recv_nbx(ctx->worker, buf, size,
-                                         wire_tag(ep->peer, tag), kFullMask, &p);
+  ucs_status_ptr_t sp =
+      ucp_tag_recv_nbx(ctx->worker, buf, size, wire_tag(ep->peer, tag), kFullMask, &p);
   request_attach(ctx, r, sp);
   // From a peer known to be dead, only what already arrived can come:
   // a receive that matched nothing is withdrawn now.

@@ -27,8 +27,7 @@ static void unmap_region(Context *ctx, Region *r) {
 
 Status mem_register(Context *ctx, void *ptr, size_t size, void **mr) {
   if (mr == nullptr || (ptr == nullptr && size != 0))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: mem_register: %s is NULL",
-                mr ? "ptr" : "mr");
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: mem_register: %s is NULL", mr ? "ptr" : "mr");
   *mr = nullptr;
   Region *region = nullptr;
   if (size != 0) {
@@ -46,13 +45,12 @@ Status mem_register(Context *ctx, void *ptr, size_t size, void **mr) {
       std::string said = ucx_log_last();
       return fail(ctx,
                   s == UCS_ERR_NO_MEMORY ? SMD_TRANSPORT_ERR_NO_MEMORY : SMD_TRANSPORT_ERR_SYSTEM,
-                  "ucx: cannot register %zu bytes at %p: %s%s%s", size, ptr,
-                  ucs_status_string(s), said.empty() ? "" : "; UCX says: ", said.c_str());
+                  "ucx: cannot register %zu bytes at %p: %s%s%s", size, ptr, ucs_status_string(s),
+                  said.empty() ? "" : "; UCX says: ", said.c_str());
     }
     region = new Region{base, end, memh, {}};
   }
-  auto *g = new Registration{kRegistrationMagic, region,
-                             reinterpret_cast<uintptr_t>(ptr), size};
+  auto *g = new Registration{kRegistrationMagic, region, reinterpret_cast<uintptr_t>(ptr), size};
   ctx->registrations.insert(g);
   *mr = g;
   return SMD_TRANSPORT_OK;
@@ -62,8 +60,7 @@ Status mem_deregister(Context *ctx, void *mr) {
   auto *g = static_cast<Registration *>(mr);
   if (ctx->registrations.count(g) == 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: mem_deregister: %p is not a registration of this context",
-                mr);
+                "ucx: mem_deregister: %p is not a registration of this context", mr);
   ctx->registrations.erase(g);
   unmap_region(ctx, g->region);
   g->magic = 0;

@@ -32,7 +32,7 @@ struct Request {
   uint64_t tag = 0;        // the caller's tag (without the rank bits)
   smd_transport_status_t status = SMD_TRANSPORT_OK;
   size_t bytes = 0;
-  std::string error;       // set_error text for a failed completion
+  std::string error;                         // set_error text for a failed completion
   Request *prev = nullptr, *next = nullptr;  // endpoint's pending list
 };
 

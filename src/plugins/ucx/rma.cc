@@ -12,7 +12,7 @@ namespace smd_ucx {
 
 struct KeyHeader {
   uint64_t magic;
-  uint64_t base;     // the registered range [base, base + length)
+  uint64_t base;  // the registered range [base, base + length)
   uint64_t length;
   uint32_t packed_length;  // bytes of UCX remote key that follow
   uint32_t reserved;
@@ -27,8 +27,7 @@ static Status packed_key(Context *ctx, Region *region, std::string *error) {
   if (region == nullptr || !region->packed.empty()) return SMD_TRANSPORT_OK;
   void *buf = nullptr;
   size_t size = 0;
-  ucs_status_t s = ucp_rkey_pack(ctx->ucp, static_cast<ucp_mem_h>(region->handle),
-                                 &buf, &size);
+  ucs_status_t s = ucp_rkey_pack(ctx->ucp, static_cast<ucp_mem_h>(region->handle), &buf, &size);
   if (s != UCS_OK) {
     *error = std::string("ucx: ucp_rkey_pack failed: ") + ucs_status_string(s);
     return SMD_TRANSPORT_ERR_SYSTEM;
@@ -51,8 +50,8 @@ Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size) {
   if (buf == nullptr || *size < need) {
     size_t had = buf ? *size : 0;
     *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: remote key buffer of %zu bytes, need %zu", had, need);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: remote key buffer of %zu bytes, need %zu",
+                had, need);
   }
   KeyHeader h;
   memset(&h, 0, sizeof h);
@@ -80,30 +79,27 @@ static bool reads_in_flight(Endpoint *ep) {
 }
 
 // The endpoint's unpacked copy of a peer's key.
-static Status unpack(Context *ctx, Endpoint *ep, const unsigned char *packed,
-                     size_t length, ucp_rkey_h *out) {
+static Status unpack(Context *ctx, Endpoint *ep, const unsigned char *packed, size_t length,
+                     ucp_rkey_h *out) {
   std::string id(reinterpret_cast<const char *>(packed), length);
   auto it = ep->rkeys.find(id);
   if (it != ep->rkeys.end()) {
     *out = it->second.rkey;
     return SMD_TRANSPORT_OK;
   }
-  if (ep->rkeys.size() >= kMaxKeysPerEndpoint && !reads_in_flight(ep))
-    rkeys_release(ep);
+  if (ep->rkeys.size() >= kMaxKeysPerEndpoint && !reads_in_flight(ep)) rkeys_release(ep);
   RemoteKey k;
   ucs_status_t s = ucp_ep_rkey_unpack(ep->ep, packed, &k.rkey);
   if (s != UCS_OK)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: iget: cannot unpack rank %d's remote key: %s", ep->peer,
-                ucs_status_string(s));
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: iget: cannot unpack rank %d's remote key: %s",
+                ep->peer, ucs_status_string(s));
   ep->rkeys.emplace(std::move(id), k);
   *out = k.rkey;
   return SMD_TRANSPORT_OK;
 }
 
-Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
-               const void *rkey, size_t rkey_size, size_t size,
-               void **request) {
+Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
+               size_t rkey_size, size_t size, void **request) {
   *request = nullptr;
   if (rkey == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
@@ -112,12 +108,11 @@ Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote,
   KeyHeader h;
   if (rkey_size < sizeof h)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: iget: remote key of %zu bytes is shorter than its header",
-                rkey_size);
+                "ucx: iget: remote key of %zu bytes is shorter than its header", rkey_size);
   memcpy(&h, rkey, sizeof h);
   if (h.magic != kKeyMagic || rkey_size != sizeof h + h.packed_length)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: iget: not a ucx remote key (%zu bytes)", rkey_size);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: iget: not a ucx remote key (%zu bytes)",
+                rkey_size);
   if (remote < h.base || size > h.length || remote - h.base > h.length - size)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
                 "ucx: iget: [0x%llx, +%zu) lies outside the registration "

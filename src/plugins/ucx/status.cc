@@ -11,10 +11,8 @@ bool is_peer_failure(ucs_status_t s) {
     case UCS_ERR_NOT_CONNECTED:
     case UCS_ERR_REJECTED:
     case UCS_ERR_TIMED_OUT:
-    case UCS_ERR_IO_ERROR:
-      return true;
-    default:
-      return false;
+    case UCS_ERR_IO_ERROR: return true;
+    default: return false;
   }
 }
 

@@ -30,10 +30,8 @@ int level_for_host(ucs_log_level_t level) {
   return SMD_TRANSPORT_LOG_TRACE;
 }
 
-ucs_log_func_rc_t on_ucx_log(const char *file, unsigned line, const char *,
-                             ucs_log_level_t level,
-                             const ucs_log_component_config_t *,
-                             const char *fmt, va_list ap) {
+ucs_log_func_rc_t on_ucx_log(const char *file, unsigned line, const char *, ucs_log_level_t level,
+                             const ucs_log_component_config_t *, const char *fmt, va_list ap) {
   char text[1024];
   va_list copy;
   va_copy(copy, ap);
@@ -47,7 +45,7 @@ ucs_log_func_rc_t on_ucx_log(const char *file, unsigned line, const char *,
     const char *base = file != nullptr ? strrchr(file, '/') : nullptr;
     char full[1200];
     snprintf(full, sizeof full, "UCX %s: %s (%s:%u)",
-             level <= UCS_LOG_LEVEL_ERROR ? "error"
+             level <= UCS_LOG_LEVEL_ERROR  ? "error"
              : level <= UCS_LOG_LEVEL_WARN ? "warning"
                                            : "info",
              text, base != nullptr ? base + 1 : (file ? file : "?"), line);

@@ -32,8 +32,8 @@ bool unmap_hook_attach(UnmapReport report) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   if (g_users == 0) {
     g_report.store(report, std::memory_order_release);
-    ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED,
-                                           kHandlerPriority, on_unmapped, nullptr);
+    ucs_status_t s =
+        ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, kHandlerPriority, on_unmapped, nullptr);
     if (s == UCS_OK && ucm_test_events(UCM_EVENT_VM_UNMAPPED) != UCS_OK) {
       ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmapped, nullptr);
       s = UCS_ERR_UNSUPPORTED;

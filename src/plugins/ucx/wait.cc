@@ -36,16 +36,14 @@ Status wait_for_work(Context *ctx, int64_t timeout_us) {
     if (left <= 0) return SMD_TRANSPORT_OK;
     if (ctx->event_fd >= 0) {
       ucs_status_t s = ucp_worker_arm(ctx->worker);
-      if (s == UCS_OK)
-        sleep_on_fd(ctx->event_fd, left < kSliceNs ? left : kSliceNs);
+      if (s == UCS_OK) sleep_on_fd(ctx->event_fd, left < kSliceNs ? left : kSliceNs);
       else if (s != UCS_ERR_BUSY)  // cannot arm: nap instead
         nap(left < kNapNs ? left : kNapNs);
     } else {
       sched_yield();
       nap(left < kNapNs ? left : kNapNs);
     }
-    if (progress(ctx) != 0 || ctx->completions != finished)
-      return SMD_TRANSPORT_OK;
+    if (progress(ctx) != 0 || ctx->completions != finished) return SMD_TRANSPORT_OK;
   }
 }
 

@@ -22,8 +22,6 @@ constexpr uint64_t wire_tag(int32_t sender, uint64_t tag) {
   return (uint64_t(uint32_t(sender)) << kRankShift) | (tag & kUserTagMask);
 }
 
-constexpr int32_t wire_sender(uint64_t wire) {
-  return int32_t(wire >> kRankShift);
-}
+constexpr int32_t wire_sender(uint64_t wire) { return int32_t(wire >> kRankShift); }
 
 }  // namespace smd_ucx

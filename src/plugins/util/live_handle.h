@@ -19,8 +19,8 @@ T *live_handle(void *p, Magic magic) {
 // is not one gets SMD_TRANSPORT_ERR_INVALID alone (there is no host to
 // report a message to).
 template <class Context, class Magic, class Body>
-smd_transport_status_t with_live_context(void *c, Magic magic, const char *plugin,
-                                         const char *what, Body body) {
+smd_transport_status_t with_live_context(void *c, Magic magic, const char *plugin, const char *what,
+                                         Body body) {
   Context *ctx = live_handle<Context>(c, magic);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
   return guard(ctx->host, plugin, what, [&] { return body(ctx); });

@@ -16,10 +16,8 @@ struct IntrusiveList {
     head = r;
   }
   void remove(T *r) {
-    if (r->*Prev != nullptr)
-      r->*Prev->*Next = r->*Next;
-    else
-      head = r->*Next;
+    if (r->*Prev != nullptr) r->*Prev->*Next = r->*Next;
+    else head = r->*Next;
     if (r->*Next != nullptr) r->*Next->*Prev = r->*Prev;
     r->*Prev = r->*Next = nullptr;
   }

@@ -22,7 +22,8 @@ namespace {
 using namespace smd_standin;
 
 size_t element_size(int datatype) {
-  return smd::valid_datatype(datatype) ? smd::datatype_size(static_cast<smd_datatype_t>(datatype)) : 0;
+  return smd::valid_datatype(datatype) ? smd::datatype_size(static_cast<smd_datatype_t>(datatype))
+                                       : 0;
 }
 
 bool aligned(const void *p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
@@ -41,19 +42,23 @@ int run_reduce(void *arg) {
   for (const void *s : r->srcs)
     if (!device_accessible(s, bytes)) return kIllegalAddress;
   smd::reduce::reduce(r->dst, r->srcs.data(), int(r->srcs.size()), r->count,
-                      static_cast<smd_datatype_t>(r->datatype), static_cast<smd_op_t>(r->op), r->divisor);
+                      static_cast<smd_datatype_t>(r->datatype), static_cast<smd_op_t>(r->op),
+                      r->divisor);
   return kSuccess;
 }
 
-int reduce(void *dst, const void *const *srcs, int nsrc, size_t count, int datatype, int op, int divisor,
-           void *stream) {
+int reduce(void *dst, const void *const *srcs, int nsrc, size_t count, int datatype, int op,
+           int divisor, void *stream) {
   const size_t es = element_size(datatype);
-  if (!es || op < SMD_SUM || op > SMD_MAX || nsrc < 1 || !dst || !srcs || !aligned(dst, es)) return kInvalidValue;
+  if (!es || op < SMD_SUM || op > SMD_MAX || nsrc < 1 || !dst || !srcs || !aligned(dst, es))
+    return kInvalidValue;
   for (int k = 0; k < nsrc; ++k)
     if (!srcs[k] || !aligned(srcs[k], es)) return kInvalidValue;
   if (count == 0) return kSuccess;
-  auto *r = new Reduce{dst, std::vector<const void *>(srcs, srcs + nsrc), count, datatype, op, divisor};
-  return smd_cuda_standin_launch(stream, run_reduce, r, [](void *a) { delete static_cast<Reduce *>(a); });
+  auto *r =
+      new Reduce{dst, std::vector<const void *>(srcs, srcs + nsrc), count, datatype, op, divisor};
+  return smd_cuda_standin_launch(stream, run_reduce, r,
+                                 [](void *a) { delete static_cast<Reduce *>(a); });
 }
 
 struct Cast {
@@ -87,26 +92,31 @@ int run_cast(void *arg) {
   return kSuccess;
 }
 
-int cast(void *dst, int dst_datatype, const void *src, int src_datatype, size_t count, void *stream) {
+int cast(void *dst, int dst_datatype, const void *src, int src_datatype, size_t count,
+         void *stream) {
   if (!dst || !src) return kInvalidValue;
   if (count == 0) return kSuccess;
   const bool half = [](int d) { return d == SMD_FLOAT16 || d == SMD_BFLOAT16; }(dst_datatype);
   const bool narrow = src_datatype == SMD_FLOAT32 && half;
-  const bool widen = dst_datatype == SMD_FLOAT32 && (src_datatype == SMD_FLOAT16 || src_datatype == SMD_BFLOAT16);
+  const bool widen =
+      dst_datatype == SMD_FLOAT32 && (src_datatype == SMD_FLOAT16 || src_datatype == SMD_BFLOAT16);
   if (!narrow && !widen) return kInvalidValue;
   if (!aligned(narrow ? src : dst, 4) || !aligned(narrow ? dst : src, 2)) return kInvalidValue;
   auto *c = new Cast{dst, dst_datatype, src, src_datatype, count};
-  return smd_cuda_standin_launch(stream, run_cast, c, [](void *a) { delete static_cast<Cast *>(a); });
+  return smd_cuda_standin_launch(stream, run_cast, c,
+                                 [](void *a) { delete static_cast<Cast *>(a); });
 }
 
 extern "C" const char *cudaGetErrorString(int error);
 
 const smd_gpu_kernels_v1_t kTable = {
-    sizeof(smd_gpu_kernels_v1_t), SMD_GPU_KERNELS_ABI, "host stand-in", reduce, cast, cudaGetErrorString,
+    sizeof(smd_gpu_kernels_v1_t), SMD_GPU_KERNELS_ABI, "host stand-in", reduce, cast,
+    cudaGetErrorString,
 };
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const smd_gpu_kernels_v1_t *smd_gpu_kernels_v1(void) {
+extern "C" __attribute__((visibility("default"))) const smd_gpu_kernels_v1_t *smd_gpu_kernels_v1(
+    void) {
   return &kTable;
 }

@@ -29,9 +29,9 @@ struct Allocation {
   size_t mapped = 0;  // bytes mapped (whole pages)
   int type = kUnregistered;
   int device = -1;
-  int fd = -1;            // the memfd; -1 for registered host memory
-  uint64_t serial = 0;    // names the memfd: smd-cuda-standin-<pid>-<serial>
-  bool imported = false;  // mapped from another process's IPC handle
+  int fd = -1;              // the memfd; -1 for registered host memory
+  uint64_t serial = 0;      // names the memfd: smd-cuda-standin-<pid>-<serial>
+  bool imported = false;    // mapped from another process's IPC handle
   bool registered = false;  // cudaHostRegister: the caller's memory
   int opens = 0;            // imported: cudaIpcOpenMemHandle calls not yet closed
   pid_t owner = 0;          // imported: the exporting process
@@ -44,7 +44,7 @@ constexpr size_t kFreedKept = 4096;
 // memory while the process exits.
 std::mutex &g_mu = *new std::mutex;
 std::map<uintptr_t, Allocation> &g_live = *new std::map<uintptr_t, Allocation>;  // by base
-std::map<uintptr_t, size_t> &g_freed = *new std::map<uintptr_t, size_t>;         // base -> mapped bytes
+std::map<uintptr_t, size_t> &g_freed = *new std::map<uintptr_t, size_t>;  // base -> mapped bytes
 std::deque<uintptr_t> &g_freed_order = *new std::deque<uintptr_t>;
 uint64_t g_serial = 0;
 
@@ -87,8 +87,8 @@ bool freed_at(uintptr_t a) {
 
 // Keeps a released range reserved and unreadable; g_mu held.
 void retire(uintptr_t base, size_t mapped) {
-  mmap(reinterpret_cast<void *>(base), mapped, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-       -1, 0);
+  mmap(reinterpret_cast<void *>(base), mapped, PROT_NONE,
+       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   g_freed[base] = mapped;
   g_freed_order.push_back(base);
   if (g_freed_order.size() > kFreedKept) {
@@ -161,7 +161,8 @@ int allocate(void **out, size_t bytes, int type) {
   if (fd < 0) return kMemoryAllocation;
   const size_t mapped = page_round(bytes);
   void *p = MAP_FAILED;
-  if (ftruncate(fd, off_t(mapped)) == 0) p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ftruncate(fd, off_t(mapped)) == 0)
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     close(fd);
     return kMemoryAllocation;
@@ -215,7 +216,9 @@ int cudaMallocManaged(void **ptr, size_t bytes, unsigned /*flags*/) {
   return result(allocate(ptr, bytes, kManaged));
 }
 int cudaMallocHost(void **ptr, size_t bytes) { return result(allocate(ptr, bytes, kHost)); }
-int cudaHostAlloc(void **ptr, size_t bytes, unsigned /*flags*/) { return result(allocate(ptr, bytes, kHost)); }
+int cudaHostAlloc(void **ptr, size_t bytes, unsigned /*flags*/) {
+  return result(allocate(ptr, bytes, kHost));
+}
 int cudaFree(void *ptr) { return result(release(ptr, kDevice)); }
 int cudaFreeHost(void *ptr) { return result(release(ptr, kHost)); }
 
@@ -236,7 +239,8 @@ int cudaHostRegister(void *ptr, size_t bytes, unsigned /*flags*/) {
 int cudaHostUnregister(void *ptr) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_live.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == g_live.end() || !it->second.registered) return result(713);  // cudaErrorHostMemoryNotRegistered
+  if (it == g_live.end() || !it->second.registered)
+    return result(713);  // cudaErrorHostMemoryNotRegistered
   g_live.erase(it);
   return result(kSuccess);
 }
@@ -247,7 +251,8 @@ int cudaIpcGetMemHandle(void *handle, void *ptr) {
   auto it = live_at(reinterpret_cast<uintptr_t>(ptr));
   // Only cudaMalloc's own allocations can be exported (not managed,
   // pinned or imported memory).
-  if (it == g_live.end() || it->second.type != kDevice || it->second.imported) return result(kInvalidValue);
+  if (it == g_live.end() || it->second.type != kDevice || it->second.imported)
+    return result(kInvalidValue);
   IpcHandle h{};
   memcpy(h.magic, kMagic, sizeof kMagic);
   h.pid = getpid();
@@ -271,7 +276,8 @@ int cudaIpcOpenMemHandle(void **ptr, IpcBytes handle, unsigned /*flags*/) {
   IpcHandle h;
   memcpy(&h, handle.b, sizeof h);
   if (memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.size == 0) return result(kInvalidValue);
-  if (h.pid == getpid()) return result(kDeviceUninitialized);  // CUDA refuses its own process's handles
+  if (h.pid == getpid())
+    return result(kDeviceUninitialized);  // CUDA refuses its own process's handles
   std::lock_guard<std::mutex> lock(g_mu);
   for (auto &[base, al] : g_live)
     if (al.imported && al.owner == h.pid && al.serial == h.serial) {
@@ -284,7 +290,8 @@ int cudaIpcOpenMemHandle(void **ptr, IpcBytes handle, unsigned /*flags*/) {
   const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
   char target[256] = {};
   const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
-  if (n <= 0 || std::string(target).find("memfd:" + memfd_name(h.pid, h.serial) + " ") == std::string::npos)
+  if (n <= 0 ||
+      std::string(target).find("memfd:" + memfd_name(h.pid, h.serial) + " ") == std::string::npos)
     return result(kInvalidResourceHandle);
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return result(kInvalidResourceHandle);

@@ -59,7 +59,8 @@ const char *cudaGetErrorString(int error) {
     case kSuccess: return "no error (CUDA stand-in)";
     case kInvalidValue: return "invalid argument (CUDA stand-in)";
     case kMemoryAllocation: return "out of memory (CUDA stand-in)";
-    case kNoDevice: return "no CUDA-capable device is detected (CUDA stand-in: SMD_CUDA_STANDIN_DEVICES=0)";
+    case kNoDevice:
+      return "no CUDA-capable device is detected (CUDA stand-in: SMD_CUDA_STANDIN_DEVICES=0)";
     case kInvalidDevice: return "invalid device ordinal (CUDA stand-in)";
     case kDeviceUninitialized: return "invalid device context (CUDA stand-in)";
     case kInvalidResourceHandle: return "invalid resource handle (CUDA stand-in)";
@@ -125,10 +126,10 @@ int cudaDeviceGetAttribute(int *value, int attribute, int device) {
   if (!value) return result(kInvalidValue);
   if (device < 0 || device >= device_count()) return result(kInvalidDevice);
   switch (attribute) {
-    case 16: *value = 4; break;   // cudaDevAttrMultiProcessorCount
-    case 75: *value = 9; break;   // cudaDevAttrComputeCapabilityMajor
-    case 76: *value = 0; break;   // cudaDevAttrComputeCapabilityMinor
-    case 41: *value = 1; break;   // cudaDevAttrUnifiedAddressing
+    case 16: *value = 4; break;  // cudaDevAttrMultiProcessorCount
+    case 75: *value = 9; break;  // cudaDevAttrComputeCapabilityMajor
+    case 76: *value = 0; break;  // cudaDevAttrComputeCapabilityMinor
+    case 41: *value = 1; break;  // cudaDevAttrUnifiedAddressing
     default: *value = 0; break;
   }
   return kSuccess;
@@ -153,7 +154,8 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *st
   if (!s) return result(kInvalidResourceHandle);
   if (!bytes) return kSuccess;
   if (!dst || !src) return result(kInvalidValue);
-  if (check_range(dst, bytes) != kSuccess || check_range(src, bytes) != kSuccess) return result(kInvalidValue);
+  if (check_range(dst, bytes) != kSuccess || check_range(src, bytes) != kSuccess)
+    return result(kInvalidValue);
   enqueue(s, [dst, src, bytes] {
     memmove(dst, src, bytes);
     return int(kSuccess);

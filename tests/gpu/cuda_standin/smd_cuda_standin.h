@@ -14,7 +14,8 @@ extern "C" {
  * returns a cudaError_t: 400 (invalid resource handle) for an unknown
  * stream. When the kernel runs it returns a cudaError_t, reported by the
  * stream's next synchronisation; release(arg) follows either way. */
-int smd_cuda_standin_launch(void *stream, int (*kernel)(void *arg), void *arg, void (*release)(void *arg));
+int smd_cuda_standin_launch(void *stream, int (*kernel)(void *arg), void *arg,
+                            void (*release)(void *arg));
 
 /* Enqueues a pause of `microseconds` on the stream: work enqueued after it
  * on that stream (or waiting for it) runs later, so a test can show that a

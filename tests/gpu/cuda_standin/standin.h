@@ -42,7 +42,7 @@ struct Region {
   size_t size = 0;
   int type = kUnregistered;  // MemoryType
   int device = -1;
-  bool freed = false;        // a released device range (kept unreadable)
+  bool freed = false;  // a released device range (kept unreadable)
 };
 // The live allocation (or freed range) holding p, or a Region of type
 // kUnregistered.

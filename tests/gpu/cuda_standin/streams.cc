@@ -29,7 +29,7 @@ struct Stream {
   bool legacy = false;       // the device's legacy default stream
   bool nonblocking = false;  // cudaStreamNonBlocking: no implicit waits
   bool destroyed = false;
-  bool running = false;  // its front operation is being run
+  bool running = false;                  // its front operation is being run
   uint64_t enqueued = 0, completed = 0;  // operations, numbered from 1
   int fault = kSuccess;                  // a kernel's error, until synchronised
   struct Work {
@@ -98,7 +98,8 @@ void worker(Stream *s) {
 // ready operations of those streams itself rather than waking their
 // workers: the order is the same, and two busy cores are not needed for
 // every synchronisation. g_mu held.
-void wait_all(const std::vector<std::pair<Stream *, uint64_t>> &waits, std::unique_lock<std::mutex> &lock) {
+void wait_all(const std::vector<std::pair<Stream *, uint64_t>> &waits,
+              std::unique_lock<std::mutex> &lock) {
   for (;;) {
     bool all = true;
     Stream *ready = nullptr;
@@ -113,10 +114,8 @@ void wait_all(const std::vector<std::pair<Stream *, uint64_t>> &waits, std::uniq
         }
       }
     if (all) return;
-    if (ready)
-      run_front(ready, lock);
-    else
-      g_cv.wait(lock);
+    if (ready) run_front(ready, lock);
+    else g_cv.wait(lock);
   }
 }
 
@@ -138,7 +137,8 @@ Stream *legacy_stream(int device) {
 
 // Enqueues with the implicit waits of the legacy default stream; g_mu held.
 // Returns the operation's number.
-uint64_t push(Stream *s, std::function<int()> run, std::vector<std::pair<Stream *, uint64_t>> after) {
+uint64_t push(Stream *s, std::function<int()> run,
+              std::vector<std::pair<Stream *, uint64_t>> after) {
   if (s->legacy) {
     for (Stream *b : g_streams)
       if (b->device == s->device && !b->nonblocking && b->enqueued > b->completed)
@@ -171,7 +171,8 @@ Stream *resolve_stream(void *handle) {
   std::lock_guard<std::mutex> lock(g_mu);
   // 0 and cudaStreamLegacy (1): the legacy default stream; the per-thread
   // default stream (2) is not offered.
-  if (handle == nullptr || handle == reinterpret_cast<void *>(1)) return legacy_stream(current_device());
+  if (handle == nullptr || handle == reinterpret_cast<void *>(1))
+    return legacy_stream(current_device());
   auto *s = static_cast<Stream *>(handle);
   return g_streams.count(s) ? s : nullptr;
 }
@@ -315,7 +316,8 @@ int cudaStreamWaitEvent(void *stream, void *event, unsigned flags) {
   return result(kSuccess);
 }
 
-int smd_cuda_standin_launch(void *stream, int (*kernel)(void *), void *arg, void (*release)(void *)) {
+int smd_cuda_standin_launch(void *stream, int (*kernel)(void *), void *arg,
+                            void (*release)(void *)) {
   Stream *s = resolve_stream(stream);
   if (!s || !kernel) {
     if (release) release(arg);

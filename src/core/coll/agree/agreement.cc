@@ -25,7 +25,8 @@ struct Extremes {
 // Tags of the check: setup traffic, bit 21 set (the setup exchanges use
 // small low values), the call's sequence number and the round.
 uint64_t check_tag(const Comm &c, uint64_t seq, int round) {
-  uint32_t low = (1u << 21) | static_cast<uint32_t>((seq & 0x3FF) << 5) | static_cast<uint32_t>(round);
+  uint32_t low =
+      (1u << 21) | static_cast<uint32_t>((seq & 0x3FF) << 5) | static_cast<uint32_t>(round);
   return make_tag(TagKind::kSetup, c.id(), low);
 }
 

@@ -1,6 +1,6 @@
 // Agreement on a collective call before a point-to-point algorithm runs
-// (SMD_CHECK=full; the default check is call_check.h): ranks that disagree on the collective, datatype, op, count or root
-// would otherwise exchange messages that happen to fit and return
+// (SMD_CHECK=full; the default check is call_check.h): ranks that disagree on the collective,
+// datatype, op, count or root would otherwise exchange messages that happen to fit and return
 // SMD_SUCCESS with different data, or wait until SMD_TIMEOUT. The arena
 // (direct) algorithms check their descriptors instead.
 #pragma once

@@ -13,7 +13,9 @@ namespace {
 
 // Setup traffic with bits 21 and 20 set: apart from the setup exchanges
 // (small values) and agree_on_call (bit 21, bits 0-14).
-uint64_t fingerprint_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), kSetupCheckFingerprint); }
+uint64_t fingerprint_tag(const Comm &c) {
+  return make_tag(TagKind::kSetup, c.id(), kSetupCheckFingerprint);
+}
 uint64_t poison_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), kSetupCheckPoison); }
 
 // A failure one member reports to its neighbours.
@@ -108,16 +110,21 @@ struct CheckChannel {
   bool sent = false;
 };
 
-CallCheck::CallCheck(Comm &c, const CollArgs &a) : c_(c), ch_(*[&c] {
-  CollState &st = coll_state(c);
-  if (!st.check_channel) st.check_channel = std::make_shared<CheckChannel>(c);
-  return st.check_channel.get();
-}()), kind_(a.kind), reqs_(c) {
+CallCheck::CallCheck(Comm &c, const CollArgs &a)
+    : c_(c),
+      ch_(*[&c] {
+        CollState &st = coll_state(c);
+        if (!st.check_channel) st.check_channel = std::make_shared<CheckChannel>(c);
+        return st.check_channel.get();
+      }()),
+      kind_(a.kind),
+      reqs_(c) {
   mine_ = fingerprint_of(a, ch_.calls++);
   uint64_t tag = fingerprint_tag(c);
   for (int i = 0; i < ch_.count; ++i)
     recv_[i] = &reqs_.add(c.irecv(ch_.neighbours[i], &theirs_[i], sizeof theirs_[i], tag));
-  for (int i = 0; i < ch_.count; ++i) reqs_.add(c.isend(ch_.neighbours[i], &mine_, sizeof mine_, tag));
+  for (int i = 0; i < ch_.count; ++i)
+    reqs_.add(c.isend(ch_.neighbours[i], &mine_, sizeof mine_, tag));
   c.set_tag_salt(tag_salt_of(mine_));
   c.set_wait_hook(this);
 }

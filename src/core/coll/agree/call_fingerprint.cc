@@ -43,13 +43,16 @@ std::string describe(const CallFingerprint &f, bool with_seq) {
   } else if (kind != CollKind::kBarrier) {
     s += format(" of %llu %s", static_cast<unsigned long long>(f.count),
                 datatype_name(static_cast<smd_datatype_t>(f.datatype)));
-    if (kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter || kind == CollKind::kReduce ||
-        kind == CollKind::kReduceScatterv)
+    if (kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter ||
+        kind == CollKind::kReduce || kind == CollKind::kReduceScatterv)
       s += format(" (op %s)", op_name(static_cast<smd_op_t>(f.op)));
-    if (kind == CollKind::kBroadcast || kind == CollKind::kReduce) s += format(" from root %d", f.root);
-    if (per_rank_blocks(kind)) s += format(" with counts digest %08x", static_cast<uint32_t>(f.root));
+    if (kind == CollKind::kBroadcast || kind == CollKind::kReduce)
+      s += format(" from root %d", f.root);
+    if (per_rank_blocks(kind))
+      s += format(" with counts digest %08x", static_cast<uint32_t>(f.root));
   }
-  if (f.subject) s += format(" for subject %08x (a group's calls or sharded parameters)", f.subject);
+  if (f.subject)
+    s += format(" for subject %08x (a group's calls or sharded parameters)", f.subject);
   if (with_seq) s += format(" (call %llu)", static_cast<unsigned long long>(f.seq));
   return s;
 }

@@ -75,8 +75,9 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
     if (!file) why += format(", here '%s'", settings[i].value.c_str());
   }
   if (why.empty()) return why;
-  return why + ": every rank must set these alike (or none), or ranks choose different "
-               "algorithms and wait for each other until SMD_TIMEOUT";
+  return why +
+         ": every rank must set these alike (or none), or ranks choose different "
+         "algorithms and wait for each other until SMD_TIMEOUT";
 }
 
 void check_settings_agree(Comm &world) {
@@ -93,8 +94,8 @@ void check_settings_agree(Comm &world) {
     bounds[i] = fnv1a64(settings[i].value);
     bounds[k + i] = ~bounds[i];
   }
-  CollArgs m = internal_call(CollKind::kAllreduce, bounds.data(), widest.data(), bounds.size(),
-                             SMD_UINT64);
+  CollArgs m =
+      internal_call(CollKind::kAllreduce, bounds.data(), widest.data(), bounds.size(), SMD_UINT64);
   m.op = SMD_MAX;
   m.algo = Algo::kRd;
   m.agreed = true;
@@ -105,7 +106,8 @@ void check_settings_agree(Comm &world) {
   // Someone differs: every rank's digests, to name the ranks and settings.
   std::vector<uint64_t> mine(bounds.begin(), bounds.begin() + static_cast<long>(k));
   std::vector<uint64_t> all(k * static_cast<size_t>(world.size()));
-  CollArgs a = internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
+  CollArgs a =
+      internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
   a.algo = Algo::kRing;
   a.agreed = true;
   run_collective(world, a);

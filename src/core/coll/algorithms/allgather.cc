@@ -66,8 +66,8 @@ void allgather_rd(Comm &c, const CollArgs &a) {
     int partner = me ^ mask;
     int mine_start = me & ~(mask - 1), theirs_start = partner & ~(mask - 1);
     c.sendrecv(partner, at(a.recvbuf, mine_start * n, es), mask * n * es, partner,
-               at(a.recvbuf, theirs_start * n, es), mask * n * es, coll_tag(c.tag_space(), seq, step),
-               "allgather");
+               at(a.recvbuf, theirs_start * n, es), mask * n * es,
+               coll_tag(c.tag_space(), seq, step), "allgather");
   }
 }
 

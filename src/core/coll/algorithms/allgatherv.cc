@@ -28,7 +28,7 @@ CollArgs blocks_args(const CollArgs &like, CollKind kind, const void *send, void
   l->counts = std::move(counts);
   l->displs = std::move(displs);
   finish_layout(*l);
-  CollArgs a{kind, send, recv, l->total, like.datatype, op, static_cast<int>(l->digest),
+  CollArgs a{kind,        send, recv, l->total, like.datatype, op, static_cast<int>(l->digest),
              like.memory, true};
   a.blocks = std::move(l);
   return a;
@@ -47,8 +47,9 @@ void allgatherv_direct(Comm &c, const CollArgs &a) {
   for (uint64_t k = 0; k < rounds; ++k) {
     Range mine = round_slice(l.counts[me], per_round, k);
     uint8_t *stage = d.begin(k);
-    stage_and_copy_out(stage, at(a.recvbuf, l.displs[me] + mine.off, es), at(a.sendbuf, mine.off, es),
-                       mine.len * es, mine.len * es, out_bytes, false, &coll_state(c).slow_transfer);
+    stage_and_copy_out(stage, at(a.recvbuf, l.displs[me] + mine.off, es),
+                       at(a.sendbuf, mine.off, es), mine.len * es, mine.len * es, out_bytes, false,
+                       &coll_state(c).slow_transfer);
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;

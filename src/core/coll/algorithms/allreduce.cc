@@ -35,8 +35,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     uint8_t *stage = d.begin(0);
     if (!offered) stage_copy(stage, a.sendbuf, n * es, n * es);
     d.post_and_wait(0);
-    reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op,
-                   red.divisor);
+    reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
     d.finish(0);
     d.end_in_place();
     return;
@@ -63,8 +62,8 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;  // copied as soon as it was reduced
       Range part = split_aligned(rk.len, p, j, align);
-      copy_out(at(a.recvbuf, rk.off + part.off, es), d.buf(j, k) + part.off * es,
-               part.len * es, n * es);
+      copy_out(at(a.recvbuf, rk.off + part.off, es), d.buf(j, k) + part.off * es, part.len * es,
+               n * es);
     }
     d.finish(k);
   };
@@ -125,13 +124,11 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
   if (vrank >= 0) {
     for (int mask = 1; mask < pow2; mask <<= 1, ++step) {
       int partner = real(vrank ^ mask);
-      c.sendrecv(partner, a.recvbuf, bytes, partner, tmp.data(), bytes, coll_tag(c.tag_space(), seq, step),
-                 "allreduce");
+      c.sendrecv(partner, a.recvbuf, bytes, partner, tmp.data(), bytes,
+                 coll_tag(c.tag_space(), seq, step), "allreduce");
       // Lower virtual rank's value first: both partners compute lower op upper.
-      if (vrank & mask)
-        m.reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
-      else
-        m.reduce2(a.recvbuf, a.recvbuf, tmp.data(), a.count, a.datatype, red.op);
+      if (vrank & mask) m.reduce2(a.recvbuf, tmp.data(), a.recvbuf, a.count, a.datatype, red.op);
+      else m.reduce2(a.recvbuf, a.recvbuf, tmp.data(), a.count, a.datatype, red.op);
     }
   } else {
     step = 1;

@@ -44,13 +44,14 @@ void alltoall_pairwise(Comm &c, const CollArgs &a) {
     m.copy(copy->data(), a.sendbuf, p * block);
     src = copy->data();
   }
-  m.copy(static_cast<uint8_t *>(a.recvbuf) + me * block, static_cast<const uint8_t *>(src) + me * block, block);
+  m.copy(static_cast<uint8_t *>(a.recvbuf) + me * block,
+         static_cast<const uint8_t *>(src) + me * block, block);
   uint64_t seq = c.next_seq();
   for (int s = 1; s < p; ++s) {
     int to = (me + s) % p, from = (me - s + p) % p;
     c.sendrecv(to, static_cast<const uint8_t *>(src) + to * block, block, from,
-               static_cast<uint8_t *>(a.recvbuf) + from * block, block, coll_tag(c.tag_space(), seq, s),
-               "alltoall");
+               static_cast<uint8_t *>(a.recvbuf) + from * block, block,
+               coll_tag(c.tag_space(), seq, s), "alltoall");
   }
 }
 

@@ -38,8 +38,8 @@ void alltoallv_pairwise(Comm &c, const CollArgs &a) {
   auto send_at = [&](int r) { return at(a.sendbuf, in.displs[size_t(r)], es); };
   auto recv_at = [&](int r) { return at(a.recvbuf, out.displs[size_t(r)], es); };
   if (in.counts[size_t(me)] != out.counts[size_t(me)])
-    fail(SMD_ERR_TRUNCATED, "sendcounts[%d] is %zu but recvcounts[%d] is %zu on rank %d",
-         me, in.counts[size_t(me)], me, out.counts[size_t(me)], me);
+    fail(SMD_ERR_TRUNCATED, "sendcounts[%d] is %zu but recvcounts[%d] is %zu on rank %d", me,
+         in.counts[size_t(me)], me, out.counts[size_t(me)], me);
   ops_of(a).copy(recv_at(me), send_at(me), in.counts[size_t(me)] * es);
   uint64_t seq = c.next_seq();
   // Every pair's expectation message has step 0 (the data's steps start

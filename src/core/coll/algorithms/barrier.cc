@@ -21,8 +21,8 @@ void barrier_rd(Comm &c, const CollArgs &) {
   uint32_t step = 0;
   char out = 0, in = 0;
   for (int dist = 1; dist < p; dist <<= 1, ++step)
-    c.sendrecv((me + dist) % p, &out, 0, (me - dist + p) % p, &in, 0, coll_tag(c.tag_space(), seq, step),
-               "barrier");
+    c.sendrecv((me + dist) % p, &out, 0, (me - dist + p) % p, &in, 0,
+               coll_tag(c.tag_space(), seq, step), "barrier");
 }
 
 namespace {

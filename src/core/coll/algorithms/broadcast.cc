@@ -45,8 +45,7 @@ void broadcast_direct(Comm &c, const CollArgs &a) {
     // pass (no copy in place).
     if (me == a.root)
       stage_and_copy_out(offered ? nullptr : mine, at(a.recvbuf, rk.off, es),
-                         at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, n * es,
-                         stream_stage);
+                         at(a.sendbuf, rk.off, es), rk.len * es, rk.len * es, n * es, stream_stage);
     d.post_and_wait(k, a.root);
     if (me != a.root)
       copy_out(at(a.recvbuf, rk.off, es), d.input(a.root, k, rk.off * es), rk.len * es, n * es);
@@ -71,7 +70,8 @@ void broadcast_ring(Comm &c, const CollArgs &a) {
   std::vector<P2PReq *> in(pieces, nullptr);
   if (vr > 0)
     for (size_t i = 0; i < pieces; ++i)
-      in[i] = &recvs.add(c.irecv(prev, static_cast<uint8_t *>(a.recvbuf) + piece(i).off, piece(i).len, tag));
+      in[i] = &recvs.add(
+          c.irecv(prev, static_cast<uint8_t *>(a.recvbuf) + piece(i).off, piece(i).len, tag));
   for (size_t i = 0; i < pieces; ++i) {
     if (vr > 0) c.wait(*in[i], "broadcast");
     if (vr < p - 1)

@@ -13,7 +13,9 @@
 namespace smd {
 namespace {
 
-void barrier(Comm &comm) { run_collective(comm, internal_call(CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8)); }
+void barrier(Comm &comm) {
+  run_collective(comm, internal_call(CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8));
+}
 
 gpu::IpcPeers &peers_of(Comm &comm) {
   CollState &st = coll_state(comm);
@@ -54,7 +56,9 @@ void allreduce(Comm &comm, const CollArgs &a) {
   barrier(comm);  // every share reduced
   for (int r = 0; r < p; ++r) {
     const size_t n = share(r, &at);
-    if (r != me && n) gpu::device_copy(static_cast<char *>(a.recvbuf) + at, static_cast<char *>(out[size_t(r)]) + at, n * es);
+    if (r != me && n)
+      gpu::device_copy(static_cast<char *>(a.recvbuf) + at,
+                       static_cast<char *>(out[size_t(r)]) + at, n * es);
   }
   barrier(comm);  // no rank changes its buffers while a peer still reads them
 }

@@ -41,7 +41,8 @@ class PinnedBlock {
 void copy(void *dst, const void *src, size_t bytes) {
   if (!bytes) return;
   const gpu::CudaApi &a = *gpu::cuda_api();
-  gpu::cuda_check("cudaMemcpyAsync", a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, nullptr));
+  gpu::cuda_check("cudaMemcpyAsync",
+                  a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, nullptr));
 }
 
 }  // namespace
@@ -114,9 +115,11 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
 void run_collective_staged(Comm &comm, const CollArgs &a) {
   // Refusals every rank meets alike leave the communicator usable.
   if (a.kind == CollKind::kAlltoallv)
-    fail(SMD_ERR_NOT_SUPPORTED, "alltoallv on device memory is not supported yet: use host buffers");
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "alltoallv on device memory is not supported yet: use host buffers");
   const gpu::CudaApi *api = gpu::cuda_api();
-  if (!api) fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
+  if (!api)
+    fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
   try {
     stage(comm, a, api);
   } catch (const Error &e) {

@@ -113,8 +113,7 @@ void allreduce_hierarchical(Comm &c, const CollArgs &a) {
   };
   for (size_t k = 0; k < pieces.size(); ++k) {
     Piece &p = pieces[k];
-    run_on(*h.node, a, CollKind::kReduceScatter, at(a.sendbuf, p.off, es), p.slice, p.q,
-           red.op);
+    run_on(*h.node, a, CollKind::kReduceScatter, at(a.sendbuf, p.off, es), p.slice, p.q, red.op);
     if (pieces.size() == 1) {
       rail_phase(&p);
     } else {
@@ -153,8 +152,7 @@ void reduce_scatter_hierarchical(Comm &c, const CollArgs &a) {
   for (int k = 0; k < h.nodes; ++k) {
     const uint8_t *src =
         static_cast<const uint8_t *>(a.sendbuf) + size_t(h.node_ranks[size_t(k)][0]) * bytes;
-    run_on(*h.node, a, CollKind::kReduceScatter, src, blocks + size_t(k) * bytes, a.count,
-           red.op);
+    run_on(*h.node, a, CollKind::kReduceScatter, src, blocks + size_t(k) * bytes, a.count, red.op);
   }
   run_on(*h.rail, a, CollKind::kReduceScatter, blocks, a.recvbuf, a.count, red.op);
   if (red.divisor > 1) ops_of(a).divide(a.recvbuf, a.count, a.datatype, red.divisor);
@@ -166,11 +164,9 @@ void broadcast_hierarchical(Comm &c, const CollArgs &a) {
   Place root = place_of(h, a.root);
   bool root_node = h.node_index == root.node;
   if (root_node)
-    run_on(*h.node, a, CollKind::kBroadcast, a.sendbuf, a.recvbuf, a.count, SMD_SUM,
-           root.local);
+    run_on(*h.node, a, CollKind::kBroadcast, a.sendbuf, a.recvbuf, a.count, SMD_SUM, root.local);
   if (h.local_rank == 0)
-    run_on(*h.rail, a, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, SMD_SUM,
-           root.node);
+    run_on(*h.rail, a, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, SMD_SUM, root.node);
   if (!root_node)
     run_on(*h.node, a, CollKind::kBroadcast, a.recvbuf, a.recvbuf, a.count, SMD_SUM, 0);
 }

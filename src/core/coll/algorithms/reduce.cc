@@ -51,8 +51,8 @@ void reduce_direct(Comm &c, const CollArgs &a) {
       d.wait_reduced(k);
       for (int j = 0; j < p; ++j) {
         Range part = split_aligned(rk.len, p, j, align);
-        copy_bytes(at(a.recvbuf, rk.off + part.off, es),
-                   d.buf(j, k) + part.off * es, part.len * es);
+        copy_bytes(at(a.recvbuf, rk.off + part.off, es), d.buf(j, k) + part.off * es,
+                   part.len * es);
       }
     }
     d.finish(k);

@@ -41,10 +41,10 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
         stage_copy(mine + b * stride * es, at(a.sendbuf, b * n + rk.off, es), rk.len * es,
                    (p - 1) * rk.len * es);
     d.post_and_wait(k);
-    reduce::reduce(at(a.recvbuf, rk.off, es),
-                   d.sources(k, (me * n + rk.off) * es, me * stride * es,
-                             at(a.sendbuf, me * n + rk.off, es)),
-                   p, rk.len, a.datatype, red.op, red.divisor);
+    reduce::reduce(
+        at(a.recvbuf, rk.off, es),
+        d.sources(k, (me * n + rk.off) * es, me * stride * es, at(a.sendbuf, me * n + rk.off, es)),
+        p, rk.len, a.datatype, red.op, red.divisor);
     d.finish(k);
   }
   d.end_in_place();

@@ -41,8 +41,8 @@ void reduce_scatterv_direct(Comm &c, const CollArgs &a) {
     d.post_and_wait(k);
     Range mine = round_slice(l.counts[me], per_block, k);
     reduce::reduce(at(a.recvbuf, mine.off, es),
-                   d.sources(k, 0, me * stride * es, at(a.sendbuf, l.displs[me] + mine.off, es)),
-                   p, mine.len, a.datatype, red.op, red.divisor);
+                   d.sources(k, 0, me * stride * es, at(a.sendbuf, l.displs[me] + mine.off, es)), p,
+                   mine.len, a.datatype, red.op, red.divisor);
     d.finish(k);
   }
 }
@@ -87,12 +87,12 @@ void reduce_scatterv_hierarchical(Comm &c, const CollArgs &a) {
       counts.push_back(l.counts[r]);
       displs.push_back(l.displs[r]);
     }
-    run_collective(*h.node, blocks_args(a, CollKind::kReduceScatterv, a.sendbuf,
-                                        partial + rail_displs[size_t(k)] * es, counts, displs,
-                                        red.op));
+    run_collective(*h.node,
+                   blocks_args(a, CollKind::kReduceScatterv, a.sendbuf,
+                               partial + rail_displs[size_t(k)] * es, counts, displs, red.op));
   }
-  run_collective(*h.rail, blocks_args(a, CollKind::kReduceScatterv, partial, a.recvbuf,
-                                      rail_counts, rail_displs, red.op));
+  run_collective(*h.rail, blocks_args(a, CollKind::kReduceScatterv, partial, a.recvbuf, rail_counts,
+                                      rail_displs, red.op));
   if (red.divisor > 1) ops_of(a).divide(a.recvbuf, l.counts[c.rank()], a.datatype, red.divisor);
 }
 

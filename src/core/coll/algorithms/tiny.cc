@@ -50,7 +50,8 @@ void run_tiny(Comm &c, const CollArgs &a) {
   const int from = rooted ? a.root : -1;
   const size_t es = datatype_size(a.datatype), bytes = a.count * es;
   // What a member publishes: its part, or a reduce_scatter's every block.
-  const size_t published = a.kind == CollKind::kReduceScatter ? bytes * static_cast<size_t>(p) : bytes;
+  const size_t published =
+      a.kind == CollKind::kReduceScatter ? bytes * static_cast<size_t>(p) : bytes;
   const uint64_t r = arena.reserve_rounds(1);
   fail_if_aborted(c, what);
   LazyWaiter waiter(c, what);
@@ -95,11 +96,8 @@ void run_tiny(Comm &c, const CollArgs &a) {
 
   // Step 3: every input is a line in this member's cache now.
   switch (a.kind) {
-    case CollKind::kBarrier:
-      break;
-    case CollKind::kBroadcast:
-      copy_small(a.recvbuf, arena.desc(a.root, r).payload, bytes);
-      break;
+    case CollKind::kBarrier: break;
+    case CollKind::kBroadcast: copy_small(a.recvbuf, arena.desc(a.root, r).payload, bytes); break;
     case CollKind::kAllgather:
       for (int j = 0; j < p; ++j)
         copy_small(at(a.recvbuf, static_cast<size_t>(j) * a.count, es), arena.desc(j, r).payload,

@@ -1,7 +1,7 @@
 // Tiny collectives on the arena: a barrier, or a broadcast, allreduce,
 // allgather or reduce_scatter whose every member's part (a reduce_scatter's
-// whole input) fits the payload of one descriptor line (OpDesc::kInlineBytes). Each member writes one line of its own (the
-// call's descriptor, its data, then `ready`) and reads one line per member
+// whole input) fits the payload of one descriptor line (OpDesc::kInlineBytes). Each member writes
+// one line of its own (the call's descriptor, its data, then `ready`) and reads one line per member
 // it needs; the descriptors are compared as in every direct algorithm, so
 // ranks that disagree still get SMD_ERR_MISMATCH. The direct algorithms
 // of these collectives hand such calls here.
@@ -21,8 +21,7 @@ class Comm;
 inline bool tiny_fits(const CollArgs &a, int size) {
   if (a.memory != MemoryKind::kHost) return false;
   size_t blocks = 1;
-  if (a.kind == CollKind::kReduceScatter)
-    blocks = static_cast<size_t>(size);
+  if (a.kind == CollKind::kReduceScatter) blocks = static_cast<size_t>(size);
   else if (a.kind != CollKind::kBroadcast && a.kind != CollKind::kAllreduce &&
            a.kind != CollKind::kAllgather)
     return false;

@@ -7,8 +7,8 @@
 // A node measures once: at the creation of a communicator with an arena,
 // its rank 0 (the leader) uses what its process already knows, else the
 // per-boot cache file, else measures (rank 1 answering the ping-pong; its
-// cost: docs/PERFORMANCE.md, "the node calibration"), and hands the values to every member through the arena, so
-// all members of a communicator hold identical values (SMD_CALIBRATE).
+// cost: docs/PERFORMANCE.md, "the node calibration"), and hands the values to every member through
+// the arena, so all members of a communicator hold identical values (SMD_CALIBRATE).
 #pragma once
 
 #include <optional>

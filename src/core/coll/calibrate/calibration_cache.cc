@@ -90,7 +90,8 @@ std::optional<Calibration> read_calibration(const std::string &path, const std::
   };
   std::istringstream in(*text);
   std::string line;
-  if (!std::getline(in, line) || line != "key = " + key) return stale("made on another boot, CPU or version");
+  if (!std::getline(in, line) || line != "key = " + key)
+    return stale("made on another boot, CPU or version");
   Calibration c;
   size_t seen = 0;
   while (std::getline(in, line)) {

@@ -34,7 +34,7 @@ static_assert(sizeof(Message) <= Arena::kSmallBytes);
 static_assert(sizeof(Answer) <= Arena::kSmallBytes && sizeof(PingLine) <= Arena::kSmallBytes);
 
 std::mutex g_mu;
-int64_t g_stream_min = -1;  // the threshold adopted so far (-1: none)
+int64_t g_stream_min = -1;           // the threshold adopted so far (-1: none)
 std::optional<Calibration> g_known;  // what this process last received
 bool g_measured_here = false;        // this process measured (SMD_CALIBRATE=force: once)
 

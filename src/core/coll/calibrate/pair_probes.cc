@@ -66,8 +66,9 @@ double PairProbe::best_trip_ns(int batch, int max_batches, int64_t budget_ns) {
 double PairProbe::line_rtt_us() {
   double ns = best_trip_ns(16, 100, 5 * 1000 * 1000);
   if (ns < 0) {
-    SMD_INFO("calibrate", "the ping-pong partner was never running at the same time: "
-                          "cache-line latency not measured");
+    SMD_INFO("calibrate",
+             "the ping-pong partner was never running at the same time: "
+             "cache-line latency not measured");
     return 0;
   }
   return ns / 1000.0;

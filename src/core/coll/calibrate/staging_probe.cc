@@ -54,8 +54,8 @@ void probe_staging(Comm &comm, Calibration &c) {
   }
   // Every member decides on the same sums, so all adopt the same range.
   std::vector<double> sum(best.size());
-  run_collective(comm, internal_call(CollKind::kAllreduce, best.data(), sum.data(), best.size(),
-                                     SMD_FLOAT64));
+  run_collective(
+      comm, internal_call(CollKind::kAllreduce, best.data(), sum.data(), best.size(), SMD_FLOAT64));
 
   std::vector<bool> wins;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -72,8 +72,8 @@ void probe_staging(Comm &comm, Calibration &c) {
   } else {
     size_t last = first;
     while (last + 1 < wins.size() && wins[last + 1]) ++last;
-    c.stage_stream_min_bytes = first == 0 ? static_cast<double>(sizes[0])
-                                          : std::round(std::sqrt(2.0) * sizes[first - 1]);
+    c.stage_stream_min_bytes =
+        first == 0 ? static_cast<double>(sizes[0]) : std::round(std::sqrt(2.0) * sizes[first - 1]);
     c.stage_stream_max_bytes =
         last + 1 == sizes.size() ? -1 : std::round(std::sqrt(2.0) * sizes[last]);
   }

@@ -76,8 +76,7 @@ std::shared_ptr<Comm> form_world(const WorldConfig &config, const AlgoConfig &al
   CollArgs barrier;
   barrier.kind = CollKind::kBarrier;
   run_collective(*world, barrier);
-  SMD_INFO("init", "world ready: %d ranks, algorithms %s", ctx->size(),
-           algos.describe().c_str());
+  SMD_INFO("init", "world ready: %d ranks, algorithms %s", ctx->size(), algos.describe().c_str());
   return world;
 }
 

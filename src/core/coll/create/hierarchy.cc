@@ -61,8 +61,10 @@ Hierarchy &hierarchy_of(Comm &c) {
   // picked the same id would take each other's setup messages.
   static_assert(kCommIdBlock >= 3);
   if (h->nodes < 2 || st.shape.max_local < 2)
-    fail(SMD_ERR_INTERNAL, "%s: no hierarchy to form (its node and rail ids are reserved only "
-         "for communicators spanning nodes with several members on one)", c.where().c_str());
+    fail(SMD_ERR_INTERNAL,
+         "%s: no hierarchy to form (its node and rail ids are reserved only "
+         "for communicators spanning nodes with several members on one)",
+         c.where().c_str());
   h->node = make_child(c, c.id() + 1, mine, h->local_rank);
   h->rail = make_child(c, c.id() + 2, rail, rail_index);
   SMD_INFO("coll", "%s: hierarchy of %d node(s), %zu local member(s) here (%s), rail of %zu",
@@ -117,11 +119,13 @@ double hierarchical_cost(const CollArgs &a, const CommShape &s, const CostModel 
         return 2 * m.arena.time_us(bytes) +
                best_flat_cost(CollKind::kAllreduce, n, bytes / L, m.net, m.reduce_gbps);
       }
-      return 2 * m.arena.time_us(bytes) + best_flat_cost(CollKind::kAllreduce, n, bytes, m.net, m.reduce_gbps);
+      return 2 * m.arena.time_us(bytes) +
+             best_flat_cost(CollKind::kAllreduce, n, bytes, m.net, m.reduce_gbps);
     case CollKind::kAllgather:
     case CollKind::kReduceScatter:
       // One rail exchange of blocks, one node step per node.
-      return n * m.arena.time_us(bytes * L) + best_flat_cost(a.kind, n, bytes, m.net, m.reduce_gbps);
+      return n * m.arena.time_us(bytes * L) +
+             best_flat_cost(a.kind, n, bytes, m.net, m.reduce_gbps);
     case CollKind::kBroadcast:
     case CollKind::kReduce:
       return 2 * m.arena.time_us(bytes) + best_flat_cost(a.kind, n, bytes, m.net, m.reduce_gbps) +

@@ -7,11 +7,11 @@
 namespace smd {
 namespace {
 constexpr int kKinds = static_cast<int>(CollKind::kCount);
-const char *const kCollNames[kKinds] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
-                                        "reduce",    "alltoall",  "barrier",   "allgatherv",
-                                        "reduce_scatterv", "alltoallv"};
-const char *const kAlgoNames[] = {"auto", "direct", "ring", "rd", "tree", "pairwise", "hierarchical",
-                                   "cma"};
+const char *const kCollNames[kKinds] = {
+    "allreduce", "allgather", "reduce_scatter", "broadcast",       "reduce",
+    "alltoall",  "barrier",   "allgatherv",     "reduce_scatterv", "alltoallv"};
+const char *const kAlgoNames[] = {"auto", "direct",   "ring",         "rd",
+                                  "tree", "pairwise", "hierarchical", "cma"};
 constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
 
 Algo algo_from(const std::string &s) {

@@ -23,13 +23,13 @@ enum class CollKind : int {
 
 enum class Algo : int {
   kAuto = 0,
-  kDirect,    // shared-memory staging: every rank reads its peers' memory
-  kRing,      // ring / pipelined chain over point-to-point messages
-  kRd,        // recursive doubling / halving / dissemination
-  kTree,      // binomial tree
-  kPairwise,  // pairwise exchange (alltoall, alltoallv)
+  kDirect,        // shared-memory staging: every rank reads its peers' memory
+  kRing,          // ring / pipelined chain over point-to-point messages
+  kRd,            // recursive doubling / halving / dissemination
+  kTree,          // binomial tree
+  kPairwise,      // pairwise exchange (alltoall, alltoallv)
   kHierarchical,  // node phases on the arena, rail phases across nodes
-  kCma,       // cross-memory reads of peers' buffers on one node (one copy)
+  kCma,           // cross-memory reads of peers' buffers on one node (one copy)
 };
 
 const char *coll_name(CollKind k);

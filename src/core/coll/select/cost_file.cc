@@ -17,9 +17,9 @@ namespace smd {
 namespace {
 
 // The tuning file's keys, in the order to_text() writes them.
-const char *const kKeys[] = {"arena_alpha_us", "arena_gbps",   "local_alpha_us", "local_gbps",
-                             "cma_alpha_us",   "cma_gbps",     "net_alpha_us",   "net_gbps",
-                             "reduce_gbps"};
+const char *const kKeys[] = {"arena_alpha_us", "arena_gbps",   "local_alpha_us",
+                             "local_gbps",     "cma_alpha_us", "cma_gbps",
+                             "net_alpha_us",   "net_gbps",     "reduce_gbps"};
 
 constexpr double kMinGbps = 1e-3, kMaxGbps = 1e6, kMaxAlphaUs = 1e6;
 // A tuning file is a few lines; anything larger is not one.
@@ -37,7 +37,6 @@ double *field(CostModel &m, const std::string &key) {
   if (key == "reduce_gbps") return &m.reduce_gbps;
   return nullptr;
 }
-
 
 }  // namespace
 

@@ -69,7 +69,8 @@ double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &
     case CollKind::kAllgather:
       if (algo == Algo::kRing) return (p - 1) * l.time_us(bytes);
       if (algo == Algo::kRd)
-        return steps_log * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) + (pow2 ? 0 : 2 * l.alpha_us);
+        return steps_log * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) +
+               (pow2 ? 0 : 2 * l.alpha_us);
       break;
     case CollKind::kReduceScatter:
       if (algo == Algo::kRing) return (p - 1) * (l.time_us(bytes) + reduced(bytes));

@@ -56,8 +56,7 @@ struct CostModel {
   // "arena_alpha_us = 0.5" lines, '#' comments; unknown keys are errors.
   // Keys not in the text keep their value in `base`.
   static CostModel parse(const std::string &text, const std::string &source);
-  static CostModel parse(const std::string &text, const std::string &source,
-                         const CostModel &base);
+  static CostModel parse(const std::string &text, const std::string &source, const CostModel &base);
   std::string to_text() const;
   // Every parameter as the tuning file names it, with its value.
   std::vector<std::pair<std::string, double>> entries() const;
@@ -67,11 +66,11 @@ struct CostModel {
 struct CommShape {
   int size = 1;
   int nodes = 1;
-  int max_local = 1;  // most members on one node
-  int min_local = 1;  // fewest members on one node
+  int max_local = 1;       // most members on one node
+  int min_local = 1;       // fewest members on one node
   bool node_major = true;  // each node's members are consecutive ranks
-  bool arena = false; // all members on one node with a shared-memory arena
-  bool cma = false;   // and every member can read every other's memory (cross_memory.h)
+  bool arena = false;      // all members on one node with a shared-memory arena
+  bool cma = false;        // and every member can read every other's memory (cross_memory.h)
 };
 CommShape shape_of(Comm &c);
 
@@ -83,7 +82,6 @@ double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &
                  double reduce_gbps);
 // The cheapest point-to-point algorithm's cost (what a sub-communicator's
 // own automatic choice would pick).
-double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
-                      double reduce_gbps);
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link, double reduce_gbps);
 
 }  // namespace smd

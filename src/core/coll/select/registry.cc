@@ -23,8 +23,9 @@ void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
   static std::atomic<uint64_t> logged[int(CollKind::kCount)];
   uint64_t bit = uint64_t(1) << int(e.algo);
   if (logged[int(e.kind)].fetch_or(bit) & bit) return;
-  SMD_INFO("coll", "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
-                   "automatically",
+  SMD_INFO("coll",
+           "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
+           "automatically",
            algo_name(e.algo), coll_name(e.kind), c->where().c_str(), why.c_str());
 }
 
@@ -37,7 +38,8 @@ void note_choice(Comm *c, const CollArgs &a, const AlgoChoice &ch) {
   int size_class = bytes < 1 ? 0 : int(std::log2(bytes) / 4);  // x16 steps
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (!seen.insert({int(a.kind), size_class, c->size(), c->placement().node_count}).second) return;
+    if (!seen.insert({int(a.kind), size_class, c->size(), c->placement().node_count}).second)
+      return;
   }
   SMD_INFO("coll", "%s of %.0f bytes on %s: %s (predicted %.1f us)", coll_name(a.kind), bytes,
            c->where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
@@ -49,8 +51,8 @@ std::span<const AlgoEntry> algo_rows() {
   static const std::vector<AlgoEntry> rows = [] {
     std::vector<AlgoEntry> all;
     for (std::span<const AlgoEntry> part :
-         {allreduce_rows(), allgather_rows(), reduce_scatter_rows(), broadcast_rows(), reduce_rows(),
-          alltoall_rows(), barrier_rows(), allgatherv_rows(), reduce_scatterv_rows(),
+         {allreduce_rows(), allgather_rows(), reduce_scatter_rows(), broadcast_rows(),
+          reduce_rows(), alltoall_rows(), barrier_rows(), allgatherv_rows(), reduce_scatterv_rows(),
           alltoallv_rows()})
       all.insert(all.end(), part.begin(), part.end());
     return all;
@@ -66,8 +68,7 @@ const AlgoEntry *find_algo(CollKind kind, Algo algo) {
 
 bool algo_supported(CollKind k, Algo a) { return a == Algo::kAuto || find_algo(k, a) != nullptr; }
 
-AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m,
-                  Comm *c) {
+AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m, Comm *c) {
   std::string why;
   if (forced != Algo::kAuto) {
     const AlgoEntry *e = find_algo(a.kind, forced);

@@ -35,8 +35,9 @@ double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
 bool cma_applies(const CollArgs &a, const CommShape &s, std::string *why) {
   if (!on_arena(a, s, why)) return false;
   if (!s.cma)
-    *why = "cross-memory attach is unavailable between the members; the communicator's "
-           "creation logged why at info level";
+    *why =
+        "cross-memory attach is unavailable between the members; the communicator's "
+        "creation logged why at info level";
   return s.cma;
 }
 double cma_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {

@@ -104,7 +104,8 @@ void describe_pending(Comm &c, Waiter &w) {
       if (r == comm->rank()) continue;
       s += ' ';
       s += std::to_string(r);
-      if (comm->world_rank(r) != r) s += " (world rank " + std::to_string(comm->world_rank(r)) + ")";
+      if (comm->world_rank(r) != r)
+        s += " (world rank " + std::to_string(comm->world_rank(r)) + ")";
     }
     return s.empty() ? std::string() : "ranks that have not reached the last step:" + s;
   });
@@ -275,10 +276,10 @@ Range DirectOp::reduce_my_slice(uint64_t k, Range rk, const Reduction &red) {
   if (!offered_)
     stage_except(stage, at(args_.sendbuf, rk.off, es), rk.len * es, mine.off * es, mine.len * es);
   post_and_wait(k);
-  reduce::reduce(buf(me, k) + mine.off * es,
-                 sources(k, (rk.off + mine.off) * es, mine.off * es,
-                         at(args_.sendbuf, rk.off + mine.off, es)),
-                 p, mine.len, args_.datatype, red.op, red.divisor);
+  reduce::reduce(
+      buf(me, k) + mine.off * es,
+      sources(k, (rk.off + mine.off) * es, mine.off * es, at(args_.sendbuf, rk.off + mine.off, es)),
+      p, mine.len, args_.datatype, red.op, red.divisor);
   post_reduced(k);
   return mine;
 }
@@ -346,7 +347,8 @@ void check_round_agreement(Comm &comm, CollKind running, uint64_t r, const OpDes
                 static_cast<unsigned long long>(d.count),
                 datatype_name(static_cast<smd_datatype_t>(d.datatype)));
     CollKind kind = static_cast<CollKind>(d.kind);
-    if (kind == CollKind::kAllreduce || kind == CollKind::kReduce || kind == CollKind::kReduceScatter)
+    if (kind == CollKind::kAllreduce || kind == CollKind::kReduce ||
+        kind == CollKind::kReduceScatter)
       s += format(" op=%s", op_name(static_cast<smd_op_t>(d.op)));
     if (d.has_subject)
       s += format(" for a subject (a group's calls or sharded parameters; root^subject %08x)",
@@ -356,10 +358,10 @@ void check_round_agreement(Comm &comm, CollKind running, uint64_t r, const OpDes
   }
   if (earlier)
     fail(SMD_ERR_MISMATCH, "%s on %s: an earlier %s was called with different arguments%s",
-         coll_name(running), comm.where().c_str(),
-         coll_name(static_cast<CollKind>(mine.kind)), s.c_str());
-  fail(SMD_ERR_MISMATCH, "%s on %s: ranks called it with different arguments%s",
-       coll_name(running), comm.where().c_str(), s.c_str());
+         coll_name(running), comm.where().c_str(), coll_name(static_cast<CollKind>(mine.kind)),
+         s.c_str());
+  fail(SMD_ERR_MISMATCH, "%s on %s: ranks called it with different arguments%s", coll_name(running),
+       comm.where().c_str(), s.c_str());
 }
 
 }  // namespace smd

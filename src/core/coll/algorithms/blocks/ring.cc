@@ -21,8 +21,8 @@ std::vector<Range> even_segments(size_t n, int p) {
   return s;
 }
 
-void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vector<Range> &segs, smd_datatype_t dt,
-                         Reduction red, uint64_t seq, uint32_t step_base) {
+void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vector<Range> &segs,
+                         smd_datatype_t dt, Reduction red, uint64_t seq, uint32_t step_base) {
   int p = c.size(), r = c.rank();
   int next = (r + 1) % p, prev = (r + p - 1) % p;
   size_t es = datatype_size(dt);
@@ -37,7 +37,8 @@ void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vect
     uint64_t tag = coll_tag(c.tag_space(), seq, step_base + s);
     ReqSet sends(c);
     for (size_t off = 0; off < out.len; off += piece)
-      sends.add(c.isend(next, at(buf, out.off + off, es), std::min(piece, out.len - off) * es, tag));
+      sends.add(
+          c.isend(next, at(buf, out.off + off, es), std::min(piece, out.len - off) * es, tag));
     // Receive pieces through a window of temporary slots, reducing each as it lands.
     size_t npieces = (in.len + piece - 1) / piece;
     ReqSet recvs(c);
@@ -52,7 +53,7 @@ void ring_reduce_scatter(Comm &c, const MemoryOps &m, void *buf, const std::vect
       c.wait(*pending[i], "ring reduce-scatter");
       size_t len = std::min(piece, in.len - i * piece);
       m.reduce2(at(buf, in.off + i * piece, es), at(buf, in.off + i * piece, es),
-                      tmp.data() + (i % window) * piece * es, len, dt, red.op);
+                tmp.data() + (i % window) * piece * es, len, dt, red.op);
       if (posted < npieces) post(posted++);
     }
     sends.wait_all("ring reduce-scatter");

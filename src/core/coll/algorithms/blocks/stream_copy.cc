@@ -63,7 +63,9 @@ constexpr uint64_t kUnset = ~0ull;
 std::atomic<uint64_t> g_measured_stage_range{kUnset};
 
 uint64_t pack_range(int64_t min, int64_t max) {
-  auto half = [](int64_t v) { return static_cast<uint64_t>(std::clamp<int64_t>(v, -1, 0x7ffffffe) + 1); };
+  auto half = [](int64_t v) {
+    return static_cast<uint64_t>(std::clamp<int64_t>(v, -1, 0x7ffffffe) + 1);
+  };
   return half(min) << 32 | half(max);
 }
 
@@ -80,8 +82,8 @@ bool stage_streams(size_t round_bytes) {
     return t_forced_staging != 0;
   static const bool set = param_origin("SMD_STAGE_STREAM_MIN_BYTES") == ParamOrigin::kEnvironment ||
                           param_origin("SMD_STAGE_STREAM_MAX_BYTES") == ParamOrigin::kEnvironment;
-  static const uint64_t documented = pack_range(param_int("SMD_STAGE_STREAM_MIN_BYTES"),
-                                                param_int("SMD_STAGE_STREAM_MAX_BYTES"));
+  static const uint64_t documented =
+      pack_range(param_int("SMD_STAGE_STREAM_MIN_BYTES"), param_int("SMD_STAGE_STREAM_MAX_BYTES"));
   uint64_t range = set ? kUnset : g_measured_stage_range.load(std::memory_order_relaxed);
   if (range == kUnset) range = documented;
   int64_t min = static_cast<int64_t>(range >> 32) - 1;
@@ -148,9 +150,8 @@ void SlowTransferGuard::observe(uint64_t staging, uint64_t copy_out) {
   }
 }
 
-void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes, bool stream_stage,
-                        SlowTransferGuard *guard) {
+void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes, size_t round_bytes,
+                        size_t op_bytes, bool stream_stage, SlowTransferGuard *guard) {
   // Well inside a 32 KiB first-level cache, large enough that the two
   // copies run at full speed.
   constexpr size_t kBlock = 16 * 1024;

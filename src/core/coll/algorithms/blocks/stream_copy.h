@@ -24,8 +24,8 @@ namespace smd {
 class SlowTransferGuard {
  public:
   using Clock = int64_t (*)();
-  static constexpr int kWindow = 8;           // rounds compared at a time
-  static constexpr double kSlower = 3.0;      // staging/copy-out ratio that is slow
+  static constexpr int kWindow = 8;                        // rounds compared at a time
+  static constexpr double kSlower = 3.0;                   // staging/copy-out ratio that is slow
   static constexpr int64_t kStreamNs = 200 * 1000 * 1000;  // how long to stream
 
   explicit SlowTransferGuard(Clock clock = &now_ns) : clock_(clock) {}
@@ -92,8 +92,8 @@ void stage_except(void *dst, const void *src, size_t len, size_t hole_off, size_
 // With `stream_stage` the staging copy uses non-temporal stores whatever
 // the round's size (a large broadcast's root: see broadcast.cc). With a
 // `guard` (the communicator's), large rounds watch for slow transfers.
-void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes,
-                        size_t round_bytes, size_t op_bytes, bool stream_stage = false,
+void stage_and_copy_out(void *stage, void *out, const void *src, size_t bytes, size_t round_bytes,
+                        size_t op_bytes, bool stream_stage = false,
                         SlowTransferGuard *guard = nullptr);
 
 // Whether an operation whose output is `op_bytes` copies it out with
