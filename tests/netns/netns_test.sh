@@ -27,6 +27,13 @@
 #                       veth. Then again, killing node B whole (ranks 2, 3):
 #                       0 and 1 shrink to 2. Every survivor must exit 0
 #                       within 2 x SMD_TIMEOUT of the kill.
+#   netns_test.sh choice
+#                       the link measured when the world forms prices the
+#                       choice: smd-bench reduce 16 KiB to 1 MiB over the
+#                       bare veth, then with it limited to 50 Mbit/s (tbf);
+#                       asserts that the measured bandwidth fell at least
+#                       4x (rank 0's "network between" line, SMD_DEBUG=info)
+#                       and that the automatic choice differs at some size
 #   netns_test.sh bench for bench/sim_vs_netns.sh, asserts nothing: the
 #                       veths shaped to NETNS_RATE (default 2gbit) by tbf,
 #                       or with NETNS_DELAY (default 0us) by netem; smd-bench
@@ -43,8 +50,8 @@ set -u
 
 mode="${1:-}"
 case "$mode" in
-  tcp | ucx | cut | tbf | shrink | bench) ;;
-  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink|bench" >&2; exit 2 ;;
+  tcp | ucx | cut | tbf | shrink | choice | bench) ;;
+  *) echo "usage: $0 tcp|ucx|cut|tbf|shrink|choice|bench" >&2; exit 2 ;;
 esac
 
 skip() {
@@ -58,7 +65,7 @@ fail() {
 
 [[ "$(id -u)" -eq 0 ]] || skip "not root: creating network namespaces needs CAP_SYS_ADMIN"
 command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)"
-[[ "$mode" != tbf && "$mode" != bench ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
+[[ "$mode" != tbf && "$mode" != bench && "$mode" != choice ]] || command -v tc >/dev/null 2>&1 || skip "no 'tc' command (package iproute2)"
 
 # Unique names, so that concurrent runs do not collide; interface names
 # have at most 15 characters.
@@ -309,6 +316,35 @@ case "$mode" in
       awk '{ring += $1; auto += $2} END {exit !(auto < ring)}' ||
       fail "the hierarchy was not faster than the flat ring over a 2 Gbit/s link"
     echo "automatic chose the hierarchy at every size, with at most half the ring's bytes across nodes, and was faster"
+    ;;
+
+  choice)
+    # reduce: over the bare veth a flat ring wins from some size on, over
+    # a slow link the hierarchy (less across the link) at every size.
+    bench=("$NETNS_BENCH" reduce --json -b 16K -e 1M -f 4 -n 2 -w 1)
+    for link in bare slow; do
+      if [[ $link == slow ]]; then
+        for i in 0 1; do
+          tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root tbf rate 50mbit burst 64kb latency 50ms ||
+            skip "tc refused a tbf qdisc"
+        done
+      fi
+      job_env=(SMD_TRANSPORT=shm+tcp SMD_DEBUG=info SMD_DEBUG_SUBSYS=calibrate)
+      start "choice-$link" 120 "${bench[@]}"
+      finish "choice-$link" || fail "smd-bench over the $link link failed"
+    done
+    gbps() { grep -o 'network between 2 nodes measured: [0-9.]* us, [0-9.]* GB/s' "$work/choice-$1.0" | awk '{print $8}'; }
+    algos() { grep -o '"algo": "[a-z]*' "$work/choice-$1.0" | sed 's/.*"//'; }
+    echo "measured link: bare $(gbps bare) GB/s, slow $(gbps slow) GB/s"
+    [[ -n "$(gbps bare)" && -n "$(gbps slow)" ]] || fail "a world did not measure its link"
+    awk -v b="$(gbps bare)" -v s="$(gbps slow)" 'BEGIN {exit !(s * 4 <= b)}' ||
+      fail "the 50 Mbit/s link did not measure at least 4x slower than the bare veth"
+    echo "bytes      bare          slow"
+    paste <(grep -o '"bytes": [0-9]*' "$work/choice-bare.0" | awk '{print $2}') <(algos bare) <(algos slow) |
+      awk '{printf "%-10s %-13s %s\n", $1, $2, $3}'
+    [[ "$(algos bare | wc -l)" -ge 4 && "$(algos bare)" != "$(algos slow)" ]] ||
+      fail "the automatic choice was the same at every size over both links"
+    echo "the measured link changed the automatic choice"
     ;;
 
   bench)

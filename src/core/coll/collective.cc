@@ -73,7 +73,14 @@ CollState &make_coll_state(Comm &c) {
   CollState *st = c.coll_state().get();
   if (!st->ready) {
     st->forced = AlgoConfig::parse(c.ctx().algo_spec());
-    st->model = CostModel::load(st->calibration ? &*st->calibration : nullptr);
+    // The link between nodes as the world measured it, on a communicator
+    // that spans nodes (the same on every rank of the world).
+    Context::MeasuredLink link = c.ctx().network_link();
+    LinkCost net{link.alpha_us, link.gbps};
+    bool use_net =
+        link.gbps > 0 && c.placement().node_count > 1 && calibrate_mode() != CalibrateMode::kOff;
+    st->model =
+        CostModel::load(st->calibration ? &*st->calibration : nullptr, use_net ? &net : nullptr);
     st->shape = shape_of(c);
     st->hier_chunk_bytes = param_int("SMD_HIER_CHUNK_BYTES");
     st->check = check_mode();

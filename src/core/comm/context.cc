@@ -497,6 +497,16 @@ void Context::announce_abort(const std::string &abort_key) {
 
 namespace smd {
 
+void Context::set_network_link(MeasuredLink link) {
+  std::lock_guard<std::mutex> lock(link_mu_);
+  network_link_ = link;
+}
+
+Context::MeasuredLink Context::network_link() const {
+  std::lock_guard<std::mutex> lock(link_mu_);
+  return network_link_;
+}
+
 Error Context::failure_that_stands(const std::string &abort_key, const Error &mine) {
   if (!store_ || abort_key.empty()) return mine;
   std::string announced;

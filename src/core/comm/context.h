@@ -135,6 +135,16 @@ class Context {
 
   std::string describe_rank(int world_rank) const;
 
+  // The link between nodes as measured when this rank's world formed
+  // (coll/calibrate/network_probe.h), the same on every rank of it;
+  // gbps 0: not measured (a world on one node).
+  struct MeasuredLink {
+    double alpha_us = 0;
+    double gbps = 0;
+  };
+  void set_network_link(MeasuredLink link);
+  MeasuredLink network_link() const;
+
  private:
   Context() = default;
   void rendezvous(const WorldConfig &config);
@@ -176,6 +186,8 @@ class Context {
   uint32_t next_comm_id_ = 1 + kCommIdBlock;
 
   std::mutex health_mu_;
+  mutable std::mutex link_mu_;
+  MeasuredLink network_link_;
   int64_t last_store_check_ns_ = 0;
 };
 

@@ -92,8 +92,10 @@ const std::vector<ParamDef> &all_params() {
        "Measure the node's copy bandwidths, cache-line latency, cross-memory-attach reads, "
        "streaming-store crossover and staging range at the first communicator creation (about 80 "
        "ms, once per boot: the values are cached in a file in SMD_RENDEZVOUS_DIR, $XDG_RUNTIME_DIR "
-       "or /tmp). auto: use the cached values if any, else measure; force: measure again; off: the "
-       "documented defaults."},
+       "or /tmp). A world that spans nodes also measures the link between them when it forms (a "
+       "few ms; every rank holds the same values) for the choices of communicators across nodes. "
+       "auto: use the cached values if any, else measure; force: measure again; off: the "
+       "documented defaults. Every rank must have the same value."},
       {"SMD_STAGE_ADAPT", "bool", "1",
        "Allgathers of at least SMD_STREAM_MIN_BYTES compare their staging copies with their own "
        "streaming copy out and stage with non-temporal stores for a while when staging runs over "

@@ -22,7 +22,8 @@ struct SharedSetting {
 };
 
 // This process's values of the settings that must agree: SMD_ALGO,
-// SMD_CHECK, SMD_FUSION_BYTES, SMD_HIER_CHUNK_BYTES and SMD_TUNING_FILE
+// SMD_CHECK, SMD_FUSION_BYTES, SMD_HIER_CHUNK_BYTES, SMD_GPU_IPC,
+// SMD_CALIBRATE and SMD_TUNING_FILE
 // (its contents: two paths to the same numbers agree).
 std::vector<SharedSetting> shared_settings();
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/coll/calibrate/calibration.h"
+#include "core/coll/calibrate/network_probe.h"
 #include "core/coll/coll_state.h"
 #include "core/coll/calibrate/staging_probe.h"
 #include "core/coll/collective.h"
@@ -71,6 +72,10 @@ std::shared_ptr<Comm> form_world(const WorldConfig &config, const AlgoConfig &al
   std::vector<int> members(ctx->size());
   std::iota(members.begin(), members.end(), 0);
   auto world = finish(ctx, 1, std::move(members), ctx->rank());
+  // Before the world's first collective, whose cost model uses it; on
+  // every rank whatever SMD_CALIBRATE says (agreed just below), so that
+  // ranks that differ there fail with a mismatch rather than hang.
+  measure_network(*world);
   check_settings_agree(*world);
   // Everyone connected and set up before anyone returns.
   CollArgs barrier;

@@ -82,16 +82,21 @@ CostModel CostModel::parse(const std::string &text, const std::string &source,
   return m;
 }
 
-CostModel CostModel::load(const Calibration *calibration) {
+CostModel CostModel::load(const Calibration *calibration, const LinkCost *network) {
   CostModel base;
   if (calibration && calibration->measured()) {
-    CostModel defaults;
     apply_calibration(*calibration, base);
     base.source = "calibration (" + calibration->origin + ")";
-    auto now = base.entries(), before = defaults.entries();
-    for (size_t i = 0; i < now.size(); ++i)
-      if (now[i].second != before[i].second) base.keys_measured.push_back(now[i].first);
   }
+  if (network) {
+    base.net = *network;
+    base.source = calibration && calibration->measured() ? base.source + " and the network's"
+                                                         : std::string("the network's measurement");
+  }
+  CostModel defaults;
+  auto now = base.entries(), before = defaults.entries();
+  for (size_t i = 0; i < now.size(); ++i)
+    if (now[i].second != before[i].second) base.keys_measured.push_back(now[i].first);
   std::optional<std::string> path = param_env("SMD_TUNING_FILE");
   if (!path) return base;
   std::string why;

@@ -48,7 +48,10 @@ struct CostModel {
   // Defaults, then the measured values of `calibration` (when given), then
   // SMD_TUNING_FILE if set. Throws SMD_ERR_INVALID_ARGUMENT on a file that
   // cannot be read or parsed (naming the line).
-  static CostModel load(const Calibration *calibration = nullptr);
+  // `network`, when given, replaces `net` the same way (measured between
+  // nodes at the world's formation).
+  static CostModel load(const Calibration *calibration = nullptr,
+                        const LinkCost *network = nullptr);
   // The text of the tuning file at `path` when it is a regular file of at
   // most 64 KiB (a FIFO or /dev/zero is refused at once); nullopt with
   // *why set otherwise.
