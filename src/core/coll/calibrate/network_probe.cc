@@ -54,8 +54,11 @@ LinkResult measure_ring(Comm &c, int next, int prev) {
   LinkResult r;
   r.alpha_us = ring_rounds(c, next, prev, kSmallBytes, kSmallRounds, kSmallTag);
   double large_us = ring_rounds(c, next, prev, kLargeBytes, kLargeRounds, kLargeTag);
-  // 1 byte per microsecond is 1e-3 GB/s.
-  if (large_us > r.alpha_us) r.gbps = static_cast<double>(kLargeBytes) / (large_us - r.alpha_us) / 1e3;
+  // The large rounds' time less one latency is the transfer; at least half
+  // the round, so that latencies inflated by a loaded machine cannot
+  // leave nothing (or less) for the bytes. 1 byte per us is 1e-3 GB/s.
+  double transfer_us = std::max(large_us - r.alpha_us, large_us / 2);
+  if (transfer_us > 0) r.gbps = static_cast<double>(kLargeBytes) / transfer_us / 1e3;
   return r;
 }
 
@@ -90,12 +93,12 @@ void measure_network(Comm &c) {
     LinkResult own = measure_ring(c, leaders[size_t((mine + 1) % nodes)],
                                   leaders[size_t((mine + nodes - 1) % nodes)]);
     if (mine != 0) {
-      P2PReq reqs[2] = {c.isend(leaders[0], &own, sizeof own, probe_tag(c, kReportTag)),
-                        c.irecv(leaders[0], &agreed, sizeof agreed, probe_tag(c, kLeaderResultTag))};
+      P2PReq reqs[2] = {
+          c.isend(leaders[0], &own, sizeof own, probe_tag(c, kReportTag)),
+          c.irecv(leaders[0], &agreed, sizeof agreed, probe_tag(c, kLeaderResultTag))};
       c.wait_all(reqs, 2, "network probe");
     } else {
-      // The mean over the leaders whose measurement is plausible (a
-      // rate-limited link's first large rounds can fall below zero net).
+      // The mean over the leaders whose measurement is plausible.
       std::vector<LinkResult> all(static_cast<size_t>(nodes));
       all[0] = own;
       std::vector<P2PReq> reqs;
@@ -118,8 +121,8 @@ void measure_network(Comm &c) {
       }
       reqs.clear();
       for (int k = 1; k < nodes; ++k)
-        reqs.push_back(c.isend(leaders[size_t(k)], &agreed, sizeof agreed,
-                               probe_tag(c, kLeaderResultTag)));
+        reqs.push_back(
+            c.isend(leaders[size_t(k)], &agreed, sizeof agreed, probe_tag(c, kLeaderResultTag)));
       c.wait_all(reqs.data(), reqs.size(), "network probe");
     }
     std::vector<P2PReq> reqs;
@@ -132,12 +135,13 @@ void measure_network(Comm &c) {
     c.wait(req, "network probe");
   }
   if (agreed.gbps <= 0) {
-    SMD_INFO("calibrate", "network between %d nodes: no plausible measurement, defaults kept", nodes);
+    SMD_INFO("calibrate", "network between %d nodes: no plausible measurement, defaults kept",
+             nodes);
     return;
   }
   c.ctx().set_network_link({agreed.alpha_us, agreed.gbps});
-  SMD_INFO("calibrate", "network between %d nodes measured: %.1f us, %.3g GB/s (in %.1f ms)",
-           nodes, agreed.alpha_us, agreed.gbps, static_cast<double>(now_ns() - t0) / 1e6);
+  SMD_INFO("calibrate", "network between %d nodes measured: %.1f us, %.3g GB/s (in %.1f ms)", nodes,
+           agreed.alpha_us, agreed.gbps, static_cast<double>(now_ns() - t0) / 1e6);
 }
 
 }  // namespace smd
