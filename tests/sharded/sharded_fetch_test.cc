@@ -79,7 +79,6 @@ TEST(Sharded, PersistentParametersStayWhole) {
   EXPECT_EQ(st.peak_live_elements, 1000u + 10007u + 4096u);  // persistent ones are never gathered
 }
 
-
 // Random fetch/release sequences, the same on every rank: the gathered
 // elements never pass the bound, values are right at every fetch, and a
 // fetch that only held buffers would push past it fails cleanly.

@@ -133,7 +133,6 @@ TEST(Sharded, ClipEqualsTheUnshardedNorm) {
   EXPECT_NEAR(stats_of(s).last_grad_norm, want / 4, 1e-5 * want);
 }
 
-
 // dp = sdp x replicas: the shard group is an SDP group of smd_groups_create,
 // the replicas the ranks at the same place of the other chunks; gradients
 // averaged over both equal the world's average, sliced to the shard.

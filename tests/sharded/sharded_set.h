@@ -55,7 +55,7 @@ inline smd_sharded_config_t config(uint64_t max_live = 1000000000, uint64_t thre
 }
 
 inline void make(Set &s, const smd_sharded_config_t &c, const std::vector<size_t> &counts,
-          smd_comm_t *comm = world()) {
+                 smd_comm_t *comm = world()) {
   ASSERT_EQ(smd_sharded_create(comm, &c, &s.set), SMD_SUCCESS) << smd_last_error();
   s.counts = counts;
   for (size_t p = 0; p < counts.size(); ++p) {
@@ -88,7 +88,6 @@ inline smd_sharded_stats_t stats_of(Set &s) {
 }
 
 inline const std::vector<size_t> kCounts = {1, 7, 1000, 10007, 3, 4096};
-
 
 // This rank's full gradients of kCounts-like parameters, and the pointer
 // array reduce_grads takes.

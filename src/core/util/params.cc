@@ -90,10 +90,12 @@ const std::vector<ParamDef> &all_params() {
        "Upper end of the staging sizes that use non-temporal stores (-1 = no upper end)."},
       {"SMD_CALIBRATE", "string", "auto",
        "Measure the node's copy bandwidths, cache-line latency, cross-memory-attach reads, "
-       "streaming-store crossover and staging range at the first communicator creation (about 80 "
-       "ms, once per boot: the values are cached in a file in SMD_RENDEZVOUS_DIR, $XDG_RUNTIME_DIR "
-       "or /tmp). A world that spans nodes also measures the link between them when it forms (a "
-       "few ms; every rank holds the same values) for the choices of communicators across nodes. "
+       "streaming-store crossover and staging range at the first communicator creation (tens of "
+       "milliseconds, docs/PERFORMANCE.md; once per boot: the values are cached in a file in "
+       "SMD_RENDEZVOUS_DIR, $XDG_RUNTIME_DIR "
+       "or /tmp). A world that spans nodes also measures the link between them when it forms "
+       "(docs/SCALE.md; "
+       "every rank holds the same values) for the choices of communicators across nodes. "
        "auto: use the cached values if any, else measure; force: measure again; off: the "
        "documented defaults. Every rank must have the same value."},
       {"SMD_STAGE_ADAPT", "bool", "1",
