@@ -232,6 +232,8 @@ TEST(Registry, EveryAlgorithmHasRowsOfOneName) {
     ASSERT_NE(name, nullptr) << "algorithm " << i << " has no row";
     EXPECT_STREQ(algo_name(algo), name);
     EXPECT_STRNE(name, "auto");
+    // smd_comm_get_stats reports it in last_algorithm, with its terminator.
+    EXPECT_LT(std::string(name).size(), sizeof(smd_comm_stats_t{}.last_algorithm)) << name;
     for (const std::string &other : seen) EXPECT_NE(other, name) << "two algorithms share it";
     seen.push_back(name);
     AlgoConfig forced = AlgoConfig::parse(name);  // SMD_ALGO reads the rows' names
