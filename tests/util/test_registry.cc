@@ -253,6 +253,8 @@ TEST(Registry, HostOnlyRowsAreNotChosenForDeviceMemory) {
   for (const AlgoEntry &e : algo_rows()) {
     some_host_only |= !applies_to(e, MemoryKind::kDevice);
     EXPECT_TRUE(applies_to(e, MemoryKind::kHost)) << coll_name(e.kind) << " " << e.name;
+    // The self-checked rows are the arena's, which moves host memory only.
+    EXPECT_TRUE(!e.self_checked || !applies_to(e, MemoryKind::kDevice)) << coll_name(e.kind);
   }
   EXPECT_TRUE(some_host_only);
   CommShape one_node = single_node(4);
