@@ -217,6 +217,70 @@ TEST(Registry, EveryRowIsNamedAndForceable) {
   }
 }
 
+// The names come from the rows: every Algo value has rows, its rows agree
+// on one name, and no two algorithms share a name (nor "auto").
+TEST(Registry, EveryAlgorithmHasRowsOfOneName) {
+  std::vector<std::string> seen;
+  for (int i = int(Algo::kAuto) + 1; i < int(Algo::kCount); ++i) {
+    Algo algo = Algo(i);
+    const char *name = nullptr;
+    for (const AlgoEntry &e : algo_rows()) {
+      if (e.algo != algo) continue;
+      if (!name) name = e.name;
+      EXPECT_STREQ(e.name, name) << coll_name(e.kind) << "'s row of algorithm " << i;
+    }
+    ASSERT_NE(name, nullptr) << "algorithm " << i << " has no row";
+    EXPECT_STREQ(algo_name(algo), name);
+    EXPECT_STRNE(name, "auto");
+    // smd_comm_get_stats reports it in last_algorithm, with its terminator.
+    EXPECT_LT(std::string(name).size(), sizeof(smd_comm_stats_t{}.last_algorithm)) << name;
+    for (const std::string &other : seen) EXPECT_NE(other, name) << "two algorithms share it";
+    seen.push_back(name);
+    AlgoConfig forced = AlgoConfig::parse(name);  // SMD_ALGO reads the rows' names
+    for (const AlgoEntry &e : algo_rows()) {
+      if (e.algo != algo) continue;
+      EXPECT_EQ(forced.get(e.kind), algo) << name;
+    }
+  }
+  EXPECT_STREQ(algo_name(Algo::kAuto), "auto");
+  EXPECT_THROW(AlgoConfig::parse("no-such-algorithm"), Error);
+}
+
+// A row's memory kinds decide alone whether it runs on device memory:
+// device calls get, forced or not, only rows declared for any memory.
+TEST(Registry, HostOnlyRowsAreNotChosenForDeviceMemory) {
+  bool some_host_only = false;
+  for (const AlgoEntry &e : algo_rows()) {
+    some_host_only |= !applies_to(e, MemoryKind::kDevice);
+    EXPECT_TRUE(applies_to(e, MemoryKind::kHost)) << coll_name(e.kind) << " " << e.name;
+    // The self-checked rows are the arena's, which moves host memory only.
+    EXPECT_TRUE(!e.self_checked || !applies_to(e, MemoryKind::kDevice)) << coll_name(e.kind);
+  }
+  EXPECT_TRUE(some_host_only);
+  CommShape one_node = single_node(4);
+  one_node.cma = true;
+  for (int kind = 0; kind < int(CollKind::kCount); ++kind)
+    for (size_t b : kSizes) {
+      CollKind k = CollKind(kind);
+      CollArgs a = args(k, b);
+      a.memory = MemoryKind::kDevice;
+      for (const AlgoEntry &e : algo_rows()) {
+        if (e.kind != k) continue;
+        AlgoChoice c = choose(a, e.algo, one_node, CostModel{});
+        ASSERT_NE(c.entry, nullptr) << coll_name(k);
+        EXPECT_TRUE(applies_to(*c.entry, MemoryKind::kDevice))
+            << coll_name(k) << " " << b << " forced " << e.name << ": " << c.entry->name;
+        if (!applies_to(e, MemoryKind::kDevice)) {
+          // The same call on host memory does take it: only the memory kind stops it.
+          a.memory = MemoryKind::kHost;
+          EXPECT_EQ(choose(a, e.algo, one_node, CostModel{}).entry, &e)
+              << coll_name(k) << " " << e.name;
+          a.memory = MemoryKind::kDevice;
+        }
+      }
+    }
+}
+
 TEST(CostModel, AnAlgorithmWithoutAFormulaIsAnError) {
   EXPECT_THROW(flat_cost(CollKind::kAllreduce, Algo::kTree, 4, 1024, LinkCost{}, 1), Error);
   EXPECT_THROW(flat_cost(CollKind::kAlltoall, Algo::kRing, 4, 1024, LinkCost{}, 1), Error);

@@ -119,7 +119,7 @@ bool Engine::choose(const std::string &collective, double count, int element_byt
     *error = "no algorithm of " + collective + " applies";
     return false;
   }
-  *out = {smd::algo_name(c.entry->algo), c.cost_us};
+  *out = {c.entry->name, c.cost_us};
   return true;
 }
 
@@ -136,12 +136,10 @@ bool Engine::candidates(const std::string &collective, double count, int element
   }
   // Forced as SMD_ALGO forces it: an algorithm that does not apply falls
   // back to another, which is then not this candidate.
-  // Algo values are small: 32 covers them with room for more.
-  for (int k = int(smd::Algo::kAuto) + 1; k < 32; ++k) {
+  for (int k = int(smd::Algo::kAuto) + 1; k < int(smd::Algo::kCount); ++k) {
     if (!smd::find_algo(a.kind, smd::Algo(k))) continue;
     smd::AlgoChoice c = smd::choose(a, smd::Algo(k), s, model_->cost);
-    if (c.entry && c.entry->algo == smd::Algo(k))
-      out->push_back({smd::algo_name(c.entry->algo), c.cost_us});
+    if (c.entry && c.entry->algo == smd::Algo(k)) out->push_back({c.entry->name, c.cost_us});
   }
   return true;
 }

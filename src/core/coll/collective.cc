@@ -102,9 +102,9 @@ void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
   }
   const AlgoChoice &choice = a.algo != Algo::kAuto ? asked : cached_choice(c, a);
   const AlgoEntry &algo = *choice.entry;
-  SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo_name(algo.algo), a.count,
+  SMD_TRACE("coll", "%s %s count=%zu %s on %s", coll_name(a.kind), algo.name, a.count,
             datatype_name(a.datatype), c.where().c_str());
-  c.note_collective(algo_name(algo.algo), choice.cost_us);
+  c.note_collective(algo.name, choice.cost_us);
   try {
     // Self-checked algorithms (the arena's) compare the members' descriptors;
     // a phase of a hierarchical collective was checked as a whole. Counts

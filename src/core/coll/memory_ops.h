@@ -2,8 +2,8 @@
 // call's buffers: algorithms never call memcpy or a CPU reduction kernel
 // directly, so a new memory kind (device memory: the GPU issue) is a new
 // MemoryOps table, not a second copy of every algorithm. Arena (direct)
-// algorithms are host-only: they apply to host memory alone and keep their
-// own streaming-store copies.
+// algorithms are host-only (their registry rows' memory kinds say so) and
+// keep their own streaming-store copies.
 #pragma once
 
 #include <smd.h>

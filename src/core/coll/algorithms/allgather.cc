@@ -75,12 +75,14 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllgather, Algo::kDirect, on_arena, direct_cost, allgather_direct, true},
-    {CollKind::kAllgather, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     allgather_hierarchical},
-    {CollKind::kAllgather, Algo::kRing, anywhere, flat<Algo::kRing>, allgather_ring},
-    {CollKind::kAllgather, Algo::kRd, anywhere, flat<Algo::kRd>, allgather_rd},
-    {CollKind::kAllgather, Algo::kCma, cma_applies, cma_cost, allgather_cma},
+    {CollKind::kAllgather, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     allgather_direct, true},
+    {CollKind::kAllgather, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
+     hierarchical_cost, allgather_hierarchical},
+    {CollKind::kAllgather, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
+     allgather_ring},
+    {CollKind::kAllgather, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, allgather_rd},
+    {CollKind::kAllgather, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, allgather_cma},
 };
 }  // namespace
 

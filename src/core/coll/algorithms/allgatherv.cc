@@ -104,10 +104,12 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllgatherv, Algo::kDirect, on_arena, direct_cost, allgatherv_direct, true},
-    {CollKind::kAllgatherv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
-     allgatherv_hierarchical},
-    {CollKind::kAllgatherv, Algo::kRing, anywhere, v_ring_cost, allgatherv_ring},
+    {CollKind::kAllgatherv, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     allgatherv_direct, true},
+    {CollKind::kAllgatherv, Algo::kHierarchical, "hierarchical", kAnyMemory, v_hierarchical_applies,
+     v_hierarchical_cost, allgatherv_hierarchical},
+    {CollKind::kAllgatherv, Algo::kRing, "ring", kAnyMemory, anywhere, v_ring_cost,
+     allgatherv_ring},
 };
 }  // namespace
 

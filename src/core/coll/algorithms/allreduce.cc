@@ -151,11 +151,13 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllreduce, Algo::kDirect, on_arena, direct_cost, allreduce_direct, true},
-    {CollKind::kAllreduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     allreduce_hierarchical},
-    {CollKind::kAllreduce, Algo::kRing, anywhere, flat<Algo::kRing>, allreduce_ring},
-    {CollKind::kAllreduce, Algo::kRd, anywhere, flat<Algo::kRd>, allreduce_rd},
+    {CollKind::kAllreduce, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     allreduce_direct, true},
+    {CollKind::kAllreduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
+     hierarchical_cost, allreduce_hierarchical},
+    {CollKind::kAllreduce, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
+     allreduce_ring},
+    {CollKind::kAllreduce, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, allreduce_rd},
 };
 }  // namespace
 

@@ -59,8 +59,10 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAlltoall, Algo::kDirect, on_arena, direct_cost, alltoall_direct, true},
-    {CollKind::kAlltoall, Algo::kPairwise, anywhere, flat<Algo::kPairwise>, alltoall_pairwise},
+    {CollKind::kAlltoall, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     alltoall_direct, true},
+    {CollKind::kAlltoall, Algo::kPairwise, "pairwise", kAnyMemory, anywhere, flat<Algo::kPairwise>,
+     alltoall_pairwise},
 };
 }  // namespace
 

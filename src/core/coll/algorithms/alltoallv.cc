@@ -80,7 +80,8 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAlltoallv, Algo::kPairwise, anywhere, v_pairwise_cost, alltoallv_pairwise},
+    {CollKind::kAlltoallv, Algo::kPairwise, "pairwise", kAnyMemory, anywhere, v_pairwise_cost,
+     alltoallv_pairwise},
 };
 }  // namespace
 

@@ -29,10 +29,11 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kBarrier, Algo::kDirect, on_arena, direct_cost, barrier_direct, true},
-    {CollKind::kBarrier, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     barrier_hierarchical},
-    {CollKind::kBarrier, Algo::kRd, anywhere, flat<Algo::kRd>, barrier_rd},
+    {CollKind::kBarrier, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     barrier_direct, true},
+    {CollKind::kBarrier, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
+     hierarchical_cost, barrier_hierarchical},
+    {CollKind::kBarrier, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, barrier_rd},
 };
 }  // namespace
 

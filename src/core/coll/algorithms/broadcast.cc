@@ -105,12 +105,15 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kBroadcast, Algo::kDirect, on_arena, direct_cost, broadcast_direct, true},
-    {CollKind::kBroadcast, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     broadcast_hierarchical},
-    {CollKind::kBroadcast, Algo::kRing, anywhere, flat<Algo::kRing>, broadcast_ring},
-    {CollKind::kBroadcast, Algo::kTree, anywhere, flat<Algo::kTree>, broadcast_tree},
-    {CollKind::kBroadcast, Algo::kCma, cma_applies, cma_cost, broadcast_cma},
+    {CollKind::kBroadcast, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     broadcast_direct, true},
+    {CollKind::kBroadcast, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
+     hierarchical_cost, broadcast_hierarchical},
+    {CollKind::kBroadcast, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
+     broadcast_ring},
+    {CollKind::kBroadcast, Algo::kTree, "tree", kAnyMemory, anywhere, flat<Algo::kTree>,
+     broadcast_tree},
+    {CollKind::kBroadcast, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, broadcast_cma},
 };
 }  // namespace
 

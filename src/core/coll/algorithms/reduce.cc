@@ -120,11 +120,12 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduce, Algo::kDirect, on_arena, direct_cost, reduce_direct, true},
-    {CollKind::kReduce, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     reduce_hierarchical},
-    {CollKind::kReduce, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_ring},
-    {CollKind::kReduce, Algo::kTree, anywhere, flat<Algo::kTree>, reduce_tree},
+    {CollKind::kReduce, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost, reduce_direct,
+     true},
+    {CollKind::kReduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
+     hierarchical_cost, reduce_hierarchical},
+    {CollKind::kReduce, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>, reduce_ring},
+    {CollKind::kReduce, Algo::kTree, "tree", kAnyMemory, anywhere, flat<Algo::kTree>, reduce_tree},
 };
 }  // namespace
 

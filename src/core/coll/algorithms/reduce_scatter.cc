@@ -101,12 +101,16 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduceScatter, Algo::kDirect, on_arena, direct_cost, reduce_scatter_direct, true},
-    {CollKind::kReduceScatter, Algo::kHierarchical, hierarchical_applies, hierarchical_cost,
-     reduce_scatter_hierarchical},
-    {CollKind::kReduceScatter, Algo::kRing, anywhere, flat<Algo::kRing>, reduce_scatter_ring},
-    {CollKind::kReduceScatter, Algo::kRd, anywhere, flat<Algo::kRd>, reduce_scatter_rd},
-    {CollKind::kReduceScatter, Algo::kCma, cma_applies, cma_cost, reduce_scatter_cma},
+    {CollKind::kReduceScatter, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     reduce_scatter_direct, true},
+    {CollKind::kReduceScatter, Algo::kHierarchical, "hierarchical", kAnyMemory,
+     hierarchical_applies, hierarchical_cost, reduce_scatter_hierarchical},
+    {CollKind::kReduceScatter, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
+     reduce_scatter_ring},
+    {CollKind::kReduceScatter, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>,
+     reduce_scatter_rd},
+    {CollKind::kReduceScatter, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost,
+     reduce_scatter_cma},
 };
 }  // namespace
 

@@ -100,10 +100,12 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduceScatterv, Algo::kDirect, on_arena, direct_cost, reduce_scatterv_direct, true},
-    {CollKind::kReduceScatterv, Algo::kHierarchical, v_hierarchical_applies, v_hierarchical_cost,
-     reduce_scatterv_hierarchical},
-    {CollKind::kReduceScatterv, Algo::kRing, anywhere, v_ring_cost, reduce_scatterv_ring},
+    {CollKind::kReduceScatterv, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
+     reduce_scatterv_direct, true},
+    {CollKind::kReduceScatterv, Algo::kHierarchical, "hierarchical", kAnyMemory,
+     v_hierarchical_applies, v_hierarchical_cost, reduce_scatterv_hierarchical},
+    {CollKind::kReduceScatterv, Algo::kRing, "ring", kAnyMemory, anywhere, v_ring_cost,
+     reduce_scatterv_ring},
 };
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/coll/select/registry.h"
 #include "core/util/error.h"
 
 namespace smd {
@@ -10,15 +11,15 @@ constexpr int kKinds = static_cast<int>(CollKind::kCount);
 const char *const kCollNames[kKinds] = {
     "allreduce", "allgather", "reduce_scatter", "broadcast",       "reduce",
     "alltoall",  "barrier",   "allgatherv",     "reduce_scatterv", "alltoallv"};
-const char *const kAlgoNames[] = {"auto", "direct",   "ring",         "rd",
-                                  "tree", "pairwise", "hierarchical", "cma"};
-constexpr int kAlgos = static_cast<int>(sizeof kAlgoNames / sizeof kAlgoNames[0]);
+constexpr int kAlgos = static_cast<int>(Algo::kCount);
 
+// The algorithm a name stands for: "auto", or a registry row's name.
 Algo algo_from(const std::string &s) {
-  for (int i = 0; i < kAlgos; ++i)
-    if (s == kAlgoNames[i]) return static_cast<Algo>(i);
-  std::string known = kAlgoNames[0];
-  for (int i = 1; i < kAlgos; ++i) known += std::string(", ") + kAlgoNames[i];
+  if (s == algo_name(Algo::kAuto)) return Algo::kAuto;
+  for (const AlgoEntry &e : algo_rows())
+    if (s == e.name) return e.algo;
+  std::string known = algo_name(Algo::kAuto);
+  for (int i = 1; i < kAlgos; ++i) known += std::string(", ") + algo_name(static_cast<Algo>(i));
   fail(SMD_ERR_INVALID_ARGUMENT, "SMD_ALGO: unknown algorithm '%s' (known: %s)", s.c_str(),
        known.c_str());
 }
@@ -30,7 +31,12 @@ std::string trim(const std::string &s) {
 }  // namespace
 
 const char *coll_name(CollKind k) { return kCollNames[static_cast<int>(k)]; }
-const char *algo_name(Algo a) { return kAlgoNames[static_cast<int>(a)]; }
+const char *algo_name(Algo a) {
+  if (a == Algo::kAuto) return "auto";
+  for (const AlgoEntry &e : algo_rows())
+    if (e.algo == a) return e.name;
+  return "?";
+}
 
 AlgoConfig AlgoConfig::parse(const std::string &text) {
   AlgoConfig c;
@@ -73,7 +79,7 @@ std::string AlgoConfig::describe() const {
     if (!s.empty()) s += ",";
     s += kCollNames[k];
     s += "=";
-    s += kAlgoNames[static_cast<int>(forced[k])];
+    s += algo_name(forced[k]);
   }
   return s;
 }

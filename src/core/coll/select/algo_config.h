@@ -1,4 +1,4 @@
-// Algorithm names and SMD_ALGO: which algorithm each collective uses when
+// Algorithm names (the registry rows') and SMD_ALGO: which algorithm each collective uses when
 // the choice is forced, for benchmarking and for testing every algorithm.
 #pragma once
 
@@ -30,9 +30,11 @@ enum class Algo : int {
   kPairwise,      // pairwise exchange (alltoall, alltoallv)
   kHierarchical,  // node phases on the arena, rail phases across nodes
   kCma,           // cross-memory reads of peers' buffers on one node (one copy)
+  kCount
 };
 
 const char *coll_name(CollKind k);
+// "auto", or the name its registry rows declare ("?" for a value no row has).
 const char *algo_name(Algo a);
 // True if the collective has this algorithm (the registry has its row).
 bool algo_supported(CollKind k, Algo a);

@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/comm/arena.h"
 #include "core/comm/communicator.h"
 #include "core/util/error.h"
@@ -103,17 +105,17 @@ double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &
 
 double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
                       double reduce_gbps) {
-  switch (kind) {
-    case CollKind::kBroadcast:
-    case CollKind::kReduce:
-      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
-                      flat_cost(kind, Algo::kTree, p, bytes, link, reduce_gbps));
-    case CollKind::kAlltoall: return flat_cost(kind, Algo::kPairwise, p, bytes, link, reduce_gbps);
-    case CollKind::kBarrier: return flat_cost(kind, Algo::kRd, p, bytes, link, reduce_gbps);
-    default:
-      return std::min(flat_cost(kind, Algo::kRing, p, bytes, link, reduce_gbps),
-                      flat_cost(kind, Algo::kRd, p, bytes, link, reduce_gbps));
+  // The point-to-point rows are those that apply anywhere.
+  double best = 0;
+  bool any = false;
+  for (const AlgoEntry &e : algo_rows()) {
+    if (e.kind != kind || e.applicable != anywhere) continue;
+    double cost = flat_cost(kind, e.algo, p, bytes, link, reduce_gbps);
+    if (!any || cost < best) best = cost;
+    any = true;
   }
+  if (!any) fail(SMD_ERR_INTERNAL, "%s has no point-to-point algorithm", coll_name(kind));
+  return best;
 }
 
 }  // namespace smd

@@ -84,7 +84,8 @@ CommShape shape_of(Comm &c);
 double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link,
                  double reduce_gbps);
 // The cheapest point-to-point algorithm's cost (what a sub-communicator's
-// own automatic choice would pick).
+// own automatic choice would pick), over the collective's registry rows
+// that apply anywhere.
 double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link, double reduce_gbps);
 
 }  // namespace smd

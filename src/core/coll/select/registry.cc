@@ -17,6 +17,15 @@ namespace smd {
 
 namespace {
 
+// The row's memory kinds, then its own test.
+bool applies(const AlgoEntry &e, const CollArgs &a, const CommShape &s, std::string *why) {
+  if (!applies_to(e, a.memory)) {
+    *why = std::string("it does not run on ") + memory_ops(a.memory).name + " memory";
+    return false;
+  }
+  return e.applicable(a, s, why);
+}
+
 // Logs a forced algorithm's fallback once per (collective, algorithm).
 void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
   if (!c) return;
@@ -26,7 +35,7 @@ void note_fallback(Comm *c, const AlgoEntry &e, const std::string &why) {
   SMD_INFO("coll",
            "SMD_ALGO forces %s for %s, which does not apply on %s (%s): choosing "
            "automatically",
-           algo_name(e.algo), coll_name(e.kind), c->where().c_str(), why.c_str());
+           e.name, coll_name(e.kind), c->where().c_str(), why.c_str());
 }
 
 // Logs each automatic choice once per (collective, size class, shape).
@@ -42,7 +51,7 @@ void note_choice(Comm *c, const CollArgs &a, const AlgoChoice &ch) {
       return;
   }
   SMD_INFO("coll", "%s of %.0f bytes on %s: %s (predicted %.1f us)", coll_name(a.kind), bytes,
-           c->where().c_str(), algo_name(ch.entry->algo), ch.cost_us);
+           c->where().c_str(), ch.entry->name, ch.cost_us);
 }
 
 }  // namespace
@@ -72,12 +81,12 @@ AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const Cost
   std::string why;
   if (forced != Algo::kAuto) {
     const AlgoEntry *e = find_algo(a.kind, forced);
-    if (e && e->applicable(a, s, &why)) return {e, e->cost(a, s, m)};
+    if (e && applies(*e, a, s, &why)) return {e, e->cost(a, s, m)};
     if (e) note_fallback(c, *e, why);
   }
   AlgoChoice best;
   for (const AlgoEntry &e : algo_rows()) {
-    if (e.kind != a.kind || !e.applicable(a, s, &why)) continue;
+    if (e.kind != a.kind || !applies(e, a, s, &why)) continue;
     double cost = e.cost(a, s, m);
     if (!best.entry || cost < best.cost_us) best = {&e, cost};
   }

@@ -17,9 +17,19 @@ namespace smd {
 
 class Comm;
 
+// The memory kinds a row applies to: a bit per MemoryKind.
+enum MemoryKinds : unsigned {
+  kHostMemory = 1u << int(MemoryKind::kHost),
+  kAnyMemory = kHostMemory | 1u << int(MemoryKind::kDevice),
+};
+
 struct AlgoEntry {
   CollKind kind;
   Algo algo;
+  // Its name in SMD_ALGO and the logs; every row of one Algo has the same.
+  const char *name;
+  // Where its buffers may lie; choose() skips it for other memory kinds.
+  MemoryKinds memory;
   // True if it can run this call; otherwise *why says what is missing.
   bool (*applicable)(const CollArgs &a, const CommShape &s, std::string *why);
   // Predicted microseconds.
@@ -29,6 +39,9 @@ struct AlgoEntry {
   // descriptors): run_collective then adds no agreement check around it.
   bool self_checked = false;
 };
+
+// True if the row applies to buffers of this memory kind.
+inline bool applies_to(const AlgoEntry &e, MemoryKind k) { return e.memory & (1u << int(k)); }
 
 // Every row, in the order the automatic choice walks them (the first of
 // equal costs wins): the collectives' rows one after another.

@@ -7,11 +7,7 @@ namespace smd {
 bool anywhere(const CollArgs &, const CommShape &, std::string *) { return true; }
 
 // Direct algorithms need the arena: every member on one node.
-bool on_arena(const CollArgs &a, const CommShape &s, std::string *why) {
-  if (a.memory != MemoryKind::kHost) {
-    *why = "the arena moves host memory only";
-    return false;
-  }
+bool on_arena(const CollArgs &, const CommShape &s, std::string *why) {
   if (!s.arena) *why = "needs every member on one node with a shared-memory arena";
   return s.arena;
 }

@@ -28,7 +28,8 @@ double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
   return flat_cost(a.kind, A, s.size, cost_bytes(a), p2p_link(s, m), m.reduce_gbps);
 }
 
-// Direct algorithms need the arena: every member on one node, host memory.
+// Direct algorithms need the arena: every member on one node (and host
+// memory, which their rows declare).
 bool on_arena(const CollArgs &a, const CommShape &s, std::string *why);
 double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m);
 
