@@ -39,7 +39,12 @@
 #                       or with NETNS_DELAY (default 0us) by netem; smd-bench
 #                       $NETNS_BENCH_ARGS --json over shm+tcp with
 #                       SMD_TUNING_FILE=$NETNS_TUNING_FILE when set; prints
-#                       rank 0's JSON lines
+#                       rank 0's JSON lines and the qdiscs' counters.
+#                       NETNS_RATE=unshaped: no qdisc (the hosts' CPU
+#                       bound); NETNS_RANKS_PER_NODE: ranks on each of the
+#                       2 nodes (default 2); NETNS_TBF_BURST,
+#                       NETNS_TBF_LATENCY (default 256kb, 10ms) and
+#                       NETNS_TBF_CHILD (a qdisc inside tbf) shape tbf
 #
 # Programs come from the environment (set by tests/netns/meson.build):
 # NETNS_HIER_TEST, NETNS_COLL_TEST, NETNS_WORKER, NETNS_SHRINK_WORKER,
@@ -107,8 +112,10 @@ for i in 0 1; do
   fi
 done
 
-world=4
+# bench mode may set NETNS_RANKS_PER_NODE (default 2); the other modes' jobs are 2 x 2.
 per_node=2
+[[ "$mode" != bench ]] || per_node=${NETNS_RANKS_PER_NODE:-2}
+world=$((2 * per_node))
 port=29600  # a fresh namespace has every port free; one per run
 run=0
 
@@ -351,9 +358,16 @@ case "$mode" in
     # Without a delay, tbf (as the tbf mode; netem is a module some
     # kernels lack); with one, netem shapes both.
     for i in 0 1; do
-      if [[ "${NETNS_DELAY:-0us}" == 0us ]]; then
-        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root tbf rate "${NETNS_RATE:-2gbit}" \
-          burst 256kb latency 10ms || skip "tc refused a tbf qdisc"
+      if [[ "${NETNS_RATE:-}" == unshaped ]]; then
+        :  # the bare veth: what the hosts' CPUs allow
+      elif [[ "${NETNS_DELAY:-0us}" == 0us ]]; then
+        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root handle 1: tbf rate "${NETNS_RATE:-2gbit}" \
+          burst "${NETNS_TBF_BURST:-256kb}" latency "${NETNS_TBF_LATENCY:-10ms}" || skip "tc refused a tbf qdisc"
+        # NETNS_TBF_CHILD: a qdisc inside tbf instead of its FIFO (fq_codel:
+        # each flow its queue, so one direction's ACKs skip the other's data).
+        # shellcheck disable=SC2086  # NETNS_TBF_CHILD is a qdisc and its words
+        [[ -z "${NETNS_TBF_CHILD:-}" ]] || tc -n "${ns[i]}" qdisc add dev "${veth[i]}" parent 1:1 \
+          ${NETNS_TBF_CHILD} || skip "tc refused qdisc ${NETNS_TBF_CHILD} inside tbf"
       else
         tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root netem delay "$NETNS_DELAY" \
           rate "${NETNS_RATE:-2gbit}" limit 100000 || skip "tc refused a netem qdisc"
@@ -365,6 +379,11 @@ case "$mode" in
     start bench 300 "$NETNS_BENCH" ${NETNS_BENCH_ARGS:-allreduce -b 1M -e 16M -f 4} --json
     finish bench || fail "smd-bench failed"
     grep '^{' "$work/bench.0"
+    # The qdiscs' counters (sent, dropped, overlimits), to tell a link that
+    # dropped packets (and so made TCP wait to retransmit) from a slow host.
+    for i in 0 1; do
+      echo "qdisc ${ns[i]}: $(tc -s -n "${ns[i]}" qdisc show dev "${veth[i]}" | tr -s ' \n' ' ')"
+    done
     ;;
 esac
 exit 0
