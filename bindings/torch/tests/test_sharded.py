@@ -167,6 +167,23 @@ def test_sharded_everything_sharded(world, rank):
     assert_same((losses, sdp.state_dict()), ddp_reference(world, rank, steps, layers=1))
 
 
+def test_sharded_release_heap_trims_after_each_backward(world, rank, monkeypatch):
+    """release_heap (the default) hands the heap's free memory back once per
+    backward, after the gradients are reduced; release_heap=False never
+    does; the results are the same."""
+    from smd.torch import sharded_data_parallel as sdp_module
+    calls = []
+    monkeypatch.setattr(sdp_module, "_MALLOC_TRIM", lambda pad: calls.append(pad))
+    steps = 3
+    trimmed = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    result = train(trimmed, trimmed.parameters(), rank, steps)
+    assert calls == [0] * steps
+    kept = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE,
+                               release_heap=False)
+    assert train(kept, kept.parameters(), rank, steps) == result
+    assert calls == [0] * steps
+
+
 def test_smp_config_maps_sdp_keys(world, size):
     kwargs = smd.torch.smp_config({"sharded_data_parallel_degree": size,
                                    "sdp_max_live_parameters": 12345,

@@ -45,7 +45,11 @@ while the backward of the units before it goes on; once a reduction is
 done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
-shards clipped to gradient_clipping when given.
+shards clipped to gradient_clipping when given. Then (release_heap, on
+by default, glibc only) the memory the C library's heap keeps from the
+freed storages and gradients goes back to the system (malloc_trim), so the
+freed 4 MiB blocks of one backward do not stay resident as holes the next
+step's allocations land around (docs/SHARDING.md has the measurement).
 
 A step cut short by an exception (a loss or hook raising in the forward
 or backward) leaves parameters gathered, reductions in flight and the end
@@ -62,6 +66,7 @@ parameter must be used only inside the forward of a unit that holds it
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -106,6 +111,21 @@ _UNITS = (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecod
 #: dropped), so at most this many units' whole gradients wait for their
 #: reduction while the backward goes on.
 _MAX_REDUCING = 2
+
+
+def _heap_trimmer() -> Any:
+    """glibc's malloc_trim, or None where the C library has none (musl,
+    macOS): it hands the free memory of the heap back to the system."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_MALLOC_TRIM = _heap_trimmer()
 
 
 def _units(module: nn.Module, whole: Tuple[type, ...]) -> List[Tuple[nn.Module, List[nn.Parameter]]]:
@@ -304,7 +324,10 @@ class ShardedDataParallel(nn.Module):
     over which gradient shards are averaged too (None: no replicas);
     units: module classes gathered whole, their subtree at once (None:
     nn.MultiheadAttention, nn.TransformerEncoderLayer,
-    nn.TransformerDecoderLayer).
+    nn.TransformerDecoderLayer); release_heap: after each backward, hand
+    the free memory of the C library's heap back to the system
+    (malloc_trim(0), glibc only; the whole process's heap, so it costs the
+    page faults of touching that memory again: False leaves the heap alone).
 
     ``parameters()`` yields what this rank owns (the shards and the
     persistent parameters): give those to the optimizer. ``state_dict()``
@@ -316,7 +339,8 @@ class ShardedDataParallel(nn.Module):
                  param_persistence_threshold: int = int(1e6),
                  reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
                  gradient_clipping: Optional[float] = None, prefetch_depth: int = 2,
-                 replica_group: Any = None, units: Optional[Iterable[type]] = None) -> None:
+                 replica_group: Any = None, units: Optional[Iterable[type]] = None,
+                 release_heap: bool = True) -> None:
         super().__init__()
         if gradient_clipping is not None and not gradient_clipping > 0:
             raise InvalidArgumentError(f"gradient_clipping must be > 0 or None, got "
@@ -376,6 +400,7 @@ class ShardedDataParallel(nn.Module):
         self._hooks = []
         self._backward_queued = False
         self._prefetch_depth = prefetch_depth
+        self._release_heap = bool(release_heap)
         # The units' gathers of the first step, in order (each unit by its
         # index in _units), and where the current step is along it: the
         # gathers of the units that follow are started ahead.
@@ -578,6 +603,12 @@ class ShardedDataParallel(nn.Module):
             e.holds = 1
         self._let_go(held)
         self.reduce_gradients()
+        if self._release_heap and _MALLOC_TRIM is not None:
+            # glibc keeps freed blocks below its (risen) mmap threshold in
+            # the heap: the gathered storages and whole gradients of this
+            # backward, freed in an order that leaves holes the next step
+            # allocates around, so its peak grows (docs/SHARDING.md).
+            _MALLOC_TRIM(0)
 
     def _targets(self, entries: List[_Entry]) -> Tuple[List[int], List[np.ndarray],
                                                        List[Tuple[_Entry, np.ndarray]]]:
