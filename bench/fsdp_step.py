@@ -56,7 +56,8 @@ def wrap(net, wrapper, args):
     if wrapper == "sdp":
         from smd.torch import ShardedDataParallel
         return ShardedDataParallel(net, param_persistence_threshold=args.width + 1,
-                                   max_live_parameters=args.max_live)
+                                   max_live_parameters=args.max_live,
+                                   release_heap=args.release_heap)
     sys.exit(f"unknown wrapper {wrapper}")
 
 
@@ -72,6 +73,9 @@ def main():
     parser.add_argument("--max-live", type=int, default=3 * 1024 * 1024,
                         help="sdp's max_live_parameters (default: 3 layers, like FSDP's "
                              "current unit and its prefetches)")
+    parser.add_argument("--release-heap", action="store_true",
+                        help="sdp's release_heap (malloc_trim after each backward; "
+                             "docs/SHARDING.md)")
     args = parser.parse_args()
 
     if args.backend == "smddp":

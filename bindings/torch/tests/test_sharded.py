@@ -168,18 +168,18 @@ def test_sharded_everything_sharded(world, rank):
 
 
 def test_sharded_release_heap_trims_after_each_backward(world, rank, monkeypatch):
-    """release_heap (the default) hands the heap's free memory back once per
-    backward, after the gradients are reduced; release_heap=False never
-    does; the results are the same."""
+    """release_heap=True hands the heap's free memory back once per
+    backward, after the gradients are reduced; the default never does; the
+    results are the same."""
     from smd.torch import sharded_data_parallel as sdp_module
     calls = []
     monkeypatch.setattr(sdp_module, "_MALLOC_TRIM", lambda pad: calls.append(pad))
     steps = 3
-    trimmed = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
+    trimmed = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE,
+                                  release_heap=True)
     result = train(trimmed, trimmed.parameters(), rank, steps)
     assert calls == [0] * steps
-    kept = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE,
-                               release_heap=False)
+    kept = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
     assert train(kept, kept.parameters(), rank, steps) == result
     assert calls == [0] * steps
 

@@ -45,7 +45,7 @@ while the backward of the units before it goes on; once a reduction is
 done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
-shards clipped to gradient_clipping when given. Then (release_heap, on
+shards clipped to gradient_clipping when given. Then (release_heap, off
 by default, glibc only) the memory the C library's heap keeps from the
 freed storages and gradients goes back to the system (malloc_trim), so the
 freed 4 MiB blocks of one backward do not stay resident as holes the next
@@ -327,7 +327,8 @@ class ShardedDataParallel(nn.Module):
     nn.TransformerDecoderLayer); release_heap: after each backward, hand
     the free memory of the C library's heap back to the system
     (malloc_trim(0), glibc only; the whole process's heap, so it costs the
-    page faults of touching that memory again: False leaves the heap alone).
+    page faults of touching that memory again; off by default: a library
+    does not trim its user's heap unasked).
 
     ``parameters()`` yields what this rank owns (the shards and the
     persistent parameters): give those to the optimizer. ``state_dict()``
@@ -340,7 +341,7 @@ class ShardedDataParallel(nn.Module):
                  reduce_bucket_size: int = int(5e8), hierarchical_allgather: bool = True,
                  gradient_clipping: Optional[float] = None, prefetch_depth: int = 2,
                  replica_group: Any = None, units: Optional[Iterable[type]] = None,
-                 release_heap: bool = True) -> None:
+                 release_heap: bool = False) -> None:
         super().__init__()
         if gradient_clipping is not None and not gradient_clipping > 0:
             raise InvalidArgumentError(f"gradient_clipping must be > 0 or None, got "
