@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "../util/callback_store.h"
+#include "../../src/tool_support/callback_store.h"
 #include "core/bootstrap/injected_store.h"
 #include "expect_error.h"
 

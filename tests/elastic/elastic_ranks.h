@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "../util/callback_store.h"
+#include "../../src/tool_support/callback_store.h"
 #include "free_port.h"
 
 namespace elastic_test {

@@ -26,7 +26,7 @@
 
 #include "../threads/process_census.h"
 #include "free_port.h"
-#include "thread_store.h"
+#include "../../src/tool_support/thread_store.h"
 
 namespace {
 

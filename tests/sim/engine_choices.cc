@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../../tools/smd-sim/call_by_name.h"
-#include "../scale/thread_store.h"
+#include "../../src/tool_support/thread_store.h"
 
 namespace {
 

@@ -4,7 +4,10 @@ folder (subfolders included) and of folders below it, never above. The order is 
 docs/ARCHITECTURE.md draws (its first diagram lists src/core/<folder>
 lines top to bottom; folders on one line, "a, b", are one level and may
 not include each other). Fails naming every edge that runs upwards or
-sideways, and any folder the diagram does not place.
+sideways, and any folder the diagram does not place. Also fails when a
+tool's meson.build names a file under src/ (tools link libsmd and the
+smd_tool_support library instead) or a tool's source includes one under
+tests/ (shared helpers live in src/tool_support/).
 
 usage: check_layers.py SOURCE_ROOT
 """
@@ -23,6 +26,21 @@ def documented_levels(architecture: str) -> list:
             names = [n.strip().replace("src/core/", "") for n in m.group(1).split(",")]
             levels.append([n for n in names if n])
     return levels
+
+
+def tool_problems(root: pathlib.Path) -> list:
+    """Tools that compile a core file or include a test helper."""
+    problems = []
+    for path in sorted((root / "tools").rglob("*")):
+        if path.name == "meson.build":
+            for no, line in enumerate(path.read_text().splitlines(), 1):
+                if re.search(r"['\"][^'\"]*src/[^'\"]*\.cc['\"]", line):
+                    problems.append(f"{path.relative_to(root)}:{no}: a tool compiles a file of src/")
+        elif path.suffix in (".h", ".cc"):
+            for no, line in enumerate(path.read_text().splitlines(), 1):
+                if re.match(r'^\s*#\s*include\s+"[^"]*tests/', line):
+                    problems.append(f"{path.relative_to(root)}:{no}: a tool includes a test helper")
+    return problems
 
 
 def main() -> int:
@@ -48,6 +66,7 @@ def main() -> int:
             if here in level_of and there in level_of and level_of[there] <= level_of[here]:
                 problems.append(f"{path.relative_to(root)}:{no}: {here} includes {there}/{m.group(2)}, "
                                 f"which is not below it in docs/ARCHITECTURE.md's order")
+    problems += tool_problems(root)
     for p in problems:
         print(p)
     print(f"check_layers: {len(folders)} folders, {edges} cross-folder includes, "

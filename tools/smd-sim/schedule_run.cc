@@ -14,7 +14,7 @@
 
 #include "call_by_name.h"
 // The in-process store the scale tests form thread worlds with.
-#include "../../tests/scale/thread_store.h"
+#include "../../src/tool_support/thread_store.h"
 
 namespace smdsim {
 

@@ -1,4 +1,4 @@
-// What every test store behind the smd_store_ops_t callbacks shares: the
+// What every test and tool store behind the smd_store_ops_t callbacks shares: the
 // table that points at the store's static set/get/add, the way back from
 // the table's user pointer to the store, and the malloc'd copy get() hands
 // to smd. The stores differ in where the keys live (a map, files shared by

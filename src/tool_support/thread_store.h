@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../util/callback_store.h"
+#include "callback_store.h"
 
 namespace scaletest {
 
