@@ -43,7 +43,7 @@ declare -A sources=(
   [store_protocol]="src/core/bootstrap/store_protocol.cc"
   [rank_record]="src/core/comm/topology.cc src/core/comm/cpu_binding.cc src/core/util/params.cc src/core/util/log.cc"
   [address]="examples/plugin-template/address.c examples/plugin-template/interface.c examples/plugin-template/wire.c src/plugins/ucx/address.cc src/plugins/efa/address.cc"
-  [params]="src/core/util/params.cc src/core/util/log.cc src/core/coll/select/algo_config.cc src/core/coll/select/cost_model.cc src/core/coll/select/cost_file.cc src/core/coll/calibrate/calibration.cc src/core/coll/calibrate/calibration_cache.cc src/core/coll/algorithms/blocks/stream_copy.cc src/core/groups/layout.cc src/core/comm/cpu_binding.cc"
+  [params]="src/core/util/params.cc src/core/util/log.cc src/core/coll/select/algo_config.cc src/core/coll/select/cost_model.cc src/core/coll/select/cost_file.cc src/core/coll/calibrate/calibration.cc src/core/coll/calibrate/calibration_cache.cc src/core/coll/algorithms/blocks/stream_copy.cc src/core/groups/layout.cc src/core/comm/cpu_binding.cc tests/fuzz/no_rows.cc"
 )
 common="src/core/util/error.cc src/core/util/safe_file.cc src/core/util/byte_codec.cc"
 
