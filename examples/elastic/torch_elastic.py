@@ -29,6 +29,14 @@ import torch.distributed as dist
 from smd.torch import elastic
 
 
+def say(line):
+    """One write per line: the replacement shares rank 0's stdout, and
+    print() writes the text and its newline separately, so two processes'
+    lines could interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def total(value):
     t = torch.tensor([float(value)])
     dist.all_reduce(t)
@@ -39,7 +47,7 @@ def main():
     replacement = None
     if "--join" in sys.argv:
         job = elastic.join()
-        print(f"replacement: joined as rank {dist.get_rank()} of {dist.get_world_size()}", flush=True)
+        say(f"replacement: joined as rank {dist.get_rank()} of {dist.get_world_size()}")
     else:
         job = elastic.init()
         victim = job.size - 1
@@ -50,11 +58,11 @@ def main():
             total(1)
             raise SystemExit("an all_reduce with a killed member succeeded")
         except Exception as e:  # noqa: BLE001 - smd.torch raises PeerFailureError, or RevokedError
-            print(f"rank {job.rank}: {type(e).__name__}", flush=True)
+            say(f"rank {job.rank}: {type(e).__name__}")
         old_to_new = job.shrink()
         assert old_to_new[victim] == -1 and dist.get_world_size() == victim, old_to_new
         assert total(dist.get_rank() + 1) == victim * (victim + 1) / 2
-        print(f"shrunk: rank {dist.get_rank()} of {dist.get_world_size()}", flush=True)
+        say(f"shrunk: rank {dist.get_rank()} of {dist.get_world_size()}")
         if job.rank == 0:
             replacement = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--join"])
         job.grow(1)
@@ -65,8 +73,8 @@ def main():
     t = torch.arange(4, dtype=torch.float32) * (dist.get_rank() + 1)
     dist.broadcast(t, src=0)
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0], t
-    print(f"{'replacement: ' if '--join' in sys.argv else ''}rank {dist.get_rank()} of {size}: "
-          "torch elastic ok", flush=True)
+    say(f"{'replacement: ' if '--join' in sys.argv else ''}rank {dist.get_rank()} of {size}: "
+        "torch elastic ok")
     dist.barrier()
     job.destroy()
     if "--join" not in sys.argv and replacement is not None:

@@ -50,6 +50,14 @@ import smd
 DIM, BATCH, LR = 8, 96, 0.05
 
 
+def say(line):
+    """One write per line: the replacement shares rank 0's stdout, and
+    print() writes the text and its newline separately, so two processes'
+    lines could interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def batch(step):
     """The global batch of one step: the same on every rank, whatever the size."""
     rng = np.random.default_rng(1000 + step)
@@ -85,7 +93,7 @@ def main():
         comm = world
         state = comm.broadcast(np.zeros(DIM + 2), root=0)
         params, finished = state[:DIM + 1].copy(), int(state[DIM + 1])
-        print(f"replacement: joined as rank {comm.rank} of {comm.size} at step {finished + 1}", flush=True)
+        say(f"replacement: joined as rank {comm.rank} of {comm.size} at step {finished + 1}")
     else:
         world = smd.init()
         comm = world
@@ -105,7 +113,7 @@ def main():
                 comm.destroy()
             comm = grown
             comm.broadcast(np.concatenate([params, [finished]]), root=0)
-            print(f"step {step}: grown to {comm.size} ranks, rank {comm.rank}", flush=True)
+            say(f"step {step}: grown to {comm.size} ranks, rank {comm.rank}")
         x, y = batch(step)
         lo, hi = shard(comm.rank, comm.size)
         grad = gradient(params, x[lo:hi], y[lo:hi])
@@ -124,8 +132,8 @@ def main():
             lowest = int(comm.allreduce(np.array([finished], np.int64), op="min")[0])
             if lowest < finished:
                 params, finished = before_last, lowest
-            print(f"step {step}: {type(e).__name__}; going on as rank {comm.rank} of {comm.size} "
-                  f"from step {finished + 1}", flush=True)
+            say(f"step {step}: {type(e).__name__}; going on as rank {comm.rank} of {comm.size} "
+                f"from step {finished + 1}")
             continue
         before_last = params.copy()
         params = params - LR * grad / BATCH
@@ -139,8 +147,8 @@ def main():
             alone = alone - LR * gradient(alone, x, y) / BATCH
         rel = np.abs(params - alone).max() / np.abs(alone).max()
         ok = rel < 1e-9
-        print(f"{comm.size} ranks at the end; params vs one process: max relative difference "
-              f"{rel:.1e} ({'elastic check passed' if ok else 'FAIL'})", flush=True)
+        say(f"{comm.size} ranks at the end; params vs one process: max relative difference "
+            f"{rel:.1e} ({'elastic check passed' if ok else 'FAIL'})")
     flags = comm.allreduce(np.array([1 if ok else 0], np.int32), op="min")
     comm.barrier()  # world rank 0 serves the store: nobody leaves before all are done
     rank = comm.rank
@@ -148,9 +156,9 @@ def main():
         comm.destroy()
     world.destroy()
     if rank != 0 and flags[0]:
-        print(f"{'replacement: ' if args.join else ''}elastic check passed", flush=True)
+        say(f"{'replacement: ' if args.join else ''}elastic check passed")
     if replacement is not None and replacement.wait() != 0:
-        print(f"the replacement exited with {replacement.returncode}", flush=True)
+        say(f"the replacement exited with {replacement.returncode}")
         return 1
     return 0 if flags[0] else 1
 
