@@ -9,6 +9,7 @@
 
 #include "core/coll/select/cost_model.h"
 #include "core/coll/select/registry.h"
+#include "core/coll/select/row_terms.h"
 #include "core/util/error.h"
 
 using namespace smd;
@@ -190,6 +191,7 @@ TEST(Registry, EveryRowHasACostOfItsOwn) {
           a.blocks = l;
         }
         double c = -1;
+        if (!e.cost) continue;  // RowsBringTheirOwnFormulas names it
         EXPECT_NO_THROW(c = e.cost(a, s, m)) << coll_name(e.kind) << " " << algo_name(e.algo);
         EXPECT_TRUE(std::isfinite(c) && c >= 0)
             << coll_name(e.kind) << " " << algo_name(e.algo) << ": " << c;
@@ -206,6 +208,42 @@ TEST(Registry, EveryRowHasACostOfItsOwn) {
             << coll_name(rows[i].kind) << ": " << algo_name(rows[i].algo) << " and "
             << algo_name(rows[j].algo) << " predict the same everywhere";
       }
+}
+
+// Every row prices itself: it has a cost function, and a point-to-point
+// row (one that applies anywhere) carries a formula that no other row
+// shares, which is its cost over the communicator's links and what
+// best_flat_cost compares for a hierarchical algorithm's phase between
+// nodes. The v-collectives' rows price the largest block with their uniform
+// collective's formula, so they carry none of their own.
+TEST(Registry, RowsBringTheirOwnFormulas) {
+  std::vector<LinkFormula> seen;
+  for (const AlgoEntry &e : algo_rows()) {
+    std::string row = std::string(coll_name(e.kind)) + " " + e.name;
+    EXPECT_NE(e.cost, nullptr) << row << " has no cost";
+    bool v_kind = per_rank_blocks(e.kind) || e.kind == CollKind::kAlltoallv;
+    if (e.applicable == anywhere && !v_kind)
+      EXPECT_NE(e.link_formula, nullptr) << row << " applies anywhere without a formula";
+    if (!e.link_formula) continue;
+    for (LinkFormula f : seen) EXPECT_NE(f, e.link_formula) << row << " shares a formula";
+    seen.push_back(e.link_formula);
+    for (const CommShape &s : {nodes(4, 1, 1), nodes(3, 1, 1), single_node(5)})
+      for (size_t b : kSizes) {
+        CostModel m;
+        m.net = {7.0, 3.0};
+        CollArgs a = args(e.kind, b);
+        const LinkCost &link = s.nodes > 1 ? m.net : m.local;
+        double expected = e.link_formula(s.size, double(b / 4 * 4), link, m.reduce_gbps);
+        if (e.cost) EXPECT_EQ(e.cost(a, s, m), expected) << row << " " << b;
+        EXPECT_EQ(flat_cost(e.kind, e.algo, s.size, double(b / 4 * 4), link, m.reduce_gbps),
+                  expected)
+            << row;
+        EXPECT_LE(best_flat_cost(e.kind, s.size, double(b), link, m.reduce_gbps),
+                  e.link_formula(s.size, double(b), link, m.reduce_gbps))
+            << row;
+      }
+  }
+  EXPECT_FALSE(seen.empty());
 }
 
 // SMD_ALGO can name and force every row.
@@ -284,7 +322,9 @@ TEST(Registry, HostOnlyRowsAreNotChosenForDeviceMemory) {
 TEST(CostModel, AnAlgorithmWithoutAFormulaIsAnError) {
   EXPECT_THROW(flat_cost(CollKind::kAllreduce, Algo::kTree, 4, 1024, LinkCost{}, 1), Error);
   EXPECT_THROW(flat_cost(CollKind::kAlltoall, Algo::kRing, 4, 1024, LinkCost{}, 1), Error);
-  EXPECT_EQ(flat_cost(CollKind::kAllreduce, Algo::kTree, 1, 1024, LinkCost{}, 1), 0);  // one rank
+  EXPECT_THROW(flat_cost(CollKind::kAllreduce, Algo::kTree, 1, 1024, LinkCost{}, 1), Error);
+  EXPECT_THROW(flat_cost(CollKind::kAllreduce, Algo::kDirect, 4, 1024, LinkCost{}, 1), Error);
+  EXPECT_EQ(flat_cost(CollKind::kAllreduce, Algo::kRd, 1, 1024, LinkCost{}, 1), 0);  // one rank
 }
 
 TEST(CostModel, TuningFileRoundTripsAndRejectsNonsense) {

@@ -72,6 +72,16 @@ void allgather_rd(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// ring: p-1 steps of one block.
+double allgather_ring_cost(int p, double bytes, const LinkCost &l, double /*reduce_gbps*/) {
+  return (p - 1) * l.time_us(bytes);
+}
+// rd: log p messages carrying p-1 blocks in all (+2 messages for the
+// folded ranks).
+double allgather_rd_cost(int p, double bytes, const LinkCost &l, double /*reduce_gbps*/) {
+  return log2_rounds(p) * l.alpha_us + (p - 1) * bytes / (l.gbps * 1e3) +
+         (power_of_two(p) ? 0 : 2 * l.alpha_us);
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -79,9 +89,8 @@ const AlgoEntry kRows[] = {
      allgather_direct, true},
     {CollKind::kAllgather, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
      hierarchical_cost, allgather_hierarchical},
-    {CollKind::kAllgather, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
-     allgather_ring},
-    {CollKind::kAllgather, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, allgather_rd},
+    p2p_row<allgather_ring_cost>(CollKind::kAllgather, Algo::kRing, "ring", allgather_ring),
+    p2p_row<allgather_rd_cost>(CollKind::kAllgather, Algo::kRd, "rd", allgather_rd),
     {CollKind::kAllgather, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, allgather_cma},
 };
 }  // namespace

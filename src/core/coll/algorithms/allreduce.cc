@@ -148,6 +148,17 @@ void allreduce_rd(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// ring: 2(p-1) steps of a p-th of the vector, and (p-1)/p of it reduced.
+double allreduce_ring_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  return 2 * (p - 1) * l.time_us(bytes / p) + reduce_us(bytes * (p - 1) / p, reduce_gbps);
+}
+// rd: log p exchanges and reductions of the whole vector (+2 steps for
+// the folded ranks).
+double allreduce_rd_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  double rounds = log2_rounds(p);
+  return (rounds + (power_of_two(p) ? 0 : 2)) * l.time_us(bytes) +
+         rounds * reduce_us(bytes, reduce_gbps);
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -155,9 +166,8 @@ const AlgoEntry kRows[] = {
      allreduce_direct, true},
     {CollKind::kAllreduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
      hierarchical_cost, allreduce_hierarchical},
-    {CollKind::kAllreduce, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
-     allreduce_ring},
-    {CollKind::kAllreduce, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, allreduce_rd},
+    p2p_row<allreduce_ring_cost>(CollKind::kAllreduce, Algo::kRing, "ring", allreduce_ring),
+    p2p_row<allreduce_rd_cost>(CollKind::kAllreduce, Algo::kRd, "rd", allreduce_rd),
 };
 }  // namespace
 

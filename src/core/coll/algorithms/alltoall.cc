@@ -56,13 +56,17 @@ void alltoall_pairwise(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// pairwise: p-1 exchanges of one block.
+double alltoall_pairwise_cost(int p, double bytes, const LinkCost &l, double /*reduce_gbps*/) {
+  return (p - 1) * l.time_us(bytes);
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
     {CollKind::kAlltoall, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
      alltoall_direct, true},
-    {CollKind::kAlltoall, Algo::kPairwise, "pairwise", kAnyMemory, anywhere, flat<Algo::kPairwise>,
-     alltoall_pairwise},
+    p2p_row<alltoall_pairwise_cost>(CollKind::kAlltoall, Algo::kPairwise, "pairwise",
+                                    alltoall_pairwise),
 };
 }  // namespace
 

@@ -26,6 +26,10 @@ void barrier_rd(Comm &c, const CollArgs &) {
 }
 
 namespace {
+// rd: log p empty messages.
+double barrier_rd_cost(int p, double /*bytes*/, const LinkCost &l, double /*reduce_gbps*/) {
+  return log2_rounds(p) * l.alpha_us;
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -33,7 +37,7 @@ const AlgoEntry kRows[] = {
      barrier_direct, true},
     {CollKind::kBarrier, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
      hierarchical_cost, barrier_hierarchical},
-    {CollKind::kBarrier, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>, barrier_rd},
+    p2p_row<barrier_rd_cost>(CollKind::kBarrier, Algo::kRd, "rd", barrier_rd),
 };
 }  // namespace
 

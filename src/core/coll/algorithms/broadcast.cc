@@ -102,6 +102,14 @@ void broadcast_tree(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// ring: a pipelined chain, p-1 hops of latency plus the vector once.
+double broadcast_ring_cost(int p, double bytes, const LinkCost &l, double /*reduce_gbps*/) {
+  return (p - 1) * l.alpha_us + l.time_us(bytes) * (1 + (p - 1) * 0.05);
+}
+// tree: log p steps of the whole vector.
+double broadcast_tree_cost(int p, double bytes, const LinkCost &l, double /*reduce_gbps*/) {
+  return log2_rounds(p) * l.time_us(bytes);
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -109,10 +117,8 @@ const AlgoEntry kRows[] = {
      broadcast_direct, true},
     {CollKind::kBroadcast, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
      hierarchical_cost, broadcast_hierarchical},
-    {CollKind::kBroadcast, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
-     broadcast_ring},
-    {CollKind::kBroadcast, Algo::kTree, "tree", kAnyMemory, anywhere, flat<Algo::kTree>,
-     broadcast_tree},
+    p2p_row<broadcast_ring_cost>(CollKind::kBroadcast, Algo::kRing, "ring", broadcast_ring),
+    p2p_row<broadcast_tree_cost>(CollKind::kBroadcast, Algo::kTree, "tree", broadcast_tree),
     {CollKind::kBroadcast, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, broadcast_cma},
 };
 }  // namespace

@@ -117,6 +117,16 @@ void reduce_tree(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// ring: a pipelined chain, p-1 hops of latency plus the vector once,
+// and one reduction of it.
+double reduce_ring_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  return (p - 1) * l.alpha_us + l.time_us(bytes) * (1 + (p - 1) * 0.05) +
+         reduce_us(bytes, reduce_gbps);
+}
+// tree: log p steps of the whole vector, each reduced.
+double reduce_tree_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  return log2_rounds(p) * (l.time_us(bytes) + reduce_us(bytes, reduce_gbps));
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -124,8 +134,8 @@ const AlgoEntry kRows[] = {
      true},
     {CollKind::kReduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
      hierarchical_cost, reduce_hierarchical},
-    {CollKind::kReduce, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>, reduce_ring},
-    {CollKind::kReduce, Algo::kTree, "tree", kAnyMemory, anywhere, flat<Algo::kTree>, reduce_tree},
+    p2p_row<reduce_ring_cost>(CollKind::kReduce, Algo::kRing, "ring", reduce_ring),
+    p2p_row<reduce_tree_cost>(CollKind::kReduce, Algo::kTree, "tree", reduce_tree),
 };
 }  // namespace
 

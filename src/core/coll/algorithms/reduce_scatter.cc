@@ -98,6 +98,17 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
 }
 
 namespace {
+// ring: p-1 steps of one block, each reduced.
+double reduce_scatter_ring_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  return (p - 1) * (l.time_us(bytes) + reduce_us(bytes, reduce_gbps));
+}
+// rd: log p messages carrying p-1 blocks in all, each reduced (+2
+// messages for the folded ranks).
+double reduce_scatter_rd_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
+  return log2_rounds(p) * l.alpha_us +
+         (p - 1) * (bytes / (l.gbps * 1e3) + reduce_us(bytes, reduce_gbps)) +
+         (power_of_two(p) ? 0 : 2 * l.alpha_us);
+}
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
@@ -105,10 +116,9 @@ const AlgoEntry kRows[] = {
      reduce_scatter_direct, true},
     {CollKind::kReduceScatter, Algo::kHierarchical, "hierarchical", kAnyMemory,
      hierarchical_applies, hierarchical_cost, reduce_scatter_hierarchical},
-    {CollKind::kReduceScatter, Algo::kRing, "ring", kAnyMemory, anywhere, flat<Algo::kRing>,
-     reduce_scatter_ring},
-    {CollKind::kReduceScatter, Algo::kRd, "rd", kAnyMemory, anywhere, flat<Algo::kRd>,
-     reduce_scatter_rd},
+    p2p_row<reduce_scatter_ring_cost>(CollKind::kReduceScatter, Algo::kRing, "ring",
+                                      reduce_scatter_ring),
+    p2p_row<reduce_scatter_rd_cost>(CollKind::kReduceScatter, Algo::kRd, "rd", reduce_scatter_rd),
     {CollKind::kReduceScatter, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost,
      reduce_scatter_cma},
 };

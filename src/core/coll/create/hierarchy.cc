@@ -4,6 +4,7 @@
 
 #include "core/coll/coll_state.h"
 #include "core/coll/coll_util.h"
+#include "core/coll/select/registry.h"
 #include "core/comm/communicator.h"
 #include "core/util/dtype.h"
 #include "core/util/error.h"

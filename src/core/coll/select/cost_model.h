@@ -77,15 +77,4 @@ struct CommShape {
 };
 CommShape shape_of(Comm &c);
 
-// Predicted microseconds of one point-to-point algorithm run over links
-// of cost `link` among p ranks (used for flat algorithms and for the
-// phases of hierarchical ones). Throws SMD_ERR_INTERNAL for an algorithm
-// it has no formula of its own for.
-double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link,
-                 double reduce_gbps);
-// The cheapest point-to-point algorithm's cost (what a sub-communicator's
-// own automatic choice would pick), over the collective's registry rows
-// that apply anywhere.
-double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link, double reduce_gbps);
-
 }  // namespace smd

@@ -11,6 +11,7 @@
 #include "core/coll/select/row_terms.h"
 #include "core/comm/communicator.h"
 #include "core/util/dtype.h"
+#include "core/util/error.h"
 #include "core/util/log.h"
 
 namespace smd {
@@ -24,6 +25,13 @@ bool applies(const AlgoEntry &e, const CollArgs &a, const CommShape &s, std::str
     return false;
   }
   return e.applicable(a, s, why);
+}
+
+// The row's predicted cost; a row without a cost function is the
+// registry's error, not a crash.
+double row_cost(const AlgoEntry &e, const CollArgs &a, const CommShape &s, const CostModel &m) {
+  if (!e.cost) fail(SMD_ERR_INTERNAL, "%s's %s row has no cost", coll_name(e.kind), e.name);
+  return e.cost(a, s, m);
 }
 
 // Logs a forced algorithm's fallback once per (collective, algorithm).
@@ -75,19 +83,42 @@ const AlgoEntry *find_algo(CollKind kind, Algo algo) {
   return nullptr;
 }
 
+double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link,
+                 double reduce_gbps) {
+  const AlgoEntry *e = find_algo(kind, algo);
+  if (!e || !e->link_formula)
+    fail(SMD_ERR_INTERNAL, "%s has no point-to-point %s algorithm", coll_name(kind),
+         algo_name(algo));
+  return over_links(e->link_formula, p, bytes, link, reduce_gbps);
+}
+
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link,
+                      double reduce_gbps) {
+  double best = 0;
+  bool any = false;
+  for (const AlgoEntry &e : algo_rows()) {
+    if (e.kind != kind || !e.link_formula) continue;
+    double cost = over_links(e.link_formula, p, bytes, link, reduce_gbps);
+    if (!any || cost < best) best = cost;
+    any = true;
+  }
+  if (!any) fail(SMD_ERR_INTERNAL, "%s has no point-to-point algorithm", coll_name(kind));
+  return best;
+}
+
 bool algo_supported(CollKind k, Algo a) { return a == Algo::kAuto || find_algo(k, a) != nullptr; }
 
 AlgoChoice choose(const CollArgs &a, Algo forced, const CommShape &s, const CostModel &m, Comm *c) {
   std::string why;
   if (forced != Algo::kAuto) {
     const AlgoEntry *e = find_algo(a.kind, forced);
-    if (e && applies(*e, a, s, &why)) return {e, e->cost(a, s, m)};
+    if (e && applies(*e, a, s, &why)) return {e, row_cost(*e, a, s, m)};
     if (e) note_fallback(c, *e, why);
   }
   AlgoChoice best;
   for (const AlgoEntry &e : algo_rows()) {
     if (e.kind != a.kind || !applies(e, a, s, &why)) continue;
-    double cost = e.cost(a, s, m);
+    double cost = row_cost(e, a, s, m);
     if (!best.entry || cost < best.cost_us) best = {&e, cost};
   }
   note_choice(c, a, best);

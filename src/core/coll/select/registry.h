@@ -23,6 +23,12 @@ enum MemoryKinds : unsigned {
   kAnyMemory = kHostMemory | 1u << int(MemoryKind::kDevice),
 };
 
+// A point-to-point algorithm's predicted microseconds among p > 1 ranks
+// joined by links of cost `link`, for `bytes` (the vector, or one rank's
+// block), with its reductions at reduce_gbps. Each such algorithm's file
+// defines its own beside its row.
+using LinkFormula = double (*)(int p, double bytes, const LinkCost &link, double reduce_gbps);
+
 struct AlgoEntry {
   CollKind kind;
   Algo algo;
@@ -38,6 +44,10 @@ struct AlgoEntry {
   // True if the algorithm compares the members' calls itself (the arena's
   // descriptors): run_collective then adds no agreement check around it.
   bool self_checked = false;
+  // A point-to-point row's formula (`cost` is it over the communicator's
+  // links, see p2p_row in row_terms.h); null for other rows. Hierarchical
+  // algorithms price their phases between nodes with it.
+  LinkFormula link_formula = nullptr;
 };
 
 // True if the row applies to buffers of this memory kind.
@@ -61,6 +71,15 @@ std::span<const AlgoEntry> alltoallv_rows();
 
 // The entry of (kind, algo), or null if the collective has no such algorithm.
 const AlgoEntry *find_algo(CollKind kind, Algo algo);
+
+// Predicted microseconds of `kind`'s point-to-point algorithm `algo`
+// among p ranks over links of cost `link` (0 for one rank): its row's
+// formula. Throws SMD_ERR_INTERNAL if the collective has no such row.
+double flat_cost(CollKind kind, Algo algo, int p, double bytes, const LinkCost &link,
+                 double reduce_gbps);
+// The cheapest of the collective's point-to-point rows (what a
+// sub-communicator's own automatic choice would pick).
+double best_flat_cost(CollKind kind, int p, double bytes, const LinkCost &link, double reduce_gbps);
 
 struct AlgoChoice {
   const AlgoEntry *entry = nullptr;

@@ -3,10 +3,12 @@
 // run, and what it is predicted to cost in the measured link parameters.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "core/coll/collective.h"
 #include "core/coll/select/cost_model.h"
+#include "core/coll/select/registry.h"
 #include "core/util/dtype.h"
 
 namespace smd {
@@ -22,11 +24,30 @@ bool anywhere(const CollArgs &, const CommShape &, std::string *);
 inline const LinkCost &p2p_link(const CommShape &s, const CostModel &m) {
   return s.nodes > 1 ? m.net : m.local;
 }
-// The point-to-point algorithm A's own formula (flat_cost).
-template <Algo A>
-double flat(const CollArgs &a, const CommShape &s, const CostModel &m) {
-  return flat_cost(a.kind, A, s.size, cost_bytes(a), p2p_link(s, m), m.reduce_gbps);
+// A point-to-point formula's prediction: nothing to do on one rank.
+inline double over_links(LinkFormula f, int p, double bytes, const LinkCost &link,
+                         double reduce_gbps) {
+  return p <= 1 ? 0 : f(p, bytes, link, reduce_gbps);
 }
+// The formula F over the communicator's links.
+template <LinkFormula F>
+double p2p_cost(const CollArgs &a, const CommShape &s, const CostModel &m) {
+  return over_links(F, s.size, cost_bytes(a), p2p_link(s, m), m.reduce_gbps);
+}
+// A point-to-point algorithm's row: it runs anywhere, on any memory, and
+// costs its own formula F over the communicator's links.
+template <LinkFormula F>
+constexpr AlgoEntry p2p_row(CollKind kind, Algo algo, const char *name,
+                            void (*run)(Comm &c, const CollArgs &a)) {
+  return {kind, algo, name, kAnyMemory, anywhere, p2p_cost<F>, run, false, F};
+}
+// Terms of the formulas: the rounds of recursive doubling or a binomial
+// tree, whether p is a power of two (else recursive doubling folds the
+// ranks beyond one in two extra steps), and the time to reduce `bytes` of
+// output with two inputs.
+inline double log2_rounds(int p) { return p <= 1 ? 0 : std::ceil(std::log2(double(p))); }
+inline bool power_of_two(int p) { return (p & (p - 1)) == 0; }
+inline double reduce_us(double bytes, double reduce_gbps) { return bytes / (reduce_gbps * 1e3); }
 
 // Direct algorithms need the arena: every member on one node (and host
 // memory, which their rows declare).
