@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
 
+#include "core/coll/agree/digest_agreement.h"
 #include "core/coll/coll_state.h"
 #include "core/coll/collective.h"
 #include "core/comm/communicator.h"
@@ -41,10 +43,11 @@ uint32_t parameter_subject(const std::vector<uint64_t> &values) {
 }
 
 void agree(Comm &c, uint64_t value, const char *what) {
-  std::vector<uint64_t> all(static_cast<size_t>(c.size()));
+  std::span<const uint64_t> digest(&value, 1);
+  std::vector<uint64_t> all;
   c.executor().run_blocking([&] {
-    CollArgs a{CollKind::kAllgather, &value, all.data(), 1, SMD_UINT64, SMD_SUM, 0};
-    run_collective(c, a);
+    if (!digests_agree(c, digest, DigestExchange::kChecked))
+      all = every_members_digests(c, digest, DigestExchange::kChecked);
   });
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r] != all[0])

@@ -62,7 +62,8 @@ struct Param {
 // slices' bounds). Never 0.
 uint32_t parameter_subject(const std::vector<uint64_t> &values);
 
-// Every member's `value` compared on every member (one allgather), so a
+// Every member's `value` compared on every member (digests_agree: one small
+// allreduce; an allgather to name a differing rank when some differ), so a
 // difference fails everywhere alike: SMD_ERR_MISMATCH naming `what`.
 void agree(Comm &c, uint64_t value, const char *what);
 

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "core/coll/agree/digest_agreement.h"
 #include "core/coll/collective.h"
 #include "core/coll/select/cost_model.h"
 #include "core/comm/communicator.h"
@@ -85,34 +86,15 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
 void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
-  const size_t k = settings.size();
-  // First whether all agree: the largest digest and the largest complement
-  // (the smallest digest) of each setting, in ceil(log2 p) steps, so that
-  // forming a world of thousands of ranks stays cheap. Recursive doubling
-  // whatever SMD_ALGO says: the one setting this checks must not decide
-  // how it runs. Every rank gets the same answer, so all take one branch.
-  std::vector<uint64_t> bounds(2 * k), widest(2 * k);
-  for (size_t i = 0; i < k; ++i) {
-    bounds[i] = fnv1a64(settings[i].value);
-    bounds[k + i] = ~bounds[i];
-  }
-  CollArgs m =
-      internal_call(CollKind::kAllreduce, bounds.data(), widest.data(), bounds.size(), SMD_UINT64);
-  m.op = SMD_MAX;
-  m.algo = Algo::kRd;
-  m.agreed = true;
-  run_collective(world, m);
-  bool agree = true;
-  for (size_t i = 0; i < k; ++i) agree = agree && widest[i] == ~widest[k + i];
-  if (agree) return;
-  // Someone differs: every rank's digests, to name the ranks and settings.
-  std::vector<uint64_t> mine(bounds.begin(), bounds.begin() + static_cast<long>(k));
-  std::vector<uint64_t> all(k * static_cast<size_t>(world.size()));
-  CollArgs a =
-      internal_call(CollKind::kAllgather, mine.data(), all.data(), mine.size(), SMD_UINT64);
-  a.algo = Algo::kRing;
-  a.agreed = true;
-  run_collective(world, a);
+  std::vector<uint64_t> digests(settings.size());
+  for (size_t i = 0; i < settings.size(); ++i) digests[i] = fnv1a64(settings[i].value);
+  // First whether all agree, in ceil(log2 p) steps, so that forming a world
+  // of thousands of ranks stays cheap; every rank gets the same answer, so
+  // all take one branch. Then, only if some differ, every rank's digests to
+  // name the ranks and settings.
+  if (digests_agree(world, digests, DigestExchange::kBeforeSettings)) return;
+  std::vector<uint64_t> all =
+      every_members_digests(world, digests, DigestExchange::kBeforeSettings);
   std::string why = settings_disagreement(settings, all, world.size());
   if (!why.empty()) fail(SMD_ERR_MISMATCH, "%s", why.c_str());
 }
