@@ -178,6 +178,8 @@ static void fail_outgoing(tcp_ctx *ctx, tcp_peer *p, tcp_status st, const char *
   if (cur != NULL && cur->kind != TCP_FRAME_DATA) drop_frame(ctx, p, cur, st, why);
   if (cur != NULL && cur->kind == TCP_FRAME_DATA) cur->queued = 0; /* failed with bulk */
   tcp_link *l;
+  while ((l = tcp_fifo_pop(&p->ctrlq)) != NULL)
+    drop_frame(ctx, p, TCP_CONTAINER(l, tcp_out, link), st, why);
   while ((l = tcp_fifo_pop(&p->sendq)) != NULL)
     drop_frame(ctx, p, TCP_CONTAINER(l, tcp_out, link), st, why);
   while ((l = tcp_fifo_pop(&p->bulk)) != NULL) {

@@ -13,8 +13,14 @@
  *
  * Order: frames of a peer leave in the order queued (sendq), which keeps
  * same-tag messages in send order. DATA chunks of the message being
- * streamed (bulk) alternate with queued frames, so a CTS or a small
- * message waits for at most one chunk.
+ * streamed (bulk) alternate with queued frames, so a small message waits
+ * for at most one chunk. A CTS (ctrlq) goes before all of them: the
+ * peer's whole message waits for it, so when both ranks send to each other
+ * at once, a CTS queued behind our own DATA would hold the peer's stream
+ * back for as long as that DATA takes on the link, and the two directions
+ * would take turns instead of running together. The socket keeps little
+ * unsent data (TCP_NOTSENT_LOWAT, socket.c) for the same reason: a CTS
+ * written while we stream still waits behind whatever the kernel holds.
  */
 #include "tcp.h" /* first: it selects the system interfaces (_GNU_SOURCE) */
 
@@ -40,11 +46,12 @@ static void prepare(tcp_out *o, const tcp_frame *f, const char *payload, size_t 
 
 void tcp_queue_frame(tcp_peer *p, tcp_out *o, const tcp_frame *f, const char *payload, size_t len) {
   prepare(o, f, payload, len);
-  tcp_fifo_push(&p->sendq, &o->link);
+  tcp_fifo_push(f->kind == TCP_FRAME_CTS ? &p->ctrlq : &p->sendq, &o->link);
 }
 
 int tcp_writer_busy(const tcp_peer *p) {
-  return p->current != NULL || !tcp_fifo_empty(&p->sendq) || !tcp_fifo_empty(&p->bulk);
+  return p->current != NULL || !tcp_fifo_empty(&p->ctrlq) || !tcp_fifo_empty(&p->sendq) ||
+         !tcp_fifo_empty(&p->bulk);
 }
 
 /* The next DATA frame of the oldest message being streamed. */
@@ -67,6 +74,9 @@ static tcp_out *next_chunk(tcp_peer *p) {
 }
 
 static tcp_out *next_frame(tcp_peer *p) {
+  /* The HELLO (the head of sendq until written) opens the connection. */
+  if (!tcp_fifo_empty(&p->ctrlq) && !p->hello.queued)
+    return TCP_CONTAINER(tcp_fifo_pop(&p->ctrlq), tcp_out, link);
   int have_bulk = !tcp_fifo_empty(&p->bulk), have_frames = !tcp_fifo_empty(&p->sendq);
   if (have_bulk && (p->bulk_turn || !have_frames)) {
     p->bulk_turn = 0;

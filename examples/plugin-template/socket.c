@@ -19,12 +19,22 @@
  * long. The latter is the job's own deadline, never less: a live peer may
  * legitimately compute for a long time without reading. */
 enum { kKeepIdleS = 5, kKeepIntervalS = 2, kKeepCount = 3 };
+/* Bytes written but not yet sent that make the socket count as full. */
+enum { kNotSentLowat = 256 * 1024 };
 
 void tcp_socket_tune(int fd, int64_t user_timeout_ms) {
   int one = 1;
   /* Latency of small frames over Nagle's batching: the plugin already
    * writes whole frames with one sendmsg. */
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  /* Little unsent data in the kernel: a CTS we write while streaming to
+   * the same peer waits behind all of it, and the peer's whole message
+   * waits for that CTS (send.c). Data in flight is not limited by this,
+   * so a stream still fills the link. */
+#ifdef TCP_NOTSENT_LOWAT /* Linux 3.12, macOS; elsewhere the kernel's default */
+  int lowat = kNotSentLowat;
+  setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+#endif
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   int idle = kKeepIdleS, interval = kKeepIntervalS, count = kKeepCount;
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);

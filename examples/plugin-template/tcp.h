@@ -143,7 +143,8 @@ struct tcp_peer {
   int64_t late_ms;    /* out broke before its connection to us came:
                          when to stop waiting for it (0: not waiting) */
   tcp_out hello;
-  tcp_fifo sendq;        /* tcp_out: HELLO, EAGER, RTS, CTS, RETRACT */
+  tcp_fifo ctrlq;        /* tcp_out: CTS, written before anything else */
+  tcp_fifo sendq;        /* tcp_out: HELLO, EAGER, RTS, RETRACT */
   tcp_fifo bulk;         /* requests streaming DATA, oldest CTS first */
   tcp_fifo awaiting_cts; /* sends whose RTS is out */
   tcp_out *current;      /* the frame being written */

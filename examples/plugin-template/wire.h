@@ -55,8 +55,10 @@
 /* Largest message sent eagerly. Larger ones take the rendezvous. */
 #define TCP_EAGER_LIMIT (64u * 1024u)
 /* DATA frames carry at most this much, so frames for other messages
- * (CTS, small sends) are never stuck behind a whole 1 GiB payload. */
-#define TCP_CHUNK (1024u * 1024u)
+ * (CTS, small sends) are never stuck behind a whole 1 GiB payload: a
+ * frame queued while a chunk is half written waits for the rest of it.
+ * Receivers take DATA frames of any size up to what their CTS asked for. */
+#define TCP_CHUNK (256u * 1024u)
 
 enum tcp_frame_kind {
   TCP_FRAME_HELLO = 1,

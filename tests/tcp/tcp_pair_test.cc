@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -559,6 +560,116 @@ TEST_F(TcpWorld, StrangersAreRefusedAndGarbageFailsOnlyThatPeer) {
   EXPECT_EQ(finish(0, send(0, 1, out.data(), out.size(), 5)), SMD_TRANSPORT_OK);
   EXPECT_EQ(finish(1, r1), SMD_TRANSPORT_OK);
   EXPECT_EQ(in, out);
+}
+
+uint64_t get64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+}
+uint32_t get32(const unsigned char *p) { return uint32_t(get64(p) >> 32); }
+
+// Two large messages crossing at once, rank 1 played by raw sockets that
+// read everything rank 0 writes: rank 1's RTS and its CTS for rank 0's
+// message arrive together, so rank 0 has its own DATA and a CTS to write.
+// The CTS must leave first: rank 1's whole message waits for it, and
+// behind rank 0's DATA the two directions would take turns on the link
+// instead of running together. Then both messages stream at once and
+// arrive intact.
+TEST_F(TcpWorld, CtsGoesAheadOfOurOwnDataWhenBothSend) {
+  start(2);
+  // Rank 0 dials a listener of ours in place of context 1's.
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in la{};
+  la.sin_family = AF_INET;
+  la.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof la;
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&la), sizeof la), 0);
+  ASSERT_EQ(listen(lfd, 1), 0);
+  ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr *>(&la), &len), 0);
+  std::vector<unsigned char> blob = addr[1];
+  memcpy(blob.data() + 6, &la.sin_port, 2);  // both big-endian
+  memcpy(blob.data() + 8, &la.sin_addr.s_addr, 4);
+  ASSERT_EQ(t->connect(ctx[0], 1, blob.data(), blob.size(), &ep[0][1]), SMD_TRANSPORT_OK)
+      << host[0].error;
+  int from0 = accept(lfd, nullptr, nullptr);
+  ASSERT_GE(from0, 0);
+  close(lfd);
+  uint64_t nonce0 = get64(addr[0].data() + 16);
+  int to0 = dial(addr[0]);
+  std::vector<unsigned char> hello = frame(1, 1, nonce0, 1, 2);
+  ASSERT_EQ(write(to0, hello.data(), hello.size()), ssize_t(hello.size()));
+
+  const size_t kSize = 4u << 20;
+  std::vector<unsigned char> out = pattern(kSize, 1), in(kSize, 0), theirs = pattern(kSize, 2);
+  void *s = send(0, 1, out.data(), kSize, 7);
+  void *r = recv(0, 1, in.data(), kSize, 8);
+  // Everything rank 0 writes to rank 1, read as it comes.
+  std::vector<unsigned char> got;
+  auto read_some = [&] {
+    unsigned char buf[1 << 16];
+    ssize_t n;
+    while ((n = ::recv(from0, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+      got.insert(got.end(), buf, buf + n);
+  };
+  ASSERT_TRUE(progress_until([&] {
+    read_some();
+    return got.size() >= 64;
+  }));
+  ASSERT_EQ(get32(got.data()), 1u) << "HELLO first";
+  ASSERT_EQ(get32(got.data() + 32), 3u) << "then the RTS";
+  uint64_t rts_id = get64(got.data() + 32 + 24);
+  EXPECT_EQ(got.size(), 64u) << "nothing but the RTS before a CTS";
+  // Rank 1's RTS (tag 8) and its CTS for rank 0's message, in one write.
+  std::vector<unsigned char> both = frame(3, 0, 8, kSize, 55);
+  std::vector<unsigned char> cts = frame(4, 0, 0, kSize, rts_id);
+  both.insert(both.end(), cts.begin(), cts.end());
+  ASSERT_EQ(write(to0, both.data(), both.size()), ssize_t(both.size()));
+  ASSERT_TRUE(progress_until([&] {
+    read_some();
+    return got.size() >= 96;
+  }));
+  EXPECT_EQ(get32(got.data() + 64), 4u) << "the next frame is our CTS, before any DATA";
+  EXPECT_EQ(get64(got.data() + 64 + 16), kSize);
+  EXPECT_EQ(get64(got.data() + 64 + 24), 55u);
+
+  // Both directions at once: rank 1 streams its message while reading.
+  std::vector<unsigned char> mine;
+  for (size_t off = 0; off < kSize; off += 100000) {
+    size_t n = std::min<size_t>(100000, kSize - off);
+    std::vector<unsigned char> h = frame(5, off + n == kSize ? 1 : 0, 0, n, 0);
+    mine.insert(mine.end(), h.begin(), h.end());
+    mine.insert(mine.end(), theirs.begin() + long(off), theirs.begin() + long(off + n));
+  }
+  size_t written = 0, parsed = 96;
+  std::vector<unsigned char> data;
+  bool last = false;
+  Status ss = SMD_TRANSPORT_ERR_OTHER, rs = SMD_TRANSPORT_ERR_OTHER;
+  bool s_done = false, r_done = false;
+  ASSERT_TRUE(progress_until([&] {
+    if (written < mine.size()) {
+      ssize_t n = ::send(to0, mine.data() + written, mine.size() - written, MSG_DONTWAIT);
+      if (n > 0) written += size_t(n);
+    }
+    read_some();
+    while (!last && got.size() - parsed >= 32) {
+      size_t n = size_t(get64(got.data() + parsed + 16));
+      if (got.size() - parsed < 32 + n) break;
+      EXPECT_EQ(get32(got.data() + parsed), 5u) << "only DATA after the CTS";
+      last = (get32(got.data() + parsed + 4) & 1u) != 0;
+      data.insert(data.end(), got.begin() + long(parsed + 32), got.begin() + long(parsed + 32 + n));
+      parsed += 32 + n;
+    }
+    if (!s_done) s_done = poll_once(0, s, &ss);
+    if (!r_done) r_done = poll_once(0, r, &rs);
+    return s_done && r_done && last;
+  }));
+  EXPECT_EQ(ss, SMD_TRANSPORT_OK);
+  EXPECT_EQ(rs, SMD_TRANSPORT_OK);
+  EXPECT_TRUE(data == out) << "rank 0's message arrived whole";
+  EXPECT_TRUE(in == theirs) << "rank 1's message arrived whole";
+  close(from0);
+  close(to0);
 }
 
 TEST_F(TcpWorld, ThousandsOutstandingOverManyTags) {
