@@ -162,8 +162,8 @@ bool matches(const float *got, size_t n, const std::function<float(size_t)> &wan
 // stream (reader 0) or on the other stream after an event (reader 1).
 void ordered_on_stream(const World &w, Kind k, bool other_reader) {
   const std::string what =
-      std::string(name(k)) + (other_reader ? ", read on another stream after an event" :
-                                             ", read later on the same stream");
+      std::string(name(k)) + (other_reader ? ", read on another stream after an event"
+                                           : ", read later on the same stream");
   DeviceBuffer in(w.a, in_elems(k) * 4), out(w.a, out_elems(k) * 4);
   Pinned hin(w.a, in_elems(k)), hout(w.a, out_elems(k));
   fill_sentinel(w, in.data(), in_elems(k));
@@ -180,11 +180,13 @@ void ordered_on_stream(const World &w, Kind k, bool other_reader) {
     check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
     reader = w.other;
   }
-  check("cudaMemcpyAsync", w.a.MemcpyAsync(hout.data, out.data(), out_elems(k) * 4,
-                                           kCudaMemcpyDefault, reader));
+  check("cudaMemcpyAsync",
+        w.a.MemcpyAsync(hout.data, out.data(), out_elems(k) * 4, kCudaMemcpyDefault, reader));
   check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
   if (event) w.a.EventDestroy(event);
-  expect(matches(hout.data, out_elems(k), [k](size_t j) { return expected(k, j); }, what), what);
+  expect(matches(
+             hout.data, out_elems(k), [k](size_t j) { return expected(k, j); }, what),
+         what);
 }
 
 // The nonblocking form: its request completes once the result is in place.
@@ -205,8 +207,9 @@ void nonblocking_request(const World &w) {
   check("cudaMemcpyAsync",
         w.a.MemcpyAsync(hout.data, out.data(), kCount * 4, kCudaMemcpyDefault, w.other));
   check("cudaStreamSynchronize", w.a.StreamSynchronize(w.other));
-  expect(matches(hout.data, kCount, [](size_t j) { return expected(Kind::kAllreduce, j); },
-                 "iallreduce on a stream, after its request"),
+  expect(matches(
+             hout.data, kCount, [](size_t j) { return expected(Kind::kAllreduce, j); },
+             "iallreduce on a stream, after its request"),
          "iallreduce on a stream: the result when the request completed");
   check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
 }
@@ -237,8 +240,8 @@ void stream_then_null_stream(const World &w) {
   std::vector<float> got(kCount);
   x.download(got.data(), 0, kCount * 4);
   const float want = in_place_sum(2);
-  expect(matches(got.data(), kCount, [want](size_t) { return want; },
-                 "stream then NULL stream"),
+  expect(matches(
+             got.data(), kCount, [want](size_t) { return want; }, "stream then NULL stream"),
          "a NULL-stream call after a stream call runs after it");
 }
 
@@ -282,7 +285,8 @@ void destroy_with_queued_calls(const World &w) {
   check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
   x.download(got.data(), 0, kCount * 4);
   const float want = in_place_sum(3);
-  expect(matches(got.data(), kCount, [want](size_t) { return want; }, "destroy with queued calls"),
+  expect(matches(
+             got.data(), kCount, [want](size_t) { return want; }, "destroy with queued calls"),
          "destroying a communicator finishes its queued stream calls");
 }
 
@@ -313,6 +317,7 @@ int main() {
   smd_comm_destroy(comm);
   a.StreamDestroy(w.stream);
   a.StreamDestroy(w.other);
-  if (g_rank == 0) printf("gpu-streams: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
+  if (g_rank == 0)
+    printf("gpu-streams: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;
 }

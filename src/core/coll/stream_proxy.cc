@@ -13,6 +13,7 @@
 #include "core/gpu/pointer_kind.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "core/util/log.h"
 
 namespace smd {
 
@@ -37,6 +38,8 @@ class StreamProxy {
     }
     word_device_ = reinterpret_cast<uintptr_t>(dev);
     memops_ = api.cuStreamWaitValue32 != nullptr;
+    SMD_INFO("coll", "stream-ordered calls hold their stream with %s",
+             memops_ ? "cuStreamWaitValue32 on a mapped word" : "a blocking cudaLaunchHostFunc");
   }
 
   ~StreamProxy() {
@@ -53,19 +56,22 @@ class StreamProxy {
   uint32_t next_number() { return ++issued_; }
 
   // Makes `stream`'s later work wait until call `n` is released.
-  void hold(void *stream, uint32_t n, const std::shared_ptr<StreamProxy> &self) {
+  void hold(void *stream, uint32_t n) {
     if (memops_) {
       const int err = api_.cuStreamWaitValue32(stream, word_device_, n, gpu::kCuStreamWaitValueGeq);
       if (err == 0) return;
       if (err != gpu::kCuErrorNotSupported)
         fail(SMD_ERR_SYSTEM, "cuStreamWaitValue32: CUDA driver error %d", err);
       memops_ = false;  // the device has none: host functions from now on
+      SMD_INFO("coll",
+               "cuStreamWaitValue32 is not supported here: stream-ordered calls hold their "
+               "stream with a blocking cudaLaunchHostFunc instead");
     }
     if (!api_.LaunchHostFunc)
       fail(SMD_ERR_NOT_SUPPORTED,
            "stream-ordered calls need stream memory operations or cudaLaunchHostFunc; this CUDA "
            "has neither");
-    auto *wait = new HostWait{self, n};
+    auto *wait = new HostWait{released_, n};
     const gpu::cuda_error_t err = api_.LaunchHostFunc(stream, &HostWait::run, wait);
     if (err != 0) {
       delete wait;
@@ -76,9 +82,9 @@ class StreamProxy {
   // Lets the streams waiting for calls up to `n` go on.
   void release(uint32_t n) {
     __atomic_store_n(word_, n, __ATOMIC_RELEASE);
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = n;
-    cv_.notify_all();
+    std::lock_guard<std::mutex> lock(released_->mu);
+    released_->n = n;
+    released_->cv.notify_all();
   }
 
   // The proxy's own stream on `device` (worker thread only): non-blocking,
@@ -94,18 +100,26 @@ class StreamProxy {
   }
 
  private:
+  // The last number released, for the fallback; apart from the proxy, so
+  // that a host function that outlives it frees no CUDA resource in
+  // CUDA's callback thread (which must not call CUDA).
+  struct Released {
+    std::mutex mu;
+    std::condition_variable cv;
+    uint32_t n = 0;
+  };
   // The fallback: a host function on the caller's stream that blocks
   // until its call is released (the word's cyclic comparison, as the
   // stream memory operation's).
   struct HostWait {
-    std::shared_ptr<StreamProxy> proxy;
+    std::shared_ptr<Released> released;
     uint32_t n;
     static void run(void *arg) {
       auto *w = static_cast<HostWait *>(arg);
       {
-        StreamProxy &p = *w->proxy;
-        std::unique_lock<std::mutex> lock(p.mu_);
-        p.cv_.wait(lock, [&] { return int32_t(p.released_ - w->n) >= 0; });
+        Released &r = *w->released;
+        std::unique_lock<std::mutex> lock(r.mu);
+        r.cv.wait(lock, [&] { return int32_t(r.n - w->n) >= 0; });
       }
       delete w;
     }
@@ -117,9 +131,7 @@ class StreamProxy {
   bool memops_ = false;
   std::mutex issue_mu_;
   uint32_t issued_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint32_t released_ = 0;
+  std::shared_ptr<Released> released_ = std::make_shared<Released>();
   std::map<int, void *> streams_;
 };
 
@@ -134,8 +146,8 @@ void wait_event(Comm &c, const gpu::CudaApi &api, void *event) {
     const gpu::cuda_error_t err = api.EventQuery(event);
     if (err == 0) return;
     if (err != gpu::kCudaErrorNotReady) gpu::cuda_check("cudaEventQuery", err);
-    if (c.aborted()) fail(c.end_code(), "%s was ended while its call waited for its stream",
-                          c.where().c_str());
+    if (c.aborted())
+      fail(c.end_code(), "%s was ended while its call waited for its stream", c.where().c_str());
     if (deadline.expired())
       fail(SMD_ERR_TIMEOUT,
            "%s: the work enqueued on the stream before the call did not finish within "
@@ -195,7 +207,7 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
     return task;
   }
   try {
-    proxy->hold(stream, n, proxy);
+    proxy->hold(stream, n);
   } catch (const Error &e) {
     // The call runs, but the stream would not wait for it.
     c.poison(e.code(), e.message());
