@@ -151,8 +151,8 @@ void wait_event(Comm &c, const gpu::CudaApi &api, void *event) {
     if (deadline.expired())
       fail(SMD_ERR_TIMEOUT,
            "%s: the work enqueued on the stream before the call did not finish within "
-           "SMD_TIMEOUT (%lld ms)",
-           c.where().c_str(), static_cast<long long>(c.ctx().timeout_ms()));
+           "%.1f s (SMD_TIMEOUT)",
+           c.where().c_str(), double(c.ctx().timeout_ms()) / 1000);
     std::this_thread::sleep_for(std::chrono::microseconds(us));
   }
 }
@@ -201,9 +201,11 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
     }
   });
   // A refused submit (the communicator is being destroyed) never runs: its
-  // task is finished already, and the stream must not wait for it.
+  // task is finished already, and the stream must not wait for it; the
+  // caller learns of it now (as of a call that already failed).
   if (task->done()) {
     proxy->release(n);
+    if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
     return task;
   }
   try {
