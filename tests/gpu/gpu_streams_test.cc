@@ -6,7 +6,8 @@
 // collective reads, and work after it sees the result, on the same stream
 // and on another stream after an event recorded after the call; the
 // nonblocking form's request; a NULL-stream call after a stream call keeps
-// their order; a call that fails (counts differing between ranks) releases
+// their order, and a nonblocking NULL-stream call before a stream call
+// does not deadlock; a call that fails (counts differing between ranks) releases
 // the stream and fails on every rank, there and at the next call;
 // destroying a communicator with calls still queued finishes them.
 //
@@ -223,6 +224,39 @@ float in_place_sum(int calls) {
   return v;
 }
 
+// A nonblocking NULL-stream call queued before a call on a blocking stream:
+// the first must not wait on the legacy default stream from the proxy's
+// thread (which waits for the blocking stream, held for the second call
+// the proxy runs only after the first: a deadlock), yet still see the
+// work enqueued before it.
+void null_stream_request_then_stream_call(const World &w) {
+  DeviceBuffer x(w.a, kCount * 4), y(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  std::vector<float> ones(kCount, float(g_rank + 1));
+  y.upload(0, ones.data(), kCount * 4);
+  enqueue_input(w, hx, x.data(), ones, w.stream);  // the NULL-stream call waits for it
+  smd_request_t *req = nullptr;
+  expect(smd_iallreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, nullptr, &req) ==
+             SMD_SUCCESS,
+         "NULL-stream request then stream call: the request");
+  expect(smd_allreduce(y.data(), y.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream) ==
+             SMD_SUCCESS,
+         "NULL-stream request then stream call: the stream call");
+  expect(smd_request_wait(req) == SMD_SUCCESS, "NULL-stream request then stream call: waited");
+  smd_request_free(req);
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+  std::vector<float> gx(kCount), gy(kCount);
+  x.download(gx.data(), 0, kCount * 4);
+  y.download(gy.data(), 0, kCount * 4);
+  const float want = in_place_sum(1);
+  expect(matches(
+             gx.data(), kCount, [want](size_t) { return want; }, "the NULL-stream request") &&
+             matches(
+                 gy.data(), kCount, [want](size_t) { return want; }, "the stream call"),
+         "a NULL-stream request then a stream call: both right, no deadlock");
+}
+
 void stream_then_null_stream(const World &w) {
   DeviceBuffer x(w.a, kCount * 4);
   Pinned hx(w.a, kCount);
@@ -309,6 +343,7 @@ int main() {
   }
   nonblocking_request(w);
   stream_then_null_stream(w);
+  null_stream_request_then_stream_call(w);
   destroy_with_queued_calls(w);
   if (g_size > 1) {
     failing_call_releases_stream(w, true);

@@ -27,23 +27,28 @@ void make_request(const CommUse &c, const CollArgs &a, size_t elems, std::shared
   *request = r;
 }
 
-// A call on device memory with a stream: queued for the communicator's
-// stream proxy (stream_proxy.h); returns at once.
-void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
-                      smd_request_t **request) {
-  switch (a.kind) {
+bool proxied_kind(CollKind kind) {
+  switch (kind) {
     case CollKind::kAllreduce:
     case CollKind::kAllgather:
     case CollKind::kReduceScatter:
     case CollKind::kBroadcast:
     case CollKind::kReduce:
-    case CollKind::kAlltoall: break;
-    default:
-      fail(SMD_ERR_NOT_SUPPORTED,
-           "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
-           "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
-           coll_name(a.kind));
+    case CollKind::kAlltoall: return true;
+    default: return false;
   }
+}
+
+// A call on device memory with a stream, or a nonblocking one with NULL:
+// queued for the communicator's stream proxy (stream_proxy.h); returns at
+// once.
+void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
+                      smd_request_t **request) {
+  if (!proxied_kind(a.kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
+         "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
+         coll_name(a.kind));
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   std::shared_ptr<Task> task = run_on_stream(*c, a, stream);
@@ -70,6 +75,8 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;
   }
+  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind))
+    return launch_on_stream(c, a, elems, nullptr, request);
   Comm *raw = &*c;                 // the executor lives inside the communicator
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));

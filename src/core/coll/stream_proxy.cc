@@ -167,17 +167,23 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
       c.stream_proxy([api] { return std::make_shared<StreamProxy>(*api); });
   const int device = gpu::classify_pointer(a.recvbuf ? a.recvbuf : a.sendbuf).device;
   void *event = nullptr;
-  gpu::cuda_check("cudaEventCreateWithFlags",
-                  api->EventCreateWithFlags(&event, gpu::kCudaEventDisableTiming));
-  gpu::cuda_error_t err = api->EventRecord(event, stream);
-  if (err != 0) {
-    api->EventDestroy(event);
-    gpu::cuda_check("cudaEventRecord", err);
+  {
+    // NULL: the legacy default stream of the buffers' GPU, as the staged
+    // route's own copies would use.
+    gpu::DeviceScope on_device(stream ? -1 : device);
+    gpu::cuda_check("cudaEventCreateWithFlags",
+                    api->EventCreateWithFlags(&event, gpu::kCudaEventDisableTiming));
+    gpu::cuda_error_t err = api->EventRecord(event, stream);
+    if (err != 0) {
+      api->EventDestroy(event);
+      gpu::cuda_check("cudaEventRecord", err);
+    }
   }
   std::lock_guard<std::mutex> lock(proxy->issue_mu());
   const uint32_t n = proxy->next_number();
   Comm *raw = &c;  // the executor, inside the communicator, drains before it goes
-  auto task = c.executor().submit([raw, api, proxy, n, device, event, a] {
+  const bool held = stream != nullptr;
+  auto task = c.executor().submit([raw, api, proxy, n, device, event, held, a] {
     struct Release {  // whatever happens: a failed call must not hang the stream
       StreamProxy &proxy;
       uint32_t n;
@@ -196,7 +202,8 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
     } catch (const Error &e) {
       // The stream's later work runs on whatever the buffers hold: later
       // calls must not succeed as if this one had (never silently wrong).
-      raw->poison(e.code(), e.message());
+      // A NULL-stream call's request is all there is to tell, as before.
+      if (held) raw->poison(e.code(), e.message());
       throw;
     }
   });
@@ -208,6 +215,7 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
     if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
     return task;
   }
+  if (!stream) return task;  // a nonblocking NULL-stream call: nothing to hold
   try {
     proxy->hold(stream, n);
   } catch (const Error &e) {

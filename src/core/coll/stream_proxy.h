@@ -19,6 +19,11 @@ namespace smd {
 // Enqueues `a` (device buffers) on `stream` and returns the proxy's task,
 // which completes when the collective has finished (a request's). A
 // failure in the proxy poisons the communicator: its next call reports it.
+// With a NULL stream (a nonblocking call), the proxy waits for the work
+// enqueued before the call on the legacy default stream and holds no
+// stream: the caller waits for the request. It never enqueues on the
+// legacy stream itself, which would wait for blocking streams that wait
+// for the proxy's later calls.
 std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream);
 
 // Host memory with a stream: waits on the host until the stream's work
