@@ -7,8 +7,9 @@
 // and on another stream after an event recorded after the call; the
 // nonblocking form's request; a NULL-stream call after a stream call keeps
 // their order, and a nonblocking NULL-stream call before a stream call
-// does not deadlock; a call that fails (counts differing between ranks) releases
-// the stream and fails on every rank, there and at the next call;
+// does not deadlock; a call that fails (counts differing between ranks, a
+// peer that aborts) releases the stream and fails on every rank, there and
+// at the next call;
 // destroying a communicator with calls still queued finishes them.
 //
 // The delay makes a broken order visible (the input read before it was
@@ -302,6 +303,29 @@ void failing_call_releases_stream(const World &w, bool with_request) {
   smd_comm_destroy(comm);
 }
 
+// A peer that ends the communicator (smd_comm_abort) while the others'
+// calls wait on their stream: their streams go on, and every rank's next
+// call fails.
+void aborted_peer_releases_stream(const World &w) {
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "aborted peer: dup");
+  DeviceBuffer x(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  if (g_rank == g_size - 1) {
+    expect(smd_comm_abort(comm) == SMD_SUCCESS, "aborted peer: abort");
+  } else {
+    // The abort may be known here already (the call then fails at once) or
+    // only once the proxy runs the call: either way the stream goes on.
+    enqueue_input(w, hx, x.data(), std::vector<float>(kCount, 1.0f), w.stream);
+    const smd_result_t rc =
+        smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream);
+    expect(rc == SMD_SUCCESS || rc == SMD_ERR_ABORTED, "aborted peer: enqueued or refused");
+    expect(w.a.StreamSynchronize(w.stream) == 0, "aborted peer: the stream goes on");
+  }
+  expect(smd_barrier(comm, nullptr) != SMD_SUCCESS, "aborted peer: the next call fails");
+  smd_comm_destroy(comm);
+}
+
 // Destroying a communicator finishes its queued stream calls first.
 void destroy_with_queued_calls(const World &w) {
   smd_comm_t *comm = nullptr;
@@ -348,6 +372,7 @@ int main() {
   if (g_size > 1) {
     failing_call_releases_stream(w, true);
     failing_call_releases_stream(w, false);
+    aborted_peer_releases_stream(w);
   }
   smd_comm_destroy(comm);
   a.StreamDestroy(w.stream);
