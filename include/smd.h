@@ -56,9 +56,13 @@
  *   nothing.
  * In this release (written, untested on a GPU) collectives on device (or
  * managed) memory run host synchronous with a NULL stream, staged through
- * pinned host memory; a non-NULL stream, and device memory in
- * point-to-point calls, are answered with SMD_ERR_NOT_SUPPORTED and a
- * message naming what is missing. Not linking CUDA is tested on every
+ * pinned host memory; with a non-NULL stream, allreduce, allgather,
+ * reduce_scatter, broadcast, reduce and alltoall are stream-ordered
+ * (checked over a host stand-in for CUDA only); a failure of such a call is
+ * reported by its request and by the communicator's next call. Other calls
+ * with a stream on device memory, any point-to-point call with a stream or
+ * on device memory, are answered with SMD_ERR_NOT_SUPPORTED and a message
+ * naming what is missing. Not linking CUDA is tested on every
  * build (test libsmd-no-cuda). Pinned
  * host memory is host memory. Buffers of one call of different kinds:
  * SMD_ERR_INVALID_ARGUMENT.

@@ -113,7 +113,7 @@ python_stage() {
 
 # The targets the GPU checks need, nothing else (no GoogleTest there).
 DEVICE_TARGETS=(smd smd-transport-shm smd-transport-tcp smdrun smd-info smd-gpu gpu-kernels-test
-  gpu-collectives-test gpu-ipc-test gpu-kernel-bench cuda-abi-check)
+  gpu-collectives-test gpu-streams-test gpu-ipc-test gpu-kernel-bench cuda-abi-check)
 STANDIN_TARGETS=(smd-cuda-standin smd-gpu-standin)
 
 # stage NAME LIMIT CMD...: run() under a time limit, its seconds and exit

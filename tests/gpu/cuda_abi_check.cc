@@ -65,12 +65,16 @@ SAME_SHAPE(FreeHost, cudaFreeHost);
 SAME_SHAPE(IpcGetMemHandle, cudaIpcGetMemHandle);
 SAME_SHAPE(IpcOpenMemHandle, cudaIpcOpenMemHandle);
 SAME_SHAPE(IpcCloseMemHandle, cudaIpcCloseMemHandle);
+SAME_SHAPE(HostAlloc, cudaHostAlloc);
+SAME_SHAPE(HostGetDevicePointer, cudaHostGetDevicePointer);
+SAME_SHAPE(LaunchHostFunc, cudaLaunchHostFunc);
 // The driver's, by the names smd asks dlsym for.
 SAME_SHAPE(cuInit, cuInit);
 SAME_SHAPE(cuDeviceGet, cuDeviceGet);
 SAME_SHAPE(cuDeviceGetName, cuDeviceGetName);
 SAME_SHAPE(cuDeviceTotalMem, cuDeviceTotalMem_v2);
 SAME_SHAPE(cuMemGetAddressRange, cuMemGetAddressRange_v2);
+SAME_SHAPE(cuStreamWaitValue32, cuStreamWaitValue32_v2);
 
 using smd::gpu::CudaPointerAttributes;
 static_assert(offsetof(CudaPointerAttributes, type) == offsetof(cudaPointerAttributes, type));
@@ -91,6 +95,11 @@ static_assert(smd::gpu::kCudaStreamNonBlocking == cudaStreamNonBlocking);
 static_assert(smd::gpu::kCudaEventDisableTiming == cudaEventDisableTiming);
 static_assert(smd::gpu::kCudaIpcMemLazyEnablePeerAccess == cudaIpcMemLazyEnablePeerAccess);
 static_assert(smd::gpu::kCudaDevAttrMultiProcessorCount == cudaDevAttrMultiProcessorCount);
+static_assert(smd::gpu::kCudaHostAllocPortable == cudaHostAllocPortable);
+static_assert(smd::gpu::kCudaHostAllocMapped == cudaHostAllocMapped);
+static_assert(smd::gpu::kCudaErrorNotReady == cudaErrorNotReady);
+static_assert(smd::gpu::kCuStreamWaitValueGeq == CU_STREAM_WAIT_VALUE_GEQ);
+static_assert(smd::gpu::kCuErrorNotSupported == CUDA_ERROR_NOT_SUPPORTED);
 
 // The numbers the stand-in answers with (compared as ints: different enums).
 constexpr bool same(int a, int b) { return a == b; }

@@ -3,8 +3,8 @@
 // allocations of every kind, freed memory and copies past an allocation's
 // end as clear errors, the staged route's ordering after the blocking
 // streams' earlier work (on the buffers' device, also from the worker
-// thread of a nonblocking call), non-NULL streams refused, the device
-// operations and a kernel's fault. These check smd's logic against CUDA's
+// thread of a nonblocking call), a stream-ordered call on the stream's
+// device, the device operations and a kernel's fault. These check smd's logic against CUDA's
 // documented behaviour as the stand-in plays it, not CUDA itself.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -237,20 +237,44 @@ TEST_F(StandinTest, PinnedStagingMemoryIsKept) {
   EXPECT_EQ(x.live(2), 0);  // no device memory left behind
 }
 
-TEST_F(StandinTest, StreamsAreRefusedForNow) {
+// A stream-ordered call with the stream and the buffers on device 1: the
+// proxy (the communicator's worker thread, whose current device is 0)
+// waits for the stream's earlier work, stages on a stream of device 1, and
+// the stream's later work sees the result. Host memory with a stream runs
+// after the stream's earlier work, host-synchronously.
+TEST_F(StandinTest, StreamOrderedCallsOnTheStreamsDevice) {
+  ASSERT_EQ(a->SetDevice(1), 0);
   void *s = nullptr;
   ASSERT_EQ(a->StreamCreateWithFlags(&s, 0), 0);
-  void *d = dev(64);
-  EXPECT_EQ(smd_allreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, s), SMD_ERR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(smd_last_error()).find("stream-ordered"), std::string::npos)
+  const size_t n = 1000;
+  void *in = dev(n * 4), *out = dev(n * 4);
+  std::vector<float> zeros(n, 0.0f), ones(n, 1.5f), got(n, -1.0f);
+  put(in, zeros.data(), n * 4);
+  put(out, zeros.data(), n * 4);
+  ASSERT_EQ(x.delay(s, 30000), 0);
+  ASSERT_EQ(a->MemcpyAsync(in, ones.data(), n * 4, kCudaMemcpyDefault, s), 0);
+  EXPECT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, s), SMD_SUCCESS)
       << smd_last_error();
-  smd_request_t *req = nullptr;
-  EXPECT_EQ(smd_iallreduce(d, d, 16, SMD_FLOAT32, SMD_SUM, world, s, &req), SMD_ERR_NOT_SUPPORTED);
-  std::vector<float> h(16);
-  EXPECT_EQ(smd_allreduce(h.data(), h.data(), 16, SMD_FLOAT32, SMD_SUM, world, s),
-            SMD_ERR_NOT_SUPPORTED);
+  ASSERT_EQ(a->MemcpyAsync(got.data(), out, n * 4, kCudaMemcpyDefault, s), 0);
+  ASSERT_EQ(a->StreamSynchronize(s), 0);
+  EXPECT_EQ(got, ones) << "the stream-ordered allreduce on device 1";
+
+  std::vector<float> host_in(n, 0.0f), host_out(n, -1.0f);
+  ASSERT_EQ(x.delay(s, 30000), 0);
+  ASSERT_EQ(a->MemcpyAsync(host_in.data(), ones.data(), n * 4, kCudaMemcpyDefault, s), 0);
+  EXPECT_EQ(smd_allreduce(host_in.data(), host_out.data(), n, SMD_FLOAT32, SMD_SUM, world, s),
+            SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(host_out, ones) << "host memory with a stream, after the stream's earlier work";
+
+  // What has no stream-ordered form yet says so.
+  const size_t counts[1] = {16};
+  EXPECT_EQ(smd_allgatherv(in, out, counts, nullptr, SMD_FLOAT32, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
+  EXPECT_EQ(smd_send(host_in.data(), 16, SMD_FLOAT32, 0, 0, world, s), SMD_ERR_NOT_SUPPORTED);
   EXPECT_EQ(a->StreamDestroy(s), 0);
-  EXPECT_EQ(a->Free(d), 0);
+  EXPECT_EQ(a->Free(in), 0);
+  EXPECT_EQ(a->Free(out), 0);
 }
 
 TEST_F(StandinTest, DeviceOperations) {

@@ -1,8 +1,7 @@
 """Device arrays on a real GPU (skipped without CuPy and a CUDA device, as
 here): CuPy, torch CUDA and JAX arrays through the collectives, results of
-the caller's type. The library stages device memory through host memory on
-the NULL stream today (docs/GPU.md), so these calls use the default
-stream; a non-NULL stream is refused by the library until streams land."""
+the caller's type. The library stages device memory through host memory
+(docs/GPU.md); with a stream, the call is ordered on it (the stream proxy)."""
 
 import numpy as np
 import pytest
@@ -69,9 +68,11 @@ def test_jax_array_is_an_input(world, cupy):
     np.testing.assert_array_equal(cupy.asnumpy(out), np.full(6, world.size))
 
 
-def test_a_stream_is_refused_until_streams_land(world, cupy):
-    import smd
-
+def test_a_call_on_a_stream_is_ordered_on_it(world, cupy):
     s = cupy.cuda.Stream(non_blocking=True)
-    with pytest.raises(smd.NotSupportedError, match="stream"):
-        world.allreduce(cupy.ones(2, cupy.float32), stream=s)
+    with s:
+        x = cupy.ones(2, cupy.float32)  # filled on s, before the call
+        out = cupy.empty(2, cupy.float32)
+    world.allreduce(x, out=out, stream=s)
+    s.synchronize()  # the call's result is in place once s's work has run
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.full(2, world.size))

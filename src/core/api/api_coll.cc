@@ -9,31 +9,78 @@
 #include "core/coll/select/algo_config.h"
 #include "core/coll/collective.h"
 #include "core/coll/flight_scope.h"
+#include "core/coll/stream_proxy.h"
 
 using namespace smd;
 
 namespace {
 
-void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request) {
-  c->check_usable();
-  a.memory = collective_memory(a, c->rank());
-  if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
-  if (!request) {
-    // The communicator's only thread runs it inline (handles.h).
-    if (c.fast()) return run_collective(*c, a);
-    c->executor().run_blocking([&] { run_collective(*c, a); });
-    return;
-  }
+// The request of a queued call, around the task that completes it.
+void make_request(const CommUse &c, const CollArgs &a, size_t elems, std::shared_ptr<Task> task,
+                  smd_request_t **request) {
   auto *r = new smd_request();
   r->comm = c.shared();
   r->count = elems;
   r->op = coll_name(a.kind);
+  r->task = std::move(task);
+  request_registry().add(r);
+  *request = r;
+}
+
+bool proxied_kind(CollKind kind) {
+  switch (kind) {
+    case CollKind::kAllreduce:
+    case CollKind::kAllgather:
+    case CollKind::kReduceScatter:
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kAlltoall: return true;
+    default: return false;
+  }
+}
+
+// A call on device memory with a stream, or a nonblocking one with NULL:
+// queued for the communicator's stream proxy (stream_proxy.h); returns at
+// once.
+void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
+                      smd_request_t **request) {
+  if (!proxied_kind(a.kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
+         "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
+         coll_name(a.kind));
+  c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
+  if (c->flight().on()) c->flight().queued(flight_call(a));
+  std::shared_ptr<Task> task = run_on_stream(*c, a, stream);
+  if (request) make_request(c, a, elems, std::move(task), request);
+}
+
+void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
+            smd_stream_t stream) {
+  c->check_usable();
+  a.memory = collective_memory(a, c->rank());
+  if (stream_ordered(stream)) {
+    if (group_open())
+      fail(SMD_ERR_NOT_SUPPORTED,
+           "stream-ordered calls inside a group are not supported yet: pass NULL in the group");
+    if (a.memory == MemoryKind::kDevice) return launch_on_stream(c, a, elems, stream, request);
+    wait_for_stream(stream);  // host memory: the host work after the stream's earlier work
+  }
+  if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
+  if (!request) {
+    // The communicator's only thread runs it inline (handles.h). A NULL
+    // stream call after stream-ordered ones waits here for the proxy's
+    // queue (the executor is FIFO), so the order holds.
+    if (c.fast()) return run_collective(*c, a);
+    c->executor().run_blocking([&] { run_collective(*c, a); });
+    return;
+  }
+  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind))
+    return launch_on_stream(c, a, elems, nullptr, request);
   Comm *raw = &*c;                 // the executor lives inside the communicator
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
-  r->task = c->executor().submit([raw, a] { run_collective(*raw, a); });
-  request_registry().add(r);
-  *request = r;
+  make_request(c, a, elems, c->executor().submit([raw, a] { run_collective(*raw, a); }), request);
 }
 
 void out_request(smd_request_t **request) {
@@ -44,7 +91,6 @@ void out_request(smd_request_t **request) {
 void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
   size_t bytes = checked_bytes(count, es, 1, "count");
@@ -52,13 +98,12 @@ void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
   check_buffer(recvbuf, bytes, "recvbuf");
   check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
   CollArgs a{CollKind::kAllreduce, sendbuf, recvbuf, count, dt, op, 0};
-  launch(c, a, count, req);
+  launch(c, a, count, req, stream);
 }
 
 void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "sendcount");
   size_t total = checked_bytes(count, es, c->size(), "sendcount x size");
@@ -66,13 +111,12 @@ void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
   check_buffer(recvbuf, total, "recvbuf");
   check_overlap(sendbuf, bytes, recvbuf, total, bytes * c->rank());
   CollArgs a{CollKind::kAllgather, sendbuf, recvbuf, count, dt, SMD_SUM, 0};
-  launch(c, a, count * c->size(), req);
+  launch(c, a, count * c->size(), req, stream);
 }
 
 void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                        smd_op_t op, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
   size_t bytes = checked_bytes(count, es, 1, "recvcount");
@@ -82,13 +126,12 @@ void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_dat
   // In place: recvbuf is block `rank` of sendbuf.
   check_overlap(recvbuf, bytes, sendbuf, total, bytes * c->rank());
   CollArgs a{CollKind::kReduceScatter, sendbuf, recvbuf, count, dt, op, 0};
-  launch(c, a, count, req);
+  launch(c, a, count, req, stream);
 }
 
 void do_broadcast(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, int root,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   check_root(root, c->size());
   size_t bytes = checked_bytes(count, es, 1, "count");
@@ -96,13 +139,12 @@ void do_broadcast(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
   check_buffer(recvbuf, bytes, "recvbuf");
   if (c->rank() == root) check_overlap(sendbuf, bytes, recvbuf, bytes, 0);
   CollArgs a{CollKind::kBroadcast, sendbuf, recvbuf, count, dt, SMD_SUM, root};
-  launch(c, a, count, req);
+  launch(c, a, count, req, stream);
 }
 
 void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt, smd_op_t op,
                int root, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   check_op(op);
   check_root(root, c->size());
@@ -114,20 +156,19 @@ void do_reduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t 
   }
   CollArgs a{
       CollKind::kReduce, sendbuf, c->rank() == root ? recvbuf : nullptr, count, dt, op, root};
-  launch(c, a, count, req);
+  launch(c, a, count, req, stream);
 }
 
 void do_alltoall(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                  smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   size_t total = checked_bytes(count, es, c->size(), "count x size");
   check_buffer(sendbuf, total, "sendbuf");
   check_buffer(recvbuf, total, "recvbuf");
   check_overlap(sendbuf, total, recvbuf, total, 0);
   CollArgs a{CollKind::kAlltoall, sendbuf, recvbuf, count, dt, SMD_SUM, 0};
-  launch(c, a, count * c->size(), req);
+  launch(c, a, count * c->size(), req, stream);
 }
 
 // A v-collective's checked arguments. The blocks lie in recvbuf
@@ -152,19 +193,17 @@ CollArgs v_args(CollKind kind, const Comm &c, const void *sendbuf, void *recvbuf
 void do_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts, const size_t *displs,
                    smd_datatype_t dt, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   CollArgs a = v_args(CollKind::kAllgatherv, *c, sendbuf, recvbuf, counts, displs, dt, SMD_SUM);
-  launch(c, a, a.count, req);
+  launch(c, a, a.count, req, stream);
 }
 
 void do_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
                         const size_t *displs, smd_datatype_t dt, smd_op_t op, smd_comm_t *comm,
                         smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   check_op(op);
   CollArgs a = v_args(CollKind::kReduceScatterv, *c, sendbuf, recvbuf, counts, displs, dt, op);
-  launch(c, a, a.blocks->counts[size_t(c->rank())], req);
+  launch(c, a, a.blocks->counts[size_t(c->rank())], req, stream);
 }
 
 // alltoallv: sendbuf's blocks go to the ranks, recvbuf's come from them.
@@ -173,7 +212,6 @@ void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *s
                   void *recvbuf, const size_t *recvcounts, const size_t *rdispls, smd_datatype_t dt,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   size_t es = check_datatype(dt);
   // Send blocks are only read: they may overlap (as in MPI).
   auto in = check_blocks(sendcounts, sdispls, c->size(), es, "sendbuf", "sendcounts", true);
@@ -187,15 +225,14 @@ void do_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *s
   CollArgs a{CollKind::kAlltoallv, sendbuf, recvbuf, out->total, dt, SMD_SUM, 0};
   a.blocks = std::move(out);
   a.send_blocks = std::move(in);
-  launch(c, a, a.count, req);
+  launch(c, a, a.count, req, stream);
 }
 
 void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  check_stream(stream);
   CollArgs a;
   a.kind = CollKind::kBarrier;
-  launch(c, a, 0, req);
+  launch(c, a, 0, req, stream);
 }
 
 }  // namespace

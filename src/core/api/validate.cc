@@ -17,8 +17,8 @@ void require_out(const void *p, const char *name) {
   if (!p) fail(SMD_ERR_INVALID_ARGUMENT, "%s is NULL", name);
 }
 
-void check_stream(smd_stream_t stream) {
-  if (!stream) return;
+bool stream_ordered(smd_stream_t stream) {
+  if (!stream) return false;
   if (!gpu::cuda_active()) {
     // With SMD_CUDA=off, CUDA is not opened even to explain.
     const std::string mode = param_string("SMD_CUDA");
@@ -31,10 +31,14 @@ void check_stream(smd_stream_t stream) {
                                           : gpu::cuda_status().reason.c_str(),
          mode.c_str());
   }
+  return true;
+}
+
+void check_stream(smd_stream_t stream) {
+  if (!stream_ordered(stream)) return;
   fail(SMD_ERR_NOT_SUPPORTED,
-       "a device stream was given, but stream-ordered collectives are not implemented yet (the "
-       "device data path and its stream proxy are missing; see docs/GPU.md): pass NULL with host "
-       "memory");
+       "a device stream was given, but this call has no stream-ordered form yet (only the "
+       "collectives do; see docs/GPU.md): pass NULL");
 }
 
 void check_host_memory(const void *buf, const char *name) {

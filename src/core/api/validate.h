@@ -16,9 +16,15 @@ namespace smd {
 
 // An output pointer the caller must pass.
 void require_out(const void *p, const char *name);
-// A non-NULL stream: SMD_ERR_NOT_SUPPORTED saying what is missing (no
-// CUDA in this process, or the device data path of docs/GPU.md).
+// A non-NULL stream where the call has no stream-ordered form yet
+// (point-to-point, sharded collectives): SMD_ERR_NOT_SUPPORTED saying what
+// is missing (no CUDA in this process, or the device data path of
+// docs/GPU.md).
 void check_stream(smd_stream_t stream);
+// A collective's stream: whether the call is stream-ordered (non-NULL);
+// SMD_ERR_NOT_SUPPORTED when a stream is given in a process that does not
+// use CUDA.
+bool stream_ordered(smd_stream_t stream);
 // A point-to-point buffer in device or managed memory:
 // SMD_ERR_NOT_SUPPORTED naming the buffer, its GPU and the missing data
 // path. Costs nothing in a process that does not use CUDA

@@ -187,6 +187,13 @@ Comm::~Comm() {
   arena_.reset();
 }
 
+std::shared_ptr<StreamProxy> Comm::stream_proxy(
+    const std::function<std::shared_ptr<StreamProxy>()> &make) {
+  std::lock_guard<std::mutex> lock(stream_proxy_mu_);
+  if (!stream_proxy_) stream_proxy_ = make();
+  return stream_proxy_;
+}
+
 P2PMatcher &Comm::user_p2p() {
   std::lock_guard<std::mutex> lock(user_p2p_mu_);
   if (!user_p2p_) {

@@ -31,6 +31,7 @@ class Comm;
 // it; comm only holds it, so comm never depends on coll).
 struct CollState;
 class P2PMatcher;
+class StreamProxy;  // core/coll/stream_proxy.h
 
 // Point-to-point payload one rank moved on a communicator, for
 // smd_comm_get_stats. Arena traffic inside a node is not counted.
@@ -162,6 +163,11 @@ class Comm : public std::enable_shared_from_this<Comm> {
   const std::shared_ptr<CollState> &coll_state() const { return coll_state_; }
   void set_coll_state(std::shared_ptr<CollState> s) { coll_state_ = std::move(s); }
 
+  // The proxy of this communicator's stream-ordered calls, made by `make`
+  // on first use (callers of any thread may ask; its tasks outlive them).
+  std::shared_ptr<StreamProxy> stream_proxy(
+      const std::function<std::shared_ptr<StreamProxy>()> &make);
+
   // Statistics: traffic, collectives run, the last collective's algorithm.
   TrafficCounters &traffic() { return traffic_; }
   const TrafficCounters &traffic() const { return traffic_; }
@@ -276,6 +282,8 @@ class Comm : public std::enable_shared_from_this<Comm> {
   smd_result_t poison_code_ = SMD_SUCCESS;
   std::string poison_message_;
   mutable std::mutex poison_mu_;
+  std::mutex stream_proxy_mu_;
+  std::shared_ptr<StreamProxy> stream_proxy_;
   Executor executor_;  // last: its worker must stop before the rest goes
 };
 

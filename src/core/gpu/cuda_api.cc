@@ -63,7 +63,12 @@ bool resolve_runtime(void *lib, CudaApi &a, std::string &reason) {
   get(a.IpcGetMemHandle, "cudaIpcGetMemHandle");
   get(a.IpcOpenMemHandle, "cudaIpcOpenMemHandle");
   get(a.IpcCloseMemHandle, "cudaIpcCloseMemHandle");
-  return ok;
+  const bool required = ok;
+  get(a.HostAlloc, "cudaHostAlloc");
+  get(a.HostGetDevicePointer, "cudaHostGetDevicePointer");
+  get(a.LaunchHostFunc, "cudaLaunchHostFunc");
+  if (required) reason.clear();  // those three are optional: the stream proxy asks for them
+  return required;
 }
 
 void resolve_driver(void *lib, CudaApi &a) {
@@ -75,6 +80,7 @@ void resolve_driver(void *lib, CudaApi &a) {
   get(a.cuDeviceGetName, "cuDeviceGetName");
   get(a.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
   get(a.cuMemGetAddressRange, "cuMemGetAddressRange_v2");
+  get(a.cuStreamWaitValue32, "cuStreamWaitValue32_v2");
   if (a.cuInit && a.cuInit(0) != 0) a.cuDeviceGet = nullptr;  // no usable driver
 }
 

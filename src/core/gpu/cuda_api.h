@@ -36,6 +36,12 @@ constexpr unsigned kCudaStreamNonBlocking = 1;
 constexpr unsigned kCudaEventDisableTiming = 2;
 constexpr unsigned kCudaIpcMemLazyEnablePeerAccess = 1;
 constexpr int kCudaDevAttrMultiProcessorCount = 16;
+constexpr unsigned kCudaHostAllocPortable = 1;
+constexpr unsigned kCudaHostAllocMapped = 2;
+constexpr cuda_error_t kCudaErrorNotReady = 600;
+// CUstreamWaitValue_flags: CU_STREAM_WAIT_VALUE_GEQ, (int32_t)(*addr - value) >= 0.
+constexpr unsigned kCuStreamWaitValueGeq = 0;
+constexpr int kCuErrorNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
 
 struct CudaApi {
   cuda_error_t (*GetDeviceCount)(int *count);
@@ -67,6 +73,11 @@ struct CudaApi {
   cuda_error_t (*IpcGetMemHandle)(CudaIpcHandle *handle, void *ptr);
   cuda_error_t (*IpcOpenMemHandle)(void **ptr, CudaIpcHandle handle, unsigned flags);
   cuda_error_t (*IpcCloseMemHandle)(void *ptr);
+  // Optional runtime entries (NULL when absent): the stream proxy's release
+  // word (stream_proxy.cc) and its fallback without stream memory operations.
+  cuda_error_t (*HostAlloc)(void **ptr, size_t bytes, unsigned flags) = nullptr;
+  cuda_error_t (*HostGetDevicePointer)(void **device, void *host, unsigned flags) = nullptr;
+  cuda_error_t (*LaunchHostFunc)(cuda_stream_t stream, void (*fn)(void *), void *arg) = nullptr;
 
   // Driver API, each NULL when libcuda lacks it (CUresult: 0 = success).
   int (*cuInit)(unsigned flags) = nullptr;
@@ -74,6 +85,10 @@ struct CudaApi {
   int (*cuDeviceGetName)(char *name, int len, int device) = nullptr;
   int (*cuDeviceTotalMem)(size_t *bytes, int device) = nullptr;
   int (*cuMemGetAddressRange)(uintptr_t *base, size_t *size, uintptr_t ptr) = nullptr;
+  // cuStreamWaitValue32_v2: the stream waits until the 32-bit word at a
+  // device address satisfies the condition (a stream memory operation).
+  int (*cuStreamWaitValue32)(cuda_stream_t stream, uint64_t addr, uint32_t value,
+                             unsigned flags) = nullptr;
 };
 
 // What loading found, for messages and smd-info.

@@ -219,6 +219,13 @@ int cudaMallocHost(void **ptr, size_t bytes) { return result(allocate(ptr, bytes
 int cudaHostAlloc(void **ptr, size_t bytes, unsigned /*flags*/) {
   return result(allocate(ptr, bytes, kHost));
 }
+int cudaHostGetDevicePointer(void **device, void *host, unsigned flags) {
+  // Pinned memory is mapped at the same address on the device (unified
+  // addressing, which every 64-bit CUDA system has).
+  if (!device || flags != 0 || find_region(host).type != kHost) return result(kInvalidValue);
+  *device = host;
+  return kSuccess;
+}
 int cudaFree(void *ptr) { return result(release(ptr, kDevice)); }
 int cudaFreeHost(void *ptr) { return result(release(ptr, kHost)); }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -314,6 +315,42 @@ int cudaStreamWaitEvent(void *stream, void *event, unsigned flags) {
   if (flags != 0) return result(kInvalidValue);
   if (e->stream) push(s, nullptr, {{e->stream, e->at}});
   return result(kSuccess);
+}
+
+int cudaLaunchHostFunc(void *stream, void (*fn)(void *), void *arg) {
+  Stream *s = resolve_stream(stream);
+  if (!s) return result(kInvalidResourceHandle);
+  if (!fn) return result(kInvalidValue);
+  enqueue(s, [fn, arg] {
+    fn(arg);
+    return int(kSuccess);
+  });
+  return kSuccess;
+}
+
+// The driver's stream memory operation: the stream's later work waits until
+// the 32-bit word at `addr` (memory the device can reach) satisfies the
+// condition; only CU_STREAM_WAIT_VALUE_GEQ (0) is offered.
+// SMD_CUDA_STANDIN_NO_MEMOPS=1 answers CUDA_ERROR_NOT_SUPPORTED, as a
+// device without stream memory operations does.
+int cuStreamWaitValue32_v2(void *stream, uint64_t addr, uint32_t value, unsigned flags) {
+  static const bool unsupported = [] {
+    const char *v = getenv("SMD_CUDA_STANDIN_NO_MEMOPS");
+    return v && *v == '1';
+  }();
+  if (unsupported) return 801;
+  Stream *s = resolve_stream(stream);
+  if (!s) return 400;  // CUDA_ERROR_INVALID_HANDLE
+  auto *word = reinterpret_cast<const uint32_t *>(uintptr_t(addr));
+  if (flags != 0 || addr % 4 || !device_accessible(word, 4)) return 1;  // CUDA_ERROR_INVALID_VALUE
+  enqueue(s, [word, value] {
+    // The device polls the word; here, with back-off.
+    for (unsigned us = 1; int32_t(__atomic_load_n(word, __ATOMIC_ACQUIRE) - value) < 0;
+         us = us < 1000 ? us * 2 : us)
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    return int(kSuccess);
+  });
+  return 0;
 }
 
 int smd_cuda_standin_launch(void *stream, int (*kernel)(void *), void *arg,

@@ -1,5 +1,6 @@
 #include "core/coll/algorithms/device_ipc.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "core/coll/coll_state.h"
@@ -17,6 +18,29 @@ void barrier(Comm &comm) {
   run_collective(comm, internal_call(CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8));
 }
 
+// The internal calls below look alike on every rank whatever the user's
+// call was: the ranks compare the call itself first, so that counts (or a
+// datatype, an op) differing between ranks fail on every rank instead of
+// reducing shares of different vectors.
+void agree_on_shape(Comm &comm, const CollArgs &a) {
+  struct Shape {
+    uint64_t count;
+    int32_t datatype, op;
+  } mine{a.count, int32_t(a.datatype), int32_t(a.op)};
+  std::vector<Shape> all(size_t(comm.size()));
+  run_collective(comm,
+                 internal_call(CollKind::kAllgather, &mine, all.data(), sizeof mine, SMD_UINT8));
+  for (int r = 0; r < comm.size(); ++r) {
+    const Shape &s = all[size_t(r)];
+    if (s.count != mine.count || s.datatype != mine.datatype || s.op != mine.op)
+      fail(SMD_ERR_MISMATCH,
+           "%s: the device allreduce of rank 0 has count %llu, datatype %d, op %d, and rank %d's "
+           "count %llu, datatype %d, op %d",
+           comm.where().c_str(), static_cast<unsigned long long>(all[0].count), all[0].datatype,
+           all[0].op, r, static_cast<unsigned long long>(s.count), s.datatype, s.op);
+  }
+}
+
 gpu::IpcPeers &peers_of(Comm &comm) {
   CollState &st = coll_state(comm);
   if (!st.ipc_peers) st.ipc_peers = std::make_unique<gpu::IpcPeers>(comm.rank(), comm.size());
@@ -27,10 +51,12 @@ void allreduce(Comm &comm, const CollArgs &a) {
   const int p = comm.size(), me = comm.rank();
   const size_t es = datatype_size(a.datatype);
   gpu::DeviceScope on_device(gpu::classify_pointer(a.recvbuf).device);
-  gpu::StreamScope legacy(nullptr);
-  // Inputs complete (the legacy stream waits for the blocking streams'
-  // earlier work) before the exchange, which every rank enters only then.
+  // Inputs complete before the exchange, which every rank enters only then:
+  // on the thread's stream, the legacy stream of a NULL-stream call (which
+  // waits for the blocking streams' earlier work), or the stream proxy's
+  // own, after it waited for the caller's stream (stream_proxy.cc).
   gpu::device_synchronize();
+  agree_on_shape(comm, a);
   gpu::IpcPeers &peers = peers_of(comm);
   auto allgather = [&](const gpu::IpcPeers::Record &mine, gpu::IpcPeers::Record *all) {
     run_collective(comm, internal_call(CollKind::kAllgather, &mine, all, sizeof mine, SMD_UINT8));

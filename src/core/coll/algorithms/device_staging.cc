@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/comm/communicator.h"
 #include "core/gpu/cuda_api.h"
@@ -14,27 +15,32 @@ namespace smd {
 namespace {
 
 // Pinned host memory kept per thread (the caller's, or the communicator's
-// worker for nonblocking calls) and grown as calls need: cudaMallocHost
-// costs milliseconds, far more than one collective.
+// worker for nonblocking and stream-ordered calls) and grown as calls need:
+// cudaMallocHost costs milliseconds, far more than one collective. Blocks
+// outgrown are freed only with the thread: cudaFreeHost waits for every
+// stream of the device, and a stream-ordered call's caller stream waits for
+// the very call that would free it.
 class PinnedBlock {
  public:
   ~PinnedBlock() {
-    if (p_ && gpu::cuda_api()) gpu::cuda_api()->FreeHost(p_);
+    if (!gpu::cuda_api()) return;
+    for (void *p : blocks_) gpu::cuda_api()->FreeHost(p);
   }
   uint8_t *get(size_t bytes) {
     if (bytes > size_) {
       const gpu::CudaApi &a = *gpu::cuda_api();
-      if (p_) a.FreeHost(p_);
-      p_ = nullptr;
-      size_ = 0;
-      gpu::cuda_check("cudaMallocHost", a.MallocHost(&p_, bytes));
-      size_ = bytes;
+      // Doubling from 1 MiB: the blocks outgrown add up to less than the last.
+      const size_t want = std::max({bytes, size_ * 2, size_t(1) << 20});
+      void *p = nullptr;
+      gpu::cuda_check("cudaMallocHost", a.MallocHost(&p, want));
+      blocks_.push_back(p);
+      size_ = want;
     }
-    return static_cast<uint8_t *>(p_);
+    return static_cast<uint8_t *>(blocks_.back());
   }
 
  private:
-  void *p_ = nullptr;
+  std::vector<void *> blocks_;
   size_t size_ = 0;
 };
 
@@ -42,7 +48,7 @@ void copy(void *dst, const void *src, size_t bytes) {
   if (!bytes) return;
   const gpu::CudaApi &a = *gpu::cuda_api();
   gpu::cuda_check("cudaMemcpyAsync",
-                  a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, nullptr));
+                  a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, gpu::current_stream()));
 }
 
 }  // namespace
@@ -89,8 +95,11 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   uint8_t *hsend = s.overlap ? host + s.send_at : host;
   uint8_t *hrecv = s.overlap ? host + s.recv_at : host + send_room;
 
-  // The legacy default stream waits for earlier work on every blocking
-  // stream of the device, so the inputs are complete once it has run.
+  // On the thread's stream: for a NULL-stream call the legacy default
+  // stream, which waits for earlier work on every blocking stream of the
+  // device, so the inputs are complete once it has run; for a
+  // stream-ordered call the proxy's own stream, after the proxy waited for
+  // the caller's stream (stream_proxy.cc).
   if (s.overlap) {
     // The whole block comes in: parts of the output a collective leaves
     // alone (an in-place allgather's own block) must survive the copy out.
@@ -98,7 +107,7 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   } else {
     copy(hsend, a.sendbuf, s.send_bytes);
   }
-  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(gpu::current_stream()));
 
   CollArgs h = a;
   h.memory = MemoryKind::kHost;
@@ -107,7 +116,7 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   run_collective(comm, h);
 
   copy(a.recvbuf, hrecv, s.recv_bytes);
-  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(nullptr));
+  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(gpu::current_stream()));
 }
 
 }  // namespace

@@ -1,0 +1,383 @@
+// Stream-ordered collectives on device buffers (docs/GPU.md, "Streams"),
+// every rank of the world (smdrun -n N) on GPU local_rank % devices:
+// for allreduce, allgather, reduce_scatter, broadcast, reduce and alltoall,
+// work enqueued on the stream before the call (a delayed host function
+// filling pinned memory, then a copy into the input) is what the
+// collective reads, and work after it sees the result, on the same stream
+// and on another stream after an event recorded after the call; the
+// nonblocking form's request; a NULL-stream call after a stream call keeps
+// their order, and a nonblocking NULL-stream call before a stream call
+// does not deadlock; a call that fails (counts differing between ranks, a
+// peer that aborts) releases the stream and fails on every rank, there and
+// at the next call;
+// destroying a communicator with calls still queued finishes them.
+//
+// The delay makes a broken order visible (the input read before it was
+// written, the output read before the collective wrote it: both show the
+// buffers' sentinel); a correct order passes however long it is. A plain
+// program (no GoogleTest on GPU machines); exit 77 without a device.
+#include <smd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "rank_checks.h"
+
+using namespace smd;
+using namespace smd::gpu;
+using namespace smd::gpu::testing;
+
+namespace {
+
+constexpr float kSentinel = -7.0f;
+constexpr size_t kCount = 1027;  // elements per rank (odd)
+constexpr int kDelayMs = 40;
+
+enum class Kind { kAllreduce, kAllgather, kReduceScatter, kBroadcast, kReduce, kAlltoall };
+constexpr Kind kKinds[] = {Kind::kAllreduce, Kind::kBroadcast,     Kind::kReduce,
+                           Kind::kAllgather, Kind::kReduceScatter, Kind::kAlltoall};
+const char *name(Kind k) {
+  static const char *names[] = {"allreduce", "allgather", "reduce_scatter",
+                                "broadcast", "reduce",    "alltoall"};
+  return names[int(k)];
+}
+
+// Elements of the input and the output on `rank`.
+size_t in_elems(Kind k) {
+  return k == Kind::kReduceScatter || k == Kind::kAlltoall ? kCount * g_size : kCount;
+}
+size_t out_elems(Kind k) {
+  return k == Kind::kAllgather || k == Kind::kAlltoall ? kCount * g_size : kCount;
+}
+int root() { return g_size - 1; }
+
+// Input element j of `rank` (small integers: exact in float32).
+float input(Kind k, int rank, size_t j) {
+  if (k == Kind::kAlltoall) return float(100 * rank + int(j / kCount) + int(j % 5));
+  return float(rank + 1 + int(j % 7));
+}
+
+// Output element j of this rank; kSentinel where the call writes nothing.
+float expected(Kind k, size_t j) {
+  float sum = 0;
+  switch (k) {
+    case Kind::kAllreduce:
+      for (int r = 0; r < g_size; ++r) sum += input(k, r, j);
+      return sum;
+    case Kind::kReduce:
+      if (g_rank != root()) return kSentinel;
+      for (int r = 0; r < g_size; ++r) sum += input(k, r, j);
+      return sum;
+    case Kind::kReduceScatter:
+      for (int r = 0; r < g_size; ++r) sum += input(k, r, size_t(g_rank) * kCount + j);
+      return sum;
+    case Kind::kBroadcast: return input(k, root(), j);
+    case Kind::kAllgather: return input(k, int(j / kCount), j % kCount);
+    case Kind::kAlltoall: return input(k, int(j / kCount), size_t(g_rank) * kCount + j % kCount);
+  }
+  return 0;
+}
+
+smd_result_t call(Kind k, const void *in, void *out, smd_comm_t *comm, void *stream,
+                  smd_request_t **req = nullptr, size_t count = kCount) {
+  const smd_datatype_t f = SMD_FLOAT32;
+  switch (k) {
+    case Kind::kAllreduce:
+      return req ? smd_iallreduce(in, out, count, f, SMD_SUM, comm, stream, req)
+                 : smd_allreduce(in, out, count, f, SMD_SUM, comm, stream);
+    case Kind::kAllgather: return smd_allgather(in, out, count, f, comm, stream);
+    case Kind::kReduceScatter: return smd_reduce_scatter(in, out, count, f, SMD_SUM, comm, stream);
+    case Kind::kBroadcast:
+      return smd_broadcast(g_rank == root() ? in : nullptr, out, count, f, root(), comm, stream);
+    case Kind::kReduce:
+      return smd_reduce(in, g_rank == root() ? out : nullptr, count, f, SMD_SUM, root(), comm,
+                        stream);
+    case Kind::kAlltoall: return smd_alltoall(in, out, count, f, comm, stream);
+  }
+  return SMD_ERR_INVALID_ARGUMENT;
+}
+
+// Pinned host memory the device reaches, for host functions and copies.
+struct Pinned {
+  Pinned(const CudaApi &a, size_t n) : a(a) {
+    void *p = nullptr;
+    check("cudaMallocHost", a.MallocHost(&p, n * sizeof(float)));
+    data = static_cast<float *>(p);
+  }
+  ~Pinned() { a.FreeHost(data); }
+  const CudaApi &a;
+  float *data;
+};
+
+// A host function that, kDelayMs after the stream reaches it, writes the
+// values: what a slow kernel producing the input looks like to smd.
+struct DelayedFill {
+  float *dst;
+  std::vector<float> values;
+  static void run(void *arg) {
+    auto *f = static_cast<DelayedFill *>(arg);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kDelayMs));
+    std::copy(f->values.begin(), f->values.end(), f->dst);
+    delete f;
+  }
+};
+
+struct World {
+  const CudaApi &a;
+  smd_comm_t *comm;
+  void *stream;  // the caller's stream (blocking)
+  void *other;   // a non-blocking stream: no implicit wait for `stream`
+};
+
+// Sets `bytes` of device memory to the sentinel, synchronously.
+void fill_sentinel(const World &w, void *dev, size_t n) {
+  std::vector<float> s(n, kSentinel);
+  check("cudaMemcpyAsync", w.a.MemcpyAsync(dev, s.data(), n * 4, kCudaMemcpyDefault, nullptr));
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(nullptr));
+}
+
+// Enqueues on `stream`: the delayed fill of `host`, then its copy to `dev`.
+void enqueue_input(const World &w, Pinned &host, void *dev, std::vector<float> values,
+                   void *stream) {
+  const size_t n = values.size();
+  check("cudaLaunchHostFunc", w.a.LaunchHostFunc(stream, &DelayedFill::run,
+                                                 new DelayedFill{host.data, std::move(values)}));
+  check("cudaMemcpyAsync", w.a.MemcpyAsync(dev, host.data, n * 4, kCudaMemcpyDefault, stream));
+}
+
+bool matches(const float *got, size_t n, const std::function<float(size_t)> &want,
+             const std::string &what) {
+  for (size_t j = 0; j < n; ++j)
+    if (got[j] != want(j)) {
+      fprintf(stderr, "[rank %d] %s: element %zu is %g, expected %g\n", g_rank, what.c_str(), j,
+              double(got[j]), double(want(j)));
+      return false;
+    }
+  return true;
+}
+
+// The call between earlier work on its stream and later work on the same
+// stream (reader 0) or on the other stream after an event (reader 1).
+void ordered_on_stream(const World &w, Kind k, bool other_reader) {
+  const std::string what =
+      std::string(name(k)) + (other_reader ? ", read on another stream after an event"
+                                           : ", read later on the same stream");
+  DeviceBuffer in(w.a, in_elems(k) * 4), out(w.a, out_elems(k) * 4);
+  Pinned hin(w.a, in_elems(k)), hout(w.a, out_elems(k));
+  fill_sentinel(w, in.data(), in_elems(k));
+  fill_sentinel(w, out.data(), out_elems(k));
+  std::vector<float> values(in_elems(k));
+  for (size_t j = 0; j < values.size(); ++j) values[j] = input(k, g_rank, j);
+  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  expect(call(k, in.data(), out.data(), w.comm, w.stream) == SMD_SUCCESS, what + ": enqueued");
+  void *reader = w.stream;
+  void *event = nullptr;
+  if (other_reader) {
+    check("cudaEventCreateWithFlags", w.a.EventCreateWithFlags(&event, kCudaEventDisableTiming));
+    check("cudaEventRecord", w.a.EventRecord(event, w.stream));
+    check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
+    reader = w.other;
+  }
+  check("cudaMemcpyAsync",
+        w.a.MemcpyAsync(hout.data, out.data(), out_elems(k) * 4, kCudaMemcpyDefault, reader));
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
+  if (event) w.a.EventDestroy(event);
+  expect(matches(
+             hout.data, out_elems(k), [k](size_t j) { return expected(k, j); }, what),
+         what);
+}
+
+// The nonblocking form: its request completes once the result is in place.
+void nonblocking_request(const World &w) {
+  DeviceBuffer in(w.a, kCount * 4), out(w.a, kCount * 4);
+  Pinned hin(w.a, kCount), hout(w.a, kCount);
+  fill_sentinel(w, out.data(), kCount);
+  std::vector<float> values(kCount);
+  for (size_t j = 0; j < kCount; ++j) values[j] = input(Kind::kAllreduce, g_rank, j);
+  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  smd_request_t *req = nullptr;
+  expect(call(Kind::kAllreduce, in.data(), out.data(), w.comm, w.stream, &req) == SMD_SUCCESS,
+         "iallreduce on a stream: enqueued");
+  expect(smd_request_wait(req) == SMD_SUCCESS, "iallreduce on a stream: its request");
+  smd_request_free(req);
+  // Read on the non-blocking stream, which does not wait for w.stream: the
+  // request alone says the data is there.
+  check("cudaMemcpyAsync",
+        w.a.MemcpyAsync(hout.data, out.data(), kCount * 4, kCudaMemcpyDefault, w.other));
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.other));
+  expect(matches(
+             hout.data, kCount, [](size_t j) { return expected(Kind::kAllreduce, j); },
+             "iallreduce on a stream, after its request"),
+         "iallreduce on a stream: the result when the request completed");
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+}
+
+// In-place allreduces of rank + 1: `stream_calls` on the stream, then
+// `null_calls` with a NULL stream; the result says whether every call saw
+// the one before.
+float in_place_sum(int calls) {
+  float v = float(g_size) * float(g_size + 1) / 2;
+  for (int i = 1; i < calls; ++i) v *= float(g_size);
+  return v;
+}
+
+// A nonblocking NULL-stream call queued before a call on a blocking stream:
+// the first must not wait on the legacy default stream from the proxy's
+// thread (which waits for the blocking stream, held for the second call
+// the proxy runs only after the first: a deadlock), yet still see the
+// work enqueued before it.
+void null_stream_request_then_stream_call(const World &w) {
+  DeviceBuffer x(w.a, kCount * 4), y(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  std::vector<float> ones(kCount, float(g_rank + 1));
+  y.upload(0, ones.data(), kCount * 4);
+  enqueue_input(w, hx, x.data(), ones, w.stream);  // the NULL-stream call waits for it
+  smd_request_t *req = nullptr;
+  expect(smd_iallreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, nullptr, &req) ==
+             SMD_SUCCESS,
+         "NULL-stream request then stream call: the request");
+  expect(smd_allreduce(y.data(), y.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream) ==
+             SMD_SUCCESS,
+         "NULL-stream request then stream call: the stream call");
+  expect(smd_request_wait(req) == SMD_SUCCESS, "NULL-stream request then stream call: waited");
+  smd_request_free(req);
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+  std::vector<float> gx(kCount), gy(kCount);
+  x.download(gx.data(), 0, kCount * 4);
+  y.download(gy.data(), 0, kCount * 4);
+  const float want = in_place_sum(1);
+  expect(matches(
+             gx.data(), kCount, [want](size_t) { return want; }, "the NULL-stream request") &&
+             matches(
+                 gy.data(), kCount, [want](size_t) { return want; }, "the stream call"),
+         "a NULL-stream request then a stream call: both right, no deadlock");
+}
+
+void stream_then_null_stream(const World &w) {
+  DeviceBuffer x(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  // On the non-blocking stream: the legacy default stream of the NULL-stream
+  // call does not wait for it, so only the communicator's order keeps the
+  // NULL-stream call after the stream call.
+  enqueue_input(w, hx, x.data(), std::vector<float>(kCount, float(g_rank + 1)), w.other);
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.other) ==
+             SMD_SUCCESS,
+         "stream then NULL stream: the stream call");
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
+             SMD_SUCCESS,
+         "stream then NULL stream: the NULL-stream call");
+  std::vector<float> got(kCount);
+  x.download(got.data(), 0, kCount * 4);
+  const float want = in_place_sum(2);
+  expect(matches(
+             got.data(), kCount, [want](size_t) { return want; }, "stream then NULL stream"),
+         "a NULL-stream call after a stream call runs after it");
+}
+
+// Counts differing between ranks: every rank fails, the stream goes on, and
+// the communicator's next call reports the failure.
+void failing_call_releases_stream(const World &w, bool with_request) {
+  const std::string what =
+      std::string("counts differing between ranks on a stream") + (with_request ? " (i-form)" : "");
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
+  DeviceBuffer in(w.a, (kCount + 1) * 4), out(w.a, (kCount + 1) * 4);
+  const size_t count = g_rank == 0 ? kCount + 1 : kCount;
+  smd_request_t *req = nullptr;
+  expect(call(Kind::kAllreduce, in.data(), out.data(), comm, w.stream,
+              with_request ? &req : nullptr, count) == SMD_SUCCESS,
+         what + ": enqueued");
+  if (req) {
+    expect(smd_request_wait(req) == SMD_ERR_MISMATCH, what + ": the request fails");
+    smd_request_free(req);
+  }
+  // Returns (the stream was released) rather than hanging to the timeout.
+  expect(w.a.StreamSynchronize(w.stream) == 0, what + ": the stream goes on");
+  expect(smd_barrier(comm, nullptr) == SMD_ERR_MISMATCH, what + ": the next call fails");
+  smd_comm_destroy(comm);
+}
+
+// A peer that ends the communicator (smd_comm_abort) while the others'
+// calls wait on their stream: their streams go on, and every rank's next
+// call fails.
+void aborted_peer_releases_stream(const World &w) {
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "aborted peer: dup");
+  DeviceBuffer x(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  if (g_rank == g_size - 1) {
+    expect(smd_comm_abort(comm) == SMD_SUCCESS, "aborted peer: abort");
+  } else {
+    // The abort may be known here already (the call then fails at once) or
+    // only once the proxy runs the call: either way the stream goes on.
+    enqueue_input(w, hx, x.data(), std::vector<float>(kCount, 1.0f), w.stream);
+    const smd_result_t rc =
+        smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream);
+    expect(rc == SMD_SUCCESS || rc == SMD_ERR_ABORTED, "aborted peer: enqueued or refused");
+    expect(w.a.StreamSynchronize(w.stream) == 0, "aborted peer: the stream goes on");
+  }
+  expect(smd_barrier(comm, nullptr) != SMD_SUCCESS, "aborted peer: the next call fails");
+  smd_comm_destroy(comm);
+}
+
+// Destroying a communicator finishes its queued stream calls first.
+void destroy_with_queued_calls(const World &w) {
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "destroy with queued calls: dup");
+  DeviceBuffer x(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  enqueue_input(w, hx, x.data(), std::vector<float>(kCount, float(g_rank + 1)), w.stream);
+  for (int i = 0; i < 3; ++i)
+    expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream) ==
+               SMD_SUCCESS,
+           "destroy with queued calls: enqueued");
+  expect(smd_comm_destroy(comm) == SMD_SUCCESS, "destroy with queued calls: destroyed");
+  std::vector<float> got(kCount);
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+  x.download(got.data(), 0, kCount * 4);
+  const float want = in_place_sum(3);
+  expect(matches(
+             got.data(), kCount, [want](size_t) { return want; }, "destroy with queued calls"),
+         "destroying a communicator finishes its queued stream calls");
+}
+
+}  // namespace
+
+int main() {
+  const CudaApi &a = require_device("gpu-streams");
+  if (!a.LaunchHostFunc) {
+    printf("SKIP gpu-streams: the CUDA runtime lacks cudaLaunchHostFunc\n");
+    return 77;
+  }
+  smd_comm_t *comm = init_world(a);
+  if (!comm) return 1;
+  World w{a, comm, nullptr, nullptr};
+  check("cudaStreamCreateWithFlags", a.StreamCreateWithFlags(&w.stream, 0));
+  check("cudaStreamCreateWithFlags", a.StreamCreateWithFlags(&w.other, kCudaStreamNonBlocking));
+  for (Kind k : kKinds) {
+    ordered_on_stream(w, k, false);
+    ordered_on_stream(w, k, true);
+  }
+  nonblocking_request(w);
+  stream_then_null_stream(w);
+  null_stream_request_then_stream_call(w);
+  destroy_with_queued_calls(w);
+  if (g_size > 1) {
+    failing_call_releases_stream(w, true);
+    failing_call_releases_stream(w, false);
+    aborted_peer_releases_stream(w);
+  }
+  smd_comm_destroy(comm);
+  a.StreamDestroy(w.stream);
+  a.StreamDestroy(w.other);
+  if (g_rank == 0)
+    printf("gpu-streams: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");
+  return g_failures ? 1 : 0;
+}
