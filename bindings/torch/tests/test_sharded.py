@@ -4,7 +4,6 @@ parameters DDP gives on the same data, while each rank keeps only its
 shards (plus the small persistent parameters) and never gathers more than
 max_live_parameters elements at once."""
 
-import ctypes
 import math
 import mmap
 import os
@@ -18,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 import smd.torch
 from smd.torch import ShardedDataParallel
-from conftest import assert_same, resident_elements
+from conftest import assert_same, resident_elements, resident_pages
 
 HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
 VOCAB, DIM, HEADS, SEQ, BATCH = 64, 32, 4, 8, 4
@@ -202,19 +201,6 @@ def test_sharded_release_heap_trims_after_each_backward(world, rank, monkeypatch
     kept = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
     assert train(kept, kept.parameters(), rank, steps) == result
     assert calls == [0] * steps
-
-
-def resident_pages(address, nbytes):
-    """Pages of [address, address + nbytes) in memory now (mincore, over
-    the pages the range touches)."""
-    page = mmap.PAGESIZE
-    first = address // page * page
-    pages = (address + nbytes - first + page - 1) // page
-    vec = (ctypes.c_ubyte * pages)()
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    assert libc.mincore(first, pages * page, vec) == 0, os.strerror(ctypes.get_errno())
-    return sum(v & 1 for v in vec)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore and MADV_DONTNEED "
