@@ -10,6 +10,8 @@ own (init methods, a killed rank, a timeout, the example) run only in the
 one-rank world, once per suite.
 """
 
+import ctypes
+import mmap
 import os
 import subprocess
 import sys
@@ -109,6 +111,19 @@ def resident_elements(module):
     return sum(p.data.storage().size() if not hasattr(p, "untyped_storage")
                else p.untyped_storage().nbytes() // p.element_size()
                for p in module.parameters())
+
+
+def resident_pages(address, nbytes):
+    """Pages of [address, address + nbytes) in memory now (mincore, over
+    the pages the range touches; Linux)."""
+    page = mmap.PAGESIZE
+    first = address // page * page
+    pages = (address + nbytes - first + page - 1) // page
+    vec = (ctypes.c_ubyte * pages)()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    assert libc.mincore(first, pages * page, vec) == 0, os.strerror(ctypes.get_errno())
+    return sum(v & 1 for v in vec)
 
 
 def assert_same(sharded, reference, tol=1e-5):

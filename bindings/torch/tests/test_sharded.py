@@ -5,7 +5,9 @@ shards (plus the small persistent parameters) and never gathers more than
 max_live_parameters elements at once."""
 
 import math
+import mmap
 import os
+import sys
 import weakref
 
 import pytest
@@ -15,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 import smd.torch
 from smd.torch import ShardedDataParallel
-from conftest import assert_same, resident_elements
+from conftest import assert_same, resident_elements, resident_pages
 
 HEAVY = os.environ.get("SMD_TEST_HEAVY") == "1"
 VOCAB, DIM, HEADS, SEQ, BATCH = 64, 32, 4, 8, 4
@@ -94,6 +96,23 @@ def ddp_reference(world, rank, steps, layers=2, clip=None):
     net = DDP(model(layers), process_group=world)
     losses = train(net, net.parameters(), rank, steps, clip)
     return losses, net.module.state_dict()
+
+
+def ddp_stack_reference(world, rank, stack, width, steps):
+    """DDP's (losses, state) for `steps` steps of a stack() of layers
+    `width` wide fed 4 random rows (seeded by rank), squared-mean loss."""
+    ref = DDP(stack(), process_group=world)
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(rank)
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(4, width, generator=gen, requires_grad=True)
+        loss = ref(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses, ref.module.state_dict()
 
 
 def sizes(net):
@@ -182,6 +201,54 @@ def test_sharded_release_heap_trims_after_each_backward(world, rank, monkeypatch
     kept = ShardedDataParallel(model(1), param_persistence_threshold=PERSISTENCE)
     assert train(kept, kept.parameters(), rank, steps) == result
     assert calls == [0] * steps
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore and MADV_DONTNEED "
+                    "as Linux has them")
+def test_sharded_gathers_into_pages_returned_when_freed(world, rank):
+    """Each sharded parameter is gathered into the same memory every time
+    (the same address in every forward of every step, not a new heap
+    block), resident while the layer computes and handed back to the
+    system once it is freed: between steps none of its pages is in
+    memory. Still DDP's result."""
+    layers, width, steps = 3, 64, 3  # each weight 16 KiB: whole pages
+
+    def stack():
+        torch.manual_seed(5)
+        return nn.Sequential(*(nn.Linear(width, width) for _ in range(layers)))
+
+    net = stack()
+    sdp = ShardedDataParallel(net, param_persistence_threshold=width + 1)
+    seen = []  # per forward of a layer, once gathered: (layer, address, resident pages)
+
+    def record(layer):
+        def hook(module, inputs):  # after the wrapper's, which gathers
+            w = module.weight
+            seen.append((layer, w.data_ptr(), resident_pages(w.data_ptr(), w.numel() * 4)))
+        return hook
+
+    for i, layer in enumerate(net):
+        layer.register_forward_pre_hook(record(i))
+    opt = torch.optim.SGD(sdp.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(rank)
+    losses = []
+    for _ in range(steps):
+        loss = sdp(torch.randn(4, width, generator=gen)).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+        assert resident_elements(sdp.module) == layers * width  # the biases only
+        for _, address, _ in seen:
+            assert resident_pages(address, width * width * 4) == 0
+    assert len(seen) == layers * steps
+    full = width * width * 4 // mmap.PAGESIZE
+    assert all(pages == full for _, _, pages in seen)
+    for i in range(layers):
+        assert len({address for layer, address, _ in seen if layer == i}) == 1
+    assert len({address for _, address, _ in seen}) == layers
+
+    assert_same((losses, sdp.state_dict()), ddp_stack_reference(world, rank, stack, width, steps))
 
 
 def test_smp_config_maps_sdp_keys(world, size):
@@ -299,18 +366,7 @@ def test_sharded_reduces_each_unit_during_backward(world, rank):
     assert 0 < stats["peak_full_grad_elements"] < sharded
     assert stats["full_grad_elements"] == 0
 
-    ref = DDP(stack(), process_group=world)
-    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
-    gen = torch.Generator().manual_seed(rank)
-    ref_losses = []
-    for _ in range(3):
-        x = torch.randn(4, width, generator=gen, requires_grad=True)
-        loss = ref(x).square().mean()
-        loss.backward()
-        ref_opt.step()
-        ref_opt.zero_grad()
-        ref_losses.append(loss.item())
-    assert_same((losses, sdp.state_dict()), (ref_losses, ref.module.state_dict()))
+    assert_same((losses, sdp.state_dict()), ddp_stack_reference(world, rank, stack, width, 3))
 
 
 

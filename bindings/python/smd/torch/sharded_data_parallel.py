@@ -19,23 +19,27 @@ At wrap time every parameter of the module is registered, with rank 0's
 values (as DDP does), with a set over the process group's ranks: a
 parameter of at least param_persistence_threshold elements keeps only this
 rank's shard (the shard, a flat view of the set's memory, is an
-nn.Parameter of this wrapper; the module's parameter keeps its shape over a
-storage of its own, freed to 0 bytes); a smaller one stays whole
+nn.Parameter of this wrapper; the module's parameter keeps its shape over
+an empty storage while not gathered); a smaller one stays whole
 ("persistent"), its ``.data`` a view of the set's memory. When nothing
 reaches the threshold, rank 0 warns once with the sizes.
 
 Gathering is per unit: a module of a `units` class (default:
 nn.MultiheadAttention and the transformer layers, whose forwards read
 their children's weights directly) gathers its whole subtree, any other
-module its own sharded parameters. Before a unit's forward its storages
-are resized back in place and its parameters gathered straight into them
-(smd_sharded_fetch_into: no copy of the set's is held beside them), with
+module its own sharded parameters. Before a unit's forward its parameters
+are gathered straight into their gather buffers (smd_sharded_fetch_into:
+no copy of the set's is held beside them) and become views of them, with
 the units that follow along the order the first step recorded gathered
 ahead (up to prefetch_depth parameters, within max_live_parameters);
-after it, the storages are freed again. As FSDP does it, the storage
-object stays the same, so views an operation saved for its backward (a
-transposed weight, a slice of a packed projection) see the values again
-when the unit is gathered for its backward. The unit's outputs pass
+after it, they hold nothing again and their buffers' pages go back to the
+system. A parameter's gather buffer (gather_buffer.GatherBuffer) is a
+memory mapping of its own, at the same address for the wrapper's life, so
+views an operation saved for its backward (a transposed weight, a slice of
+a packed projection) see the values again when the unit is gathered for
+its backward, and its memory is the system's between gathers, not a block
+the C library's heap keeps (which made the peak grow past the memory in
+use: docs/SHARDING.md). The unit's outputs pass
 through an identity autograd function whose backward gathers them again
 before the unit's backward, and its inputs through one whose backward frees
 them after it. As soon as every gradient of a unit has been accumulated (a
@@ -47,15 +51,13 @@ reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
 shards clipped to gradient_clipping when given. Then (release_heap, off
 by default, glibc only) the memory the C library's heap keeps from the
-freed storages and gradients goes back to the system (malloc_trim), so the
-freed 4 MiB blocks of one backward do not stay resident as holes the next
-step's allocations land around (docs/SHARDING.md has the measurement).
+freed gradients and buffers goes back to the system (malloc_trim).
 
 A step cut short by an exception (a loss or hook raising in the forward
 or backward) leaves parameters gathered, reductions in flight and the end
 of the backward never run: the next forward of the wrapper undoes that
-first (waits for the reductions, frees the storages, drops the cut
-step's gradients, ends the set's round), so training goes on as if the
+first (waits for the reductions, frees the gathered parameters, drops the
+cut step's gradients, ends the set's round), so training goes on as if the
 cut step had not been taken, provided every rank raised alike.
 
 Limits of this release: CPU tensors of float32 or float64; one backward
@@ -80,6 +82,7 @@ from .. import _world
 from ..comm import Comm
 from ..errors import InvalidArgumentError, InvalidUsageError, NoMemoryError
 from ..sharded import ShardedParameters
+from .gather_buffer import GatherBuffer
 
 __all__ = ["ShardedDataParallel", "smp_config"]
 
@@ -197,14 +200,15 @@ def smp_config(config: Dict[str, Any]) -> Dict[str, Any]:
     return kwargs
 
 
-def _storage_resize(tensor: torch.Tensor, elements: int) -> None:
-    """Resize the storage under `tensor` in place (0: free its memory). Views
-    of it, such as those autograd saved for a backward, keep pointing at
-    this storage and see its memory again once it is resized back."""
+def _holding_nothing(like: torch.Tensor) -> torch.Tensor:
+    """A tensor of `like`'s shape and type over an empty storage (what a
+    parameter is while not gathered: using it is an error, not zeros)."""
+    tensor = torch.empty(like.shape, dtype=like.dtype)
     if hasattr(tensor, "untyped_storage"):  # torch >= 2.0
-        tensor.untyped_storage().resize_(elements * tensor.element_size())
+        tensor.untyped_storage().resize_(0)
     else:
-        tensor.storage().resize_(elements)
+        tensor.storage().resize_(0)
+    return tensor
 
 
 class _Identity(torch.autograd.Function):
@@ -266,7 +270,7 @@ class _Entry:
     persistent)."""
 
     __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel", "group",
-                 "arrived", "reduced", "flat", "prefetch")
+                 "arrived", "reduced", "buffer", "gathered", "freed", "prefetch")
 
     def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
         self.name = name
@@ -279,10 +283,15 @@ class _Entry:
         self.group: Optional["_ReduceGroup"] = None  # whose reduction carries its gradient
         self.arrived = False  # its gradient was accumulated in this backward
         self.reduced = False  # and its reduction queued
-        # The whole parameter's storage seen flat, padded to the set's
-        # gathered count (the parameter is a view of its start): gathers
-        # land in it directly.
-        self.flat: Optional[torch.Tensor] = None
+        # The memory the whole parameter is gathered into, flat, padded to
+        # the set's gathered count: gathers land in it directly, and its
+        # pages go back to the system when it is freed.
+        self.buffer: Optional[GatherBuffer] = None
+        # What the parameter's .data is while gathered (a view of the
+        # buffer's start, in its shape) and while freed (its shape over an
+        # empty storage of its own).
+        self.gathered: Optional[torch.Tensor] = None
+        self.freed: Optional[torch.Tensor] = None
         self.prefetch: Any = None  # the request of a gather started ahead, until used
 
 
@@ -386,13 +395,17 @@ class ShardedDataParallel(nn.Module):
             else:
                 entry.shard = nn.Parameter(torch.from_numpy(self._set.shard(entry.pid)),
                                            requires_grad=entry.param.requires_grad)
-                # The parameter keeps its shape and a storage of its own,
-                # freed while not gathered and refilled in place when it
-                # is (as FSDP does), so views saved for a backward
-                # (a transposed weight, a slice of a packed one) stay valid.
-                entry.flat = torch.empty(self._set.gathered_count(entry.pid), dtype=entry.param.dtype)
-                entry.param.data = entry.flat[:entry.numel].view(entry.param.shape)
-                _storage_resize(entry.flat, 0)
+                # Gathered, the parameter is a view of a buffer mapped for
+                # it alone, whose address stays (so views saved for a
+                # backward, a transposed weight or a slice of a packed one,
+                # read the values again once it is gathered again) and
+                # whose pages go back to the system when it is freed
+                # (heap blocks would stay in glibc's heap: docs/SHARDING.md).
+                # Freed, the parameter keeps its shape over an empty storage.
+                entry.buffer = GatherBuffer(self._set.gathered_count(entry.pid), entry.param.dtype)
+                entry.gathered = entry.buffer.tensor[:entry.numel].view(entry.param.shape)
+                entry.freed = _holding_nothing(entry.param)
+                entry.param.data = entry.freed
             owned.append(entry.shard)
         self.shards = nn.ParameterList(owned)
         self._gathered_elements = 0
@@ -477,24 +490,24 @@ class ShardedDataParallel(nn.Module):
         self._prefetch_after()
 
     def _fetch_into(self, entries: List[_Entry], async_: bool) -> Any:
-        """Gather entries straight into their parameters' storages, sized
-        back first (their views, saved for a backward, see them again)."""
+        """Gather entries straight into their parameters' buffers (their
+        views, saved for a backward, see them again)."""
         for e in entries:
-            _storage_resize(e.flat, e.flat.numel())
+            e.param.data = e.gathered
         self._gathered_elements += sum(e.numel for e in entries)
         self._peak_gathered_elements = max(self._peak_gathered_elements, self._gathered_elements)
         try:
-            # Addresses, not tensors: a numpy view would pin the storage's size.
             return self._set.fetch_into_addresses(
-                [e.pid for e in entries], [e.flat.data_ptr() for e in entries],
-                [e.flat.numel() for e in entries], async_=async_)
+                [e.pid for e in entries], [e.buffer.tensor.data_ptr() for e in entries],
+                [e.buffer.tensor.numel() for e in entries], async_=async_)
         except BaseException:
             self._free(entries)
             raise
 
     def _free(self, entries: List[_Entry]) -> None:
         for e in entries:
-            _storage_resize(e.flat, 0)
+            e.param.data = e.freed
+            e.buffer.release()
             self._gathered_elements -= e.numel
 
     def _advance(self, unit: int) -> None:
@@ -606,9 +619,9 @@ class ShardedDataParallel(nn.Module):
         self.reduce_gradients()
         if self._release_heap and _MALLOC_TRIM is not None:
             # glibc keeps freed blocks below its (risen) mmap threshold in
-            # the heap: the gathered storages and whole gradients of this
-            # backward, freed in an order that leaves holes the next step
-            # allocates around, so its peak grows (docs/SHARDING.md).
+            # the heap: the whole gradients of this backward and the
+            # collectives' buffers, freed in an order that leaves holes the
+            # next step allocates around (docs/SHARDING.md).
             _MALLOC_TRIM(0)
 
     def _targets(self, entries: List[_Entry]) -> Tuple[List[int], List[np.ndarray],
@@ -802,7 +815,7 @@ class ShardedDataParallel(nn.Module):
         """The set's statistics on this rank (smd.ShardedParameters.stats)
         and this wrapper's: the bytes of the shards and persistent
         parameters (owned_bytes) and the elements of the module's sharded
-        parameters gathered in their storages now and at most so far
+        parameters gathered now and at most so far
         (gathered_elements, peak_gathered_elements; the set's own
         gathered copies are its live/peak_live elements), and the elements
         of the sharded parameters' whole gradients held while their
