@@ -227,11 +227,7 @@ Message TcpStoreClient::call(const Message &request, Deadline deadline, const st
   try {
     body = wire::frame_body_size(header, wire::kMaxFrame);
   } catch (const Error &e) {
-    disconnect();
-    fail(SMD_ERR_BOOTSTRAP,
-         "the store at %s answered %s with garbage (not an "
-         "smd store?): %s",
-         address_.c_str(), what.c_str(), e.what());
+    garbled(what, e.what());
   }
   Bytes frame(wire::kHeaderSize + body);
   std::copy(header, header + sizeof header, frame.begin());
@@ -239,11 +235,7 @@ Message TcpStoreClient::call(const Message &request, Deadline deadline, const st
   try {
     return wire::decode(frame.data(), frame.size());
   } catch (const Error &e) {
-    disconnect();
-    fail(SMD_ERR_BOOTSTRAP,
-         "the store at %s answered %s with garbage (not an "
-         "smd store?): %s",
-         address_.c_str(), what.c_str(), e.what());
+    garbled(what, e.what());
   }
 }
 
@@ -297,6 +289,12 @@ void TcpStoreClient::lost(const std::string &what, const std::string &detail) {
   connection_lost_ = true;
   fail(SMD_ERR_BOOTSTRAP, "lost the store at %s (rank 0 died?) during %s: %s", address_.c_str(),
        what.c_str(), detail.c_str());
+}
+
+void TcpStoreClient::garbled(const std::string &what, const char *detail) {
+  disconnect();
+  fail(SMD_ERR_BOOTSTRAP, "the store at %s answered %s with garbage (not an smd store?): %s",
+       address_.c_str(), what.c_str(), detail);
 }
 
 void TcpStoreClient::check_usable(const std::string &what) const {

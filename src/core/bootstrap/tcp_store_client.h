@@ -71,6 +71,9 @@ class TcpStoreClient : public Store {
   void send_all(const Bytes &frame, Deadline deadline, const std::string &what);
   void recv_exact(uint8_t *buf, size_t size, Deadline deadline, const std::string &what);
   [[noreturn]] void lost(const std::string &what, const std::string &detail);
+  // A reply that does not decode (frame header or body): one error for both,
+  // and the connection is closed since the stream is out of step.
+  [[noreturn]] void garbled(const std::string &what, const char *detail);
   void check_usable(const std::string &what) const;
   Deadline op_deadline() const;
   void expect(const wire::Message &reply, wire::Op op, const std::string &what);

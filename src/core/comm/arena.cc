@@ -225,6 +225,13 @@ void Arena::wake_self() {
   futex_wake_all(&h.bell);
 }
 
+// Every counter says "done with round" as round + 1, the value wait_counter()
+// waits for; one store for all three keeps that pairing in one place.
+void Arena::post_counter(int which, uint64_t round, bool wake) {
+  header(rank_).counters[which].value.store(round + 1, std::memory_order_release);
+  if (wake) wake_sleepers();
+}
+
 void Arena::wait_counter(int which, uint64_t value, Waiter &w, int only) {
   for (int r = 0; r < size_; ++r) {
     if (only >= 0 && r != only) continue;
@@ -252,10 +259,7 @@ void Arena::wait_reusable(uint64_t round, bool small, Waiter &w) {
   if (round >= ahead) wait_counter(kConsumed, round - ahead + 1, w);
 }
 
-void Arena::post(uint64_t round, bool wake) {
-  header(rank_).counters[kPosted].value.store(round + 1, std::memory_order_release);
-  if (wake) wake_sleepers();
-}
+void Arena::post(uint64_t round, bool wake) { post_counter(kPosted, round, wake); }
 
 void Arena::post_ready(uint64_t round) {
   __atomic_store_n(&header(rank_).desc[round % kRounds].ready, round + 1, __ATOMIC_RELEASE);
@@ -283,20 +287,14 @@ void Arena::wait_posted_by(int r, uint64_t round, Waiter &w) {
   wait_counter(kPosted, round + 1, w, r);
 }
 
-void Arena::post_reduced(uint64_t round) {
-  header(rank_).counters[kReduced].value.store(round + 1, std::memory_order_release);
-  wake_sleepers();
-}
+void Arena::post_reduced(uint64_t round) { post_counter(kReduced, round, true); }
 
 void Arena::wait_reduced(uint64_t round, Waiter &w) { wait_counter(kReduced, round + 1, w); }
 void Arena::wait_reduced_by(int r, uint64_t round, Waiter &w) {
   wait_counter(kReduced, round + 1, w, r);
 }
 
-void Arena::post_consumed(uint64_t round) {
-  header(rank_).counters[kConsumed].value.store(round + 1, std::memory_order_release);
-  wake_sleepers();
-}
+void Arena::post_consumed(uint64_t round) { post_counter(kConsumed, round, true); }
 
 bool Arena::publish_shared(uint64_t id, const std::vector<uint8_t> &handle) {
   auto &rec = header(rank_).shared;

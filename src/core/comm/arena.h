@@ -196,6 +196,7 @@ class Arena {
   Arena() = default;
   Header &header(int r) const { return *reinterpret_cast<Header *>(bases_[r]); }
   void wake_sleepers();
+  void post_counter(int which, uint64_t round, bool wake);
   void wait_counter(int which, uint64_t value, Waiter &w, int only = -1);
 
   int size_ = 0, rank_ = 0;

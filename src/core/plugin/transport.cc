@@ -206,24 +206,31 @@ bool Transport::has_check_peer() const {
   return SMD_TRANSPORT_HAS(table_, smd_transport_v1_t, check_peer) && table_->check_peer;
 }
 
-Bytes Transport::address() {
-  auto l = lock();
+template <class Call>
+Bytes Transport::fill_blob(const char *what, size_t cap, Call call) {
   Bytes buf(256);
   for (int attempt = 0; attempt < 2; ++attempt) {
     size_t size = buf.size();
     tls_plugin_error.clear();
-    smd_transport_status_t st = table_->get_address(ctx_, buf.data(), &size);
+    smd_transport_status_t st = call(buf.data(), &size);
     if (st == SMD_TRANSPORT_OK) {
       buf.resize(size);
       return buf;
     }
-    if (st == SMD_TRANSPORT_ERR_INVALID && size > buf.size() && size < (64u << 20)) {
+    if (st == SMD_TRANSPORT_ERR_INVALID && size > buf.size() && size < cap) {
       buf.resize(size);
       continue;
     }
-    raise(st, "get_address", -1);
+    raise(st, what, -1);
   }
-  fail(SMD_ERR_TRANSPORT, "%s get_address keeps asking for a larger buffer", name().c_str());
+  fail(SMD_ERR_TRANSPORT, "%s %s keeps asking for a larger buffer", name().c_str(), what);
+}
+
+Bytes Transport::address() {
+  auto l = lock();
+  return fill_blob("get_address", 64u << 20, [&](uint8_t *buf, size_t *size) {
+    return table_->get_address(ctx_, buf, size);
+  });
 }
 
 void *Transport::connect(int peer, const Bytes &address) {
@@ -330,23 +337,10 @@ void *Transport::iget(void *ep, void *local, uint64_t remote, size_t size, int p
 void *Transport::segment_create(size_t size, void **ptr, Bytes *handle) {
   auto l = lock();
   void *seg = nullptr;
-  Bytes buf(256);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    size_t hs = buf.size();
-    tls_plugin_error.clear();
-    smd_transport_status_t st = table_->segment_create(ctx_, size, ptr, &seg, buf.data(), &hs);
-    if (st == SMD_TRANSPORT_OK) {
-      buf.resize(hs);
-      *handle = std::move(buf);
-      return seg;
-    }
-    if (st == SMD_TRANSPORT_ERR_INVALID && hs > buf.size() && hs < (1u << 20)) {
-      buf.resize(hs);
-      continue;
-    }
-    raise(st, "segment_create", -1);
-  }
-  fail(SMD_ERR_TRANSPORT, "%s segment_create keeps asking for a larger buffer", name().c_str());
+  *handle = fill_blob("segment_create", 1u << 20, [&](uint8_t *buf, size_t *hs) {
+    return table_->segment_create(ctx_, size, ptr, &seg, buf, hs);
+  });
+  return seg;
 }
 
 void *Transport::segment_attach(void *ep, const Bytes &handle, void **ptr, size_t *size) {

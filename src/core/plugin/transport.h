@@ -88,6 +88,12 @@ class Transport {
  private:
   [[noreturn]] void raise(smd_transport_status_t st, const char *what, int peer);
   std::unique_lock<std::mutex> lock();
+  // A blob of the plugin's making whose size only the plugin knows
+  // (get_address, segment_create): call(buf, &size) fills buf; a plugin that
+  // needs more answers ERR_INVALID with the size it needs and is called once
+  // more with that much (below `cap`). Throws what failed.
+  template <class Call>
+  Bytes fill_blob(const char *what, size_t cap, Call call);
   void start_registrations();
   // The registration for a buffer about to be handed to the plugin
   // (nullptr when none is needed); keep() ties it to the request that

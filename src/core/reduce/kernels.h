@@ -2,6 +2,8 @@
 // each set is a table with one function per datatype and operation.
 #pragma once
 
+#include "core/reduce/element.h"
+
 #include <smd.h>
 
 #include <cstddef>
@@ -23,11 +25,29 @@ struct KernelTable {
   KernelFn get(smd_datatype_t d, smd_op_t o) const { return fn[int(d) * kCombineOps + int(o)]; }
 };
 
-// Builds the table from a kernel template: Kernel<D, Op>::run is the
-// function for datatype D and operation Op.
+// The KernelFn of one kernel: every kernel set picks reduce<Div> the same
+// way, once per call, so the undivided loop (all ops but SMD_AVG) carries no
+// division; kept here so the sets differ only in their loops.
+template <class Kernel>
+void run_kernel(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor) {
+  using T = typename Kernel::T;
+  const Divide<typename Kernel::C> div(divisor > 1 ? divisor : 1);
+  if (divisor > 1) {
+    Kernel::template reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
+  } else {
+    Kernel::template reduce<false>(static_cast<T *>(dst), srcs, nsrc, count, div);
+  }
+}
+
+// Builds the table from a kernel template: Kernel<D, Op> has the element
+// type T, the compute type C and
+//   template <bool Div> static void reduce(T *dst, const void *const *srcs,
+//                                          int nsrc, size_t count, const Divide<C> &div);
+// for datatype D and operation Op.
 template <template <smd_datatype_t, smd_op_t> class Kernel, size_t... I>
 constexpr KernelTable make_kernel_table(const char *name, std::index_sequence<I...>) {
-  return {name, {&Kernel<smd_datatype_t(I / kCombineOps), smd_op_t(I % kCombineOps)>::run...}};
+  return {name,
+          {&run_kernel<Kernel<smd_datatype_t(I / kCombineOps), smd_op_t(I % kCombineOps)>>...}};
 }
 template <template <smd_datatype_t, smd_op_t> class Kernel>
 constexpr KernelTable make_kernel_table(const char *name) {

@@ -321,15 +321,6 @@ struct Avx2 {
     // caller signals anyone that the output is ready.
     _mm_sfence();
   }
-
-  static void run(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor) {
-    const Divide<C> div(divisor > 1 ? divisor : 1);
-    if (divisor > 1) {
-      reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
-    } else {
-      reduce<false>(static_cast<T *>(dst), srcs, nsrc, count, div);
-    }
-  }
 };
 
 }  // namespace

@@ -98,15 +98,6 @@ struct Portable {
       }
     }
   }
-
-  static void run(void *dst, const void *const *srcs, int nsrc, size_t count, int divisor) {
-    const Divide<C> div(divisor > 1 ? divisor : 1);
-    if (divisor > 1) {
-      reduce<true>(static_cast<T *>(dst), srcs, nsrc, count, div);
-    } else {
-      reduce<false>(static_cast<T *>(dst), srcs, nsrc, count, div);
-    }
-  }
 };
 
 }  // namespace

@@ -7,8 +7,11 @@
 #include <cstring>
 
 #include "context.h"
+#include "remote_range.h"
 
 namespace smd_shm {
+
+using smd_plugin::check_remote_range;
 
 struct RemoteKey {
   uint64_t magic;
@@ -75,13 +78,7 @@ static Status check_key(Context *ctx, Endpoint *ep, uint64_t remote, const void 
                 "shm: iget: the remote key belongs to pid %d, not rank %d "
                 "(pid %d)",
                 k.pid, ep->peer, int(ep->pid));
-  if (remote < k.addr || size > k.size || remote - k.addr > k.size - size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: iget: [0x%llx, +%zu) lies outside the registration "
-                "[0x%llx, +%llu) of rank %d",
-                (unsigned long long)remote, size, (unsigned long long)k.addr,
-                (unsigned long long)k.size, ep->peer);
-  return SMD_TRANSPORT_OK;
+  return check_remote_range(ctx, "shm: iget", remote, size, k.addr, k.size, ep->peer);
 }
 
 Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,

@@ -7,8 +7,11 @@
 #include <string>
 
 #include "context.h"
+#include "remote_range.h"
 
 namespace smd_ucx {
+
+using smd_plugin::check_remote_range;
 
 struct KeyHeader {
   uint64_t magic;
@@ -113,12 +116,9 @@ Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const v
   if (h.magic != kKeyMagic || rkey_size != sizeof h + h.packed_length)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: iget: not a ucx remote key (%zu bytes)",
                 rkey_size);
-  if (remote < h.base || size > h.length || remote - h.base > h.length - size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "ucx: iget: [0x%llx, +%zu) lies outside the registration "
-                "[0x%llx, +%llu) of rank %d",
-                (unsigned long long)remote, size, (unsigned long long)h.base,
-                (unsigned long long)h.length, ep->peer);
+  if (Status st = check_remote_range(ctx, "ucx: iget", remote, size, h.base, h.length, ep->peer);
+      st != SMD_TRANSPORT_OK)
+    return st;
   if (local == nullptr && size != 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: iget: local is NULL");
   if (size == 0) return SMD_TRANSPORT_OK;

@@ -26,18 +26,10 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
     // One round: everyone stages its input and reduces all of them (its
-    // own straight from sendbuf).
-    DirectOp d(c, a, 1, n * es, "allreduce");
-    // Peers may read sendbuf in place unless recvbuf is sendbuf (this
-    // member writes the result while they read); every member takes part
-    // in the exchange of offers, offering or not.
-    bool offered = d.use_in_place(a.sendbuf != a.recvbuf ? a.sendbuf : nullptr, n * es);
-    uint8_t *stage = d.begin(0);
-    if (!offered) stage_copy(stage, a.sendbuf, n * es, n * es);
-    d.post_and_wait(0);
-    reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op, red.divisor);
-    d.finish(0);
-    d.end_in_place();
+    // own straight from sendbuf). Peers may read sendbuf in place unless
+    // recvbuf is sendbuf (this member writes the result while they read).
+    direct_eager_reduce(c, a, red, a.sendbuf != a.recvbuf ? a.sendbuf : nullptr, a.recvbuf,
+                        "allreduce");
     return;
   }
   // Pipelined rounds: each member stages the slices of the round's chunk

@@ -23,18 +23,9 @@ void reduce_direct(Comm &c, const CollArgs &a) {
   Reduction red = reduction_of(a.op, p);
   size_t chunk = c.arena()->chunk();
   if (n * es <= direct_eager_limit(p, chunk)) {
-    DirectOp d(c, a, 1, n * es, "reduce");
-    // Read in place unless the root's recvbuf is its sendbuf (every member
-    // takes part in the exchange of offers, offering or not).
-    bool offered = d.use_in_place(root && a.sendbuf == a.recvbuf ? nullptr : a.sendbuf, n * es);
-    uint8_t *stage = d.begin(0);
-    if (!offered) stage_copy(stage, a.sendbuf, n * es, n * es);
-    d.post_and_wait(0);
-    if (root)
-      reduce::reduce(a.recvbuf, d.sources(0, 0, 0, a.sendbuf), p, n, a.datatype, red.op,
-                     red.divisor);
-    d.finish(0);
-    d.end_in_place();
+    // Read in place unless the root's recvbuf is its sendbuf.
+    direct_eager_reduce(c, a, red, root && a.sendbuf == a.recvbuf ? nullptr : a.sendbuf,
+                        root ? a.recvbuf : nullptr, "reduce");
     return;
   }
   size_t per_round = chunk / es;

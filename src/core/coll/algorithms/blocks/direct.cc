@@ -117,6 +117,22 @@ size_t direct_eager_limit(int nranks, size_t chunk) {
   return limit < chunk ? limit : chunk;
 }
 
+void direct_eager_reduce(Comm &c, const CollArgs &a, const Reduction &red, const void *offer,
+                         void *into, const char *what) {
+  size_t bytes = a.count * datatype_size(a.datatype);
+  DirectOp d(c, a, 1, bytes, what);
+  // Every member takes part in the exchange of offers, offering or not.
+  bool offered = d.use_in_place(offer, bytes);
+  uint8_t *stage = d.begin(0);
+  if (!offered) stage_copy(stage, a.sendbuf, bytes, bytes);
+  d.post_and_wait(0);
+  if (into)
+    reduce::reduce(into, d.sources(0, 0, 0, a.sendbuf), c.size(), a.count, a.datatype, red.op,
+                   red.divisor);
+  d.finish(0);
+  d.end_in_place();
+}
+
 DirectOp::DirectOp(Comm &comm, const CollArgs &args, uint64_t rounds, size_t stage_bytes,
                    const char *what)
     : comm_(comm),

@@ -148,5 +148,11 @@ void describe_pending(Comm &c, Waiter &w);
 // Messages up to this size take the one-round path: every member reduces
 // all inputs itself (latency-bound sizes).
 size_t direct_eager_limit(int nranks, size_t chunk);
+// The one round of allreduce and reduce up to that size, the same protocol
+// for both: every member offers `offer` (its sendbuf, or nullptr when it may
+// not be read in place) or stages its input, and `into` (nullptr on a member
+// that keeps no result) gets all members' inputs reduced by `red`.
+void direct_eager_reduce(Comm &c, const CollArgs &a, const Reduction &red, const void *offer,
+                         void *into, const char *what);
 
 }  // namespace smd
