@@ -21,7 +21,8 @@ def pages_of(tensor):
 
 @linux_only
 @pytest.mark.parametrize("count,dtype", [(0, torch.float32), (1000, torch.float32),
-                                         (1 << 20, torch.float32), ((1 << 20) + 3, torch.float64)])
+                                         (1 << 20, torch.float32), ((1 << 20) + 3, torch.float64),
+                                         (4097, torch.bfloat16), (77, torch.float16)])
 def test_release_gives_pages_back_at_the_same_address(count, dtype):
     buf = GatherBuffer(count, dtype)
     t = buf.tensor

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import mmap
 
-import numpy as np
 import torch
 
 #: Where the system cannot drop a mapping's pages, a released buffer keeps
@@ -50,16 +49,16 @@ class GatherBuffer:
     __slots__ = ("_map", "tensor")
 
     def __init__(self, count: int, dtype: torch.dtype) -> None:
-        element = torch.empty((), dtype=dtype).numpy().dtype
-        nbytes = count * element.itemsize
+        # torch's own sizes: numpy has no bfloat16
+        nbytes = count * torch.empty((), dtype=dtype).element_size()
         huge = _HUGE if _HUGE and nbytes >= _HUGE else 0
         # A mapping of 0 bytes is refused: an empty buffer maps one byte.
         # Private: dropping a shared mapping's pages would keep them in its
         # shared-memory object. With huge pages, one more huge page's room
         # lets the buffer start at a huge page's boundary.
         self._map = mmap.mmap(-1, max(nbytes + huge, 1), flags=mmap.MAP_PRIVATE)
-        whole = np.frombuffer(self._map, dtype=np.uint8)
-        start = -whole.__array_interface__["data"][0] % huge if huge else 0
+        whole = torch.frombuffer(self._map, dtype=torch.uint8)
+        start = -whole.data_ptr() % huge if huge else 0
         if huge:
             # Huge pages over the buffer's whole huge pages only: one over
             # its tail would hold memory past its end.
@@ -70,7 +69,7 @@ class GatherBuffer:
                                   len(self._map) - start - covered)
             except OSError:
                 pass  # huge pages turned off: ordinary pages
-        self.tensor = torch.from_numpy(whole[start:start + nbytes].view(element))
+        self.tensor = whole[start:start + nbytes].view(dtype)
 
     def release(self) -> None:
         """Hand the pages back to the system: the values are gone (reads
