@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/coll/agree/digest_agreement.h"
+#include "core/coll/algorithms/device_direct.h"
 #include "core/coll/collective.h"
 #include "core/coll/select/cost_model.h"
 #include "core/comm/communicator.h"
@@ -86,6 +87,8 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
 void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
+  // With the transports' word on device memory: it decides the route too.
+  settings.push_back({"SMD_GPU_DIRECT", device_direct_setting(world)});
   std::vector<uint64_t> digests(settings.size());
   for (size_t i = 0; i < settings.size(); ++i) digests[i] = fnv1a64(settings[i].value);
   // First whether all agree, in ceil(log2 p) steps, so that forming a world
