@@ -218,23 +218,29 @@ void bad_input(const World &w) {
 }  // namespace
 
 // Which route device calls took, where the test says (SMD_TEST_ROUTE) and
-// the runtime is the host stand-in, which counts kernel launches: the
-// direct route reduces with the kernels, the staged one on the host.
+// the runtime is the host stand-in, which counts kernel launches and event
+// records: the direct route reduces with the kernels, the staged one on the
+// host, and staging in chunks records an event per chunk (the whole-buffer
+// staging none).
 void route_taken(const World &w) {
   const char *route = getenv("SMD_TEST_ROUTE");
   void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  using Counter = int (*)();
   auto launches =
-      lib ? reinterpret_cast<int (*)()>(dlsym(lib, "smd_cuda_standin_kernel_launches")) : nullptr;
-  if (route && launches && g_size > 1) {
+      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_kernel_launches")) : nullptr;
+  auto events =
+      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_event_records")) : nullptr;
+  if (route && launches && events && g_size > 1) {
+    const std::string want(route);
     const size_t n = 4096;
     DeviceBuffer buf(w.a, n * 4);
-    const int before = launches();
+    const int launched = launches(), recorded = events();
     expect(smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
                SMD_SUCCESS,
            "allreduce for the route check");
-    const bool reduced_on_device = launches() > before;
-    expect(reduced_on_device == (std::string(route) == "direct"),
-           std::string("the allreduce took the ") + route + " route");
+    const bool on_device = launches() > launched, in_chunks = events() > recorded;
+    expect(on_device == (want == "direct") && in_chunks == (want == "pipelined"),
+           "the allreduce took the " + want + " route");
   }
   if (lib) dlclose(lib);
 }

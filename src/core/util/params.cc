@@ -151,6 +151,11 @@ const std::vector<ParamDef> &all_params() {
        "memory), on (always on the device buffers; a call fails with SMD_ERR_NOT_SUPPORTED naming "
        "a transport that does not declare device memory), off (always staged). Every rank must "
        "set it alike (smd_comm_init checks)."},
+      {"SMD_GPU_STAGE_CHUNK_BYTES", "int", "4194304",
+       "The staged route for device allreduce, broadcast and reduce copies in chunks of about "
+       "this many bytes, each chunk's collective running while the next is copied in and the "
+       "last copied out; 0 = one copy in, one collective, one copy out. Every rank must set it "
+       "alike (smd_comm_init checks)."},
       {"SMD_GPU_MODULE", "string", "",
        "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, "
        "gpu/), then the install directory."},

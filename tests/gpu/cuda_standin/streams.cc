@@ -213,6 +213,9 @@ namespace {
 // Kernels launched through smd_cuda_standin_launch (tests tell by it
 // whether a route reduced on the "device").
 std::atomic<int> g_launches{0};
+// Events recorded (cudaEventRecord): the pipelined staging records one per
+// chunk, the whole-buffer staging none.
+std::atomic<int> g_event_records{0};
 }  // namespace
 
 extern "C" {
@@ -288,6 +291,7 @@ int cudaEventRecord(void *event, void *stream) {
   // after the blocking streams' earlier work.
   e->at = push(s, nullptr, {});
   e->stream = s;
+  g_event_records.fetch_add(1, std::memory_order_relaxed);
   return result(kSuccess);
 }
 
@@ -387,5 +391,7 @@ int smd_cuda_standin_delay(void *stream, unsigned microseconds) {
 }
 
 int smd_cuda_standin_kernel_launches(void) { return g_launches.load(std::memory_order_relaxed); }
+
+int smd_cuda_standin_event_records(void) { return g_event_records.load(std::memory_order_relaxed); }
 
 }  // extern "C"

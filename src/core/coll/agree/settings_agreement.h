@@ -23,6 +23,7 @@ struct SharedSetting {
 
 // This process's values of the settings that must agree: SMD_ALGO,
 // SMD_CHECK, SMD_FUSION_BYTES, SMD_HIER_CHUNK_BYTES, SMD_GPU_IPC,
+// SMD_GPU_STAGE_CHUNK_BYTES,
 // SMD_CALIBRATE and SMD_TUNING_FILE
 // (its contents: two paths to the same numbers agree).
 std::vector<SharedSetting> shared_settings();

@@ -34,8 +34,7 @@ const char *mode_name(DirectMode m) {
 std::string transports_without_device_memory(Comm &comm) {
   std::string names;
   for (const Transport *t : comm.ctx().transports())
-    if (!t->has(SMD_TRANSPORT_CAP_DEVICE_MEMORY))
-      names += (names.empty() ? "" : ", ") + t->name();
+    if (!t->has(SMD_TRANSPORT_CAP_DEVICE_MEMORY)) names += (names.empty() ? "" : ", ") + t->name();
   if (comm.ctx().transports().empty()) names = "none (one process)";
   return names;
 }
