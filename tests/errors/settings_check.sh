@@ -43,6 +43,7 @@ expect_mismatch 2 SMD_ALGO allreduce=ring
 expect_mismatch 3 SMD_FUSION_BYTES 4096
 expect_mismatch 2 SMD_GPU_IPC 1
 expect_mismatch 2 SMD_GPU_DIRECT on
+expect_mismatch 2 SMD_GPU_STAGE_CHUNK_BYTES 1000
 printf 'arena_gbps = 5\n' >"$dir/tuning"
 printf 'arena_gbps = 6\n' >"$dir/other"
 export SMD_TUNING_FILE=$dir/tuning
