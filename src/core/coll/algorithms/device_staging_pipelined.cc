@@ -66,9 +66,10 @@ bool stage_pipelined(Comm &comm, const CollArgs &a, const StagedShape &s) {
   Events copied_in(api);
   auto copy_in = [&](size_t i) {
     if (s.send_bytes)
-      gpu::cuda_check("cudaMemcpyAsync",
-                      api.MemcpyAsync(hsend + i * chunk, static_cast<const uint8_t *>(a.sendbuf) + i * chunk,
-                                      length(i), gpu::kCudaMemcpyDefault, stream));
+      gpu::cuda_check(
+          "cudaMemcpyAsync",
+          api.MemcpyAsync(hsend + i * chunk, static_cast<const uint8_t *>(a.sendbuf) + i * chunk,
+                          length(i), gpu::kCudaMemcpyDefault, stream));
     gpu::cuda_check("cudaEventRecord", api.EventRecord(copied_in[i], stream));
   };
   copy_in(0);
@@ -82,9 +83,10 @@ bool stage_pipelined(Comm &comm, const CollArgs &a, const StagedShape &s) {
     h.recvbuf = s.recv_bytes ? hrecv + i * chunk : nullptr;
     run_collective(comm, h);
     if (s.recv_bytes)
-      gpu::cuda_check("cudaMemcpyAsync",
-                      api.MemcpyAsync(static_cast<uint8_t *>(a.recvbuf) + i * chunk, hrecv + i * chunk,
-                                      length(i), gpu::kCudaMemcpyDefault, stream));
+      gpu::cuda_check(
+          "cudaMemcpyAsync",
+          api.MemcpyAsync(static_cast<uint8_t *>(a.recvbuf) + i * chunk, hrecv + i * chunk,
+                          length(i), gpu::kCudaMemcpyDefault, stream));
   }
   gpu::cuda_check("cudaStreamSynchronize", api.StreamSynchronize(stream));
   return true;
