@@ -129,7 +129,11 @@ static inline const char *smd_transport_status_string(smd_transport_status_t sta
 /* Shared segments that peers map for loads and stores:
  * segment_create / segment_attach / segment_release are implemented. */
 #define SMD_TRANSPORT_CAP_SEGMENTS (1ull << 5)
-/* Buffers may be device (GPU) memory. */
+/* Buffers of send, recv and isend/irecv may be CUDA device memory: the
+ * plugin moves them itself (UCX built with CUDA, libfabric FI_HMEM). When
+ * every transport of a communicator declares it (in caps or context_caps),
+ * the engine runs device collectives on the device buffers instead of
+ * staging them through host memory (SMD_GPU_DIRECT, docs/GPU.md). */
 #define SMD_TRANSPORT_CAP_DEVICE_MEMORY (1ull << 6)
 /* Only from context_caps(): while this context lives, every range of
  * memory the process unmaps is reported through host->mem_unmapped (the
@@ -281,9 +285,10 @@ typedef struct smd_transport_v1 {
   /* Appended entries (read only when struct_size covers them). */
 
   /* Optional: the caps of this context after init, where they depend on
-   * what init found. The core reads SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED
-   * and SMD_TRANSPORT_CAP_REPORTS_UNMAPS from it (added to caps); other
-   * bits are reserved. Called once, right after init. */
+   * what init found. The core reads SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED,
+   * SMD_TRANSPORT_CAP_REPORTS_UNMAPS and SMD_TRANSPORT_CAP_DEVICE_MEMORY
+   * from it (added to caps); other bits are reserved. Called once, right
+   * after init. */
   uint64_t (*context_caps)(void *ctx);
 
   /* Optional: how suitable this plugin is on this machine, for

@@ -113,7 +113,8 @@ python_stage() {
 
 # The targets the GPU checks need, nothing else (no GoogleTest there).
 DEVICE_TARGETS=(smd smd-transport-shm smd-transport-tcp smdrun smd-info smd-gpu gpu-kernels-test
-  gpu-collectives-test gpu-streams-test gpu-ipc-test gpu-kernel-bench cuda-abi-check)
+  gpu-collectives-test gpu-streams-test gpu-ipc-test gpu-kernel-bench gpu-allreduce-bench
+  cuda-abi-check)
 STANDIN_TARGETS=(smd-cuda-standin smd-gpu-standin)
 
 # stage NAME LIMIT CMD...: run() under a time limit, its seconds and exit
@@ -128,7 +129,18 @@ stage() {
   return "$rc"
 }
 
-# The stages' limits add up to 455 s, so the report comes back from a
+# allreduce_routes MAX_MIB ITERATIONS: the device allreduce of 2 ranks
+# sharing the GPU on each route, one smdrun each (bench/gpu/gpu_allreduce_bench.cc).
+allreduce_routes() {
+  local bench=$BUILD/bench/gpu/gpu-allreduce-bench smdrun=$BUILD/tools/smdrun rc=0
+  export SMD_PLUGIN_PATH=$BUILD/src/plugins/shm:$BUILD/src/plugins/tcp
+  SMD_GPU_STAGE_CHUNK_BYTES=0 "$smdrun" -n 2 "$bench" "$1" "$2" staged-whole || rc=1
+  "$smdrun" -n 2 "$bench" "$1" "$2" staged-chunks || rc=1
+  SMD_GPU_IPC=1 "$smdrun" -n 2 "$bench" "$1" "$2" ipc || rc=1
+  return $rc
+}
+
+# The stages' limits add up to 465 s, so the report comes back from a
 # device command of 8 minutes whatever hangs.
 one_call() {
   local standin=${1:-}
@@ -157,10 +169,10 @@ one_call() {
       -Dtorch=disabled -Djax=disabled -Ducx=disabled -Defa=disabled -Dhwloc=disabled \
       -Dcuda=enabled || { report; return; }
   fi
-  stage compile 240 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
+  stage compile 230 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
   local suites=(--suite gpu)
   [[ $suite == gpu-standin ]] && suites+=(--suite gpu-standin)
-  stage tests 100 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
+  stage tests 90 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
   cp "$BUILD/meson-logs/testlog.json" "$RESULTS/testlog.json" 2>/dev/null
   if [[ $suite == gpu-standin ]]; then
     # The stand-in's kernels are host loops: a short run shows the
@@ -169,8 +181,13 @@ one_call() {
       SMD_CUDA_DRIVER_LIBRARY=$BUILD/tests/gpu/cuda_standin/libsmd-cuda-standin.so \
       SMD_GPU_MODULE=$BUILD/tests/gpu/cuda_standin/libsmd-gpu-standin.so \
       stage gpu-kernel-bench 60 "$BUILD/bench/gpu/gpu-kernel-bench" 4 2
+    SMD_CUDA_LIBRARY=$BUILD/tests/gpu/cuda_standin/libsmd-cuda-standin.so \
+      SMD_CUDA_DRIVER_LIBRARY=$BUILD/tests/gpu/cuda_standin/libsmd-cuda-standin.so \
+      SMD_GPU_MODULE=$BUILD/tests/gpu/cuda_standin/libsmd-gpu-standin.so \
+      stage gpu-allreduce-bench 30 "$0" allreduce-routes 4 2
   else
     SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-kernel-bench 45 "$BUILD/bench/gpu/gpu-kernel-bench"
+    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-allreduce-bench 30 "$0" allreduce-routes 256 10
     SMD_CUDA=on stage topology 10 "$BUILD/tools/smd-info" topology
     nvidia-smi >"$RESULTS/nvidia-smi.txt" 2>&1
   fi
@@ -189,6 +206,7 @@ case ${1:-} in
   host) shift; host "$@" ;;
   python) python_stage ;;
   pack) pack || exit 1; exit 0 ;;
+  allreduce-routes) shift; allreduce_routes "$@"; exit ;;
   *)
     sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2

@@ -71,6 +71,19 @@ def bench(folder):
     return ([head, ""] if head else []) + table + rows
 
 
+def allreduce_routes(folder):
+    """The device allreduce bench's rows (rank 0's, smdrun's [0] prefix off)."""
+    rows = []
+    for line in read(folder, "gpu-allreduce-bench.log").splitlines():
+        parts = line.replace("[0] ", "", 1).split()
+        if len(parts) == 7 and parts[0] != "route" and parts[1].isdigit():
+            rows.append("| " + " | ".join(parts) + " |")
+    if not rows:
+        return ["(no allreduce rows)"]
+    return ["| route | ranks | MiB | time ms | copy GB/s | bound ms | of bound |",
+            "|---|---|---|---|---|---|---|"] + rows
+
+
 def main():
     folder = sys.argv[1]
     mode = read(folder, "mode.txt").strip() or "mode: unknown"
@@ -84,6 +97,10 @@ def main():
     summary = ", ".join(f"{n} {r}" for r, n in sorted(counts.items()))
     out += ["## Tests" + (f" ({summary})" if summary else ""), ""] + table + [""]
     out += ["## Kernel benchmark", ""] + bench(folder) + [""]
+    out += ["## Allreduce of the ranks sharing the GPU", "",
+            "Bound: every rank's input read and output written once, at the copy rate "
+            "measured in the same run (bench/gpu/gpu_allreduce_bench.cc).", ""]
+    out += allreduce_routes(folder) + [""]
     topo = read(folder, "topology.log").strip()
     if topo:
         out += ["## smd-info topology", "", "```", topo, "```", ""]

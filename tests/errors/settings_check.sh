@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Settings that must agree across ranks (src/core/coll/agree/settings_agreement.h),
-# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC or
+# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC, SMD_GPU_DIRECT or
 # tuning file makes init fail at once with SMD_ERR_MISMATCH on every rank,
 # naming the variable (before this check such a job waited for SMD_TIMEOUT);
 # the default written out on one rank only, or the same tuning numbers
@@ -42,6 +42,8 @@ expect_mismatch() {
 expect_mismatch 2 SMD_ALGO allreduce=ring
 expect_mismatch 3 SMD_FUSION_BYTES 4096
 expect_mismatch 2 SMD_GPU_IPC 1
+expect_mismatch 2 SMD_GPU_DIRECT on
+expect_mismatch 2 SMD_GPU_STAGE_CHUNK_BYTES 1000
 printf 'arena_gbps = 5\n' >"$dir/tuning"
 printf 'arena_gbps = 6\n' >"$dir/other"
 export SMD_TUNING_FILE=$dir/tuning
@@ -53,4 +55,9 @@ unset SMD_TUNING_FILE
 out=$(run 2 SMD_ALGO auto) || fail "SMD_ALGO=auto on one rank only: $out"
 out=$(run 3 SMD_HIER_CHUNK_BYTES 1048576) || fail "the default chunk written out: $out"
 out=$(run 2 SMD_GPU_IPC false) || fail "SMD_GPU_IPC's default written out: $out"
+out=$(run 2 SMD_GPU_DIRECT AUTO) || fail "SMD_GPU_DIRECT's default written out: $out"
+# A value that is no setting at all: a clear error at init, not a hang.
+out=$(SMD_GPU_DIRECT=maybe run 2 SMD_GPU_DIRECT maybe) && fail "SMD_GPU_DIRECT=maybe was accepted: $out"
+[[ $(echo "$out" | grep -c "SMD_GPU_DIRECT must be auto, on or off") == 2 ]] ||
+  fail "SMD_GPU_DIRECT=maybe: expected the error on both ranks: $out"
 echo "settings_check: ok"

@@ -9,6 +9,8 @@
 // without a device.
 #include <smd.h>
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -158,7 +160,8 @@ void run_dtype(const World &w, smd_datatype_t dt) {
 
 // Rank 0 passes host memory, the others device memory. The staged route
 // runs this correctly (each rank stages its own buffers); the device
-// route (SMD_GPU_IPC=1), which reads peers' buffers in place, makes it
+// routes (SMD_GPU_IPC=1, which reads peers' buffers in place, and
+// SMD_GPU_DIRECT=on, where ranks on host memory choose otherwise) make it
 // SMD_ERR_MISMATCH on every rank, as docs/GPU.md's contract says. On a
 // duplicate of the world: a mismatch leaves its communicator unusable.
 void kinds_differing_between_ranks(const World &w) {
@@ -166,7 +169,9 @@ void kinds_differing_between_ranks(const World &w) {
   expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "comm_dup");
   if (!comm) return;
   const char *ipc = getenv("SMD_GPU_IPC");
-  const bool device_route = ipc && std::string(ipc) == "1";
+  const char *direct = getenv("SMD_GPU_DIRECT");
+  const bool device_route =
+      (ipc && std::string(ipc) == "1") || (direct && std::string(direct) == "on");
   const size_t n = 257;
   std::vector<float> want(n);
   for (size_t i = 0; i < n; ++i) {
@@ -212,12 +217,41 @@ void bad_input(const World &w) {
 
 }  // namespace
 
+// Which route device calls took, where the test says (SMD_TEST_ROUTE) and
+// the runtime is the host stand-in, which counts kernel launches and event
+// records: the direct route reduces with the kernels, the staged one on the
+// host, and staging in chunks records an event per chunk (the whole-buffer
+// staging none).
+void route_taken(const World &w) {
+  const char *route = getenv("SMD_TEST_ROUTE");
+  void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  using Counter = int (*)();
+  auto launches =
+      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_kernel_launches")) : nullptr;
+  auto events =
+      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_event_records")) : nullptr;
+  if (route && launches && events && g_size > 1) {
+    const std::string want(route);
+    const size_t n = 4096;
+    DeviceBuffer buf(w.a, n * 4);
+    const int launched = launches(), recorded = events();
+    expect(smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
+               SMD_SUCCESS,
+           "allreduce for the route check");
+    const bool on_device = launches() > launched, in_chunks = events() > recorded;
+    expect(on_device == (want == "direct") && in_chunks == (want == "pipelined"),
+           "the allreduce took the " + want + " route");
+  }
+  if (lib) dlclose(lib);
+}
+
 int main() {
   const CudaApi &a = require_device("gpu-collectives");
   smd_comm_t *comm = init_world(a);
   if (!comm) return 1;
   World w{comm, a};
   for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
+  route_taken(w);
   if (g_size > 1) kinds_differing_between_ranks(w);
   bad_input(w);
   smd_comm_destroy(comm);

@@ -41,8 +41,11 @@
 #                       SMD_TUNING_FILE=$NETNS_TUNING_FILE when set; prints
 #                       rank 0's JSON lines and the qdiscs' counters.
 #                       NETNS_RATE=unshaped: no qdisc (the hosts' CPU
-#                       bound); NETNS_RANKS_PER_NODE: ranks on each of the
-#                       2 nodes (default 2); NETNS_TBF_BURST,
+#                       bound); NETNS_RANKS_PER_NODE: ranks on each
+#                       node (default 2); NETNS_NODES: nodes (default 2;
+#                       more than 2 hang off a bridge in a namespace of its
+#                       own, each node's link shaped both ways, as a NIC on
+#                       a switch); NETNS_TBF_BURST,
 #                       NETNS_TBF_LATENCY (default 256kb, 10ms) and
 #                       NETNS_TBF_CHILD (a qdisc inside tbf) shape tbf
 #
@@ -75,9 +78,24 @@ command -v ip >/dev/null 2>&1 || skip "no 'ip' command (Debian package iproute2)
 # Unique names, so that concurrent runs do not collide; interface names
 # have at most 15 characters.
 tag="$$"
+nodes=2
+[[ "$mode" != bench ]] || nodes=${NETNS_NODES:-2}
+[[ $nodes =~ ^[0-9]+$ && $nodes -ge 2 && $nodes -le 8 ]] || { echo "NETNS_NODES is 2 to 8" >&2; exit 2; }
 ns=("smdnsA$tag" "smdnsB$tag")
 veth=("smdva$tag" "smdvb$tag")
 addr=(10.211.0.1 10.211.0.2)
+# More than two nodes: node i's veth[i] in ns[i], its peer on the
+# bridge in the switch namespace (bport[i]).
+switch_ns="smdnsS$tag"
+bport=()
+for ((i = 2; i < nodes; ++i)); do
+  ns+=("smdns$i$tag")
+  veth+=("smdv$i$tag")
+  addr+=("10.211.0.$((i + 1))")
+done
+if ((nodes > 2)); then
+  for ((i = 0; i < nodes; ++i)); do bport+=("smdp$i$tag"); done
+fi
 work="$(mktemp -d)"
 pids=()
 
@@ -90,20 +108,35 @@ cleanup() {
     kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null
   done
   wait 2>/dev/null
-  ip netns del "${ns[0]}" 2>/dev/null
-  ip netns del "${ns[1]}" 2>/dev/null
+  for p in "${ns[@]}"; do ip netns del "$p" 2>/dev/null; done
+  ((nodes == 2)) || ip netns del "$switch_ns" 2>/dev/null
   ip link del "${veth[0]}" 2>/dev/null  # if it never moved into A
+  for p in "${veth[@]}"; do ip link del "$p" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-ip netns add "${ns[0]}" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
-ip netns add "${ns[1]}" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
+for p in "${ns[@]}"; do
+  ip netns add "$p" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
+done
 ip netns exec "${ns[0]}" true 2>"$work/err" || skip "ip netns exec refused: $(cat "$work/err")"
-ip link add "${veth[0]}" type veth peer name "${veth[1]}" 2>"$work/err" ||
-  skip "no veth pair: $(cat "$work/err")"
-for i in 0 1; do
+if ((nodes == 2)); then
+  ip link add "${veth[0]}" type veth peer name "${veth[1]}" 2>"$work/err" ||
+    skip "no veth pair: $(cat "$work/err")"
+else
+  ip netns add "$switch_ns" 2>"$work/err" || skip "ip netns add refused: $(cat "$work/err")"
+  ip -n "$switch_ns" link add smdbr type bridge 2>"$work/err" || skip "no bridge: $(cat "$work/err")"
+  ip -n "$switch_ns" link set smdbr up || fail "could not bring the bridge up"
+  for ((i = 0; i < nodes; ++i)); do
+    ip link add "${veth[i]}" type veth peer name "${bport[i]}" 2>"$work/err" ||
+      skip "no veth pair: $(cat "$work/err")"
+    { ip link set "${bport[i]}" netns "$switch_ns" &&
+      ip -n "$switch_ns" link set "${bport[i]}" master smdbr &&
+      ip -n "$switch_ns" link set "${bport[i]}" up; } || fail "could not attach ${bport[i]} to the bridge"
+  done
+fi
+for ((i = 0; i < nodes; ++i)); do
   if ! { ip link set "${veth[i]}" netns "${ns[i]}" &&
     ip -n "${ns[i]}" addr add "${addr[i]}/24" dev "${veth[i]}" &&
     ip -n "${ns[i]}" link set "${veth[i]}" up &&
@@ -115,7 +148,7 @@ done
 # bench mode may set NETNS_RANKS_PER_NODE (default 2); the other modes' jobs are 2 x 2.
 per_node=2
 [[ "$mode" != bench ]] || per_node=${NETNS_RANKS_PER_NODE:-2}
-world=$((2 * per_node))
+world=$((nodes * per_node))
 port=29600  # a fresh namespace has every port free; one per run
 run=0
 
@@ -357,22 +390,31 @@ case "$mode" in
   bench)
     # Without a delay, tbf (as the tbf mode; netem is a module some
     # kernels lack); with one, netem shapes both.
-    for i in 0 1; do
-      if [[ "${NETNS_RATE:-}" == unshaped ]]; then
-        :  # the bare veth: what the hosts' CPUs allow
-      elif [[ "${NETNS_DELAY:-0us}" == 0us ]]; then
-        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root handle 1: tbf rate "${NETNS_RATE:-2gbit}" \
+    # shape DEV NS [rate]: tbf on DEV's egress, or netem with NETNS_DELAY
+    # (unless "rate": the delay is added once per direction, at the sender).
+    shape() {
+      local dev=$1 where=$2
+      if [[ "${NETNS_DELAY:-0us}" == 0us || ${3:-} == rate ]]; then
+        tc -n "$where" qdisc add dev "$dev" root handle 1: tbf rate "${NETNS_RATE:-2gbit}" \
           burst "${NETNS_TBF_BURST:-256kb}" latency "${NETNS_TBF_LATENCY:-10ms}" || skip "tc refused a tbf qdisc"
         # NETNS_TBF_CHILD: a qdisc inside tbf instead of its FIFO (fq_codel:
         # each flow its queue, so one direction's ACKs skip the other's data).
         # shellcheck disable=SC2086  # NETNS_TBF_CHILD is a qdisc and its words
-        [[ -z "${NETNS_TBF_CHILD:-}" ]] || tc -n "${ns[i]}" qdisc add dev "${veth[i]}" parent 1:1 \
+        [[ -z "${NETNS_TBF_CHILD:-}" ]] || tc -n "$where" qdisc add dev "$dev" parent 1:1 \
           ${NETNS_TBF_CHILD} || skip "tc refused qdisc ${NETNS_TBF_CHILD} inside tbf"
       else
-        tc -n "${ns[i]}" qdisc add dev "${veth[i]}" root netem delay "$NETNS_DELAY" \
+        tc -n "$where" qdisc add dev "$dev" root netem delay "$NETNS_DELAY" \
           rate "${NETNS_RATE:-2gbit}" limit 100000 || skip "tc refused a netem qdisc"
       fi
-    done
+    }
+    if [[ "${NETNS_RATE:-}" != unshaped ]]; then  # unshaped: what the hosts' CPUs allow
+      # Each node's egress; behind the bridge also its port's egress towards
+      # the node (a lone pair has both ends shaped already).
+      for ((i = 0; i < nodes; ++i)); do shape "${veth[i]}" "${ns[i]}"; done
+      if ((nodes > 2)); then
+        for ((i = 0; i < nodes; ++i)); do shape "${bport[i]}" "$switch_ns" rate; done
+      fi
+    fi
     job_env=(SMD_TRANSPORT=shm+tcp)
     [[ -z "${NETNS_TUNING_FILE:-}" ]] || job_env+=("SMD_TUNING_FILE=$NETNS_TUNING_FILE")
     # shellcheck disable=SC2086  # NETNS_BENCH_ARGS is a list of words
@@ -381,7 +423,7 @@ case "$mode" in
     grep '^{' "$work/bench.0"
     # The qdiscs' counters (sent, dropped, overlimits), to tell a link that
     # dropped packets (and so made TCP wait to retransmit) from a slow host.
-    for i in 0 1; do
+    for ((i = 0; i < nodes; ++i)); do
       echo "qdisc ${ns[i]}: $(tc -s -n "${ns[i]}" qdisc show dev "${veth[i]}" | tr -s ' \n' ' ')"
     done
     ;;

@@ -43,6 +43,9 @@ struct CollState {
   std::array<CachedChoice, 64> cache{};
   std::unique_ptr<Hierarchy> hierarchy;      // made on first use (collective)
   std::unique_ptr<gpu::IpcPeers> ipc_peers;  // device_ipc.cc, made on first use
+  // device_direct.cc: whether device calls run on the device buffers
+  // (-1 until the first device call asks).
+  int device_direct = -1;
   // Kept for the group-call layer above (fusion/group_run.cc): the
   // communicator's fusion buffer, released with it.
   std::shared_ptr<void> fusion_buffer;

@@ -1,9 +1,12 @@
 #include "core/coll/collective.h"
 
+#include <optional>
+
 #include "core/coll/agree/agreement.h"
 #include "core/coll/algorithms/algorithms.h"
 #include "core/coll/agree/call_check.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/algorithms/device_direct.h"
 #include "core/coll/algorithms/device_ipc.h"
 #include "core/coll/algorithms/device_staging.h"
 #include "core/coll/create/hierarchy.h"
@@ -137,10 +140,24 @@ void run_chosen(Comm &c, const CollArgs &a, FlightScope &flight) {
 
 void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
-  // Device calls are staged through pinned host memory (docs/GPU.md),
-  // but for the allreduce of a node's ranks with SMD_GPU_IPC=1.
-  if (a.memory == MemoryKind::kDevice)
-    return device_ipc_applies(c, a) ? run_allreduce_ipc(c, a) : run_collective_staged(c, a);
+  // Device calls run on the device buffers where the transports move device
+  // memory (SMD_GPU_DIRECT), read the node's peers in place with
+  // SMD_GPU_IPC=1, and otherwise stage through pinned host memory
+  // (docs/GPU.md).
+  std::optional<DirectCallScope> direct;
+  if (a.memory == MemoryKind::kDevice) {
+    if (device_ipc_applies(c, a)) return run_allreduce_ipc(c, a);
+    if (!device_direct_applies(c)) return run_collective_staged(c, a);
+    // A rank passing host memory to this call would choose among the
+    // host-only algorithms too: an internal barrier first, which no call
+    // with buffers matches, makes that SMD_ERR_MISMATCH on every rank.
+    run_collective(c, internal_call(CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8));
+    try {
+      direct.emplace(a);
+    } catch (const Error &e) {
+      rethrow_settled(c, e);
+    }
+  }
   FlightScope flight(c, a);
   if (c.size() == 1) {
     c.note_collective("single", 0);

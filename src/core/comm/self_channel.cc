@@ -2,13 +2,29 @@
 
 #include <cstring>
 
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/device_ops.h"
+#include "core/gpu/pointer_kind.h"
 #include "core/util/error.h"
 
 namespace smd {
+namespace {
+
+// A message to self may come from or go to device memory (a device
+// collective on the direct route): those bytes go through the copy engines.
+// Only the caller's buffer is asked about; the queued copy is host memory.
+void copy(void *dst, const void *src, size_t bytes, const void *user) {
+  if (!bytes) return;
+  if (gpu::cuda_active() && gpu::on_device(gpu::classify_pointer(user).kind))
+    return gpu::device_copy(dst, src, bytes);
+  memcpy(dst, src, bytes);
+}
+
+}  // namespace
 
 void SelfChannel::send(uint64_t tag, const void *buf, size_t size) {
   std::vector<uint8_t> msg(size);
-  if (size) memcpy(msg.data(), buf, size);
+  copy(msg.data(), buf, size, buf);
   std::lock_guard<std::mutex> lock(mu_);
   queues_[tag].push_back(std::move(msg));
 }
@@ -26,7 +42,7 @@ bool SelfChannel::try_recv(uint64_t tag, void *buf, size_t capacity, size_t *siz
   if (msg.size() > capacity)
     fail(SMD_ERR_TRUNCATED, "message to self of %zu bytes does not fit the %zu-byte receive",
          msg.size(), capacity);
-  if (!msg.empty()) memcpy(buf, msg.data(), msg.size());
+  copy(buf, msg.data(), msg.size(), buf);
   *size = msg.size();
   return true;
 }

@@ -117,6 +117,7 @@ Loaded load() {
   }
   if (!resolve_runtime(l.runtime, l.api, l.status.reason)) return l;
   l.status.loaded = true;
+  l.status.standin = dlsym(l.runtime, "smd_cuda_standin_launch") != nullptr;
   l.api.RuntimeGetVersion(&l.status.runtime_version);
   l.api.DriverGetVersion(&l.status.driver_version);
   if ((l.driver = dlopen(driver_library().c_str(), RTLD_NOW | RTLD_LOCAL)))

@@ -99,6 +99,9 @@ struct CudaStatus {
   int driver_version = 0;   // 0 without a driver
   std::string library;      // the file opened
   std::string reason;       // why CUDA is unusable ("" when devices > 0)
+  // The runtime opened is the host stand-in for CUDA (tests/gpu/cuda_standin),
+  // whose "device" memory is host memory: every transport can read it.
+  bool standin = false;
 };
 
 // Opens libcudart on the first call (SMD_CUDA_LIBRARY, else the usual

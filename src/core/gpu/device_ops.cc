@@ -1,6 +1,8 @@
 #include "core/gpu/device_ops.h"
 
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/kernel_module.h"
@@ -10,6 +12,60 @@ namespace smd::gpu {
 namespace {
 
 thread_local void *t_stream = nullptr;
+
+// Device scratch kept and reused, per GPU: cudaMalloc costs far more than a
+// small collective, and cudaFree waits for the whole device, including a
+// caller's stream that is held until this very call ends (stream_proxy.cc):
+// freeing there would never return. Blocks go back to CUDA at exit. One
+// pool for all threads: a block may be released by another thread than the
+// one that took it (a hierarchy's scratch).
+class ScratchPool {
+ public:
+  ~ScratchPool() {
+    const CudaApi *a = cuda_api();
+    if (a)
+      for (const Block &b : blocks_) a->Free(b.p);
+  }
+  void *get(const CudaApi &a, size_t bytes) {
+    int device = 0;
+    cuda_check("cudaGetDevice", a.GetDevice(&device));
+    std::lock_guard<std::mutex> lock(mu_);
+    Block *best = nullptr;
+    for (Block &b : blocks_)
+      if (!b.used && b.device == device && b.size >= bytes && (!best || b.size < best->size))
+        best = &b;
+    if (!best) {
+      void *p = nullptr;
+      int err = a.Malloc(&p, bytes);
+      if (err == 2) throw std::bad_alloc();  // cudaErrorMemoryAllocation
+      cuda_check("cudaMalloc", err);
+      blocks_.push_back({p, bytes, device, false});
+      best = &blocks_.back();
+    }
+    best->used = true;
+    return best->p;
+  }
+  void put(void *p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Block &b : blocks_)
+      if (b.p == p) b.used = false;
+  }
+
+ private:
+  struct Block {
+    void *p;
+    size_t size;
+    int device;
+    bool used;
+  };
+  std::mutex mu_;
+  std::vector<Block> blocks_;
+};
+
+ScratchPool &scratch_pool() {
+  static ScratchPool pool;
+  return pool;
+}
 
 const CudaApi &api() {
   const CudaApi *a = cuda_api();
@@ -73,16 +129,10 @@ void device_divide(void *buf, size_t count, smd_datatype_t dt, int divisor) {
   device_reduce(buf, srcs, 1, count, dt, SMD_SUM, divisor);
 }
 
-void *device_alloc(size_t bytes) {
-  void *p = nullptr;
-  int err = api().Malloc(&p, bytes ? bytes : 1);
-  if (err == 2) throw std::bad_alloc();  // cudaErrorMemoryAllocation
-  cuda_check("cudaMalloc", err);
-  return p;
-}
+void *device_alloc(size_t bytes) { return scratch_pool().get(api(), bytes ? bytes : 1); }
 
 void device_release(void *p) {
-  if (p) api().Free(p);
+  if (p) scratch_pool().put(p);
 }
 
 }  // namespace smd::gpu

@@ -52,6 +52,8 @@ void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, s
 void device_reduce2(void *dst, const void *a, const void *b, size_t count, smd_datatype_t dt,
                     smd_op_t op);
 void device_divide(void *buf, size_t count, smd_datatype_t dt, int divisor);
+// Scratch: blocks kept per GPU and reused, returned to CUDA at exit (never
+// freed mid-life: cudaFree waits for the whole device).
 void *device_alloc(size_t bytes);
 void device_release(void *p);
 

@@ -17,8 +17,9 @@ namespace {
 thread_local std::string tls_plugin_error;
 
 // What context_caps() may add to the table's caps.
-constexpr uint64_t kContextCaps =
-    SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED | SMD_TRANSPORT_CAP_REPORTS_UNMAPS;
+constexpr uint64_t kContextCaps = SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED |
+                                  SMD_TRANSPORT_CAP_REPORTS_UNMAPS |
+                                  SMD_TRANSPORT_CAP_DEVICE_MEMORY;
 
 }  // namespace
 

@@ -144,6 +144,18 @@ const std::vector<ParamDef> &all_params() {
        "reads the peers' buffers in place through CUDA IPC instead of staging through host memory "
        "(young: not yet run on a GPU, see docs/GPU.md). Every rank must set it alike "
        "(smd_comm_init checks)."},
+      {"SMD_GPU_DIRECT", "string", "auto",
+       "How collectives on device memory move data between ranks, where CUDA IPC does not apply: "
+       "auto (the algorithms run on the device buffers when every transport of the communicator "
+       "declares device memory, e.g. UCX built with CUDA; else they stage through pinned host "
+       "memory), on (always on the device buffers; a call fails with SMD_ERR_NOT_SUPPORTED naming "
+       "a transport that does not declare device memory), off (always staged). Every rank must "
+       "set it alike (smd_comm_init checks)."},
+      {"SMD_GPU_STAGE_CHUNK_BYTES", "int", "4194304",
+       "The staged route for device allreduce, broadcast and reduce copies in chunks of about "
+       "this many bytes, each chunk's collective running while the next is copied in and the "
+       "last copied out; 0 = one copy in, one collective, one copy out. Every rank must set it "
+       "alike (smd_comm_init checks)."},
       {"SMD_GPU_MODULE", "string", "",
        "Path of libsmd-gpu.so, the CUDA kernels; default: beside libsmd (smd/ or, in a build tree, "
        "gpu/), then the install directory."},

@@ -101,6 +101,13 @@ static Status open_ucp(Context *ctx) {
   ucp_config_release(config);
   if (s != UCS_OK) return ucx_failure(ctx, "ucp_init", s);
 
+  // A UCX built with CUDA support sends and receives device buffers itself
+  // (its cuda transports): the core may then hand it device memory.
+  ucp_context_attr_t ca;
+  ca.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(ctx->ucp, &ca) == UCS_OK)
+    ctx->cuda_memory = (ca.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+
   ucp_worker_params_t w;
   w.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   // The core calls a context from one thread at a time, not always the

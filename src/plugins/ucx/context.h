@@ -84,6 +84,7 @@ struct Context {
   uint64_t completions = 0;  // requests finished so far (wait() watches it)
 
   bool unmap_events = false;  // unmaps are reported to the host (UCM hooks)
+  bool cuda_memory = false;   // this UCX moves CUDA device memory (built with CUDA)
   std::unordered_set<Registration *> registrations;
 };
 

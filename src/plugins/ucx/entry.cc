@@ -135,7 +135,9 @@ Status ucx_iget(void *c, void *e, void *local, void *, uint64_t remote, const vo
 
 uint64_t ucx_context_caps(void *c) {
   Context *ctx = as_context(c);
-  return ctx != nullptr && ctx->unmap_events ? SMD_TRANSPORT_CAP_REPORTS_UNMAPS : 0;
+  if (ctx == nullptr) return 0;
+  return (ctx->unmap_events ? SMD_TRANSPORT_CAP_REPORTS_UNMAPS : 0) |
+         (ctx->cuda_memory ? SMD_TRANSPORT_CAP_DEVICE_MEMORY : 0);
 }
 
 // Ahead of the portable tcp fallback: UCX drives InfiniBand and RoCE

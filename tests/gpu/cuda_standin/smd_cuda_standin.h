@@ -26,6 +26,13 @@ int smd_cuda_standin_delay(void *stream, unsigned microseconds);
  * managed) made by this process (not counting IPC mappings). */
 int smd_cuda_standin_live_allocations(int memory_type);
 
+/* Kernels launched so far by this process (through
+ * smd_cuda_standin_launch: the kernel module's reductions). */
+int smd_cuda_standin_kernel_launches(void);
+
+/* Events recorded so far by this process (cudaEventRecord). */
+int smd_cuda_standin_event_records(void);
+
 /* Mappings of other processes' allocations open in this process
  * (cudaIpcOpenMemHandle calls not yet closed, each mapping once). */
 int smd_cuda_standin_ipc_mappings(void);

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <condition_variable>
@@ -208,6 +209,15 @@ void synchronize_device(int device) {
 
 using namespace smd_standin;
 
+namespace {
+// Kernels launched through smd_cuda_standin_launch (tests tell by it
+// whether a route reduced on the "device").
+std::atomic<int> g_launches{0};
+// Events recorded (cudaEventRecord): the pipelined staging records one per
+// chunk, the whole-buffer staging none.
+std::atomic<int> g_event_records{0};
+}  // namespace
+
 extern "C" {
 
 int cudaStreamCreateWithFlags(void **stream, unsigned flags) {
@@ -281,6 +291,7 @@ int cudaEventRecord(void *event, void *stream) {
   // after the blocking streams' earlier work.
   e->at = push(s, nullptr, {});
   e->stream = s;
+  g_event_records.fetch_add(1, std::memory_order_relaxed);
   return result(kSuccess);
 }
 
@@ -360,6 +371,7 @@ int smd_cuda_standin_launch(void *stream, int (*kernel)(void *), void *arg,
     if (release) release(arg);
     return result(s ? kInvalidValue : kInvalidResourceHandle);
   }
+  g_launches.fetch_add(1, std::memory_order_relaxed);
   enqueue(s, [kernel, arg, release] {
     const int err = kernel(arg);
     if (release) release(arg);
@@ -377,5 +389,9 @@ int smd_cuda_standin_delay(void *stream, unsigned microseconds) {
   });
   return kSuccess;
 }
+
+int smd_cuda_standin_kernel_launches(void) { return g_launches.load(std::memory_order_relaxed); }
+
+int smd_cuda_standin_event_records(void) { return g_event_records.load(std::memory_order_relaxed); }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/coll/agree/digest_agreement.h"
+#include "core/coll/algorithms/device_direct.h"
 #include "core/coll/collective.h"
 #include "core/coll/select/cost_model.h"
 #include "core/comm/communicator.h"
@@ -54,6 +55,8 @@ std::vector<SharedSetting> shared_settings() {
           {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", Kind::kNumber)},
           // Decides whether a device allreduce reads peers in place or stages.
           {"SMD_GPU_IPC", effective("SMD_GPU_IPC", Kind::kBool)},
+          // Decides how many collectives a staged device call runs.
+          {"SMD_GPU_STAGE_CHUNK_BYTES", effective("SMD_GPU_STAGE_CHUNK_BYTES", Kind::kNumber)},
           // Decides whether the measured network link prices choices.
           {"SMD_CALIBRATE", effective("SMD_CALIBRATE", Kind::kString)},
           {"SMD_TUNING_FILE", tuning_contents()}};
@@ -86,6 +89,8 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
 void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
+  // With the transports' word on device memory: it decides the route too.
+  settings.push_back({"SMD_GPU_DIRECT", device_direct_setting(world)});
   std::vector<uint64_t> digests(settings.size());
   for (size_t i = 0; i < settings.size(); ++i) digests[i] = fnv1a64(settings[i].value);
   // First whether all agree, in ceil(log2 p) steps, so that forming a world

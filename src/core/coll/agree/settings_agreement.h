@@ -23,6 +23,7 @@ struct SharedSetting {
 
 // This process's values of the settings that must agree: SMD_ALGO,
 // SMD_CHECK, SMD_FUSION_BYTES, SMD_HIER_CHUNK_BYTES, SMD_GPU_IPC,
+// SMD_GPU_STAGE_CHUNK_BYTES,
 // SMD_CALIBRATE and SMD_TUNING_FILE
 // (its contents: two paths to the same numbers agree).
 std::vector<SharedSetting> shared_settings();
@@ -33,7 +34,8 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
                                   const std::vector<uint64_t> &digests, int nranks);
 
 // Collective over the world: throws SMD_ERR_MISMATCH on every rank when
-// the ranks' settings differ.
+// the ranks' settings differ, these and SMD_GPU_DIRECT with what the
+// world's transports declare about device memory (device_direct.h).
 void check_settings_agree(Comm &world);
 
 }  // namespace smd

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/coll/collective.h"
 #include "core/util/error.h"
@@ -27,6 +28,19 @@ struct StagedShape {
 };
 
 StagedShape staged_shape(const CollArgs &a, int rank, int size);
+
+// This thread's pinned host block of at least `bytes`, kept and grown
+// (cudaMallocHost costs milliseconds; blocks outgrown live with the thread,
+// since cudaFreeHost waits for every stream).
+uint8_t *pinned_staging(size_t bytes);
+
+// The pipelined form of the staged route for elementwise collectives
+// (allreduce, broadcast, reduce) larger than two chunks
+// (SMD_GPU_STAGE_CHUNK_BYTES): chunk i's host collective runs while chunk
+// i+1 is copied in and chunk i-1 copied out, on the thread's stream.
+// Returns false, having done nothing, where it does not apply.
+// device_staging_pipelined.cc.
+bool stage_pipelined(Comm &comm, const CollArgs &a, const StagedShape &s);
 
 // Runs `a` (device buffers) through pinned host staging; returns when the
 // results are in the device buffers. Throws like run_collective, and
