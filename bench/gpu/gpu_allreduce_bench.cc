@@ -39,7 +39,8 @@ double time_allreduce(const CudaApi &a, smd_comm_t *comm, DeviceBuffer &buf, siz
   for (int i = 0; i <= iterations; ++i) {
     smd_barrier(comm, nullptr);
     auto t0 = std::chrono::steady_clock::now();
-    if (smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) != SMD_SUCCESS) {
+    if (smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) !=
+        SMD_SUCCESS) {
       fprintf(stderr, "allreduce of %zu floats: %s\n", n, smd_last_error());
       exit(1);
     }
