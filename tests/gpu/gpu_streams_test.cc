@@ -11,6 +11,10 @@
 // peer that aborts) releases the stream and fails on every rank, there and
 // at the next call;
 // destroying a communicator with calls still queued finishes them.
+// Point-to-point (pairs of ranks): a send reads what its stream wrote
+// before it, a receive's data is there for the stream's later work (same
+// stream, or another after an event), the nonblocking forms' requests, and
+// a size that differs fails on both sides and releases both streams.
 //
 // The delay makes a broken order visible (the input read before it was
 // written, the output read before the collective wrote it: both show the
@@ -160,6 +164,22 @@ bool matches(const float *got, size_t n, const std::function<float(size_t)> &wan
   return true;
 }
 
+// Copies `n` elements of `dev` to `host` after the work enqueued so far on
+// w.stream: on it, or on the other stream after an event recorded there.
+void read_after(const World &w, float *host, const void *dev, size_t n, bool other_reader) {
+  void *reader = w.stream;
+  void *event = nullptr;
+  if (other_reader) {
+    check("cudaEventCreateWithFlags", w.a.EventCreateWithFlags(&event, kCudaEventDisableTiming));
+    check("cudaEventRecord", w.a.EventRecord(event, w.stream));
+    check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
+    reader = w.other;
+  }
+  check("cudaMemcpyAsync", w.a.MemcpyAsync(host, dev, n * 4, kCudaMemcpyDefault, reader));
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
+  if (event) w.a.EventDestroy(event);
+}
+
 // The call between earlier work on its stream and later work on the same
 // stream (reader 0) or on the other stream after an event (reader 1).
 void ordered_on_stream(const World &w, Kind k, bool other_reader) {
@@ -174,18 +194,7 @@ void ordered_on_stream(const World &w, Kind k, bool other_reader) {
   for (size_t j = 0; j < values.size(); ++j) values[j] = input(k, g_rank, j);
   enqueue_input(w, hin, in.data(), std::move(values), w.stream);
   expect(call(k, in.data(), out.data(), w.comm, w.stream) == SMD_SUCCESS, what + ": enqueued");
-  void *reader = w.stream;
-  void *event = nullptr;
-  if (other_reader) {
-    check("cudaEventCreateWithFlags", w.a.EventCreateWithFlags(&event, kCudaEventDisableTiming));
-    check("cudaEventRecord", w.a.EventRecord(event, w.stream));
-    check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
-    reader = w.other;
-  }
-  check("cudaMemcpyAsync",
-        w.a.MemcpyAsync(hout.data, out.data(), out_elems(k) * 4, kCudaMemcpyDefault, reader));
-  check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
-  if (event) w.a.EventDestroy(event);
+  read_after(w, hout.data, out.data(), out_elems(k), other_reader);
   expect(matches(
              hout.data, out_elems(k), [k](size_t j) { return expected(k, j); }, what),
          what);
@@ -348,6 +357,79 @@ void destroy_with_queued_calls(const World &w) {
          "destroying a communicator finishes its queued stream calls");
 }
 
+// This rank's partner in the point-to-point checks (an even world).
+int partner() { return g_rank ^ 1; }
+float p2p_value(int rank, size_t j) { return float(1000 * rank + int(j % 11)); }
+
+// Lower rank of a pair sends then receives, the higher one receives then
+// sends (each proxy runs its calls in issue order): both directions cross.
+void p2p_ordered_on_stream(const World &w, bool other_reader, bool nonblocking) {
+  const std::string what = std::string("send/recv") + (nonblocking ? " (i-forms)" : "") +
+                           (other_reader ? ", read on another stream after an event"
+                                         : ", read later on the same stream");
+  DeviceBuffer in(w.a, kCount * 4), out(w.a, kCount * 4);
+  Pinned hin(w.a, kCount), hout(w.a, kCount);
+  fill_sentinel(w, in.data(), kCount);
+  fill_sentinel(w, out.data(), kCount);
+  std::vector<float> values(kCount);
+  for (size_t j = 0; j < kCount; ++j) values[j] = p2p_value(g_rank, j);
+  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  smd_request_t *reqs[2] = {nullptr, nullptr};
+  std::function<smd_result_t(smd_request_t **)> send = [&](smd_request_t **r) {
+    return r ? smd_isend(in.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream, r)
+             : smd_send(in.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream);
+  };
+  std::function<smd_result_t(smd_request_t **)> recv = [&](smd_request_t **r) {
+    return r ? smd_irecv(out.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream, r)
+             : smd_recv(out.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream);
+  };
+  const bool lower = g_rank < partner();
+  expect((lower ? send : recv)(nonblocking ? &reqs[0] : nullptr) == SMD_SUCCESS,
+         what + ": first call enqueued");
+  expect((lower ? recv : send)(nonblocking ? &reqs[1] : nullptr) == SMD_SUCCESS,
+         what + ": second call enqueued");
+  for (smd_request_t *r : reqs)
+    if (r) {
+      expect(smd_request_wait(r) == SMD_SUCCESS, what + ": request");
+      smd_request_free(r);
+    }
+  read_after(w, hout.data, out.data(), kCount, other_reader);
+  expect(matches(
+             hout.data, kCount, [](size_t j) { return p2p_value(partner(), j); }, what),
+         what);
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+}
+
+// The lower rank sends one element more (or fewer) than its partner
+// receives: both requests fail, both streams go on, and the next call on
+// the communicator fails on both ranks.
+void p2p_size_mismatch(const World &w, bool longer) {
+  const std::string what = std::string("send/recv with the message ") +
+                           (longer ? "longer" : "shorter") + " than the receive";
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
+  DeviceBuffer buf(w.a, (kCount + 1) * 4);
+  smd_request_t *req = nullptr;
+  const size_t sent = longer ? kCount + 1 : kCount - 1;
+  const smd_result_t rc =
+      g_rank < partner()
+          ? smd_isend(buf.data(), sent, SMD_FLOAT32, partner(), 6, comm, w.stream, &req)
+          : smd_irecv(buf.data(), kCount, SMD_FLOAT32, partner(), 6, comm, w.stream, &req);
+  expect(rc == SMD_SUCCESS, what + ": enqueued");
+  if (req) {
+    const smd_result_t want = longer ? SMD_ERR_TRUNCATED : SMD_ERR_MISMATCH;
+    const smd_result_t got = smd_request_wait(req);
+    if (got != want)
+      fprintf(stderr, "[rank %d] %s: the request gave %s, expected %s\n", g_rank, what.c_str(),
+              smd_result_string(got), smd_result_string(want));
+    expect(got == want, what + ": the request fails on both ranks");
+    smd_request_free(req);
+  }
+  expect(w.a.StreamSynchronize(w.stream) == 0, what + ": the stream goes on");
+  expect(smd_barrier(comm, nullptr) != SMD_SUCCESS, what + ": the next call fails");
+  smd_comm_destroy(comm);
+}
+
 }  // namespace
 
 int main() {
@@ -369,6 +451,14 @@ int main() {
   stream_then_null_stream(w);
   null_stream_request_then_stream_call(w);
   destroy_with_queued_calls(w);
+  if (g_size % 2 == 0) {
+    for (bool nonblocking : {false, true}) {
+      p2p_ordered_on_stream(w, false, nonblocking);
+      p2p_ordered_on_stream(w, true, nonblocking);
+    }
+    p2p_size_mismatch(w, true);
+    p2p_size_mismatch(w, false);
+  }
   if (g_size > 1) {
     failing_call_releases_stream(w, true);
     failing_call_releases_stream(w, false);

@@ -271,7 +271,12 @@ TEST_F(StandinTest, StreamOrderedCallsOnTheStreamsDevice) {
   const size_t counts[1] = {16};
   EXPECT_EQ(smd_allgatherv(in, out, counts, nullptr, SMD_FLOAT32, world, s), SMD_ERR_NOT_SUPPORTED);
   EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
-  EXPECT_EQ(smd_send(host_in.data(), 16, SMD_FLOAT32, 0, 0, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_send(in, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(smd_last_error()).find("need a stream"), std::string::npos)
+      << smd_last_error();
+  ASSERT_EQ(smd_group_start(), SMD_SUCCESS);
+  EXPECT_EQ(smd_send(in, 16, SMD_FLOAT32, 0, 0, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_group_end(), SMD_ERR_NOT_SUPPORTED);
   EXPECT_EQ(a->StreamDestroy(s), 0);
   EXPECT_EQ(a->Free(in), 0);
   EXPECT_EQ(a->Free(out), 0);

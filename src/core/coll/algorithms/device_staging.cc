@@ -53,6 +53,11 @@ void copy(void *dst, const void *src, size_t bytes) {
 
 }  // namespace
 
+uint8_t *pinned_staging(size_t bytes) {
+  thread_local PinnedBlock pinned;
+  return pinned.get(std::max<size_t>(1, bytes));
+}
+
 StagedShape staged_shape(const CollArgs &a, int rank, int size) {
   const size_t es = datatype_size(a.datatype);
   const size_t one = a.count * es;
@@ -89,9 +94,8 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   // The buffers' GPU is current while staging (a nonblocking call runs on
   // the communicator's worker thread, whose current device is CUDA's 0).
   gpu::DeviceScope on_device(gpu::classify_pointer(s.recv_bytes ? a.recvbuf : a.sendbuf).device);
-  thread_local PinnedBlock pinned;
   const size_t send_room = s.overlap ? s.block : (s.send_bytes + 63) / 64 * 64;
-  uint8_t *host = pinned.get(std::max<size_t>(1, s.overlap ? s.block : send_room + s.recv_bytes));
+  uint8_t *host = pinned_staging(s.overlap ? s.block : send_room + s.recv_bytes);
   uint8_t *hsend = s.overlap ? host + s.send_at : host;
   uint8_t *hrecv = s.overlap ? host + s.recv_at : host + send_room;
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/coll/collective.h"
 #include "core/util/error.h"
@@ -25,6 +26,10 @@ struct StagedShape {
   bool overlap = false;
   size_t send_at = 0, recv_at = 0, block = 0;
 };
+
+// This thread's pinned host block, at least `bytes` long (kept and grown:
+// device_staging.cc says why); valid until the thread's next call.
+uint8_t *pinned_staging(size_t bytes);
 
 StagedShape staged_shape(const CollArgs &a, int rank, int size);
 
