@@ -15,6 +15,9 @@
 // before it, a receive's data is there for the stream's later work (same
 // stream, or another after an event), the nonblocking forms' requests, and
 // a size that differs fails on both sides and releases both streams.
+// Groups on a stream: both ranks of a pair send first and an allreduce
+// joins them, run as one unit (ungrouped, the sends would wait for each
+// other); calls of one group naming different streams are refused.
 //
 // The delay makes a broken order visible (the input read before it was
 // written, the output read before the collective wrote it: both show the
@@ -430,6 +433,60 @@ void p2p_size_mismatch(const World &w, bool longer) {
   smd_comm_destroy(comm);
 }
 
+// Both ranks of a pair send, then receive, then allreduce, in one group on
+// the stream: the input is the stream's earlier work, the outputs are
+// there for its later work.
+void group_on_stream(const World &w) {
+  const std::string what = "a group on a stream (crossing sends and an allreduce)";
+  DeviceBuffer in(w.a, kCount * 4), out(w.a, kCount * 4), sum(w.a, kCount * 4);
+  Pinned hin(w.a, kCount), hout(w.a, kCount), hsum(w.a, kCount);
+  fill_sentinel(w, in.data(), kCount);
+  fill_sentinel(w, out.data(), kCount);
+  fill_sentinel(w, sum.data(), kCount);
+  std::vector<float> values(kCount);
+  for (size_t j = 0; j < kCount; ++j) values[j] = p2p_value(g_rank, j);
+  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  smd_request_t *req = nullptr;
+  expect(smd_group_start() == SMD_SUCCESS, what + ": start");
+  expect(smd_send(in.data(), kCount, SMD_FLOAT32, partner(), 7, w.comm, w.stream) == SMD_SUCCESS,
+         what + ": send queued");
+  expect(smd_irecv(out.data(), kCount, SMD_FLOAT32, partner(), 7, w.comm, w.stream, &req) ==
+             SMD_SUCCESS,
+         what + ": receive queued");
+  expect(smd_allreduce(in.data(), sum.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": allreduce queued");
+  expect(smd_group_end() == SMD_SUCCESS, what + ": end");
+  read_after(w, hout.data, out.data(), kCount, false);
+  read_after(w, hsum.data, sum.data(), kCount, true);
+  expect(smd_request_wait(req) == SMD_SUCCESS, what + ": the receive's request");
+  smd_request_free(req);
+  expect(
+      matches(
+          hout.data, kCount, [](size_t j) { return p2p_value(partner(), j); }, what + ": received"),
+      what + ": received");
+  expect(matches(
+             hsum.data, kCount,
+             [](size_t j) {
+               float t = 0;
+               for (int r = 0; r < g_size; ++r) t += p2p_value(r, j);
+               return t;
+             },
+             what + ": allreduce"),
+         what + ": allreduce");
+}
+
+// A group whose calls name different streams runs nothing, on any rank.
+void group_with_two_streams(const World &w) {
+  DeviceBuffer x(w.a, kCount * 4);
+  expect(smd_group_start() == SMD_SUCCESS, "group with two streams: start");
+  smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream);
+  smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.other);
+  expect(smd_group_end() == SMD_ERR_INVALID_ARGUMENT,
+         "a group whose calls name different streams is refused");
+  expect(smd_barrier(w.comm, nullptr) == SMD_SUCCESS, "group with two streams: comm usable");
+}
+
 }  // namespace
 
 int main() {
@@ -458,7 +515,9 @@ int main() {
     }
     p2p_size_mismatch(w, true);
     p2p_size_mismatch(w, false);
+    group_on_stream(w);
   }
+  group_with_two_streams(w);
   if (g_size > 1) {
     failing_call_releases_stream(w, true);
     failing_call_releases_stream(w, false);

@@ -39,16 +39,20 @@ bool proxied_kind(CollKind kind) {
   }
 }
 
+void require_proxied(CollKind kind) {
+  if (!proxied_kind(kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
+         "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
+         coll_name(kind));
+}
+
 // A call on device memory with a stream, or a nonblocking one with NULL:
 // queued for the communicator's stream proxy (stream_proxy.h); returns at
 // once.
 void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
                       smd_request_t **request) {
-  if (!proxied_kind(a.kind))
-    fail(SMD_ERR_NOT_SUPPORTED,
-         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
-         "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
-         coll_name(a.kind));
+  require_proxied(a.kind);
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   std::shared_ptr<Task> task = run_on_stream(*c, a, stream);
@@ -60,11 +64,13 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
   c->check_usable();
   a.memory = collective_memory(a, c->rank());
   if (stream_ordered(stream)) {
-    if (group_open())
-      fail(SMD_ERR_NOT_SUPPORTED,
-           "stream-ordered calls inside a group are not supported yet: pass NULL in the group");
-    if (a.memory == MemoryKind::kDevice) return launch_on_stream(c, a, elems, stream, request);
-    wait_for_stream(stream);  // host memory: the host work after the stream's earlier work
+    const bool device = a.memory == MemoryKind::kDevice;
+    if (device) require_proxied(a.kind);
+    // Host memory: the host work after the stream's earlier work.
+    if (!device) wait_for_stream(stream);
+    // In a group: the whole group runs on the proxy (group_calls.h).
+    if (group_open()) return group_queue_collective(c.shared(), a, elems, request, stream);
+    if (device) return launch_on_stream(c, a, elems, stream, request);
   }
   if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
   if (!request) {

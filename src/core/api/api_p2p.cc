@@ -41,13 +41,13 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   if (status) check_status(status);
   c->check_usable();
   if (on_device) {
-    if (group_open())
-      fail(SMD_ERR_NOT_SUPPORTED,
-           "stream-ordered calls inside a group are not supported yet: pass NULL in the group");
     if (status)
       fail(SMD_ERR_NOT_SUPPORTED,
            "smd_recv_status on device memory with a stream: the status is known only once the "
            "stream has run; use smd_irecv and smd_request_wait, or smd_recv");
+    if (group_open())  // the whole group runs on the proxy (group_calls.h)
+      return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
+                             req, stream, true);
     std::shared_ptr<Task> task =
         dir == Dir::kSend ? send_on_stream(*c, buf, bytes, peer, tag, stream)
                           : recv_on_stream(*c, const_cast<void *>(buf), bytes, peer, tag, stream);
@@ -65,8 +65,8 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   }
   if (ordered) wait_for_stream(stream);  // host memory: after the stream's earlier work
   if (group_open())
-    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
-                           req);
+    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag, req,
+                           ordered ? stream : nullptr);
   std::string what = p2p_description(dir == Dir::kSend, peer, tag);
   std::string buffer = dir == Dir::kRecv ? buffer_description(count, dt) : "";
   P2PMatcher &m = c->user_p2p();

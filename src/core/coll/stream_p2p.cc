@@ -16,11 +16,8 @@ namespace {
 
 // Copies on the proxy's stream and waits for the copy.
 void copy_now(void *dst, const void *src, size_t bytes) {
-  if (!bytes) return;
-  const gpu::CudaApi &a = *gpu::cuda_api();
-  void *s = gpu::current_stream();
-  gpu::cuda_check("cudaMemcpyAsync", a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, s));
-  gpu::cuda_check("cudaStreamSynchronize", a.StreamSynchronize(s));
+  stage_copy(dst, src, bytes);
+  stage_sync();
 }
 
 int device_of(const void *buf) { return gpu::classify_pointer(buf).device; }

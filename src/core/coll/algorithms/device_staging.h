@@ -28,8 +28,14 @@ struct StagedShape {
 };
 
 // This thread's pinned host block, at least `bytes` long (kept and grown:
-// device_staging.cc says why); valid until the thread's next call.
-uint8_t *pinned_staging(size_t bytes);
+// device_staging.cc says why); valid until the thread's next call of the
+// same slot. Slot 0 is the staged route's; a stream-ordered group's
+// point-to-point payloads, in flight while its collectives stage, use 1.
+uint8_t *pinned_staging(size_t bytes, int slot = 0);
+
+// A copy on the thread's stream (gpu::StreamScope), and a wait for it.
+void stage_copy(void *dst, const void *src, size_t bytes);
+void stage_sync();
 
 StagedShape staged_shape(const CollArgs &a, int rank, int size);
 
