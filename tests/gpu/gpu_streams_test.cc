@@ -15,6 +15,10 @@
 // before it, a receive's data is there for the stream's later work (same
 // stream, or another after an event), the nonblocking forms' requests, and
 // a size that differs fails on both sides and releases both streams.
+// A blocking NULL-stream call from another thread between two stream
+// calls on a blocking stream finishes (it deadlocked: its copies on the
+// legacy default stream waited for the blocking stream, held for the
+// stream call queued behind it).
 // Groups on a stream: both ranks of a pair send first and an allreduce
 // joins them, run as one unit (ungrouped, the sends would wait for each
 // other); calls of one group naming different streams are refused.
@@ -433,6 +437,48 @@ void p2p_size_mismatch(const World &w, bool longer) {
   smd_comm_destroy(comm);
 }
 
+// The main thread queues a stream call (busy for kDelayMs waiting for its
+// input), another thread makes a blocking NULL-stream call (queued behind
+// it), then the main thread a second stream call. The pause only keeps the
+// three in the same order on every rank (a rank that lost the race would
+// see SMD_ERR_MISMATCH, not a pass); a deadlock is ended by smdrun's
+// --timeout, a failure.
+void null_stream_call_beside_stream_calls(const World &w) {
+  const std::string what = "a blocking NULL-stream call from another thread between stream calls";
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
+  DeviceBuffer x(w.a, kCount * 4), y(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  std::vector<float> ones(kCount, float(g_rank + 1));
+  y.upload(0, ones.data(), kCount * 4);
+  enqueue_input(w, hx, x.data(), ones, w.stream);
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": first stream call");
+  smd_result_t null_rc = SMD_ERR_INTERNAL;
+  std::thread other([&] {
+    null_rc = smd_allreduce(y.data(), y.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(kDelayMs / 2));
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": second stream call");
+  other.join();
+  expect(null_rc == SMD_SUCCESS, what + ": the NULL-stream call");
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+  std::vector<float> gx(kCount), gy(kCount);
+  x.download(gx.data(), 0, kCount * 4);
+  y.download(gy.data(), 0, kCount * 4);
+  const float one = in_place_sum(1), two = in_place_sum(2);
+  expect(matches(
+             gx.data(), kCount, [two](size_t) { return two; }, what + ": stream calls") &&
+             matches(
+                 gy.data(), kCount, [one](size_t) { return one; }, what + ": NULL-stream call"),
+         what);
+  smd_comm_destroy(comm);
+}
+
 // Both ranks of a pair send, then receive, then allreduce, in one group on
 // the stream: the input is the stream's earlier work, the outputs are
 // there for its later work.
@@ -508,6 +554,7 @@ int main() {
   stream_then_null_stream(w);
   null_stream_request_then_stream_call(w);
   destroy_with_queued_calls(w);
+  null_stream_call_beside_stream_calls(w);
   if (g_size % 2 == 0) {
     for (bool nonblocking : {false, true}) {
       p2p_ordered_on_stream(w, false, nonblocking);

@@ -50,13 +50,14 @@ void require_proxied(CollKind kind) {
 // A call on device memory with a stream, or a nonblocking one with NULL:
 // queued for the communicator's stream proxy (stream_proxy.h); returns at
 // once.
-void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
-                      smd_request_t **request) {
+std::shared_ptr<Task> launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems,
+                                       smd_stream_t stream, smd_request_t **request) {
   require_proxied(a.kind);
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   std::shared_ptr<Task> task = run_on_stream(*c, a, stream);
-  if (request) make_request(c, a, elems, std::move(task), request);
+  if (request) make_request(c, a, elems, task, request);
+  return task;
 }
 
 void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
@@ -70,9 +71,24 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
     if (!device) wait_for_stream(stream);
     // In a group: the whole group runs on the proxy (group_calls.h).
     if (group_open()) return group_queue_collective(c.shared(), a, elems, request, stream);
-    if (device) return launch_on_stream(c, a, elems, stream, request);
+    if (device) {
+      launch_on_stream(c, a, elems, stream, request);
+      return;
+    }
   }
   if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
+  if (!request && a.memory == MemoryKind::kDevice && proxied_kind(a.kind) &&
+      c->has_stream_proxy()) {
+    // After stream-ordered calls on this communicator: through the proxy
+    // as a nonblocking NULL-stream call is, then waited for. Staged on the
+    // legacy default stream instead (inline, or by the worker), its copies
+    // would wait for a blocking stream held for a stream call queued
+    // behind this one (another thread's): a deadlock.
+    std::shared_ptr<Task> task = launch_on_stream(c, a, elems, nullptr, nullptr);
+    task->wait_until(Deadline::never());
+    if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
+    return;
+  }
   if (!request) {
     // The communicator's only thread runs it inline (handles.h). A NULL
     // stream call after stream-ordered ones waits here for the proxy's
@@ -81,8 +97,10 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;
   }
-  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind))
-    return launch_on_stream(c, a, elems, nullptr, request);
+  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind)) {
+    launch_on_stream(c, a, elems, nullptr, request);
+    return;
+  }
   Comm *raw = &*c;                 // the executor lives inside the communicator
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
