@@ -15,6 +15,8 @@
 // before it, a receive's data is there for the stream's later work (same
 // stream, or another after an event), the nonblocking forms' requests, and
 // a size that differs fails on both sides and releases both streams.
+// allgatherv and reduce_scatterv on a stream, blocks of differing counts
+// with gaps between them that keep their sentinel.
 // A blocking NULL-stream call from another thread between two stream
 // calls on a blocking stream finishes (it deadlocked: its copies on the
 // legacy default stream waited for the blocking stream, held for the
@@ -368,19 +370,30 @@ void destroy_with_queued_calls(const World &w) {
 int partner() { return g_rank ^ 1; }
 float p2p_value(int rank, size_t j) { return float(1000 * rank + int(j % 11)); }
 
+// An input of this rank's p2p_values written on w.stream by a delayed host
+// function, and an output of sentinels, with pinned memory to read it.
+struct RankValues {
+  RankValues(const World &w, size_t in_n, size_t out_n)
+      : in(w.a, in_n * 4), out(w.a, out_n * 4), hin(w.a, in_n), hout(w.a, out_n) {
+    fill_sentinel(w, in.data(), in_n);
+    fill_sentinel(w, out.data(), out_n);
+    std::vector<float> values(in_n);
+    for (size_t j = 0; j < in_n; ++j) values[j] = p2p_value(g_rank, j);
+    enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  }
+  DeviceBuffer in, out;
+  Pinned hin, hout;
+};
+
 // Lower rank of a pair sends then receives, the higher one receives then
 // sends (each proxy runs its calls in issue order): both directions cross.
 void p2p_ordered_on_stream(const World &w, bool other_reader, bool nonblocking) {
   const std::string what = std::string("send/recv") + (nonblocking ? " (i-forms)" : "") +
                            (other_reader ? ", read on another stream after an event"
                                          : ", read later on the same stream");
-  DeviceBuffer in(w.a, kCount * 4), out(w.a, kCount * 4);
-  Pinned hin(w.a, kCount), hout(w.a, kCount);
-  fill_sentinel(w, in.data(), kCount);
-  fill_sentinel(w, out.data(), kCount);
-  std::vector<float> values(kCount);
-  for (size_t j = 0; j < kCount; ++j) values[j] = p2p_value(g_rank, j);
-  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  RankValues bufs(w, kCount, kCount);
+  DeviceBuffer &in = bufs.in, &out = bufs.out;
+  Pinned &hout = bufs.hout;
   smd_request_t *reqs[2] = {nullptr, nullptr};
   std::function<smd_result_t(smd_request_t **)> send = [&](smd_request_t **r) {
     return r ? smd_isend(in.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream, r)
@@ -435,6 +448,48 @@ void p2p_size_mismatch(const World &w, bool longer) {
   expect(w.a.StreamSynchronize(w.stream) == 0, what + ": the stream goes on");
   expect(smd_barrier(comm, nullptr) != SMD_SUCCESS, what + ": the next call fails");
   smd_comm_destroy(comm);
+}
+
+// Rank r's block: kCount + r elements, at r * (kCount + g_size + 3) (gaps).
+void v_collectives_on_stream(const World &w) {
+  std::vector<size_t> counts, displs;
+  for (int r = 0; r < g_size; ++r) {
+    counts.push_back(kCount + size_t(r));
+    displs.push_back(size_t(r) * (kCount + size_t(g_size) + 3));
+  }
+  const size_t extent = displs.back() + counts.back(), own = counts[size_t(g_rank)];
+  auto block_of = [&](size_t j) {  // the rank whose block holds element j, or -1
+    for (int r = 0; r < g_size; ++r)
+      if (j >= displs[size_t(r)] && j < displs[size_t(r)] + counts[size_t(r)]) return r;
+    return -1;
+  };
+  for (bool scatter : {false, true}) {
+    const std::string what = scatter ? "reduce_scatterv on a stream" : "allgatherv on a stream";
+    const size_t in_n = scatter ? extent : own, out_n = scatter ? own : extent;
+    RankValues bufs(w, in_n, out_n);
+    DeviceBuffer &in = bufs.in, &out = bufs.out;
+    Pinned &hout = bufs.hout;
+    const smd_result_t rc =
+        scatter ? smd_reduce_scatterv(in.data(), out.data(), counts.data(), displs.data(),
+                                      SMD_FLOAT32, SMD_SUM, w.comm, w.stream)
+                : smd_allgatherv(in.data(), out.data(), counts.data(), displs.data(), SMD_FLOAT32,
+                                 w.comm, w.stream);
+    expect(rc == SMD_SUCCESS, what + ": enqueued");
+    read_after(w, hout.data, out.data(), out_n, scatter);
+    expect(matches(
+               hout.data, out_n,
+               [&](size_t j) {
+                 if (scatter) {
+                   float t = 0;
+                   for (int r = 0; r < g_size; ++r) t += p2p_value(r, displs[size_t(g_rank)] + j);
+                   return t;
+                 }
+                 const int r = block_of(j);
+                 return r < 0 ? kSentinel : p2p_value(r, j - displs[size_t(r)]);
+               },
+               what),
+           what);
+  }
 }
 
 // The main thread queues a stream call (busy for kDelayMs waiting for its
@@ -555,6 +610,7 @@ int main() {
   null_stream_request_then_stream_call(w);
   destroy_with_queued_calls(w);
   null_stream_call_beside_stream_calls(w);
+  v_collectives_on_stream(w);
   if (g_size % 2 == 0) {
     for (bool nonblocking : {false, true}) {
       p2p_ordered_on_stream(w, false, nonblocking);

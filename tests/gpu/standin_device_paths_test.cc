@@ -269,7 +269,8 @@ TEST_F(StandinTest, StreamOrderedCallsOnTheStreamsDevice) {
 
   // What has no stream-ordered form yet says so.
   const size_t counts[1] = {16};
-  EXPECT_EQ(smd_allgatherv(in, out, counts, nullptr, SMD_FLOAT32, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_alltoallv(in, counts, nullptr, out, counts, nullptr, SMD_FLOAT32, world, s),
+            SMD_ERR_NOT_SUPPORTED);
   EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
   EXPECT_EQ(smd_send(in, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_ERR_NOT_SUPPORTED);
   EXPECT_NE(std::string(smd_last_error()).find("need a stream"), std::string::npos)

@@ -74,6 +74,16 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
     case CollKind::kAlltoall: s.send_bytes = s.recv_bytes = one * size; break;
     case CollKind::kBroadcast: s.send_bytes = rank == a.root ? one : 0, s.recv_bytes = one; break;
     case CollKind::kReduce: s.send_bytes = one, s.recv_bytes = a.recvbuf ? one : 0; break;
+    case CollKind::kAllgatherv:
+      // The whole extent comes in too: the gaps between blocks stay as they were.
+      s.send_bytes = a.blocks->counts[size_t(rank)] * es;
+      s.recv_bytes = a.blocks->extent * es;
+      s.recv_in = true;
+      break;
+    case CollKind::kReduceScatterv:
+      s.send_bytes = a.blocks->extent * es;
+      s.recv_bytes = a.blocks->counts[size_t(rank)] * es;
+      break;
     default: break;
   }
   if (!a.sendbuf) s.send_bytes = 0;
@@ -115,6 +125,7 @@ void stage(Comm &comm, const CollArgs &a) {
     stage_copy(host, static_cast<const uint8_t *>(a.sendbuf) - s.send_at, s.block);
   } else {
     stage_copy(hsend, a.sendbuf, s.send_bytes);
+    if (s.recv_in) stage_copy(hrecv, a.recvbuf, s.recv_bytes);
   }
   stage_sync();
 

@@ -21,6 +21,7 @@ namespace smd {
 struct StagedShape {
   size_t send_bytes = 0;  // 0: no input on this rank (broadcast non-root, barrier)
   size_t recv_bytes = 0;  // 0: no output on this rank (reduce non-root, barrier)
+  bool recv_in = false;   // the output region is copied in first (allgatherv's gaps)
   // With overlap, one host block holds both: the input at send_at and the
   // output at recv_at inside a block of `block` bytes.
   bool overlap = false;
