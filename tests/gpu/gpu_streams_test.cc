@@ -11,6 +11,19 @@
 // peer that aborts) releases the stream and fails on every rank, there and
 // at the next call;
 // destroying a communicator with calls still queued finishes them.
+// Point-to-point (pairs of ranks): a send reads what its stream wrote
+// before it, a receive's data is there for the stream's later work (same
+// stream, or another after an event), the nonblocking forms' requests, and
+// a size that differs fails on both sides and releases both streams.
+// allgatherv and reduce_scatterv on a stream, blocks of differing counts
+// with gaps between them that keep their sentinel.
+// A blocking NULL-stream call from another thread between two stream
+// calls on a blocking stream finishes (it deadlocked: its copies on the
+// legacy default stream waited for the blocking stream, held for the
+// stream call queued behind it).
+// Groups on a stream: both ranks of a pair send first and an allreduce
+// joins them, run as one unit (ungrouped, the sends would wait for each
+// other); calls of one group naming different streams are refused.
 //
 // The delay makes a broken order visible (the input read before it was
 // written, the output read before the collective wrote it: both show the
@@ -160,6 +173,22 @@ bool matches(const float *got, size_t n, const std::function<float(size_t)> &wan
   return true;
 }
 
+// Copies `n` elements of `dev` to `host` after the work enqueued so far on
+// w.stream: on it, or on the other stream after an event recorded there.
+void read_after(const World &w, float *host, const void *dev, size_t n, bool other_reader) {
+  void *reader = w.stream;
+  void *event = nullptr;
+  if (other_reader) {
+    check("cudaEventCreateWithFlags", w.a.EventCreateWithFlags(&event, kCudaEventDisableTiming));
+    check("cudaEventRecord", w.a.EventRecord(event, w.stream));
+    check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
+    reader = w.other;
+  }
+  check("cudaMemcpyAsync", w.a.MemcpyAsync(host, dev, n * 4, kCudaMemcpyDefault, reader));
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
+  if (event) w.a.EventDestroy(event);
+}
+
 // The call between earlier work on its stream and later work on the same
 // stream (reader 0) or on the other stream after an event (reader 1).
 void ordered_on_stream(const World &w, Kind k, bool other_reader) {
@@ -174,18 +203,7 @@ void ordered_on_stream(const World &w, Kind k, bool other_reader) {
   for (size_t j = 0; j < values.size(); ++j) values[j] = input(k, g_rank, j);
   enqueue_input(w, hin, in.data(), std::move(values), w.stream);
   expect(call(k, in.data(), out.data(), w.comm, w.stream) == SMD_SUCCESS, what + ": enqueued");
-  void *reader = w.stream;
-  void *event = nullptr;
-  if (other_reader) {
-    check("cudaEventCreateWithFlags", w.a.EventCreateWithFlags(&event, kCudaEventDisableTiming));
-    check("cudaEventRecord", w.a.EventRecord(event, w.stream));
-    check("cudaStreamWaitEvent", w.a.StreamWaitEvent(w.other, event, 0));
-    reader = w.other;
-  }
-  check("cudaMemcpyAsync",
-        w.a.MemcpyAsync(hout.data, out.data(), out_elems(k) * 4, kCudaMemcpyDefault, reader));
-  check("cudaStreamSynchronize", w.a.StreamSynchronize(reader));
-  if (event) w.a.EventDestroy(event);
+  read_after(w, hout.data, out.data(), out_elems(k), other_reader);
   expect(matches(
              hout.data, out_elems(k), [k](size_t j) { return expected(k, j); }, what),
          what);
@@ -348,6 +366,228 @@ void destroy_with_queued_calls(const World &w) {
          "destroying a communicator finishes its queued stream calls");
 }
 
+// This rank's partner in the point-to-point checks (an even world).
+int partner() { return g_rank ^ 1; }
+float p2p_value(int rank, size_t j) { return float(1000 * rank + int(j % 11)); }
+
+// An input of this rank's p2p_values written on w.stream by a delayed host
+// function, and an output of sentinels, with pinned memory to read it.
+struct RankValues {
+  RankValues(const World &w, size_t in_n, size_t out_n)
+      : in(w.a, in_n * 4), out(w.a, out_n * 4), hin(w.a, in_n), hout(w.a, out_n) {
+    fill_sentinel(w, in.data(), in_n);
+    fill_sentinel(w, out.data(), out_n);
+    std::vector<float> values(in_n);
+    for (size_t j = 0; j < in_n; ++j) values[j] = p2p_value(g_rank, j);
+    enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  }
+  DeviceBuffer in, out;
+  Pinned hin, hout;
+};
+
+// Lower rank of a pair sends then receives, the higher one receives then
+// sends (each proxy runs its calls in issue order): both directions cross.
+void p2p_ordered_on_stream(const World &w, bool other_reader, bool nonblocking) {
+  const std::string what = std::string("send/recv") + (nonblocking ? " (i-forms)" : "") +
+                           (other_reader ? ", read on another stream after an event"
+                                         : ", read later on the same stream");
+  RankValues bufs(w, kCount, kCount);
+  DeviceBuffer &in = bufs.in, &out = bufs.out;
+  Pinned &hout = bufs.hout;
+  smd_request_t *reqs[2] = {nullptr, nullptr};
+  std::function<smd_result_t(smd_request_t **)> send = [&](smd_request_t **r) {
+    return r ? smd_isend(in.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream, r)
+             : smd_send(in.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream);
+  };
+  std::function<smd_result_t(smd_request_t **)> recv = [&](smd_request_t **r) {
+    return r ? smd_irecv(out.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream, r)
+             : smd_recv(out.data(), kCount, SMD_FLOAT32, partner(), 5, w.comm, w.stream);
+  };
+  const bool lower = g_rank < partner();
+  expect((lower ? send : recv)(nonblocking ? &reqs[0] : nullptr) == SMD_SUCCESS,
+         what + ": first call enqueued");
+  expect((lower ? recv : send)(nonblocking ? &reqs[1] : nullptr) == SMD_SUCCESS,
+         what + ": second call enqueued");
+  for (smd_request_t *r : reqs)
+    if (r) {
+      expect(smd_request_wait(r) == SMD_SUCCESS, what + ": request");
+      smd_request_free(r);
+    }
+  read_after(w, hout.data, out.data(), kCount, other_reader);
+  expect(matches(
+             hout.data, kCount, [](size_t j) { return p2p_value(partner(), j); }, what),
+         what);
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+}
+
+// The lower rank sends one element more (or fewer) than its partner
+// receives: both requests fail, both streams go on, and the next call on
+// the communicator fails on both ranks.
+void p2p_size_mismatch(const World &w, bool longer) {
+  const std::string what = std::string("send/recv with the message ") +
+                           (longer ? "longer" : "shorter") + " than the receive";
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
+  DeviceBuffer buf(w.a, (kCount + 1) * 4);
+  smd_request_t *req = nullptr;
+  const size_t sent = longer ? kCount + 1 : kCount - 1;
+  const smd_result_t rc =
+      g_rank < partner()
+          ? smd_isend(buf.data(), sent, SMD_FLOAT32, partner(), 6, comm, w.stream, &req)
+          : smd_irecv(buf.data(), kCount, SMD_FLOAT32, partner(), 6, comm, w.stream, &req);
+  expect(rc == SMD_SUCCESS, what + ": enqueued");
+  if (req) {
+    const smd_result_t want = longer ? SMD_ERR_TRUNCATED : SMD_ERR_MISMATCH;
+    const smd_result_t got = smd_request_wait(req);
+    if (got != want)
+      fprintf(stderr, "[rank %d] %s: the request gave %s, expected %s\n", g_rank, what.c_str(),
+              smd_result_string(got), smd_result_string(want));
+    expect(got == want, what + ": the request fails on both ranks");
+    smd_request_free(req);
+  }
+  expect(w.a.StreamSynchronize(w.stream) == 0, what + ": the stream goes on");
+  expect(smd_barrier(comm, nullptr) != SMD_SUCCESS, what + ": the next call fails");
+  smd_comm_destroy(comm);
+}
+
+// Rank r's block: kCount + r elements, at r * (kCount + g_size + 3) (gaps).
+void v_collectives_on_stream(const World &w) {
+  std::vector<size_t> counts, displs;
+  for (int r = 0; r < g_size; ++r) {
+    counts.push_back(kCount + size_t(r));
+    displs.push_back(size_t(r) * (kCount + size_t(g_size) + 3));
+  }
+  const size_t extent = displs.back() + counts.back(), own = counts[size_t(g_rank)];
+  auto block_of = [&](size_t j) {  // the rank whose block holds element j, or -1
+    for (int r = 0; r < g_size; ++r)
+      if (j >= displs[size_t(r)] && j < displs[size_t(r)] + counts[size_t(r)]) return r;
+    return -1;
+  };
+  for (bool scatter : {false, true}) {
+    const std::string what = scatter ? "reduce_scatterv on a stream" : "allgatherv on a stream";
+    const size_t in_n = scatter ? extent : own, out_n = scatter ? own : extent;
+    RankValues bufs(w, in_n, out_n);
+    DeviceBuffer &in = bufs.in, &out = bufs.out;
+    Pinned &hout = bufs.hout;
+    const smd_result_t rc =
+        scatter ? smd_reduce_scatterv(in.data(), out.data(), counts.data(), displs.data(),
+                                      SMD_FLOAT32, SMD_SUM, w.comm, w.stream)
+                : smd_allgatherv(in.data(), out.data(), counts.data(), displs.data(), SMD_FLOAT32,
+                                 w.comm, w.stream);
+    expect(rc == SMD_SUCCESS, what + ": enqueued");
+    read_after(w, hout.data, out.data(), out_n, scatter);
+    expect(matches(
+               hout.data, out_n,
+               [&](size_t j) {
+                 if (scatter) {
+                   float t = 0;
+                   for (int r = 0; r < g_size; ++r) t += p2p_value(r, displs[size_t(g_rank)] + j);
+                   return t;
+                 }
+                 const int r = block_of(j);
+                 return r < 0 ? kSentinel : p2p_value(r, j - displs[size_t(r)]);
+               },
+               what),
+           what);
+  }
+}
+
+// The main thread queues a stream call (busy for kDelayMs waiting for its
+// input), another thread makes a blocking NULL-stream call (queued behind
+// it), then the main thread a second stream call. The pause only keeps the
+// three in the same order on every rank (a rank that lost the race would
+// see SMD_ERR_MISMATCH, not a pass); a deadlock is ended by smdrun's
+// --timeout, a failure.
+void null_stream_call_beside_stream_calls(const World &w) {
+  const std::string what = "a blocking NULL-stream call from another thread between stream calls";
+  smd_comm_t *comm = nullptr;
+  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
+  DeviceBuffer x(w.a, kCount * 4), y(w.a, kCount * 4);
+  Pinned hx(w.a, kCount);
+  fill_sentinel(w, x.data(), kCount);
+  std::vector<float> ones(kCount, float(g_rank + 1));
+  y.upload(0, ones.data(), kCount * 4);
+  enqueue_input(w, hx, x.data(), ones, w.stream);
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": first stream call");
+  smd_result_t null_rc = SMD_ERR_INTERNAL;
+  std::thread other([&] {
+    null_rc = smd_allreduce(y.data(), y.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(kDelayMs / 2));
+  expect(smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": second stream call");
+  other.join();
+  expect(null_rc == SMD_SUCCESS, what + ": the NULL-stream call");
+  check("cudaStreamSynchronize", w.a.StreamSynchronize(w.stream));
+  std::vector<float> gx(kCount), gy(kCount);
+  x.download(gx.data(), 0, kCount * 4);
+  y.download(gy.data(), 0, kCount * 4);
+  const float one = in_place_sum(1), two = in_place_sum(2);
+  expect(matches(
+             gx.data(), kCount, [two](size_t) { return two; }, what + ": stream calls") &&
+             matches(
+                 gy.data(), kCount, [one](size_t) { return one; }, what + ": NULL-stream call"),
+         what);
+  smd_comm_destroy(comm);
+}
+
+// Both ranks of a pair send, then receive, then allreduce, in one group on
+// the stream: the input is the stream's earlier work, the outputs are
+// there for its later work.
+void group_on_stream(const World &w) {
+  const std::string what = "a group on a stream (crossing sends and an allreduce)";
+  DeviceBuffer in(w.a, kCount * 4), out(w.a, kCount * 4), sum(w.a, kCount * 4);
+  Pinned hin(w.a, kCount), hout(w.a, kCount), hsum(w.a, kCount);
+  fill_sentinel(w, in.data(), kCount);
+  fill_sentinel(w, out.data(), kCount);
+  fill_sentinel(w, sum.data(), kCount);
+  std::vector<float> values(kCount);
+  for (size_t j = 0; j < kCount; ++j) values[j] = p2p_value(g_rank, j);
+  enqueue_input(w, hin, in.data(), std::move(values), w.stream);
+  smd_request_t *req = nullptr;
+  expect(smd_group_start() == SMD_SUCCESS, what + ": start");
+  expect(smd_send(in.data(), kCount, SMD_FLOAT32, partner(), 7, w.comm, w.stream) == SMD_SUCCESS,
+         what + ": send queued");
+  expect(smd_irecv(out.data(), kCount, SMD_FLOAT32, partner(), 7, w.comm, w.stream, &req) ==
+             SMD_SUCCESS,
+         what + ": receive queued");
+  expect(smd_allreduce(in.data(), sum.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream) ==
+             SMD_SUCCESS,
+         what + ": allreduce queued");
+  expect(smd_group_end() == SMD_SUCCESS, what + ": end");
+  read_after(w, hout.data, out.data(), kCount, false);
+  read_after(w, hsum.data, sum.data(), kCount, true);
+  expect(smd_request_wait(req) == SMD_SUCCESS, what + ": the receive's request");
+  smd_request_free(req);
+  expect(
+      matches(
+          hout.data, kCount, [](size_t j) { return p2p_value(partner(), j); }, what + ": received"),
+      what + ": received");
+  expect(matches(
+             hsum.data, kCount,
+             [](size_t j) {
+               float t = 0;
+               for (int r = 0; r < g_size; ++r) t += p2p_value(r, j);
+               return t;
+             },
+             what + ": allreduce"),
+         what + ": allreduce");
+}
+
+// A group whose calls name different streams runs nothing, on any rank.
+void group_with_two_streams(const World &w) {
+  DeviceBuffer x(w.a, kCount * 4);
+  expect(smd_group_start() == SMD_SUCCESS, "group with two streams: start");
+  smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.stream);
+  smd_allreduce(x.data(), x.data(), kCount, SMD_FLOAT32, SMD_SUM, w.comm, w.other);
+  expect(smd_group_end() == SMD_ERR_INVALID_ARGUMENT,
+         "a group whose calls name different streams is refused");
+  expect(smd_barrier(w.comm, nullptr) == SMD_SUCCESS, "group with two streams: comm usable");
+}
+
 }  // namespace
 
 int main() {
@@ -369,6 +609,18 @@ int main() {
   stream_then_null_stream(w);
   null_stream_request_then_stream_call(w);
   destroy_with_queued_calls(w);
+  null_stream_call_beside_stream_calls(w);
+  v_collectives_on_stream(w);
+  if (g_size % 2 == 0) {
+    for (bool nonblocking : {false, true}) {
+      p2p_ordered_on_stream(w, false, nonblocking);
+      p2p_ordered_on_stream(w, true, nonblocking);
+    }
+    p2p_size_mismatch(w, true);
+    p2p_size_mismatch(w, false);
+    group_on_stream(w);
+  }
+  group_with_two_streams(w);
   if (g_size > 1) {
     failing_call_releases_stream(w, true);
     failing_call_releases_stream(w, false);

@@ -269,9 +269,35 @@ TEST_F(StandinTest, StreamOrderedCallsOnTheStreamsDevice) {
 
   // What has no stream-ordered form yet says so.
   const size_t counts[1] = {16};
-  EXPECT_EQ(smd_allgatherv(in, out, counts, nullptr, SMD_FLOAT32, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_alltoallv(in, counts, nullptr, out, counts, nullptr, SMD_FLOAT32, world, s),
+            SMD_ERR_NOT_SUPPORTED);
   EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
-  EXPECT_EQ(smd_send(host_in.data(), 16, SMD_FLOAT32, 0, 0, world, s), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(smd_send(in, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_ERR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(smd_last_error()).find("need a stream"), std::string::npos)
+      << smd_last_error();
+  // A group's calls name one stream, or it does not run.
+  ASSERT_EQ(smd_group_start(), SMD_SUCCESS);
+  EXPECT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, s), SMD_SUCCESS);
+  EXPECT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, nullptr), SMD_SUCCESS);
+  EXPECT_EQ(smd_group_end(), SMD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(smd_last_error()).find("must name the same one"), std::string::npos)
+      << smd_last_error();
+  // A send to self and its receive, grouped on the stream (ungrouped, the
+  // send would wait for a receive queued behind it): the stream's later
+  // work sees the message.
+  std::vector<float> twos(n, 2.0f), back(n, 0.0f);
+  ASSERT_EQ(x.delay(s, 30000), 0);
+  ASSERT_EQ(a->MemcpyAsync(in, twos.data(), n * 4, kCudaMemcpyDefault, s), 0);
+  smd_request_t *recv = nullptr;
+  ASSERT_EQ(smd_group_start(), SMD_SUCCESS);
+  EXPECT_EQ(smd_irecv(out, n, SMD_FLOAT32, 0, 3, world, s, &recv), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_send(in, n, SMD_FLOAT32, 0, 3, world, s), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_group_end(), SMD_SUCCESS) << smd_last_error();
+  ASSERT_EQ(a->MemcpyAsync(back.data(), out, n * 4, kCudaMemcpyDefault, s), 0);
+  ASSERT_EQ(a->StreamSynchronize(s), 0);
+  EXPECT_EQ(smd_request_wait(recv), SMD_SUCCESS) << smd_last_error();
+  smd_request_free(recv);
+  EXPECT_EQ(back, twos) << "a grouped stream-ordered send to self, on device 1";
   EXPECT_EQ(a->StreamDestroy(s), 0);
   EXPECT_EQ(a->Free(in), 0);
   EXPECT_EQ(a->Free(out), 0);

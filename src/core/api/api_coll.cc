@@ -34,25 +34,33 @@ bool proxied_kind(CollKind kind) {
     case CollKind::kReduceScatter:
     case CollKind::kBroadcast:
     case CollKind::kReduce:
-    case CollKind::kAlltoall: return true;
+    case CollKind::kAlltoall:
+    case CollKind::kAllgatherv:
+    case CollKind::kReduceScatterv: return true;
     default: return false;
   }
+}
+
+void require_proxied(CollKind kind) {
+  if (!proxied_kind(kind))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
+         "allgather, reduce_scatter, broadcast, reduce, alltoall, allgatherv, "
+         "reduce_scatterv): pass NULL or host buffers",
+         coll_name(kind));
 }
 
 // A call on device memory with a stream, or a nonblocking one with NULL:
 // queued for the communicator's stream proxy (stream_proxy.h); returns at
 // once.
-void launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems, smd_stream_t stream,
-                      smd_request_t **request) {
-  if (!proxied_kind(a.kind))
-    fail(SMD_ERR_NOT_SUPPORTED,
-         "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
-         "allgather, reduce_scatter, broadcast, reduce, alltoall): pass NULL or host buffers",
-         coll_name(a.kind));
+std::shared_ptr<Task> launch_on_stream(const CommUse &c, const CollArgs &a, size_t elems,
+                                       smd_stream_t stream, smd_request_t **request) {
+  require_proxied(a.kind);
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));
   std::shared_ptr<Task> task = run_on_stream(*c, a, stream);
-  if (request) make_request(c, a, elems, std::move(task), request);
+  if (request) make_request(c, a, elems, task, request);
+  return task;
 }
 
 void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
@@ -60,13 +68,30 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
   c->check_usable();
   a.memory = collective_memory(a, c->rank());
   if (stream_ordered(stream)) {
-    if (group_open())
-      fail(SMD_ERR_NOT_SUPPORTED,
-           "stream-ordered calls inside a group are not supported yet: pass NULL in the group");
-    if (a.memory == MemoryKind::kDevice) return launch_on_stream(c, a, elems, stream, request);
-    wait_for_stream(stream);  // host memory: the host work after the stream's earlier work
+    const bool device = a.memory == MemoryKind::kDevice;
+    if (device) require_proxied(a.kind);
+    // Host memory: the host work after the stream's earlier work.
+    if (!device) wait_for_stream(stream);
+    // In a group: the whole group runs on the proxy (group_calls.h).
+    if (group_open()) return group_queue_collective(c.shared(), a, elems, request, stream);
+    if (device) {
+      launch_on_stream(c, a, elems, stream, request);
+      return;
+    }
   }
   if (group_open()) return group_queue_collective(c.shared(), a, elems, request);
+  if (!request && a.memory == MemoryKind::kDevice && proxied_kind(a.kind) &&
+      c->has_stream_proxy()) {
+    // After stream-ordered calls on this communicator: through the proxy
+    // as a nonblocking NULL-stream call is, then waited for. Staged on the
+    // legacy default stream instead (inline, or by the worker), its copies
+    // would wait for a blocking stream held for a stream call queued
+    // behind this one (another thread's): a deadlock.
+    std::shared_ptr<Task> task = launch_on_stream(c, a, elems, nullptr, nullptr);
+    task->wait_until(Deadline::never());
+    if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
+    return;
+  }
   if (!request) {
     // The communicator's only thread runs it inline (handles.h). A NULL
     // stream call after stream-ordered ones waits here for the proxy's
@@ -75,8 +100,10 @@ void launch(const CommUse &c, CollArgs a, size_t elems, smd_request_t **request,
     c->executor().run_blocking([&] { run_collective(*c, a); });
     return;
   }
-  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind))
-    return launch_on_stream(c, a, elems, nullptr, request);
+  if (a.memory == MemoryKind::kDevice && proxied_kind(a.kind)) {
+    launch_on_stream(c, a, elems, nullptr, request);
+    return;
+  }
   Comm *raw = &*c;                 // the executor lives inside the communicator
   c->executor().leave_sole_use();  // before the flight entry (flight_recorder.cc)
   if (c->flight().on()) c->flight().queued(flight_call(a));

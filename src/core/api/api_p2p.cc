@@ -5,6 +5,9 @@
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
+#include "core/coll/stream_p2p.h"
+#include "core/coll/stream_proxy.h"
+#include "core/gpu/pointer_kind.h"
 
 using namespace smd;
 
@@ -19,11 +22,14 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
     *req = nullptr;
   }
   auto c = comm_of(comm);
-  check_stream(stream);
+  const bool ordered = stream_ordered(stream);
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "count");
   check_buffer(buf, bytes, "buf");
-  check_host_memory(buf, "buf");
+  // Device memory needs a stream (the stream proxy stages it); host
+  // memory with one runs after the stream's earlier work.
+  const bool on_device = ordered && p2p_on_device(buf, "buf");
+  if (!ordered) check_host_memory(buf, "buf");
   bool any_source = dir == Dir::kRecv && peer == SMD_ANY_SOURCE;
   bool any_tag = dir == Dir::kRecv && tag == SMD_ANY_TAG;
   if (!any_source && (peer < 0 || peer >= c->size()))
@@ -34,9 +40,33 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
          dir == Dir::kRecv ? " nor SMD_ANY_TAG" : "");
   if (status) check_status(status);
   c->check_usable();
+  if (on_device) {
+    if (status)
+      fail(SMD_ERR_NOT_SUPPORTED,
+           "smd_recv_status on device memory with a stream: the status is known only once the "
+           "stream has run; use smd_irecv and smd_request_wait, or smd_recv");
+    if (group_open())  // the whole group runs on the proxy (group_calls.h)
+      return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
+                             req, stream, true);
+    std::shared_ptr<Task> task =
+        dir == Dir::kSend ? send_on_stream(*c, buf, bytes, peer, tag, stream)
+                          : recv_on_stream(*c, const_cast<void *>(buf), bytes, peer, tag, stream);
+    if (req) {
+      auto r = std::make_unique<smd_request>();
+      r->comm = c;
+      r->count = count;
+      r->elem_size = es;
+      r->op = "stream-ordered " + p2p_description(dir == Dir::kSend, peer, tag);
+      r->task = std::move(task);
+      request_registry().add(r.get());
+      *req = r.release();
+    }
+    return;
+  }
+  if (ordered) wait_for_stream(stream);  // host memory: after the stream's earlier work
   if (group_open())
-    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
-                           req);
+    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag, req,
+                           ordered ? stream : nullptr);
   std::string what = p2p_description(dir == Dir::kSend, peer, tag);
   std::string buffer = dir == Dir::kRecv ? buffer_description(count, dt) : "";
   P2PMatcher &m = c->user_p2p();

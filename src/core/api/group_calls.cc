@@ -1,11 +1,18 @@
 #include "core/api/group_calls.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/api/handles.h"
+#include "core/coll/algorithms/device_staging.h"
+#include "core/coll/stream_proxy.h"
+#include "core/comm/communicator.h"
 #include "core/fusion/group_run.h"
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/device_ops.h"
+#include "core/gpu/pointer_kind.h"
 #include "core/util/error.h"
 
 namespace smd {
@@ -43,6 +50,18 @@ bool communicates(const char *call) {
   return false;
 }
 
+// Every request of a group completes with its call's outcome.
+void complete_requests(const std::vector<GroupCall> &calls,
+                       const std::vector<smd_request_t *> &requests) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    smd_request_t *r = requests[i];
+    if (!r) continue;
+    const GroupCall &g = calls[i];
+    if (g.kind == GroupCall::Kind::kRecv) r->count = g.moved_bytes / r->elem_size;
+    r->task->complete(g.result, g.error);
+  }
+}
+
 struct OpenGroup {
   int calls = 0;             // communicating calls seen, failed ones included
   const char *current = "";  // the entry point running now
@@ -58,16 +77,7 @@ struct OpenGroup {
     queued.clear();
     requests.clear();
   }
-  // Every request of the group completes with the call's outcome.
-  void complete_requests() {
-    for (size_t i = 0; i < queued.size(); ++i) {
-      smd_request_t *r = requests[i];
-      if (!r) continue;
-      const GroupCall &g = queued[i];
-      if (g.kind == GroupCall::Kind::kRecv) r->count = g.moved_bytes / r->elem_size;
-      r->task->complete(g.result, g.error);
-    }
-  }
+  void complete_requests() { smd::complete_requests(queued, requests); }
   // A thread that exits inside a group leaves no request waiting forever.
   ~OpenGroup() {
     for (GroupCall &g : queued) {
@@ -105,6 +115,117 @@ GroupCall &queue_call(const std::shared_ptr<Comm> &c, smd_request_t **request, s
   return group.queued.back();
 }
 
+// The stream a group's calls name, the same for all (else
+// SMD_ERR_INVALID_ARGUMENT); null when none names one or no call is on
+// device memory (host memory with a stream waited for it at the call).
+void *checked_group_stream(const std::vector<GroupCall> &calls) {
+  const GroupCall *named = nullptr, *device = nullptr;
+  for (const GroupCall &g : calls) {
+    if (g.stream && !named) named = &g;
+    if (g.on_device && !device) device = &g;
+  }
+  if (!named) return nullptr;
+  for (const GroupCall &g : calls)
+    if (g.stream != named->stream)
+      fail(SMD_ERR_INVALID_ARGUMENT,
+           "call %d (%s) of the group names stream %p but call %d (%s) names %s: all calls of a "
+           "group that names a stream must name the same one",
+           named->index, named->call, named->stream, g.index, g.call,
+           g.stream ? format("%p", g.stream).c_str() : "none (NULL)");
+  if (!device) return nullptr;
+  for (const GroupCall &g : calls)
+    if (g.comm != named->comm)
+      fail(SMD_ERR_NOT_SUPPORTED,
+           "calls %d (%s) and %d (%s) of a stream-ordered group are on different communicators; "
+           "a group with a stream runs on one communicator's stream proxy (not yet on several)",
+           named->index, named->call, g.index, g.call);
+  return named->stream;
+}
+
+const void *device_buffer(const GroupCall &g) {
+  if (g.kind != GroupCall::Kind::kCollective) return g.buf;
+  return g.args.recvbuf ? g.args.recvbuf : g.args.sendbuf;
+}
+
+// On the proxy's thread: the group's device point-to-point payloads staged
+// through pinned memory (slot 1: its collectives stage through slot 0
+// while the payloads are in flight), then the group as outside streams.
+void run_staged_group(std::vector<GroupCall> &calls) {
+  std::vector<void *> device_bufs(calls.size(), nullptr);
+  size_t total = 0;
+  for (const GroupCall &g : calls)
+    if (g.kind != GroupCall::Kind::kCollective && g.on_device) total += (g.bytes + 63) / 64 * 64;
+  uint8_t *host = pinned_staging(total, 1);
+  size_t at = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    GroupCall &g = calls[i];
+    if (g.kind == GroupCall::Kind::kCollective || !g.on_device) continue;
+    device_bufs[i] = g.buf;
+    g.buf = host + at;
+    g.exact = true;
+    if (g.kind == GroupCall::Kind::kSend) stage_copy(g.buf, device_bufs[i], g.bytes);
+    at += (g.bytes + 63) / 64 * 64;
+  }
+  stage_sync();
+  try {
+    run_group(calls, /*on_worker=*/true);
+  } catch (const Error &) {
+    // Each call's outcome is in its GroupCall; the receives that arrived
+    // still land.
+  }
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].kind == GroupCall::Kind::kRecv && device_bufs[i] && calls[i].result == SMD_SUCCESS)
+      stage_copy(device_bufs[i], calls[i].buf, calls[i].moved_bytes);
+  stage_sync();
+}
+
+// The whole group queued as one unit on its communicator's stream proxy:
+// smd_group_end returns at once, the requests complete when it has run.
+void run_group_on_stream(void *stream) {
+  auto calls = std::make_shared<std::vector<GroupCall>>(std::move(group.queued));
+  auto requests = std::make_shared<std::vector<smd_request_t *>>(std::move(group.requests));
+  group.queued.clear();
+  group.requests.clear();
+  const GroupCall *first_device = nullptr;
+  for (const GroupCall &g : *calls)
+    if (g.on_device && !first_device) first_device = &g;
+  Comm &c = *calls->front().comm;
+  // Set by whichever completes the requests: the proxy's task, or the
+  // refusal below when the task never ran.
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  try {
+    c.check_usable();
+    run_work_on_stream(c, gpu::classify_pointer(device_buffer(*first_device)).device, stream,
+                       [calls, requests, finished] {
+                         struct Complete {  // whatever happens, the requests finish
+                           std::vector<GroupCall> &calls;
+                           std::vector<smd_request_t *> &requests;
+                           std::atomic<bool> &finished;
+                           ~Complete() {
+                             if (!finished.exchange(true)) complete_requests(calls, requests);
+                           }
+                         } complete{*calls, *requests, *finished};
+                         try {
+                           run_staged_group(*calls);
+                         } catch (const Error &e) {
+                           for (GroupCall &g : *calls)
+                             if (g.result == SMD_SUCCESS)
+                               g.result = e.code(), g.error = e.message();
+                         }
+                         for (const GroupCall &g : *calls)
+                           if (g.result != SMD_SUCCESS) throw Error(g.result, g.error);
+                       });
+  } catch (const Error &e) {
+    // Refused before it ran (the communicator failed or is going): the
+    // requests must not wait for ever.
+    if (!finished->exchange(true)) {
+      for (GroupCall &g : *calls) g.result = e.code(), g.error = e.message();
+      complete_requests(*calls, *requests);
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 constinit thread_local int tls_group_depth = 0;
@@ -123,15 +244,20 @@ void group_call_failed(const char *call, smd_result_t code, const std::string &m
 }
 
 void group_queue_collective(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
-                            smd_request_t **request) {
+                            smd_request_t **request, void *stream) {
   GroupCall &g = queue_call(c, request, elems, 1);
   g.kind = GroupCall::Kind::kCollective;
   g.args = a;
+  g.stream = stream;
+  g.on_device = a.memory == MemoryKind::kDevice;
 }
 
 void group_queue_p2p(const std::shared_ptr<Comm> &c, bool send, void *buf, size_t bytes,
-                     size_t elem_size, int peer, int tag, smd_request_t **request) {
+                     size_t elem_size, int peer, int tag, smd_request_t **request, void *stream,
+                     bool on_device) {
   GroupCall &g = queue_call(c, request, bytes / elem_size, elem_size);
+  g.stream = stream;
+  g.on_device = on_device;
   g.kind = send ? GroupCall::Kind::kSend : GroupCall::Kind::kRecv;
   g.buf = buf;
   g.bytes = bytes;
@@ -164,16 +290,24 @@ void group_end() {
       group.reset();
     }
   } close;
-  if (group.failure != SMD_SUCCESS) {
-    // A call was refused: nothing of the group runs, on any communicator,
-    // so each stays usable.
-    std::string why = "not run: " + group.failure_message;
+  // A call refused: nothing of the group runs, on any communicator, so
+  // each stays usable.
+  auto refuse = [](smd_result_t code, const std::string &message) {
+    std::string why = "not run: " + message;
     for (GroupCall &g : group.queued) {
-      g.result = group.failure;
+      g.result = code;
       g.error = why;
     }
-    throw Error(group.failure, group.failure_message + "; no call of the group ran");
+    throw Error(code, message + "; no call of the group ran");
+  };
+  if (group.failure != SMD_SUCCESS) refuse(group.failure, group.failure_message);
+  void *stream = nullptr;
+  try {
+    stream = checked_group_stream(group.queued);
+  } catch (const Error &e) {
+    refuse(e.code(), e.message());
   }
+  if (stream) return run_group_on_stream(stream);
   run_group(group.queued);
 }
 

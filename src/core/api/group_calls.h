@@ -34,10 +34,14 @@ void group_call_failed(const char *call, smd_result_t code, const std::string &m
 // count) or point-to-point transfer of the current call; `request` is null
 // for the blocking forms, else it receives a request that completes when
 // the group has run.
+// `stream`: the stream the call named (null: none). A group whose calls
+// name a stream, with device memory among them, runs as one unit on the
+// stream proxy (all its calls must name the same stream).
 void group_queue_collective(const std::shared_ptr<Comm> &c, const CollArgs &a, size_t elems,
-                            smd_request_t **request);
+                            smd_request_t **request, void *stream = nullptr);
 void group_queue_p2p(const std::shared_ptr<Comm> &c, bool send, void *buf, size_t bytes,
-                     size_t elem_size, int peer, int tag, smd_request_t **request);
+                     size_t elem_size, int peer, int tag, smd_request_t **request,
+                     void *stream = nullptr, bool on_device = false);
 
 // Fails with SMD_ERR_INVALID_USAGE if `r` belongs to this thread's open
 // group: waiting for it before smd_group_end would wait forever.

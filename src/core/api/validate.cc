@@ -38,7 +38,7 @@ void check_stream(smd_stream_t stream) {
   if (!stream_ordered(stream)) return;
   fail(SMD_ERR_NOT_SUPPORTED,
        "a device stream was given, but this call has no stream-ordered form yet (only the "
-       "collectives do; see docs/GPU.md): pass NULL");
+       "collectives and point-to-point calls do; see docs/GPU.md): pass NULL");
 }
 
 void check_host_memory(const void *buf, const char *name) {
@@ -46,10 +46,17 @@ void check_host_memory(const void *buf, const char *name) {
   gpu::require_known(info, buf, name);
   if (gpu::on_device(info.kind))
     fail(SMD_ERR_NOT_SUPPORTED,
-         "%s is %s memory of GPU %d, but point-to-point calls on device memory are not "
-         "implemented yet (missing: staging of nonblocking receives, CUDA IPC inside a node, "
-         "device-memory plugins; see docs/GPU.md): pass host or pinned host memory",
+         "%s is %s memory of GPU %d, but point-to-point calls on device memory need a stream "
+         "(stream-ordered, docs/GPU.md); with a NULL stream they are not implemented yet: pass "
+         "a stream, or host or pinned host memory",
          name, gpu::pointer_kind_name(info.kind), info.device);
+}
+
+bool p2p_on_device(const void *buf, const char *name) {
+  if (!buf || !gpu::cuda_active()) return false;
+  const gpu::PointerInfo info = gpu::classify_pointer(buf);
+  gpu::require_known(info, buf, name);
+  return gpu::on_device(info.kind);
 }
 
 MemoryKind collective_memory(const CollArgs &a, int rank) {

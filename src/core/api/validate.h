@@ -30,6 +30,10 @@ bool stream_ordered(smd_stream_t stream);
 // path. Costs nothing in a process that does not use CUDA
 // (gpu::cuda_active()).
 void check_host_memory(const void *buf, const char *name);
+// Whether a point-to-point buffer given with a stream is device or managed
+// memory (then the stream proxy runs the call); freed or foreign memory is
+// SMD_ERR_INVALID_ARGUMENT naming `name`.
+bool p2p_on_device(const void *buf, const char *name);
 // The memory kind of a collective's buffers on this rank (those it uses:
 // not a non-root broadcast's sendbuf), SMD_ERR_INVALID_ARGUMENT when they
 // differ. kHost without a question to CUDA in a process that does not use it.

@@ -160,12 +160,18 @@ void wait_event(Comm &c, const gpu::CudaApi &api, void *event) {
 }  // namespace
 
 std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
+  const int device = gpu::classify_pointer(a.recvbuf ? a.recvbuf : a.sendbuf).device;
+  Comm *raw = &c;  // the executor, inside the communicator, drains before it goes
+  return run_work_on_stream(c, device, stream, [raw, a] { run_collective(*raw, a); });
+}
+
+std::shared_ptr<Task> run_work_on_stream(Comm &c, int device, void *stream,
+                                         std::function<void()> work) {
   const gpu::CudaApi *api = gpu::cuda_api();
   if (!api)
     fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
   std::shared_ptr<StreamProxy> proxy =
       c.stream_proxy([api] { return std::make_shared<StreamProxy>(*api); });
-  const int device = gpu::classify_pointer(a.recvbuf ? a.recvbuf : a.sendbuf).device;
   void *event = nullptr;
   {
     // NULL: the legacy default stream of the buffers' GPU, as the staged
@@ -183,30 +189,31 @@ std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream) {
   const uint32_t n = proxy->next_number();
   Comm *raw = &c;  // the executor, inside the communicator, drains before it goes
   const bool held = stream != nullptr;
-  auto task = c.executor().submit([raw, api, proxy, n, device, event, held, a] {
-    struct Release {  // whatever happens: a failed call must not hang the stream
-      StreamProxy &proxy;
-      uint32_t n;
-      const gpu::CudaApi *api;
-      void *event;
-      ~Release() {
-        api->EventDestroy(event);
-        proxy.release(n);
-      }
-    } release{*proxy, n, api, event};
-    try {
-      wait_event(*raw, *api, event);
-      gpu::DeviceScope on_device(device);
-      gpu::StreamScope on_stream(proxy->internal_stream(device));
-      run_collective(*raw, a);
-    } catch (const Error &e) {
-      // The stream's later work runs on whatever the buffers hold: later
-      // calls must not succeed as if this one had (never silently wrong).
-      // A NULL-stream call's request is all there is to tell, as before.
-      if (held) raw->poison(e.code(), e.message());
-      throw;
-    }
-  });
+  auto task =
+      c.executor().submit([raw, api, proxy, n, device, event, held, work = std::move(work)] {
+        struct Release {  // whatever happens: a failed call must not hang the stream
+          StreamProxy &proxy;
+          uint32_t n;
+          const gpu::CudaApi *api;
+          void *event;
+          ~Release() {
+            api->EventDestroy(event);
+            proxy.release(n);
+          }
+        } release{*proxy, n, api, event};
+        try {
+          wait_event(*raw, *api, event);
+          gpu::DeviceScope on_device(device);
+          gpu::StreamScope on_stream(proxy->internal_stream(device));
+          work();
+        } catch (const Error &e) {
+          // The stream's later work runs on whatever the buffers hold: later
+          // calls must not succeed as if this one had (never silently wrong).
+          // A NULL-stream call's request is all there is to tell, as before.
+          if (held) raw->poison(e.code(), e.message());
+          throw;
+        }
+      });
   // A refused submit (the communicator is being destroyed) never runs: its
   // task is finished already, and the stream must not wait for it; the
   // caller learns of it now (as of a call that already failed).

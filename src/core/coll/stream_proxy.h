@@ -9,6 +9,7 @@
 // word, whatever happened, so that a failed call never hangs the stream.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "core/coll/collective.h"
@@ -25,6 +26,12 @@ namespace smd {
 // legacy stream itself, which would wait for blocking streams that wait
 // for the proxy's later calls.
 std::shared_ptr<Task> run_on_stream(Comm &c, const CollArgs &a, void *stream);
+
+// The same for any work on buffers of GPU `device` (stream_p2p.h): `work`
+// runs on the proxy's thread, after the stream's earlier work, with
+// `device` current and the proxy's own stream as the thread's stream.
+std::shared_ptr<Task> run_work_on_stream(Comm &c, int device, void *stream,
+                                         std::function<void()> work);
 
 // Host memory with a stream: waits on the host until the stream's work
 // enqueued so far has run, so the host work that follows is ordered after it.

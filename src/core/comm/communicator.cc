@@ -187,6 +187,11 @@ Comm::~Comm() {
   arena_.reset();
 }
 
+bool Comm::has_stream_proxy() {
+  std::lock_guard<std::mutex> lock(stream_proxy_mu_);
+  return stream_proxy_ != nullptr;
+}
+
 std::shared_ptr<StreamProxy> Comm::stream_proxy(
     const std::function<std::shared_ptr<StreamProxy>()> &make) {
   std::lock_guard<std::mutex> lock(stream_proxy_mu_);

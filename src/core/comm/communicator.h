@@ -167,6 +167,8 @@ class Comm : public std::enable_shared_from_this<Comm> {
   // on first use (callers of any thread may ask; its tasks outlive them).
   std::shared_ptr<StreamProxy> stream_proxy(
       const std::function<std::shared_ptr<StreamProxy>()> &make);
+  // Whether a stream-ordered call has been made on it.
+  bool has_stream_proxy();
 
   // Statistics: traffic, collectives run, the last collective's algorithm.
   TrafficCounters &traffic() { return traffic_; }

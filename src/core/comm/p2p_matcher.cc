@@ -19,6 +19,48 @@ P2PMatcher::~P2PMatcher() {
   std::lock_guard<std::mutex> lock(mu_);
   for (Listener &l : listeners_)
     if (l.posted) comm_.cancel(l.req);
+  for (OutgoingReceipt &o : receipts_) comm_.cancel(o.req);
+}
+
+namespace {
+uint64_t receipt_tag(const Comm &c) { return make_tag(TagKind::kSetup, c.id(), kSetupUserReceipt); }
+}  // namespace
+
+void P2PMatcher::isend_with_receipt(int peer, const void *buf, size_t bytes, int tag, Envelope *env,
+                                    P2PReq *env_req, P2PReq *data_req, Receipt *receipt,
+                                    P2PReq *receipt_req) {
+  // Posted first: the receipt may come back as soon as the payload is out.
+  *receipt_req = comm_.irecv(peer, receipt, sizeof *receipt, receipt_tag(comm_));
+  env->flags = kWantsReceipt;
+  try {
+    isend(peer, buf, bytes, tag, env, env_req, data_req);
+  } catch (...) {
+    comm_.cancel(*receipt_req);
+    throw;
+  }
+}
+
+void P2PMatcher::send_receipt_locked(const Recv &r) {
+  if (!r.wants_receipt) return;
+  receipts_.push_back({Receipt{r.capacity, r.error, 0}, P2PReq{}});
+  OutgoingReceipt &o = receipts_.back();
+  try {
+    o.req = comm_.isend(r.source, &o.receipt, sizeof o.receipt, receipt_tag(comm_));
+    pending_.store(true, std::memory_order_relaxed);  // poke() drives it on
+  } catch (const Error &) {
+    receipts_.pop_back();  // the sender's rank failed: it learns of that instead
+  }
+}
+
+void P2PMatcher::progress_receipts_locked() {
+  while (!receipts_.empty()) {
+    try {
+      if (!comm_.test(receipts_.front().req)) return;
+    } catch (const Error &) {
+      // As above: a sender that failed needs no receipt.
+    }
+    receipts_.pop_front();
+  }
 }
 
 void P2PMatcher::isend(int peer, const void *buf, size_t bytes, int tag, Envelope *env,
@@ -32,12 +74,14 @@ void P2PMatcher::isend(int peer, const void *buf, size_t bytes, int tag, Envelop
   *data_req = comm_.isend(peer, buf, bytes, make_tag(TagKind::kP2P, comm_.id(), uint32_t(tag)));
 }
 
-std::shared_ptr<P2PMatcher::Recv> P2PMatcher::irecv(int peer, int tag, void *buf, size_t capacity) {
+std::shared_ptr<P2PMatcher::Recv> P2PMatcher::irecv(int peer, int tag, void *buf, size_t capacity,
+                                                    bool exact) {
   auto r = std::make_shared<Recv>();
   r->peer = peer;
   r->tag = tag;
   r->buf = buf;
   r->capacity = capacity;
+  r->exact = exact;
   std::lock_guard<std::mutex> lock(mu_);
   waiting_.push_back(r);
   pending_.store(true, std::memory_order_relaxed);
@@ -57,6 +101,7 @@ void P2PMatcher::progress_locked() {
     listeners_.resize(size_t(comm_.size()));
     started_ = true;
   }
+  progress_receipts_locked();
   for (int p = 0; p < comm_.size(); ++p) {
     Listener &l = listeners_[size_t(p)];
     // Several envelopes may be waiting; take a bounded number per call.
@@ -108,6 +153,7 @@ void P2PMatcher::match_locked() {
     r.source = a->peer;
     r.msg_tag = a->env.tag;
     r.bytes = a->env.bytes;
+    r.wants_receipt = (a->env.flags & kWantsReceipt) != 0;
     void *dst = r.buf;
     if (r.bytes > r.capacity) {  // drained, then reported as truncated
       r.discard.resize(r.bytes);
@@ -120,11 +166,12 @@ void P2PMatcher::match_locked() {
       r.done = true;
       r.error = e.code();
       r.message = e.message();
+      send_receipt_locked(r);
     }
     arrived_.erase(a);
     it = waiting_.erase(it);
   }
-  pending_.store(!waiting_.empty(), std::memory_order_relaxed);
+  pending_.store(!waiting_.empty() || !receipts_.empty(), std::memory_order_relaxed);
 }
 
 bool P2PMatcher::test(Recv &r) {
@@ -140,11 +187,21 @@ bool P2PMatcher::test(Recv &r) {
             "a message of %zu bytes from rank %d (tag %d) does not fit the %zu bytes "
             "posted; it was dropped",
             r.bytes, r.source, r.msg_tag, r.capacity);
+      } else if (r.exact && r.bytes != r.capacity) {
+        r.error = SMD_ERR_MISMATCH;
+        r.message = format(
+            "a message of %zu bytes from rank %d (tag %d) is shorter than the %zu bytes of a "
+            "stream-ordered receive, which takes exactly its count",
+            r.bytes, r.source, r.msg_tag, r.capacity);
       }
     } catch (const Error &e) {
       r.done = true;
       r.error = e.code();
       r.message = e.message();
+    }
+    if (r.done) {
+      send_receipt_locked(r);
+      progress_receipts_locked();
     }
   }
   if (!r.done) return false;
@@ -183,6 +240,7 @@ void P2PMatcher::cancel(Recv &r) {
       comm_.cancel(r.data);
     } catch (...) {
     }
+    send_receipt_locked(r);
     return;
   }
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
@@ -190,7 +248,7 @@ void P2PMatcher::cancel(Recv &r) {
       waiting_.erase(it);
       break;
     }
-  pending_.store(!waiting_.empty(), std::memory_order_relaxed);
+  pending_.store(!waiting_.empty() || !receipts_.empty(), std::memory_order_relaxed);
 }
 
 void P2PMatcher::poke() {

@@ -6,6 +6,9 @@
 // they were posted, envelopes in the order they arrived, so each message
 // is received exactly once; the payload is then received from the
 // envelope's sender, which the transports match by (peer, tag) in order.
+// A sender that must learn how its message was received (a stream-ordered
+// send, which has no other way to fail alike with its receiver) flags its
+// envelope, and the receiving rank's matcher answers with a receipt.
 #pragma once
 
 #include <atomic>
@@ -28,6 +31,14 @@ class P2PMatcher {
   struct Envelope {
     uint64_t bytes = 0;
     int32_t tag = 0;
+    int32_t flags = 0;  // kWantsReceipt
+  };
+  static constexpr int32_t kWantsReceipt = 1;
+  // The receiving rank's answer to a flagged envelope, once its receive
+  // finished: SMD_SUCCESS, or why the message was not taken.
+  struct Receipt {
+    uint64_t capacity = 0;  // the receive's buffer, in bytes
+    int32_t result = SMD_SUCCESS;
     int32_t reserved = 0;
   };
 
@@ -36,6 +47,10 @@ class P2PMatcher {
     int peer, tag;
     void *buf;
     size_t capacity;
+    // Only a message of exactly `capacity` bytes (a stream-ordered receive:
+    // its count cannot be asked before the stream has run).
+    bool exact = false;
+    bool wants_receipt = false;  // the sender's envelope asked for one
     // Set once matched: the message's sender, tag and size.
     bool matched = false;
     int source = -1, msg_tag = -1;
@@ -56,7 +71,11 @@ class P2PMatcher {
   // the payload.
   void isend(int peer, const void *buf, size_t bytes, int tag, Envelope *env, P2PReq *env_req,
              P2PReq *data_req);
-  std::shared_ptr<Recv> irecv(int peer, int tag, void *buf, size_t capacity);
+  // The same, with a receipt asked for: `receipt_req` receives it into
+  // `receipt` (both must live until the three transfers finish).
+  void isend_with_receipt(int peer, const void *buf, size_t bytes, int tag, Envelope *env,
+                          P2PReq *env_req, P2PReq *data_req, Receipt *receipt, P2PReq *receipt_req);
+  std::shared_ptr<Recv> irecv(int peer, int tag, void *buf, size_t capacity, bool exact = false);
   // True once finished; throws smd::Error (a truncated message, a failed
   // peer) once it is, as Comm::test does.
   bool test(Recv &r);
@@ -78,6 +97,10 @@ class P2PMatcher {
   void progress_locked();
   void match_locked();
   void fail_peer_locked(int peer, smd_result_t code, const std::string &message);
+  // Under mu_: answers a finished receive's sender if it asked; drives the
+  // receipts in flight.
+  void send_receipt_locked(const Recv &r);
+  void progress_receipts_locked();
   Comm &comm_;
   uint64_t envelope_tag_;
   std::mutex mu_, send_mu_;
@@ -97,6 +120,11 @@ class P2PMatcher {
   };
   std::deque<Arrival> arrived_;
   std::deque<std::shared_ptr<Recv>> waiting_;  // posted, not matched yet
+  struct OutgoingReceipt {
+    Receipt receipt;
+    P2PReq req;
+  };
+  std::deque<OutgoingReceipt> receipts_;  // sent, not finished yet
 };
 
 }  // namespace smd

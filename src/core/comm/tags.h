@@ -31,6 +31,7 @@ constexpr uint64_t make_tag(TagKind kind, uint32_t comm, uint32_t low) {
 constexpr uint32_t kSetupCheckFingerprint = (3u << 20) | 0;  // coll/agree/call_check.cc
 constexpr uint32_t kSetupCheckPoison = (3u << 20) | 1;       // coll/agree/call_check.cc
 constexpr uint32_t kSetupUserEnvelope = (3u << 20) | 2;      // comm/p2p_matcher.cc
+constexpr uint32_t kSetupUserReceipt = (3u << 20) | 3;       // comm/p2p_matcher.cc
 
 // The most members a communicator may have: a collective on p ranks uses
 // steps below 2p (a ring reduce-scatter, then a ring allgather whose steps

@@ -156,7 +156,7 @@ void run_collectives(Comm &c, const std::vector<GroupCall *> &calls) {
 
 }  // namespace
 
-void run_group(std::vector<GroupCall> &calls) {
+void run_group(std::vector<GroupCall> &calls, bool on_worker) {
   // Point-to-point first, all posted before anything waits: sends and
   // receives that pair up inside a group cannot block each other.
   // They go through the communicator's matcher like smd_send/smd_recv
@@ -171,9 +171,15 @@ void run_group(std::vector<GroupCall> &calls) {
       P2PMatcher &m = g.comm->user_p2p();
       if (g.kind == GroupCall::Kind::kSend) {
         g.envelope = std::make_shared<P2PMatcher::Envelope>();
-        m.isend(g.peer, g.buf, g.bytes, g.tag, g.envelope.get(), &g.envelope_req, &g.data_req);
+        if (g.exact) {
+          g.receipt = std::make_shared<P2PMatcher::Receipt>();
+          m.isend_with_receipt(g.peer, g.buf, g.bytes, g.tag, g.envelope.get(), &g.envelope_req,
+                               &g.data_req, g.receipt.get(), &g.receipt_req);
+        } else {
+          m.isend(g.peer, g.buf, g.bytes, g.tag, g.envelope.get(), &g.envelope_req, &g.data_req);
+        }
       } else {
-        g.recv = m.irecv(g.peer, g.tag, g.buf, g.bytes);
+        g.recv = m.irecv(g.peer, g.tag, g.buf, g.bytes, g.exact);
       }
       live[i] = true;
     } catch (const Error &e) {
@@ -199,7 +205,8 @@ void run_group(std::vector<GroupCall> &calls) {
     // One communicator: on this thread when its executor is idle.
     Comm &c = *batches[0].first;
     try {
-      c.executor().run_blocking([&] { run_collectives(c, batches[0].second); });
+      if (on_worker) run_collectives(c, batches[0].second);
+      else c.executor().run_blocking([&] { run_collectives(c, batches[0].second); });
     } catch (const Error &e) {
       fail_batch(batches[0].second, e);
     }
@@ -224,17 +231,28 @@ void run_group(std::vector<GroupCall> &calls) {
         fail_batch(batches[i].second, Error(tasks[i]->result(), tasks[i]->error()));
     }
   }
-  for (size_t i = 0; i < calls.size(); ++i) {
-    if (!live[i]) continue;
+  // Receives first: a send that asked for a receipt finishes only once its
+  // receiver's receive has, which may be waiting behind that rank's own
+  // sends here (all sends are posted, so receives never wait for a wait).
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < calls.size(); ++i)
+      if (live[i] && (calls[i].kind == GroupCall::Kind::kRecv) == (pass == 0)) order.push_back(i);
+  for (size_t i : order) {
     GroupCall &g = calls[i];
     try {
       if (g.recv) {
         g.comm->user_p2p().wait(*g.recv, "group receive");
         g.moved_bytes = g.recv->bytes;
       } else {
-        P2PReq *both[] = {&g.envelope_req, &g.data_req};
-        g.comm->wait_ptrs(both, 2, "group send");
+        P2PReq *all[] = {&g.envelope_req, &g.data_req, &g.receipt_req};
+        g.comm->wait_ptrs(all, g.receipt ? 3 : 2, "group send");
         g.moved_bytes = g.data_req.bytes;
+        if (g.receipt && g.receipt->result != SMD_SUCCESS)
+          fail(smd_result_t(g.receipt->result),
+               "the %zu-byte message was not taken by the %llu-byte receive of rank %d (%s)",
+               g.bytes, static_cast<unsigned long long>(g.receipt->capacity), g.peer,
+               g.receipt->result == SMD_ERR_TRUNCATED ? "too long" : "sizes differ");
       }
     } catch (const Error &e) {
       record(g, e.code(), name_of(g) + " failed: " + e.message());

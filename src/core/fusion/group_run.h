@@ -34,6 +34,15 @@ struct GroupCall {
   std::shared_ptr<P2PMatcher::Envelope> envelope;
   P2PReq envelope_req, data_req;
   std::shared_ptr<P2PMatcher::Recv> recv;
+  // A stream-ordered group (group_calls.cc): the stream the call named
+  // (null: none), and whether its buffers are device memory. Such a group's
+  // sends ask for a receipt and its receives take exactly their count, as
+  // stream-ordered calls outside groups do (stream_p2p.h).
+  void *stream = nullptr;
+  bool on_device = false;
+  bool exact = false;
+  std::shared_ptr<P2PMatcher::Receipt> receipt;
+  P2PReq receipt_req;
   // Filled by run_group: the call's outcome and, for receives, the bytes
   // that arrived.
   smd_result_t result = SMD_SUCCESS;
@@ -43,7 +52,10 @@ struct GroupCall {
 
 // Runs every call; each one's outcome lands in its GroupCall. Throws the
 // first failure (smd::Error naming the call's index and entry point).
-void run_group(std::vector<GroupCall> &calls);
+// `on_worker`: the caller is the communicator's worker thread (the stream
+// proxy), which runs the collectives itself rather than queueing them
+// behind itself.
+void run_group(std::vector<GroupCall> &calls, bool on_worker = false);
 
 // SMD_FUSION_BYTES, read once.
 size_t fusion_bytes();

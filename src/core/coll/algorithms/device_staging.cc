@@ -44,18 +44,23 @@ class PinnedBlock {
   size_t size_ = 0;
 };
 
-void copy(void *dst, const void *src, size_t bytes) {
+}  // namespace
+
+void stage_copy(void *dst, const void *src, size_t bytes) {
   if (!bytes) return;
   const gpu::CudaApi &a = *gpu::cuda_api();
   gpu::cuda_check("cudaMemcpyAsync",
                   a.MemcpyAsync(dst, src, bytes, gpu::kCudaMemcpyDefault, gpu::current_stream()));
 }
 
-}  // namespace
+void stage_sync() {
+  gpu::cuda_check("cudaStreamSynchronize",
+                  gpu::cuda_api()->StreamSynchronize(gpu::current_stream()));
+}
 
-uint8_t *pinned_staging(size_t bytes) {
-  thread_local PinnedBlock pinned;
-  return pinned.get(bytes);
+uint8_t *pinned_staging(size_t bytes, int slot) {
+  thread_local PinnedBlock pinned[2];
+  return pinned[slot].get(std::max<size_t>(1, bytes));
 }
 
 StagedShape staged_shape(const CollArgs &a, int rank, int size) {
@@ -69,6 +74,16 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
     case CollKind::kAlltoall: s.send_bytes = s.recv_bytes = one * size; break;
     case CollKind::kBroadcast: s.send_bytes = rank == a.root ? one : 0, s.recv_bytes = one; break;
     case CollKind::kReduce: s.send_bytes = one, s.recv_bytes = a.recvbuf ? one : 0; break;
+    case CollKind::kAllgatherv:
+      // The whole extent comes in too: the gaps between blocks stay as they were.
+      s.send_bytes = a.blocks->counts[size_t(rank)] * es;
+      s.recv_bytes = a.blocks->extent * es;
+      s.recv_in = true;
+      break;
+    case CollKind::kReduceScatterv:
+      s.send_bytes = a.blocks->extent * es;
+      s.recv_bytes = a.blocks->counts[size_t(rank)] * es;
+      break;
     default: break;
   }
   if (!a.sendbuf) s.send_bytes = 0;
@@ -89,15 +104,14 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
 
 namespace {
 
-void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
+void stage(Comm &comm, const CollArgs &a) {
   const StagedShape s = staged_shape(a, comm.rank(), comm.size());
   // The buffers' GPU is current while staging (a nonblocking call runs on
   // the communicator's worker thread, whose current device is CUDA's 0).
   gpu::DeviceScope on_device(gpu::classify_pointer(s.recv_bytes ? a.recvbuf : a.sendbuf).device);
   if (stage_pipelined(comm, a, s)) return;
   const size_t send_room = s.overlap ? s.block : (s.send_bytes + 63) / 64 * 64;
-  uint8_t *host =
-      pinned_staging(std::max<size_t>(1, s.overlap ? s.block : send_room + s.recv_bytes));
+  uint8_t *host = pinned_staging(s.overlap ? s.block : send_room + s.recv_bytes);
   uint8_t *hsend = s.overlap ? host + s.send_at : host;
   uint8_t *hrecv = s.overlap ? host + s.recv_at : host + send_room;
 
@@ -109,11 +123,12 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   if (s.overlap) {
     // The whole block comes in: parts of the output a collective leaves
     // alone (an in-place allgather's own block) must survive the copy out.
-    copy(host, static_cast<const uint8_t *>(a.sendbuf) - s.send_at, s.block);
+    stage_copy(host, static_cast<const uint8_t *>(a.sendbuf) - s.send_at, s.block);
   } else {
-    copy(hsend, a.sendbuf, s.send_bytes);
+    stage_copy(hsend, a.sendbuf, s.send_bytes);
+    if (s.recv_in) stage_copy(hrecv, a.recvbuf, s.recv_bytes);
   }
-  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(gpu::current_stream()));
+  stage_sync();
 
   CollArgs h = a;
   h.memory = MemoryKind::kHost;
@@ -121,8 +136,8 @@ void stage(Comm &comm, const CollArgs &a, const gpu::CudaApi *api) {
   h.recvbuf = s.recv_bytes ? hrecv : nullptr;
   run_collective(comm, h);
 
-  copy(a.recvbuf, hrecv, s.recv_bytes);
-  gpu::cuda_check("cudaStreamSynchronize", api->StreamSynchronize(gpu::current_stream()));
+  stage_copy(a.recvbuf, hrecv, s.recv_bytes);
+  stage_sync();
 }
 
 }  // namespace
@@ -132,11 +147,10 @@ void run_collective_staged(Comm &comm, const CollArgs &a) {
   if (a.kind == CollKind::kAlltoallv)
     fail(SMD_ERR_NOT_SUPPORTED,
          "alltoallv on device memory is not supported yet: use host buffers");
-  const gpu::CudaApi *api = gpu::cuda_api();
-  if (!api)
+  if (!gpu::cuda_api())
     fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
   try {
-    stage(comm, a, api);
+    stage(comm, a);
   } catch (const Error &e) {
     rethrow_settled(comm, e);
   }

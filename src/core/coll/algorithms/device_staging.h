@@ -21,18 +21,25 @@ namespace smd {
 struct StagedShape {
   size_t send_bytes = 0;  // 0: no input on this rank (broadcast non-root, barrier)
   size_t recv_bytes = 0;  // 0: no output on this rank (reduce non-root, barrier)
+  bool recv_in = false;   // the output region is copied in first (allgatherv's gaps)
   // With overlap, one host block holds both: the input at send_at and the
   // output at recv_at inside a block of `block` bytes.
   bool overlap = false;
   size_t send_at = 0, recv_at = 0, block = 0;
 };
 
+// This thread's pinned host block, at least `bytes` long (kept and grown:
+// device_staging.cc says why); valid until the thread's next call of the
+// same slot. Slot 0 is the staged route's; a stream-ordered group's
+// point-to-point payloads, in flight while its collectives stage, use 1.
+uint8_t *pinned_staging(size_t bytes, int slot = 0);
+
+// A copy on the thread's stream (gpu::StreamScope), and a wait for it.
+void stage_copy(void *dst, const void *src, size_t bytes);
+void stage_sync();
+
 StagedShape staged_shape(const CollArgs &a, int rank, int size);
 
-// This thread's pinned host block of at least `bytes`, kept and grown
-// (cudaMallocHost costs milliseconds; blocks outgrown live with the thread,
-// since cudaFreeHost waits for every stream).
-uint8_t *pinned_staging(size_t bytes);
 
 // The pipelined form of the staged route for elementwise collectives
 // (allreduce, broadcast, reduce) larger than two chunks
