@@ -45,7 +45,9 @@ before the unit's backward, and its inputs through one whose backward frees
 them after it. As soon as every gradient of a unit has been accumulated (a
 hook on each parameter's gradient accumulator), the unit's gradients are
 reduce-scattered into the gradient shards (``shard.grad``) without waiting,
-while the backward of the units before it goes on; once a reduction is
+while the backward of the units before it goes on (the persistent
+parameters' gradients, small, wait for the end of the backward and share
+one allreduce); once a reduction is
 done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
@@ -303,12 +305,16 @@ class _Entry:
 
 class _ReduceGroup:
     """The parameters of one unit (each parameter in the first unit that
-    lists it) whose gradients are reduced together, once all arrived."""
+    lists it) whose gradients are reduced together, once all arrived: the
+    sharded ones then; the persistent ones (small: a bias, a norm) wait
+    for the end of the backward, where all of them share one allreduce
+    instead of one more collective per unit."""
 
-    __slots__ = ("entries", "waiting")
+    __slots__ = ("entries", "sharded", "waiting")
 
     def __init__(self, entries: List[_Entry]) -> None:
         self.entries = entries
+        self.sharded = [e for e in entries if not e.persistent]
         self.waiting = len(entries)  # gradients still to arrive in this backward
 
 
@@ -612,7 +618,7 @@ class ShardedDataParallel(nn.Module):
             group = entry.group
             group.waiting -= 1
             if group.waiting == 0:
-                self._reduce_part(group.entries)
+                self._reduce_part(group.sharded)
         return hook
 
     def _after_backward(self) -> None:
