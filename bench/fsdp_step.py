@@ -13,8 +13,11 @@ Run on every rank under smdrun (or torchrun):
 (fully_shard per layer), sdp (smd.torch.ShardedDataParallel; its
 collectives are smd's whatever --backend is, which then only serves the
 final check). Rank 0 prints one line: the median and best step time over
---steps timed steps after --warmup, the parameters, and every rank's peak
-resident memory growth since before the model was built (ru_maxrss: the
+--steps timed steps after --warmup, the median CPU time of a step
+(cpu_ms: process CPU time, every thread, summed over the ranks; the work,
+which a loaded machine delays but does not add to), the parameters, and
+every rank's peak resident memory growth since before the model was
+built (ru_maxrss: the
 model, its shards, gathered copies, gradients; the communication library is
 set up before, for sdp smd's world too, as init_process_group sets up
 FSDP's). bench/fsdp_step_compare.sh runs the configurations interleaved.
