@@ -17,10 +17,10 @@ final check). Rank 0 prints one line: the median and best step time over
 (cpu_ms: process CPU time, every thread, summed over the ranks; the work,
 which a loaded machine delays but does not add to), the parameters, and
 every rank's peak resident memory growth since before the model was
-built (ru_maxrss: the
-model, its shards, gathered copies, gradients; the communication library is
-set up before, for sdp smd's world too, as init_process_group sets up
-FSDP's). bench/fsdp_step_compare.sh runs the configurations interleaved.
+built (ru_maxrss: the model, its shards, gathered copies, gradients; the
+communication library is set up before, for sdp smd's world too, as
+init_process_group sets up FSDP's). bench/fsdp_step_compare.sh runs the
+configurations interleaved.
 Not a test: docs/SHARDING.md and docs/PERFORMANCE.md hold the results with
 the machine."""
 
