@@ -13,11 +13,14 @@ Run on every rank under smdrun (or torchrun):
 (fully_shard per layer), sdp (smd.torch.ShardedDataParallel; its
 collectives are smd's whatever --backend is, which then only serves the
 final check). Rank 0 prints one line: the median and best step time over
---steps timed steps after --warmup, the parameters, and every rank's peak
-resident memory growth since before the model was built (ru_maxrss: the
-model, its shards, gathered copies, gradients; the communication library is
-set up before, for sdp smd's world too, as init_process_group sets up
-FSDP's). bench/fsdp_step_compare.sh runs the configurations interleaved.
+--steps timed steps after --warmup, the median CPU time of a step
+(cpu_ms: process CPU time, every thread, summed over the ranks; the work,
+which a loaded machine delays but does not add to), the parameters, and
+every rank's peak resident memory growth since before the model was
+built (ru_maxrss: the model, its shards, gathered copies, gradients; the
+communication library is set up before, for sdp smd's world too, as
+init_process_group sets up FSDP's). bench/fsdp_step_compare.sh runs the
+configurations interleaved.
 Not a test: docs/SHARDING.md and docs/PERFORMANCE.md hold the results with
 the machine."""
 
@@ -76,6 +79,9 @@ def main():
     parser.add_argument("--release-heap", action="store_true",
                         help="sdp's release_heap (malloc_trim after each backward; "
                              "docs/SHARDING.md)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="cProfile rank 0's timed steps and print the N entries of "
+                             "most own time to stderr")
     args = parser.parse_args()
 
     if args.backend == "smddp":
@@ -93,28 +99,44 @@ def main():
     net = wrap(model(args.width, args.layers), args.wrapper, args)
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     gen = torch.Generator().manual_seed(rank)
-    times = []
+    times, cpu = [], []
+    profiler = None
     for step in range(args.warmup + args.steps):
         x = torch.randn(args.rows, args.width, generator=gen)
         dist.barrier()
-        start = time.perf_counter()
+        if step == args.warmup and args.profile and rank == 0:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
+        start, start_cpu = time.perf_counter(), time.process_time()
         net(x).square().mean().backward()
         opt.step()
         opt.zero_grad()
         if step >= args.warmup:
             times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    if profiler is not None:
+        profiler.disable()
+        import pstats
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(args.profile)
     grown = peak_rss_mib() - base
 
     peaks = [None] * size
     dist.all_gather_object(peaks, round(grown, 1))
     slowest = torch.tensor(times, dtype=torch.float64)
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)  # a step ends when its slowest rank does
+    # CPU time a step costs (every thread of the process, summed over the
+    # ranks): the work done, which a loaded machine delays but does not
+    # add to, as it adds waiting for a core to the wall time.
+    work = torch.tensor(cpu, dtype=torch.float64)
+    dist.all_reduce(work)
     if rank == 0:
         params = args.width * (args.width + 1) * args.layers
         print(f"fsdp_step backend={args.backend} wrapper={args.wrapper} ranks={size} "
               f"params={params} ({4 * params / 2**20:.0f} MiB) rows={args.rows} "
               f"median_ms={1e3 * statistics.median(slowest.tolist()):.2f} "
-              f"best_ms={1e3 * min(slowest.tolist()):.2f} steps={args.steps} "
+              f"best_ms={1e3 * min(slowest.tolist()):.2f} "
+              f"cpu_ms={1e3 * statistics.median(work.tolist()):.2f} steps={args.steps} "
               f"peak_rss_growth_mib={peaks}", flush=True)
     dist.destroy_process_group()
 

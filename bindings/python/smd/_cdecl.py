@@ -17,6 +17,7 @@ Like _cdefgen, this module imports nothing from the package.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -160,8 +161,12 @@ def parse_type_and_name(text: str) -> Tuple[Optional[str], CType]:
     return _declarator(rest, ("name", base))
 
 
+@functools.lru_cache(maxsize=256)
 def parse_type(text: str) -> CType:
-    """A type as cffi-style calls name it: ``"int *"``, ``"size_t[]"``."""
+    """A type as cffi-style calls name it: ``"int *"``, ``"size_t[]"``.
+    Remembered per text (a CType is immutable): ffi.new parses its type on
+    every call, a few hundred calls per training step of
+    smd.torch.ShardedDataParallel."""
     name, ctype = parse_type_and_name(text)
     if name is not None:
         raise CdeclError(f"{text!r}: a type was expected, not a declaration of {name}")

@@ -45,7 +45,9 @@ before the unit's backward, and its inputs through one whose backward frees
 them after it. As soon as every gradient of a unit has been accumulated (a
 hook on each parameter's gradient accumulator), the unit's gradients are
 reduce-scattered into the gradient shards (``shard.grad``) without waiting,
-while the backward of the units before it goes on; once a reduction is
+while the backward of the units before it goes on (the persistent
+parameters' gradients, small, wait for the end of the backward and share
+one allreduce); once a reduction is
 done, the unit's whole gradients are dropped (at most _MAX_REDUCING units'
 reductions in flight, so the whole gradients held stay bounded). When the
 backward pass ends, the rest is reduced, everything waited for, and the
@@ -270,7 +272,8 @@ class _Entry:
     persistent)."""
 
     __slots__ = ("name", "param", "pid", "persistent", "shard", "holds", "numel", "group",
-                 "arrived", "reduced", "buffer", "gathered", "freed", "prefetch")
+                 "arrived", "reduced", "buffer", "gathered", "freed", "prefetch",
+                 "grad_view", "grad_tensor")
 
     def __init__(self, name: str, param: nn.Parameter, pid: int) -> None:
         self.name = name
@@ -293,16 +296,25 @@ class _Entry:
         self.gathered: Optional[torch.Tensor] = None
         self.freed: Optional[torch.Tensor] = None
         self.prefetch: Any = None  # the request of a gather started ahead, until used
+        # Its gradient shard in the set's memory (allocated at registration,
+        # at one address for the set's life), as numpy and torch views made
+        # once: the gradient the optimizer sees after each reduction.
+        self.grad_view: Optional[np.ndarray] = None
+        self.grad_tensor: Optional[torch.Tensor] = None
 
 
 class _ReduceGroup:
     """The parameters of one unit (each parameter in the first unit that
-    lists it) whose gradients are reduced together, once all arrived."""
+    lists it) whose gradients are reduced together, once all arrived: the
+    sharded ones then; the persistent ones (small: a bias, a norm) wait
+    for the end of the backward, where all of them share one allreduce
+    instead of one more collective per unit."""
 
-    __slots__ = ("entries", "waiting")
+    __slots__ = ("entries", "sharded", "waiting")
 
     def __init__(self, entries: List[_Entry]) -> None:
         self.entries = entries
+        self.sharded = [e for e in entries if not e.persistent]
         self.waiting = len(entries)  # gradients still to arrive in this backward
 
 
@@ -312,7 +324,7 @@ class _Reduction:
 
     __slots__ = ("request", "targets")
 
-    def __init__(self, request: Any, targets: List[Tuple[_Entry, np.ndarray]]) -> None:
+    def __init__(self, request: Any, targets: List[_Entry]) -> None:
         self.request = request
         self.targets = targets
 
@@ -389,6 +401,8 @@ class ShardedDataParallel(nn.Module):
         for entry in self._entries:
             layout = self._set.layout(entry.pid)
             entry.persistent = layout.persistent
+            entry.grad_view = self._set.grad(entry.pid)
+            entry.grad_tensor = torch.from_numpy(entry.grad_view)
             if entry.persistent:
                 entry.param.data = torch.from_numpy(self._set.shard(entry.pid))
                 entry.shard = entry.param
@@ -604,7 +618,7 @@ class ShardedDataParallel(nn.Module):
             group = entry.group
             group.waiting -= 1
             if group.waiting == 0:
-                self._reduce_part(group.entries)
+                self._reduce_part(group.sharded)
         return hook
 
     def _after_backward(self) -> None:
@@ -624,22 +638,20 @@ class ShardedDataParallel(nn.Module):
             # next step allocates around (docs/SHARDING.md).
             _MALLOC_TRIM(0)
 
-    def _targets(self, entries: List[_Entry]) -> Tuple[List[int], List[np.ndarray],
-                                                       List[Tuple[_Entry, np.ndarray]]]:
-        """The ids, whole gradients and (entry, gradient shard) of the
-        entries that hold a gradient not reduced yet in this round."""
+    def _targets(self, entries: List[_Entry]) -> Tuple[List[int], List[np.ndarray], List[_Entry]]:
+        """The ids and whole gradients of the entries that hold a gradient
+        not reduced yet in this round, and those entries."""
         ids, grads, targets = [], [], []
         for e in entries:
             g = e.param.grad
             if g is None or e.reduced:
                 continue
-            view = self._set.grad(e.pid)
-            if g.data_ptr() == view.__array_interface__["data"][0]:
+            if g.data_ptr() == e.grad_tensor.data_ptr():
                 g = g.clone()  # the previous step's reduced gradient, accumulated into
             e.reduced = True
             ids.append(e.pid)
             grads.append(g.detach().contiguous().numpy())
-            targets.append((e, view))
+            targets.append(e)
         return ids, grads, targets
 
     def _reduce_part(self, entries: List[_Entry]) -> None:
@@ -661,17 +673,17 @@ class ShardedDataParallel(nn.Module):
         reduction.request.wait()
         self._adopt(reduction.targets)
 
-    def _adopt(self, targets: List[Tuple[_Entry, np.ndarray]]) -> None:
+    def _adopt(self, targets: List[_Entry]) -> None:
         """Reduced: the gradient shards become the gradients the optimizer
         sees, and the whole gradients are dropped."""
-        for e, view in targets:
+        for e in targets:
             if e.persistent:
-                e.param.grad = torch.from_numpy(view)
+                e.param.grad = e.grad_tensor
                 continue
             if e.arrived:
                 self._full_grad_elements -= e.numel
             e.param.grad = None
-            e.shard.grad = torch.from_numpy(view)
+            e.shard.grad = e.grad_tensor
 
     def reduce_gradients(self) -> None:
         """Reduce-scatter the module parameters' gradients not reduced yet
