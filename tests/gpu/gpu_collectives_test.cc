@@ -230,17 +230,22 @@ void route_taken(const World &w) {
       lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_kernel_launches")) : nullptr;
   auto events =
       lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_event_records")) : nullptr;
-  if (route && launches && events && g_size > 1) {
+  // On a fresh duplicate: a communicator that has queued calls on its
+  // stream proxy (the nonblocking calls above) records events for its
+  // blocking device calls too.
+  smd_comm_t *comm = nullptr;
+  if (route && launches && events && g_size > 1 && smd_comm_dup(w.comm, &comm) == SMD_SUCCESS) {
     const std::string want(route);
     const size_t n = 4096;
     DeviceBuffer buf(w.a, n * 4);
     const int launched = launches(), recorded = events();
-    expect(smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
+    expect(smd_allreduce(buf.data(), buf.data(), n, SMD_FLOAT32, SMD_SUM, comm, nullptr) ==
                SMD_SUCCESS,
            "allreduce for the route check");
     const bool on_device = launches() > launched, in_chunks = events() > recorded;
     expect(on_device == (want == "direct") && in_chunks == (want == "pipelined"),
            "the allreduce took the " + want + " route");
+    smd_comm_destroy(comm);
   }
   if (lib) dlclose(lib);
 }

@@ -40,7 +40,6 @@ void stage_sync();
 
 StagedShape staged_shape(const CollArgs &a, int rank, int size);
 
-
 // The pipelined form of the staged route for elementwise collectives
 // (allreduce, broadcast, reduce) larger than two chunks
 // (SMD_GPU_STAGE_CHUNK_BYTES): chunk i's host collective runs while chunk
