@@ -20,8 +20,8 @@ smd_transport_status_t check_address_room(Context *ctx, const char *plugin, cons
   if (buf == nullptr || *size < need) {
     size_t had = buf != nullptr ? *size : 0;
     *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "%s: address buffer of %zu bytes, need %zu",
-                plugin, had, need);
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "%s: address buffer of %zu bytes, need %zu", plugin,
+                had, need);
   }
   return SMD_TRANSPORT_OK;
 }
