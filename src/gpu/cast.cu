@@ -9,20 +9,27 @@
 namespace smd::gpu {
 namespace {
 
+// The two directions of element type E's conversion: float32 to E's
+// 16-bit storage (narrow) and back (widen).
 template <class E>
-__global__ void __launch_bounds__(kThreads)
-    narrow_kernel(uint16_t *dst, const float *src, size_t n) {
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    dst[i] = E::store(src[i]);
-}
+struct Narrow {
+  using From = float;
+  using To = uint16_t;
+  static __device__ To apply(From x) { return E::store(x); }
+};
+template <class E>
+struct Widen {
+  using From = uint16_t;
+  using To = float;
+  static __device__ To apply(From x) { return E::load(x); }
+};
 
-template <class E>
+template <class Conversion>
 __global__ void __launch_bounds__(kThreads)
-    widen_kernel(float *dst, const uint16_t *src, size_t n) {
+    convert_kernel(typename Conversion::To *dst, const typename Conversion::From *src, size_t n) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    dst[i] = E::load(src[i]);
+    dst[i] = Conversion::apply(src[i]);
 }
 
 bool aligned(const void *p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
@@ -45,13 +52,13 @@ cudaError_t cast(void *dst, int dst_datatype, const void *src, int src_datatype,
   if (narrow) {
     auto *out = static_cast<uint16_t *>(dst);
     auto *in = static_cast<const float *>(src);
-    if (half) narrow_kernel<HalfElement><<<grid, kThreads, 0, stream>>>(out, in, count);
-    else narrow_kernel<Bfloat16Element><<<grid, kThreads, 0, stream>>>(out, in, count);
+    if (half) convert_kernel<Narrow<HalfElement>><<<grid, kThreads, 0, stream>>>(out, in, count);
+    else convert_kernel<Narrow<Bfloat16Element>><<<grid, kThreads, 0, stream>>>(out, in, count);
   } else {
     auto *out = static_cast<float *>(dst);
     auto *in = static_cast<const uint16_t *>(src);
-    if (half) widen_kernel<HalfElement><<<grid, kThreads, 0, stream>>>(out, in, count);
-    else widen_kernel<Bfloat16Element><<<grid, kThreads, 0, stream>>>(out, in, count);
+    if (half) convert_kernel<Widen<HalfElement>><<<grid, kThreads, 0, stream>>>(out, in, count);
+    else convert_kernel<Widen<Bfloat16Element>><<<grid, kThreads, 0, stream>>>(out, in, count);
   }
   return cudaGetLastError();
 }

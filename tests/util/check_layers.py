@@ -6,8 +6,9 @@ lines top to bottom; folders on one line, "a, b", are one level and may
 not include each other). Fails naming every edge that runs upwards or
 sideways, and any folder the diagram does not place. Also fails when a
 tool's meson.build names a file under src/ (tools link libsmd and the
-smd_tool_support library instead) or a tool's source includes one under
-tests/ (shared helpers live in src/tool_support/).
+smd_tool_support library instead), a tool's source includes one under
+tests/ (shared helpers live in src/tool_support/), or a tool's source
+includes a core header other than through src/tool_support/core_interface.h.
 
 usage: check_layers.py SOURCE_ROOT
 """
@@ -29,7 +30,9 @@ def documented_levels(architecture: str) -> list:
 
 
 def tool_problems(root: pathlib.Path) -> list:
-    """Tools that compile a core file or include a test helper."""
+    """Tools that compile a core file, include a test helper, or include a core
+    header directly (src/tool_support/core_interface.h is their one way in)."""
+    core_header = re.compile(r'^\s*#\s*include\s+[<"](?:[./]*src/)?core/')
     problems = []
     for path in sorted((root / "tools").rglob("*")):
         if path.name == "meson.build":
@@ -40,6 +43,9 @@ def tool_problems(root: pathlib.Path) -> list:
             for no, line in enumerate(path.read_text().splitlines(), 1):
                 if re.match(r'^\s*#\s*include\s+"[^"]*tests/', line):
                     problems.append(f"{path.relative_to(root)}:{no}: a tool includes a test helper")
+                if core_header.match(line):
+                    problems.append(f"{path.relative_to(root)}:{no}: a tool includes a core header; "
+                                    "include tool_support/core_interface.h instead")
     return problems
 
 

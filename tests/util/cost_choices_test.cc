@@ -17,6 +17,7 @@
 
 #include "core/coll/select/cost_model.h"
 #include "core/coll/select/registry.h"
+#include "registry_shapes.h"
 
 using namespace smd;
 
@@ -28,21 +29,13 @@ struct NamedShape {
 };
 
 CommShape shape(int nodes, int max_local, int min_local, bool node_major = true) {
-  CommShape s;
-  s.nodes = nodes;
-  s.max_local = max_local;
-  s.min_local = min_local;
-  s.size = max_local + (nodes - 1) * min_local;
-  s.node_major = node_major;
+  CommShape s = shapes::node_shape(nodes, max_local, min_local, node_major);
   s.arena = s.cma = nodes == 1;
   return s;
 }
 
 CollArgs call(CollKind kind, size_t bytes, int ranks) {
-  CollArgs a;
-  a.kind = kind;
-  a.count = kind == CollKind::kBarrier ? 0 : bytes / 4;
-  a.datatype = SMD_FLOAT32;
+  CollArgs a = shapes::float_call(kind, bytes);
   if (per_rank_blocks(kind) || kind == CollKind::kAlltoallv) {
     auto l = std::make_shared<BlockLayout>();
     for (int r = 0; r < ranks; ++r) {

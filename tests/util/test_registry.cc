@@ -11,6 +11,7 @@
 #include "core/coll/select/registry.h"
 #include "core/coll/select/row_terms.h"
 #include "core/util/error.h"
+#include "registry_shapes.h"
 
 using namespace smd;
 
@@ -24,27 +25,12 @@ CommShape single_node(int p) {
   return s;
 }
 
-CommShape nodes(int n, int max_local, int min_local, bool node_major = true) {
-  CommShape s;
-  s.nodes = n;
-  s.max_local = max_local;
-  s.min_local = min_local;
-  s.size = max_local + (n - 1) * min_local;
-  s.node_major = node_major;
-  return s;
-}
-
-CollArgs args(CollKind kind, size_t bytes) {
-  CollArgs a;
-  a.kind = kind;
-  a.count = kind == CollKind::kBarrier ? 0 : bytes / 4;
-  a.datatype = SMD_FLOAT32;
-  return a;
-}
+using shapes::float_call;
+using shapes::node_shape;
 
 Algo pick(CollKind kind, size_t bytes, const CommShape &s, const CostModel &m = CostModel{},
           Algo forced = Algo::kAuto) {
-  AlgoChoice c = choose(args(kind, bytes), forced, s, m);
+  AlgoChoice c = choose(float_call(kind, bytes), forced, s, m);
   EXPECT_NE(c.entry, nullptr);
   return c.entry ? c.entry->algo : Algo::kAuto;
 }
@@ -63,7 +49,7 @@ TEST(Registry, OneNodeUsesTheArenaAtEverySize) {
 }
 
 TEST(Registry, NodesOfSeveralRanksUseTheHierarchy) {
-  for (CommShape s : {nodes(2, 2, 2), nodes(2, 3, 2), nodes(4, 4, 4)}) {
+  for (CommShape s : {node_shape(2, 2, 2), node_shape(2, 3, 2), node_shape(4, 4, 4)}) {
     for (CollKind k : {CollKind::kAllreduce, CollKind::kBarrier})
       for (size_t b : kSizes)
         EXPECT_EQ(pick(k, b, s), Algo::kHierarchical) << coll_name(k) << " " << b;
@@ -79,16 +65,17 @@ TEST(Registry, NodesOfSeveralRanksUseTheHierarchy) {
     }
   }
   for (CollKind k : {CollKind::kAllgather, CollKind::kReduceScatter}) {
-    EXPECT_EQ(pick(k, size_t(1) << 20, nodes(2, 2, 2)), Algo::kHierarchical) << coll_name(k);
+    EXPECT_EQ(pick(k, size_t(1) << 20, node_shape(2, 2, 2)), Algo::kHierarchical) << coll_name(k);
     // Uneven nodes or members of a node that are not consecutive: flat.
-    EXPECT_NE(pick(k, size_t(1) << 20, nodes(2, 3, 2)), Algo::kHierarchical) << coll_name(k);
-    EXPECT_NE(pick(k, size_t(1) << 20, nodes(2, 2, 2, false)), Algo::kHierarchical) << coll_name(k);
+    EXPECT_NE(pick(k, size_t(1) << 20, node_shape(2, 3, 2)), Algo::kHierarchical) << coll_name(k);
+    EXPECT_NE(pick(k, size_t(1) << 20, node_shape(2, 2, 2, false)), Algo::kHierarchical)
+        << coll_name(k);
   }
-  EXPECT_EQ(pick(CollKind::kAlltoall, 65536, nodes(2, 2, 2)), Algo::kPairwise);
+  EXPECT_EQ(pick(CollKind::kAlltoall, 65536, node_shape(2, 2, 2)), Algo::kPairwise);
 }
 
 TEST(Registry, OneRankPerNodeIsFlatLatencyOrBandwidthOptimal) {
-  CommShape s = nodes(4, 1, 1);
+  CommShape s = node_shape(4, 1, 1);
   EXPECT_EQ(pick(CollKind::kAllreduce, 8, s), Algo::kRd);
   EXPECT_EQ(pick(CollKind::kAllreduce, size_t(16) << 20, s), Algo::kRing);
   EXPECT_EQ(pick(CollKind::kBroadcast, 8, s), Algo::kTree);
@@ -98,7 +85,7 @@ TEST(Registry, OneRankPerNodeIsFlatLatencyOrBandwidthOptimal) {
 TEST(Registry, FixedCostsDecide) {
   // A network with no per-message cost makes the ring best at any size; one
   // with a huge per-message cost makes recursive doubling best.
-  CommShape s = nodes(8, 1, 1);
+  CommShape s = node_shape(8, 1, 1);
   CostModel free_messages;
   free_messages.net = {0.0, 1.0};
   free_messages.reduce_gbps = 1e12;  // reductions cost nothing either
@@ -107,7 +94,7 @@ TEST(Registry, FixedCostsDecide) {
   costly_messages.net = {1e6, 1.0};
   EXPECT_EQ(pick(CollKind::kAllreduce, size_t(64) << 20, s, costly_messages), Algo::kRd);
   // The predicted cost is the table's formula: 2(p-1) ring steps of S/p.
-  AlgoChoice c = choose(args(CollKind::kAllreduce, 8000), Algo::kRing, s, free_messages);
+  AlgoChoice c = choose(float_call(CollKind::kAllreduce, 8000), Algo::kRing, s, free_messages);
   EXPECT_NEAR(c.cost_us, 2 * 7 * (8000.0 / 8) / 1e3, 1e-6);
 }
 
@@ -116,8 +103,10 @@ TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
   // Hierarchical needs several nodes; direct needs one.
   EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kHierarchical),
             Algo::kDirect);
-  EXPECT_NE(pick(CollKind::kAllreduce, 65536, nodes(2, 2, 2), {}, Algo::kDirect), Algo::kDirect);
-  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, nodes(4, 1, 1), {}, Algo::kHierarchical), Algo::kRd);
+  EXPECT_NE(pick(CollKind::kAllreduce, 65536, node_shape(2, 2, 2), {}, Algo::kDirect),
+            Algo::kDirect);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(4, 1, 1), {}, Algo::kHierarchical),
+            Algo::kRd);
   EXPECT_TRUE(algo_supported(CollKind::kAllreduce, Algo::kHierarchical));
   EXPECT_FALSE(algo_supported(CollKind::kAlltoall, Algo::kHierarchical));
   EXPECT_FALSE(algo_supported(CollKind::kAllreduce, Algo::kTree));
@@ -150,7 +139,7 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
     EXPECT_EQ(pick(CollKind::kReduceScatter, 8, with, {}, Algo::kCma), Algo::kCma);
     for (size_t b : kSizes) EXPECT_EQ(pick(CollKind::kReduceScatter, b, with), Algo::kDirect) << b;
     // Other nodes' ranks cannot be read.
-    CommShape spread = nodes(2, p, p);
+    CommShape spread = node_shape(2, p, p);
     spread.cma = true;
     EXPECT_NE(pick(CollKind::kAllgather, size_t(16) << 20, spread, {}, Algo::kCma), Algo::kCma);
   }
@@ -162,7 +151,7 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
   EXPECT_EQ(pick(CollKind::kAllgather, size_t(16) << 20, s, slow_cma), Algo::kDirect);
   CostModel m;
   m.cma = {4.0, 8.0};
-  AlgoChoice c = choose(args(CollKind::kBroadcast, 8000), Algo::kCma, s, m);
+  AlgoChoice c = choose(float_call(CollKind::kBroadcast, 8000), Algo::kCma, s, m);
   EXPECT_NEAR(c.cost_us, 2 * m.arena.alpha_us + 4.0 + 8000 / 8e3, 1e-9);
 }
 
@@ -171,15 +160,15 @@ TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {
 // other row of the same collective (a row that borrowed another's formula
 // would tie with it everywhere).
 TEST(Registry, EveryRowHasACostOfItsOwn) {
-  std::vector<CommShape> shapes = {single_node(2), single_node(3), single_node(8),
-                                   nodes(2, 4, 4), nodes(4, 1, 1), nodes(3, 2, 2)};
+  std::vector<CommShape> shapes = {single_node(2),      single_node(3),      single_node(8),
+                                   node_shape(2, 4, 4), node_shape(4, 1, 1), node_shape(3, 2, 2)};
   for (CommShape &s : shapes) s.cma = s.arena;
   CostModel m;
   auto costs_of = [&](const AlgoEntry &e) {
     std::vector<double> costs;
     for (const CommShape &s : shapes)
       for (size_t b : kSizes) {
-        CollArgs a = args(e.kind, b);
+        CollArgs a = float_call(e.kind, b);
         if (e.kind == CollKind::kAllgatherv || e.kind == CollKind::kReduceScatterv ||
             e.kind == CollKind::kAlltoallv) {
           auto l = std::make_shared<BlockLayout>();
@@ -227,11 +216,11 @@ TEST(Registry, RowsBringTheirOwnFormulas) {
     if (!e.link_formula) continue;
     for (LinkFormula f : seen) EXPECT_NE(f, e.link_formula) << row << " shares a formula";
     seen.push_back(e.link_formula);
-    for (const CommShape &s : {nodes(4, 1, 1), nodes(3, 1, 1), single_node(5)})
+    for (const CommShape &s : {node_shape(4, 1, 1), node_shape(3, 1, 1), single_node(5)})
       for (size_t b : kSizes) {
         CostModel m;
         m.net = {7.0, 3.0};
-        CollArgs a = args(e.kind, b);
+        CollArgs a = float_call(e.kind, b);
         const LinkCost &link = s.nodes > 1 ? m.net : m.local;
         double expected = e.link_formula(s.size, double(b / 4 * 4), link, m.reduce_gbps);
         if (e.cost) EXPECT_EQ(e.cost(a, s, m), expected) << row << " " << b;
@@ -300,7 +289,7 @@ TEST(Registry, HostOnlyRowsAreNotChosenForDeviceMemory) {
   for (int kind = 0; kind < int(CollKind::kCount); ++kind)
     for (size_t b : kSizes) {
       CollKind k = CollKind(kind);
-      CollArgs a = args(k, b);
+      CollArgs a = float_call(k, b);
       a.memory = MemoryKind::kDevice;
       for (const AlgoEntry &e : algo_rows()) {
         if (e.kind != k) continue;

@@ -13,10 +13,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/plugin/plugin_loader.h"
-#include "core/plugin/plugin_survey.h"
-#include "core/util/error.h"
-#include "core/util/params.h"
+#include "tool_support/core_interface.h"
 #include "doctor.h"
 #include "smd_build_config.h"
 

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/plugin/plugin_loader.h"
-#include "core/plugin/plugin_survey.h"
+#include "tool_support/core_interface.h"
 
 #include "commands.h"
 #include "doctor.h"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <optional>
 
-#include "core/util/safe_file.h"
+#include "tool_support/core_interface.h"
 
 namespace smdinfo {
 

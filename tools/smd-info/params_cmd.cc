@@ -11,11 +11,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "core/coll/calibrate/calibration.h"
-#include "core/coll/select/cost_model.h"
-#include "core/plugin/plugin_survey.h"
-#include "core/util/error.h"
-#include "core/util/params.h"
+#include "tool_support/core_interface.h"
 #include "text_out.h"
 
 namespace smdinfo {

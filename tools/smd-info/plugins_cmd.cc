@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "core/plugin/plugin_survey.h"
+#include "tool_support/core_interface.h"
 #include "text_out.h"
 
 namespace smdinfo {

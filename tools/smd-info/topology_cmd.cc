@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "core/gpu/gpu_topology.h"
+#include "tool_support/core_interface.h"
 #include "text_out.h"
 
 namespace smdinfo {

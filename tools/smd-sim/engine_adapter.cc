@@ -1,4 +1,4 @@
-// The only file of smd-sim that includes core headers (engine_adapter.h).
+// The only file of smd-sim that uses the core, through tool_support/core_interface.h.
 #include "engine_adapter.h"
 
 #include <smd_transport.h>
@@ -6,8 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/coll/select/registry.h"
-#include "core/comm/tags.h"
+#include "tool_support/core_interface.h"
 
 namespace smdsim {
 

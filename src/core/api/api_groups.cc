@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "core/api/config_init.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/on_parent.h"
@@ -68,11 +69,7 @@ void copy_members(const std::vector<int> &members, int *ranks, int capacity, int
 extern "C" {
 
 SMD_API smd_result_t smd_groups_config_init(smd_groups_config_t *config) {
-  return guarded("smd_groups_config_init", [&] {
-    require_out(config, "config");
-    smd_groups_config_t defaults = SMD_GROUPS_CONFIG_INIT;
-    *config = defaults;
-  });
+  return init_config("smd_groups_config_init", config, smd_groups_config_t SMD_GROUPS_CONFIG_INIT);
 }
 
 SMD_API smd_result_t smd_groups_create(smd_comm_t *comm, const smd_groups_config_t *config,

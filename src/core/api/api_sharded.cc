@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/api/group_calls.h"
+#include "core/api/config_init.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
 #include "core/api/validate.h"
@@ -129,11 +130,8 @@ void reduce_call(smd_sharded_t *set, const int32_t *ids, size_t n, const void *c
 extern "C" {
 
 SMD_API smd_result_t smd_sharded_config_init(smd_sharded_config_t *config) {
-  return guarded("smd_sharded_config_init", [&] {
-    require_out(config, "config");
-    smd_sharded_config_t defaults = SMD_SHARDED_CONFIG_INIT;
-    *config = defaults;
-  });
+  return init_config("smd_sharded_config_init", config,
+                     smd_sharded_config_t SMD_SHARDED_CONFIG_INIT);
 }
 
 SMD_API smd_result_t smd_sharded_create(smd_comm_t *comm, const smd_sharded_config_t *config,

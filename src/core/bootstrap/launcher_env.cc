@@ -115,28 +115,43 @@ bool from_smd(Detected &d) {
   return true;
 }
 
+// The variables a launcher sets: its rank and world size (both set mean
+// this launcher started the process) and, where it has them, the rank and
+// size on the node (nullptr: it has none).
+struct LauncherVars {
+  const char *launcher;
+  const char *why;
+  const char *rank, *size, *local_rank, *local_size;
+};
+
+// Reads v's variables into d when v's launcher started the process.
+bool read_launcher_vars(Detected &d, const LauncherVars &v) {
+  if (!foreign_env(v.rank) || !foreign_env(v.size)) return false;
+  d.env.launcher = v.launcher;
+  d.env.why = v.why;
+  d.rank = int_var(v.rank);
+  d.size = int_var(v.size);
+  if (v.local_rank) d.local_rank = int_var(v.local_rank);
+  if (v.local_size) d.local_size = int_var(v.local_size);
+  return true;
+}
+
 bool from_torchrun(Detected &d) {
   // RANK and WORLD_SIZE are generic names: only both together mean torchrun.
-  if (!foreign_env("RANK") || !foreign_env("WORLD_SIZE")) return false;
-  d.env.launcher = "torchrun";
-  d.env.why = "torchrun variables RANK/WORLD_SIZE";
-  d.rank = int_var("RANK");
-  d.size = int_var("WORLD_SIZE");
-  d.local_rank = int_var("LOCAL_RANK");
-  d.local_size = int_var("LOCAL_WORLD_SIZE");
+  if (!read_launcher_vars(d, {"torchrun", "torchrun variables RANK/WORLD_SIZE", "RANK",
+                              "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}))
+    return false;
   d.job_id = foreign_env("TORCHELASTIC_RUN_ID").value_or("");
   if (single_node(d)) d.implied_addr = "127.0.0.1";
   return true;
 }
 
 bool from_openmpi(Detected &d) {
-  if (!foreign_env("OMPI_COMM_WORLD_RANK") || !foreign_env("OMPI_COMM_WORLD_SIZE")) return false;
-  d.env.launcher = "openmpi";
-  d.env.why = "Open MPI variables OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE";
-  d.rank = int_var("OMPI_COMM_WORLD_RANK");
-  d.size = int_var("OMPI_COMM_WORLD_SIZE");
-  d.local_rank = int_var("OMPI_COMM_WORLD_LOCAL_RANK");
-  d.local_size = int_var("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!read_launcher_vars(
+          d, {"openmpi", "Open MPI variables OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE",
+              "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+              "OMPI_COMM_WORLD_LOCAL_SIZE"}))
+    return false;
   d.job_id = first_env({"OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PMIX_NAMESPACE"})
                  .value_or("");
   // mpirun tells nothing about where rank 0 runs, except when all are here.
@@ -187,12 +202,9 @@ int slurm_local_size() {
 }
 
 bool from_slurm(Detected &d) {
-  if (!foreign_env("SLURM_PROCID") || !foreign_env("SLURM_NTASKS")) return false;
-  d.env.launcher = "slurm";
-  d.env.why = "Slurm variables SLURM_PROCID/SLURM_NTASKS";
-  d.rank = int_var("SLURM_PROCID");
-  d.size = int_var("SLURM_NTASKS");
-  d.local_rank = int_var("SLURM_LOCALID");
+  if (!read_launcher_vars(d, {"slurm", "Slurm variables SLURM_PROCID/SLURM_NTASKS", "SLURM_PROCID",
+                              "SLURM_NTASKS", "SLURM_LOCALID", nullptr}))
+    return false;
   int local_size = slurm_local_size();
   if (local_size > 0) {
     // A derived hint: drop it rather than fail when it disagrees.

@@ -85,6 +85,15 @@ int try_connect(const addrinfo *ai, Deadline deadline, std::string *why) {
   return fd;
 }
 
+// A request about one key; *what names it in errors ("SET 'key'").
+Message keyed(Op op, const char *verb, const std::string &key, std::string *what) {
+  *what = format("%s '%s'", verb, wire::printable(key).c_str());
+  Message m;
+  m.op = op;
+  m.key = key;
+  return m;
+}
+
 }  // namespace
 
 TcpStoreClient::TcpStoreClient(const std::string &host, int port, std::string token, int rank,
@@ -328,20 +337,16 @@ void TcpStoreClient::disconnect() {
 }
 
 void TcpStoreClient::set(const std::string &key, const Bytes &value) {
-  std::string what = format("SET '%s'", wire::printable(key).c_str());
-  Message m;
-  m.op = Op::kSet;
-  m.key = key;
+  std::string what;
+  Message m = keyed(Op::kSet, "SET", key, &what);
   m.value = value;
   std::lock_guard<std::mutex> lock(mu_);
   expect(call(m, op_deadline(), what), Op::kOk, what);
 }
 
 Bytes TcpStoreClient::get(const std::string &key, Deadline deadline) {
-  std::string what = format("GET '%s'", wire::printable(key).c_str());
-  Message m;
-  m.op = Op::kGet;
-  m.key = key;
+  std::string what;
+  Message m = keyed(Op::kGet, "GET", key, &what);
   // Deadlines decades away are as good as none (and would overflow below).
   constexpr int64_t kForeverMs = int64_t{1} << 40;
   bool forever = deadline.remaining_ms() > kForeverMs;
@@ -359,10 +364,8 @@ Bytes TcpStoreClient::get(const std::string &key, Deadline deadline) {
 }
 
 int64_t TcpStoreClient::add(const std::string &key, int64_t delta) {
-  std::string what = format("ADD '%s'", wire::printable(key).c_str());
-  Message m;
-  m.op = Op::kAdd;
-  m.key = key;
+  std::string what;
+  Message m = keyed(Op::kAdd, "ADD", key, &what);
   m.number = delta;
   std::lock_guard<std::mutex> lock(mu_);
   Message r = call(m, op_deadline(), what);

@@ -247,11 +247,16 @@ void *Transport::connect(int peer, const Bytes &address) {
   return ep;
 }
 
-void Transport::disconnect(void *endpoint) {
+template <class Call>
+void Transport::release(const char *what, LogLevel level, Call call) {
   auto l = lock();
   tls_plugin_error.clear();
-  if (table_->disconnect(ctx_, endpoint) != SMD_TRANSPORT_OK)
-    SMD_TRACE("transport", "%s disconnect: %s", name().c_str(), tls_plugin_error.c_str());
+  if (call() != SMD_TRANSPORT_OK)
+    SMD_LOG(level, "transport", "%s %s: %s", name().c_str(), what, tls_plugin_error.c_str());
+}
+
+void Transport::disconnect(void *endpoint) {
+  release("disconnect", LogLevel::kTrace, [&] { return table_->disconnect(ctx_, endpoint); });
 }
 
 template <class Call>
@@ -355,10 +360,8 @@ void *Transport::segment_attach(void *ep, const Bytes &handle, void **ptr, size_
 }
 
 void Transport::segment_release(void *segment) {
-  auto l = lock();
-  tls_plugin_error.clear();
-  if (table_->segment_release(ctx_, segment) != SMD_TRANSPORT_OK)
-    SMD_WARN("transport", "%s segment_release: %s", name().c_str(), tls_plugin_error.c_str());
+  release("segment_release", LogLevel::kWarn,
+          [&] { return table_->segment_release(ctx_, segment); });
 }
 
 }  // namespace smd

@@ -17,6 +17,7 @@
 #include "core/plugin/plugin_loader.h"
 #include "core/plugin/registration_cache.h"
 #include "core/util/bytes.h"
+#include "core/util/log.h"
 
 namespace smd {
 
@@ -103,6 +104,10 @@ class Transport {
   // handle (or NULL) under the plugin's lock; throws what failed.
   template <class Call>
   void *start(const void *buf, size_t size, const char *what, int peer, Call call);
+  // A release whose failure is only logged at `level`: the handle is gone
+  // either way.
+  template <class Call>
+  void release(const char *what, LogLevel level, Call call);
   void keep(void *request, RegistrationCache::Region *r);
   void done(void *request);
 

@@ -48,20 +48,18 @@ template <>
 struct Element<SMD_FLOAT32> : PlainElement<float> {};
 template <>
 struct Element<SMD_FLOAT64> : PlainElement<double> {};
-template <>
-struct Element<SMD_FLOAT16> {
+// 16-bit floats: stored as their bits, computed in float.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+struct HalfElement {
   using T = uint16_t;
   using C = float;
-  static C load(T x) { return half_to_float(x); }
-  static T store(C c) { return float_to_half(c); }
+  static C load(T x) { return Widen(x); }
+  static T store(C c) { return Narrow(c); }
 };
 template <>
-struct Element<SMD_BFLOAT16> {
-  using T = uint16_t;
-  using C = float;
-  static C load(T x) { return bfloat16_to_float(x); }
-  static T store(C c) { return float_to_bfloat16(c); }
-};
+struct Element<SMD_FLOAT16> : HalfElement<half_to_float, float_to_half> {};
+template <>
+struct Element<SMD_BFLOAT16> : HalfElement<bfloat16_to_float, float_to_bfloat16> {};
 
 // acc op x. MIN and MAX are written as vminps/vmaxps(acc, x) behave, so the
 // vector and scalar forms agree even on NaN and signed zeros: x is chosen

@@ -12,6 +12,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 
 namespace smd_efa {
 
@@ -35,11 +36,7 @@ static socklen_t peer_live_addr(const AddressHeader &h, struct sockaddr_storage 
 }
 
 Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
-  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: connect: endpoint is NULL");
-  *out = nullptr;
-  if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: connect: rank %d outside the world of %d",
-                peer, ctx->world_size);
+  if (Status s = smd_plugin::check_connect_args(ctx, "efa", peer, out)) return s;
   PeerAddress a;
   char why[200];
   if (!parse_address(address, size, &a, why, sizeof why))

@@ -35,6 +35,20 @@ Registration *as_registration(void *p, bool *bad) {
   return *bad ? nullptr : r;
 }
 
+// isend's and irecv's arguments: a request pointer, a buffer unless the
+// size is 0, and mr a registration or none (*reg, nullptr for none).
+Status check_transfer(Context *ctx, const char *op, const void *buf, size_t size, void *mr,
+                      void **request, Registration **reg) {
+  bool bad = false;
+  *reg = as_registration(mr, &bad);
+  if (request == nullptr || (buf == nullptr && size != 0) || bad)
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: %s: %s", op,
+                bad       ? "mr is not a registration"
+                : request ? "buf is NULL"
+                          : "request is NULL");
+  return SMD_TRANSPORT_OK;
+}
+
 Status efa_init(const smd_transport_host_t *host, void **ctx) {
   return smd_plugin::guard(host, "efa", "init", [&] { return context_init(host, ctx); });
 }
@@ -73,26 +87,16 @@ Status efa_mem_deregister(void *c, void *mr) {
 Status efa_isend(void *c, void *e, const void *buf, size_t size, void *mr, uint64_t tag,
                  void **request) {
   return with_endpoint(c, e, "isend", [&](Context *ctx, Endpoint *ep) {
-    bool bad = false;
-    Registration *reg = as_registration(mr, &bad);
-    if (request == nullptr || (buf == nullptr && size != 0) || bad)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: isend: %s",
-                  bad       ? "mr is not a registration"
-                  : request ? "buf is NULL"
-                            : "request is NULL");
+    Registration *reg = nullptr;
+    if (Status s = check_transfer(ctx, "isend", buf, size, mr, request, &reg)) return s;
     return start_send(ctx, ep, buf, size, reg, tag, request);
   });
 }
 
 Status efa_irecv(void *c, void *e, void *buf, size_t size, void *mr, uint64_t tag, void **request) {
   return with_endpoint(c, e, "irecv", [&](Context *ctx, Endpoint *ep) {
-    bool bad = false;
-    Registration *reg = as_registration(mr, &bad);
-    if (request == nullptr || (buf == nullptr && size != 0) || bad)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: irecv: %s",
-                  bad       ? "mr is not a registration"
-                  : request ? "buf is NULL"
-                            : "request is NULL");
+    Registration *reg = nullptr;
+    if (Status s = check_transfer(ctx, "irecv", buf, size, mr, request, &reg)) return s;
     return start_recv(ctx, ep, buf, size, reg, tag, request);
   });
 }

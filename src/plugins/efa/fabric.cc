@@ -17,6 +17,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 
 namespace smd_efa {
 
@@ -168,15 +169,8 @@ Status context_finalize(Context *ctx) {
 }
 
 Status context_address(Context *ctx, void *buf, size_t *size) {
-  if (size == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: get_address: size is NULL");
   size_t need = sizeof(AddressHeader) + ctx->name.size();
-  if (buf == nullptr || *size < need) {
-    size_t had = buf != nullptr ? *size : 0;
-    *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: address buffer of %zu bytes, need %zu", had,
-                need);
-  }
+  if (Status s = smd_plugin::check_address_room(ctx, "efa", buf, size, need)) return s;
   AddressHeader h;
   memset(&h, 0, sizeof h);
   h.magic = kAddressMagic;

@@ -151,13 +151,21 @@ Status inproc_mem_deregister(void *c, void *) {
   return as_context(c) ? SMD_TRANSPORT_OK : SMD_TRANSPORT_ERR_INVALID;
 }
 
-Status inproc_isend(void *c, void *e, const void *buf, size_t size, void *, uint64_t tag,
-                    void **request) {
+// Runs body(ctx, ep) for isend and irecv once the handles are live, the
+// request pointer given and the buffer there unless size is 0.
+template <class Body>
+Status with_transfer(void *c, void *e, const void *buf, size_t size, void **request,
+                     const char *what, Body body) {
   Context *ctx = as_context(c);
   Endpoint *ep = ctx ? as_endpoint(ctx, e) : nullptr;
   if (ep == nullptr || request == nullptr || (size && buf == nullptr))
     return SMD_TRANSPORT_ERR_INVALID;
-  return guard(ctx->host, "inproc", "isend", [&] {
+  return guard(ctx->host, "inproc", what, [&] { return body(ctx, ep); });
+}
+
+Status inproc_isend(void *c, void *e, const void *buf, size_t size, void *, uint64_t tag,
+                    void **request) {
+  return with_transfer(c, e, buf, size, request, "isend", [&](Context *ctx, Endpoint *ep) {
     uint64_t id = tracing() ? trace_send(ctx->rank, ep->peer, size) : 0;
     Status st = ep->box->deliver(ctx->rank, tag, buf, size, id);
     if (st == SMD_TRANSPORT_ERR_PEER)
@@ -172,11 +180,7 @@ Status inproc_isend(void *c, void *e, const void *buf, size_t size, void *, uint
 
 Status inproc_irecv(void *c, void *e, void *buf, size_t size, void *, uint64_t tag,
                     void **request) {
-  Context *ctx = as_context(c);
-  Endpoint *ep = ctx ? as_endpoint(ctx, e) : nullptr;
-  if (ep == nullptr || request == nullptr || (size && buf == nullptr))
-    return SMD_TRANSPORT_ERR_INVALID;
-  return guard(ctx->host, "inproc", "irecv", [&] {
+  return with_transfer(c, e, buf, size, request, "irecv", [&](Context *ctx, Endpoint *ep) {
     auto *r = new Request();
     r->buf = buf;
     r->capacity = size;

@@ -10,6 +10,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 
 namespace smd_shm {
 
@@ -58,11 +59,7 @@ static Status open_pidfd(Context *ctx, Endpoint *ep) {
 }
 
 Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
-  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: connect: endpoint is NULL");
-  *out = nullptr;
-  if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: connect: rank %d outside the world of %d",
-                peer, ctx->world_size);
+  if (Status s = smd_plugin::check_connect_args(ctx, "shm", peer, out)) return s;
   AddressBlob a;
   char why[400];
   if (!check_address(address, size, ctx->node, ctx->local_size, &a, why, sizeof why))

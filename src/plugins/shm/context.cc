@@ -8,6 +8,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 
 namespace smd_shm {
 
@@ -125,14 +126,8 @@ Status context_finalize(Context *ctx) {
 }
 
 Status context_address(Context *ctx, void *buf, size_t *size) {
-  if (size == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: get_address: size is NULL");
-  if (buf == nullptr || *size < sizeof(AddressBlob)) {
-    size_t had = *size;
-    *size = sizeof(AddressBlob);
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: address buffer of %zu bytes, need %zu",
-                buf ? had : 0, sizeof(AddressBlob));
-  }
+  if (Status s = smd_plugin::check_address_room(ctx, "shm", buf, size, sizeof(AddressBlob)))
+    return s;
   AddressBlob a;
   memset(&a, 0, sizeof a);
   a.magic = kAddressMagic;

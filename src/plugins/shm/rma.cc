@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "context.h"
+#include "peer_blob.h"
 #include "remote_range.h"
 
 namespace smd_shm {
@@ -67,17 +68,9 @@ Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size) {
 static Status check_key(Context *ctx, Endpoint *ep, uint64_t remote, const void *rkey,
                         size_t rkey_size, size_t size) {
   RemoteKey k;
-  if (rkey_size != sizeof k)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: remote key of %zu bytes, expected %zu",
-                rkey_size, sizeof k);
-  memcpy(&k, rkey, sizeof k);
-  if (k.magic != kRemoteKeyMagic)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: iget: not an shm remote key");
-  if (k.pid != int32_t(ep->pid))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: iget: the remote key belongs to pid %d, not rank %d "
-                "(pid %d)",
-                k.pid, ep->peer, int(ep->pid));
+  if (Status s =
+          read_peer_blob(ctx, ep, rkey, rkey_size, kRemoteKeyMagic, "iget: ", "remote key", &k))
+    return s;
   return check_remote_range(ctx, "shm: iget", remote, size, k.addr, k.size, ep->peer);
 }
 

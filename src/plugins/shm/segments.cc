@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "context.h"
+#include "peer_blob.h"
 
 namespace smd_shm {
 
@@ -54,16 +55,9 @@ Status segment_attach(Context *ctx, Endpoint *ep, const void *handle, size_t han
   if (ptr == nullptr || segment == nullptr || handle == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment_attach: a pointer argument is NULL");
   SegmentHandle h;
-  if (handle_size != sizeof h)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: segment handle of %zu bytes, expected %zu",
-                handle_size, sizeof h);
-  memcpy(&h, handle, sizeof h);
-  if (h.magic != kSegmentMagic)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: not an shm segment handle");
-  if (h.pid != int32_t(ep->pid))
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
-                "shm: segment handle of pid %d given for rank %d (pid %d)", h.pid, ep->peer,
-                int(ep->pid));
+  if (Status s =
+          read_peer_blob(ctx, ep, handle, handle_size, kSegmentMagic, "", "segment handle", &h))
+    return s;
   if (ep->dead) return fail(ctx, SMD_TRANSPORT_ERR_PEER, "%s", ep->death.c_str());
   auto seg = std::make_unique<Segment>();
   char name[64];

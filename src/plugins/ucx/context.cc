@@ -6,6 +6,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 #include "wire_tag.h"
 
 namespace smd_ucx {
@@ -188,15 +189,8 @@ Status context_finalize(Context *ctx) {
 }
 
 Status context_address(Context *ctx, void *buf, size_t *size) {
-  if (size == nullptr)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: get_address: size is NULL");
   size_t need = ctx->address.size();
-  if (buf == nullptr || *size < need) {
-    size_t had = buf ? *size : 0;
-    *size = need;
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: address buffer of %zu bytes, need %zu", had,
-                need);
-  }
+  if (Status s = smd_plugin::check_address_room(ctx, "ucx", buf, size, need)) return s;
   memcpy(buf, ctx->address.data(), need);
   *size = need;
   return SMD_TRANSPORT_OK;

@@ -7,6 +7,7 @@
 
 #include "address.h"
 #include "context.h"
+#include "address_checks.h"
 
 namespace smd_ucx {
 
@@ -16,11 +17,7 @@ constexpr int64_t kFlushNs = 1'000'000'000;
 constexpr int64_t kCloseNs = 1'000'000'000;
 
 Status endpoint_connect(Context *ctx, int32_t peer, const void *address, size_t size, void **out) {
-  if (out == nullptr) return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: endpoint is NULL");
-  *out = nullptr;
-  if (peer < 0 || peer >= ctx->world_size)
-    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: rank %d outside the world of %d",
-                peer, ctx->world_size);
+  if (Status s = smd_plugin::check_connect_args(ctx, "ucx", peer, out)) return s;
   if (ctx->by_peer.count(peer) != 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: connect: already connected to rank %d", peer);
   const unsigned char *worker = nullptr;

@@ -21,20 +21,16 @@ Status with_context(void *c, const char *what, F body) {
 template <class F>
 Status with_endpoint(void *c, void *e, const char *what, F body) {
   return with_context(c, what, [&](Context *ctx) {
-    auto *ep = static_cast<Endpoint *>(e);
-    if (ep == nullptr || ep->magic != kEndpointMagic || ep->ctx != ctx)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: %s: invalid endpoint", what);
-    return body(ctx, ep);
+    return smd_plugin::with_owned_handle<Endpoint>(ctx, e, kEndpointMagic, "ucx", what,
+                                                   "invalid endpoint", body);
   });
 }
 
 template <class F>
 Status with_request(void *c, void *q, const char *what, F body) {
   return with_context(c, what, [&](Context *ctx) {
-    auto *r = static_cast<Request *>(q);
-    if (r == nullptr || r->magic != kRequestLive || r->ctx != ctx)
-      return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: %s: not a live request", what);
-    return body(ctx, r);
+    return smd_plugin::with_owned_handle<Request>(ctx, q, kRequestLive, "ucx", what,
+                                                  "not a live request", body);
   });
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "guard.h"
+#include "host_calls.h"
 
 namespace smd_plugin {
 
@@ -24,6 +25,17 @@ smd_transport_status_t with_live_context(void *c, Magic magic, const char *plugi
   Context *ctx = live_handle<Context>(c, magic);
   if (ctx == nullptr) return SMD_TRANSPORT_ERR_INVALID;
   return guard(ctx->host, plugin, what, [&] { return body(ctx); });
+}
+
+// Runs body(ctx, h) when `p` is a live T (its magic is `magic`) that
+// belongs to ctx (h->ctx); otherwise fails "<plugin>: <what>: <invalid>".
+template <class T, class Context, class Magic, class Body>
+smd_transport_status_t with_owned_handle(Context *ctx, void *p, Magic magic, const char *plugin,
+                                         const char *what, const char *invalid, Body body) {
+  T *h = live_handle<T>(p, magic);
+  if (h == nullptr || h->ctx != ctx)
+    return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "%s: %s: %s", plugin, what, invalid);
+  return body(ctx, h);
 }
 
 }  // namespace smd_plugin

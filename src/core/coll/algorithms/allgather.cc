@@ -85,13 +85,11 @@ double allgather_rd_cost(int p, double bytes, const LinkCost &l, double /*reduce
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllgather, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     allgather_direct, true},
-    {CollKind::kAllgather, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
-     hierarchical_cost, allgather_hierarchical},
+    direct_row(CollKind::kAllgather, allgather_direct),
+    hierarchical_row(CollKind::kAllgather, allgather_hierarchical),
     p2p_row<allgather_ring_cost>(CollKind::kAllgather, Algo::kRing, "ring", allgather_ring),
     p2p_row<allgather_rd_cost>(CollKind::kAllgather, Algo::kRd, "rd", allgather_rd),
-    {CollKind::kAllgather, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, allgather_cma},
+    cma_row(CollKind::kAllgather, allgather_cma),
 };
 }  // namespace
 

@@ -104,8 +104,7 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllgatherv, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     allgatherv_direct, true},
+    direct_row(CollKind::kAllgatherv, allgatherv_direct),
     {CollKind::kAllgatherv, Algo::kHierarchical, "hierarchical", kAnyMemory, v_hierarchical_applies,
      v_hierarchical_cost, allgatherv_hierarchical},
     {CollKind::kAllgatherv, Algo::kRing, "ring", kAnyMemory, anywhere, v_ring_cost,

@@ -154,10 +154,8 @@ double allreduce_rd_cost(int p, double bytes, const LinkCost &l, double reduce_g
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAllreduce, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     allreduce_direct, true},
-    {CollKind::kAllreduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
-     hierarchical_cost, allreduce_hierarchical},
+    direct_row(CollKind::kAllreduce, allreduce_direct),
+    hierarchical_row(CollKind::kAllreduce, allreduce_hierarchical),
     p2p_row<allreduce_ring_cost>(CollKind::kAllreduce, Algo::kRing, "ring", allreduce_ring),
     p2p_row<allreduce_rd_cost>(CollKind::kAllreduce, Algo::kRd, "rd", allreduce_rd),
 };

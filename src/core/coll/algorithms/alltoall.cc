@@ -63,8 +63,7 @@ double alltoall_pairwise_cost(int p, double bytes, const LinkCost &l, double /*r
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kAlltoall, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     alltoall_direct, true},
+    direct_row(CollKind::kAlltoall, alltoall_direct),
     p2p_row<alltoall_pairwise_cost>(CollKind::kAlltoall, Algo::kPairwise, "pairwise",
                                     alltoall_pairwise),
 };

@@ -33,10 +33,8 @@ double barrier_rd_cost(int p, double /*bytes*/, const LinkCost &l, double /*redu
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kBarrier, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     barrier_direct, true},
-    {CollKind::kBarrier, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
-     hierarchical_cost, barrier_hierarchical},
+    direct_row(CollKind::kBarrier, barrier_direct),
+    hierarchical_row(CollKind::kBarrier, barrier_hierarchical),
     p2p_row<barrier_rd_cost>(CollKind::kBarrier, Algo::kRd, "rd", barrier_rd),
 };
 }  // namespace

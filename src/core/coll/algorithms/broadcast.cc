@@ -113,13 +113,11 @@ double broadcast_tree_cost(int p, double bytes, const LinkCost &l, double /*redu
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kBroadcast, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     broadcast_direct, true},
-    {CollKind::kBroadcast, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
-     hierarchical_cost, broadcast_hierarchical},
+    direct_row(CollKind::kBroadcast, broadcast_direct),
+    hierarchical_row(CollKind::kBroadcast, broadcast_hierarchical),
     p2p_row<broadcast_ring_cost>(CollKind::kBroadcast, Algo::kRing, "ring", broadcast_ring),
     p2p_row<broadcast_tree_cost>(CollKind::kBroadcast, Algo::kTree, "tree", broadcast_tree),
-    {CollKind::kBroadcast, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, broadcast_cma},
+    cma_row(CollKind::kBroadcast, broadcast_cma),
 };
 }  // namespace
 

@@ -121,10 +121,8 @@ double reduce_tree_cost(int p, double bytes, const LinkCost &l, double reduce_gb
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduce, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost, reduce_direct,
-     true},
-    {CollKind::kReduce, Algo::kHierarchical, "hierarchical", kAnyMemory, hierarchical_applies,
-     hierarchical_cost, reduce_hierarchical},
+    direct_row(CollKind::kReduce, reduce_direct),
+    hierarchical_row(CollKind::kReduce, reduce_hierarchical),
     p2p_row<reduce_ring_cost>(CollKind::kReduce, Algo::kRing, "ring", reduce_ring),
     p2p_row<reduce_tree_cost>(CollKind::kReduce, Algo::kTree, "tree", reduce_tree),
 };

@@ -112,15 +112,12 @@ double reduce_scatter_rd_cost(int p, double bytes, const LinkCost &l, double red
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduceScatter, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     reduce_scatter_direct, true},
-    {CollKind::kReduceScatter, Algo::kHierarchical, "hierarchical", kAnyMemory,
-     hierarchical_applies, hierarchical_cost, reduce_scatter_hierarchical},
+    direct_row(CollKind::kReduceScatter, reduce_scatter_direct),
+    hierarchical_row(CollKind::kReduceScatter, reduce_scatter_hierarchical),
     p2p_row<reduce_scatter_ring_cost>(CollKind::kReduceScatter, Algo::kRing, "ring",
                                       reduce_scatter_ring),
     p2p_row<reduce_scatter_rd_cost>(CollKind::kReduceScatter, Algo::kRd, "rd", reduce_scatter_rd),
-    {CollKind::kReduceScatter, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost,
-     reduce_scatter_cma},
+    cma_row(CollKind::kReduceScatter, reduce_scatter_cma),
 };
 }  // namespace
 

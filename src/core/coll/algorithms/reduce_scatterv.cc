@@ -100,8 +100,7 @@ namespace {
 // This collective's rows of the registry, in the order the automatic
 // choice compares them (the first of equal costs wins).
 const AlgoEntry kRows[] = {
-    {CollKind::kReduceScatterv, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost,
-     reduce_scatterv_direct, true},
+    direct_row(CollKind::kReduceScatterv, reduce_scatterv_direct),
     {CollKind::kReduceScatterv, Algo::kHierarchical, "hierarchical", kAnyMemory,
      v_hierarchical_applies, v_hierarchical_cost, reduce_scatterv_hierarchical},
     {CollKind::kReduceScatterv, Algo::kRing, "ring", kAnyMemory, anywhere, v_ring_cost,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/coll/collective.h"
+#include "core/coll/create/hierarchy.h"
 #include "core/coll/select/cost_model.h"
 #include "core/coll/select/registry.h"
 #include "core/util/dtype.h"
@@ -57,6 +58,21 @@ double direct_cost(const CollArgs &a, const CommShape &s, const CostModel &m);
 // The cma algorithms: the arena's rounds around cross-memory reads.
 bool cma_applies(const CollArgs &a, const CommShape &s, std::string *why);
 double cma_cost(const CollArgs &a, const CommShape &s, const CostModel &m);
+
+// The rows every collective with these algorithms has: direct (on the
+// arena, host memory, checking the members' calls itself), hierarchical
+// (any memory, over nodes) and cma (host memory, cross-memory reads).
+constexpr AlgoEntry direct_row(CollKind kind, void (*run)(Comm &c, const CollArgs &a)) {
+  return {kind, Algo::kDirect, "direct", kHostMemory, on_arena, direct_cost, run, true};
+}
+constexpr AlgoEntry hierarchical_row(CollKind kind, void (*run)(Comm &c, const CollArgs &a)) {
+  return {kind,       Algo::kHierarchical,  "hierarchical",
+          kAnyMemory, hierarchical_applies, hierarchical_cost,
+          run};
+}
+constexpr AlgoEntry cma_row(CollKind kind, void (*run)(Comm &c, const CollArgs &a)) {
+  return {kind, Algo::kCma, "cma", kHostMemory, cma_applies, cma_cost, run};
+}
 
 // v-collectives: the formulas of the uniform collectives with the largest
 // block standing for every block.
