@@ -36,7 +36,8 @@ void allreduce_herring(Comm &c, const CollArgs &a) {
   uint64_t push = coll_tag(c.tag_space(), seq, 0);
   for (int j = 0; j < p; ++j) {
     if (j == me) continue;
-    if (mine.len) reqs.push_back(c.irecv(j, pieces.data() + size_t(j) * mine.len * es, mine.len * es, push));
+    if (mine.len)
+      reqs.push_back(c.irecv(j, pieces.data() + size_t(j) * mine.len * es, mine.len * es, push));
     Range r = parts[size_t(j)];
     if (r.len) reqs.push_back(c.isend(j, at(a.recvbuf, r.off, es), r.len * es, push));
   }
