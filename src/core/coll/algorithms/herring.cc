@@ -32,16 +32,18 @@ void allreduce_herring(Comm &c, const CollArgs &a) {
   // Push: my piece of every other partition to its server; the pieces of
   // mine from every other member into scratch, one slot per member.
   Scratch pieces(m, mine.len * es * size_t(p));
-  std::vector<P2PReq> reqs;
+  // Declared after the scratch: on an error it cancels what is still in
+  // flight before the scratch goes.
+  ReqSet reqs(c);
   uint64_t push = coll_tag(c.tag_space(), seq, 0);
   for (int j = 0; j < p; ++j) {
     if (j == me) continue;
     if (mine.len)
-      reqs.push_back(c.irecv(j, pieces.data() + size_t(j) * mine.len * es, mine.len * es, push));
+      reqs.add(c.irecv(j, pieces.data() + size_t(j) * mine.len * es, mine.len * es, push));
     Range r = parts[size_t(j)];
-    if (r.len) reqs.push_back(c.isend(j, at(a.recvbuf, r.off, es), r.len * es, push));
+    if (r.len) reqs.add(c.isend(j, at(a.recvbuf, r.off, es), r.len * es, push));
   }
-  c.wait_all(reqs.data(), reqs.size(), "allreduce");
+  reqs.wait_all("allreduce");
   reqs.clear();
   // Serve: the sum of my partition, in member order.
   uint8_t *sum = at(a.recvbuf, mine.off, es);
@@ -58,10 +60,10 @@ void allreduce_herring(Comm &c, const CollArgs &a) {
   for (int j = 0; j < p; ++j) {
     if (j == me) continue;
     Range r = parts[size_t(j)];
-    if (r.len) reqs.push_back(c.irecv(j, at(a.recvbuf, r.off, es), r.len * es, pull));
-    if (mine.len) reqs.push_back(c.isend(j, sum, mine.len * es, pull));
+    if (r.len) reqs.add(c.irecv(j, at(a.recvbuf, r.off, es), r.len * es, pull));
+    if (mine.len) reqs.add(c.isend(j, sum, mine.len * es, pull));
   }
-  c.wait_all(reqs.data(), reqs.size(), "allreduce");
+  reqs.wait_all("allreduce");
 }
 
 // One member per node: the rail of a hierarchy, or a world of single-rank
