@@ -35,26 +35,29 @@ void allreduce_herring(Comm &c, const CollArgs &a) {
   // Declared after the scratch: on an error it cancels what is still in
   // flight before the scratch goes.
   ReqSet reqs(c);
+  std::vector<P2PReq *> arrival(size_t(p), nullptr);
   uint64_t push = coll_tag(c.tag_space(), seq, 0);
+  auto slot = [&](int j) { return pieces.data() + size_t(j) * mine.len * es; };
   for (int j = 0; j < p; ++j) {
     if (j == me) continue;
-    if (mine.len)
-      reqs.add(c.irecv(j, pieces.data() + size_t(j) * mine.len * es, mine.len * es, push));
+    if (mine.len) arrival[size_t(j)] = &reqs.add(c.irecv(j, slot(j), mine.len * es, push));
     Range r = parts[size_t(j)];
     if (r.len) reqs.add(c.isend(j, at(a.recvbuf, r.off, es), r.len * es, push));
   }
-  reqs.wait_all("allreduce");
-  reqs.clear();
-  // Serve: the sum of my partition, in member order.
+  // Serve: the sum of my partition in member order, into slot 0, each
+  // piece summed as soon as it is in while the later ones still arrive.
   uint8_t *sum = at(a.recvbuf, mine.off, es);
   if (mine.len) {
-    m.copy(pieces.data() + size_t(me) * mine.len * es, sum, mine.len * es);
-    for (int j = 1; j < p; ++j)
-      m.reduce2(pieces.data(), pieces.data(), pieces.data() + size_t(j) * mine.len * es, mine.len,
-                a.datatype, red.op);
-    m.copy(sum, pieces.data(), mine.len * es);
+    m.copy(slot(me), sum, mine.len * es);
+    for (int j = 0; j < p; ++j) {
+      if (arrival[size_t(j)]) c.wait(*arrival[size_t(j)], "allreduce");
+      if (j > 0) m.reduce2(slot(0), slot(0), slot(j), mine.len, a.datatype, red.op);
+    }
+    m.copy(sum, slot(0), mine.len * es);
     if (red.divisor > 1) m.divide(sum, mine.len, a.datatype, red.divisor);
   }
+  reqs.wait_all("allreduce");
+  reqs.clear();
   // Pull: my partition's sum to every member, every other partition's from its server.
   uint64_t pull = coll_tag(c.tag_space(), seq, 1);
   for (int j = 0; j < p; ++j) {
