@@ -370,7 +370,8 @@ typedef struct smd_comm_stats {
   uint64_t intra_node_bytes_received;
   char last_algorithm[32];  /* of the last collective: "direct", "ring",
                                "rd", "tree", "pairwise", "hierarchical",
-                               "cma", "single"; "" before the first */
+                               "cma", "herring", "single"; "" before the
+                               first */
   double last_predicted_us; /* the cost model's prediction for it (time of one
                                call), 0 for "single" and before the first */
   int transport_count;      /* entries of transports[] in use */

@@ -77,7 +77,8 @@ TEST(Registry, NodesOfSeveralRanksUseTheHierarchy) {
 TEST(Registry, OneRankPerNodeIsFlatLatencyOrBandwidthOptimal) {
   CommShape s = node_shape(4, 1, 1);
   EXPECT_EQ(pick(CollKind::kAllreduce, 8, s), Algo::kRd);
-  EXPECT_EQ(pick(CollKind::kAllreduce, size_t(16) << 20, s), Algo::kRing);
+  // Herring moves the ring's bytes in 2 steps of fan-in instead of 2(p-1).
+  EXPECT_EQ(pick(CollKind::kAllreduce, size_t(16) << 20, s), Algo::kHerring);
   EXPECT_EQ(pick(CollKind::kBroadcast, 8, s), Algo::kTree);
   EXPECT_EQ(pick(CollKind::kBarrier, 0, s), Algo::kRd);
 }
@@ -106,10 +107,29 @@ TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
   EXPECT_NE(pick(CollKind::kAllreduce, 65536, node_shape(2, 2, 2), {}, Algo::kDirect),
             Algo::kDirect);
   EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(4, 1, 1), {}, Algo::kHierarchical),
-            Algo::kRd);
+            Algo::kHerring);
   EXPECT_TRUE(algo_supported(CollKind::kAllreduce, Algo::kHierarchical));
   EXPECT_FALSE(algo_supported(CollKind::kAlltoall, Algo::kHierarchical));
   EXPECT_FALSE(algo_supported(CollKind::kAllreduce, Algo::kTree));
+}
+
+TEST(Registry, HerringRunsBetweenNodesOnly) {
+  // One member per node (a hierarchy's rail): forced, it runs.
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(3, 1, 1), {}, Algo::kHerring), Algo::kHerring);
+  // Several members per node: forcing it leaves the hierarchy to run it
+  // between nodes; one node: the arena.
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(2, 2, 2), {}, Algo::kHerring),
+            Algo::kHierarchical);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, single_node(4), {}, Algo::kHerring), Algo::kDirect);
+  // On two nodes it is the ring's schedule (one push, one pull): the ring,
+  // first of equal costs, keeps it.
+  EXPECT_EQ(pick(CollKind::kAllreduce, size_t(16) << 20, node_shape(2, 1, 1)), Algo::kRing);
+  // Its fan-in: 2 log2(p) latencies against the ring's 2(p-1), the same bytes.
+  CostModel m;
+  m.net = {10.0, 1.0};
+  m.reduce_gbps = 1e12;
+  AlgoChoice c = choose(args(CollKind::kAllreduce, 8000), Algo::kHerring, node_shape(8, 1, 1), m);
+  EXPECT_NEAR(c.cost_us, 2 * (3 * 10.0 + 7 * (8000.0 / 8) / 1e3), 1e-6);
 }
 
 TEST(Registry, CmaOnlyWhereCrossMemoryWorks) {

@@ -54,8 +54,10 @@ const std::vector<ParamDef> &all_params() {
       // Algorithms
       {"SMD_ALGO", "string", "auto",
        "Force algorithms: one name for every collective (direct, ring, rd, tree, pairwise, "
-       "hierarchical, cma) or a list like allreduce=ring,allgather=direct; a forced algorithm that "
-       "does not apply to a communicator falls back to the automatic choice (logged at info)."},
+       "hierarchical, cma, herring) or a list like allreduce=ring,allgather=direct; a forced "
+       "algorithm "
+       "that does not apply to a communicator falls back to the automatic choice (logged at "
+       "info)."},
       {"SMD_HIER_CHUNK_BYTES", "int", "1048576",
        "Hierarchical allreduce splits vectors into chunks of about this many bytes whose node and "
        "network phases overlap (the network phase on a worker thread); 0 = one chunk."},

@@ -521,8 +521,8 @@ pub struct Stats {
     /// Bytes received from members on this node.
     pub intra_node_bytes_received: u64,
     /// The last collective's algorithm (`"direct"`, `"ring"`, `"rd"`,
-    /// `"tree"`, `"pairwise"`, `"hierarchical"`, `"cma"`, `"single"`; empty before
-    /// the first).
+    /// `"tree"`, `"pairwise"`, `"hierarchical"`, `"cma"`, `"herring"`, `"single"`; empty
+    /// before the first).
     pub last_algorithm: String,
     /// The cost model's prediction of one call of it, in microseconds.
     pub last_predicted_us: f64,

@@ -3,10 +3,12 @@
 // than one rank, with arguments already validated.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/coll/coll_util.h"
 #include "core/coll/collective.h"
+#include "core/coll/select/cost_model.h"
 
 namespace smd {
 
@@ -15,6 +17,10 @@ class Comm;
 void allreduce_direct(Comm &c, const CollArgs &a);
 void allreduce_ring(Comm &c, const CollArgs &a);
 void allreduce_rd(Comm &c, const CollArgs &a);
+// herring.cc: the push/pull server schedule between nodes, its row's terms.
+void allreduce_herring(Comm &c, const CollArgs &a);
+bool herring_applies(const CollArgs &a, const CommShape &s, std::string *why);
+double allreduce_herring_cost(int p, double bytes, const LinkCost &l, double reduce_gbps);
 
 void allgather_direct(Comm &c, const CollArgs &a);
 void allgather_ring(Comm &c, const CollArgs &a);

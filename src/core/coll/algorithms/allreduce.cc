@@ -158,6 +158,8 @@ const AlgoEntry kRows[] = {
     hierarchical_row(CollKind::kAllreduce, allreduce_hierarchical),
     p2p_row<allreduce_ring_cost>(CollKind::kAllreduce, Algo::kRing, "ring", allreduce_ring),
     p2p_row<allreduce_rd_cost>(CollKind::kAllreduce, Algo::kRd, "rd", allreduce_rd),
+    {CollKind::kAllreduce, Algo::kHerring, "herring", kAnyMemory, herring_applies,
+     p2p_cost<allreduce_herring_cost>, allreduce_herring, false, allreduce_herring_cost},
 };
 }  // namespace
 

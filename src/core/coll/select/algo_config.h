@@ -30,6 +30,7 @@ enum class Algo : int {
   kPairwise,      // pairwise exchange (alltoall, alltoallv)
   kHierarchical,  // node phases on the arena, rail phases across nodes
   kCma,           // cross-memory reads of peers' buffers on one node (one copy)
+  kHerring,       // push/pull to per-member servers, one member per node (herring.cc)
   kCount
 };
 
