@@ -115,7 +115,8 @@ TEST(Registry, ForcedAlgorithmsApplyOrFallBack) {
 
 TEST(Registry, HerringRunsBetweenNodesOnly) {
   // One member per node (a hierarchy's rail): forced, it runs.
-  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(3, 1, 1), {}, Algo::kHerring), Algo::kHerring);
+  EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(3, 1, 1), {}, Algo::kHerring),
+            Algo::kHerring);
   // Several members per node: forcing it leaves the hierarchy to run it
   // between nodes; one node: the arena.
   EXPECT_EQ(pick(CollKind::kAllreduce, 65536, node_shape(2, 2, 2), {}, Algo::kHerring),
@@ -128,7 +129,8 @@ TEST(Registry, HerringRunsBetweenNodesOnly) {
   CostModel m;
   m.net = {10.0, 1.0};
   m.reduce_gbps = 1e12;
-  AlgoChoice c = choose(args(CollKind::kAllreduce, 8000), Algo::kHerring, node_shape(8, 1, 1), m);
+  AlgoChoice c =
+      choose(float_call(CollKind::kAllreduce, 8000), Algo::kHerring, node_shape(8, 1, 1), m);
   EXPECT_NEAR(c.cost_us, 2 * (3 * 10.0 + 7 * (8000.0 / 8) / 1e3), 1e-6);
 }
 
