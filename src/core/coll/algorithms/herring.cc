@@ -83,10 +83,18 @@ bool herring_applies(const CollArgs &, const CommShape &s, std::string *why) {
 // of a step are in flight at once, so their latencies overlap, but p-1
 // senders converge on each server (incast): its link's bandwidth is shared
 // by them (already the (p-1)/p term) and it drains their arrivals as a
-// fan-in, charged as one alpha per doubling of the senders. The server
-// reduces (p-1)/p of the vector, as the ring does.
+// fan-in, charged as one alpha per doubling of the senders. Many flows
+// converging on one link also drain more slowly than one (TCP incast: the
+// flows' windows collide in the switch's queue), so the bandwidth term
+// grows with the senders, by kIncastPerSender each, fitted to the push
+// and pull measured against the ring on netns nodes (docs/SCALE.md,
+// "Herring between nodes"), where the ring moves the same bytes one flow
+// per link. The server reduces (p-1)/p of the vector, as the ring does.
+constexpr double kIncastPerSender = 0.03;
+
 double allreduce_herring_cost(int p, double bytes, const LinkCost &l, double reduce_gbps) {
-  double step = log2_rounds(p) * l.alpha_us + (p - 1) * (bytes / p) / (l.gbps * 1e3);
+  const double incast = 1 + kIncastPerSender * (p - 1);
+  double step = log2_rounds(p) * l.alpha_us + incast * (p - 1) * (bytes / p) / (l.gbps * 1e3);
   return 2 * step + reduce_us(bytes * (p - 1) / p, reduce_gbps);
 }
 
