@@ -5,7 +5,8 @@
 # between, each node's link shaped by tbf to each RATE in turn); for every
 # rate and collective, smd-bench with the automatic choice (the network
 # link measured as the world forms prices it) and with each algorithm
-# forced (SMD_ALGO), alternated REPS times; the median time per size.
+# forced (SMD_ALGO; herring too: forced on nodes of several ranks, the
+# hierarchy runs it between them), alternated REPS times; the median time per size.
 # Prints one markdown table per rate and collective: the algorithm auto
 # chose, its time and that algorithm's forced time, the best forced
 # algorithm, auto/forced (flagged over 15%) and choice/best (the chosen
@@ -25,7 +26,7 @@ max=${6:-16M}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 touch "$out/runs" "$out/failed"
-declare -A forced=([allreduce]="ring rd hierarchical" [allgather]="ring rd hierarchical"
+declare -A forced=([allreduce]="ring rd hierarchical herring" [allgather]="ring rd hierarchical"
                    [broadcast]="ring tree hierarchical")
 for ((rep = 0; rep < reps; ++rep)); do
   for rate in $rates; do
