@@ -145,6 +145,12 @@ class Context {
   void set_network_link(MeasuredLink link);
   MeasuredLink network_link() const;
 
+  // Whether every rank's transports move device memory
+  // (SMD_TRANSPORT_CAP_DEVICE_MEMORY), agreed when the world formed
+  // (coll/agree/settings_agreement.h); false until then.
+  void set_device_memory_everywhere(bool yes) { device_memory_everywhere_ = yes; }
+  bool device_memory_everywhere() const { return device_memory_everywhere_; }
+
  private:
   Context() = default;
   void rendezvous(const WorldConfig &config);
@@ -188,6 +194,7 @@ class Context {
   std::mutex health_mu_;
   mutable std::mutex link_mu_;
   MeasuredLink network_link_;
+  bool device_memory_everywhere_ = false;
   int64_t last_store_check_ns_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include "core/coll/collective.h"
 #include "core/coll/select/cost_model.h"
 #include "core/comm/communicator.h"
+#include "core/comm/context.h"
 #include "core/util/error.h"
 #include "core/util/fnv1a.h"
 #include "core/util/params.h"
@@ -89,19 +90,35 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
 void check_settings_agree(Comm &world) {
   if (world.size() == 1) return;
   std::vector<SharedSetting> settings = shared_settings();
-  // With the transports' word on device memory: it decides the route too.
-  settings.push_back({"SMD_GPU_DIRECT", device_direct_setting(world)});
-  std::vector<uint64_t> digests(settings.size());
-  for (size_t i = 0; i < settings.size(); ++i) digests[i] = fnv1a64(settings[i].value);
+  settings.push_back({"SMD_GPU_DIRECT", device_direct_setting()});
+  const size_t k = settings.size();
+  // One more digest, not a setting: whether this rank's transports move
+  // device memory. Ranks may differ there (a rank alone on its node loads
+  // no shm); the world's answer is the AND, which the same exchange gives.
+  const bool mine = transports_move_device_memory(world);
+  std::vector<uint64_t> digests(k + 1);
+  for (size_t i = 0; i < k; ++i) digests[i] = fnv1a64(settings[i].value);
+  digests[k] = mine ? 1 : 0;
   // First whether all agree, in ceil(log2 p) steps, so that forming a world
   // of thousands of ranks stays cheap; every rank gets the same answer, so
   // all take one branch. Then, only if some differ, every rank's digests to
   // name the ranks and settings.
-  if (digests_agree(world, digests, DigestExchange::kBeforeSettings)) return;
+  if (digests_agree(world, digests, DigestExchange::kBeforeSettings)) {
+    world.ctx().set_device_memory_everywhere(mine);
+    return;
+  }
   std::vector<uint64_t> all =
       every_members_digests(world, digests, DigestExchange::kBeforeSettings);
-  std::string why = settings_disagreement(settings, all, world.size());
+  std::vector<uint64_t> compared;
+  bool everywhere = true;
+  for (int r = 0; r < world.size(); ++r) {
+    const uint64_t *row = all.data() + static_cast<size_t>(r) * (k + 1);
+    compared.insert(compared.end(), row, row + k);
+    everywhere = everywhere && row[k] == 1;
+  }
+  std::string why = settings_disagreement(settings, compared, world.size());
   if (!why.empty()) fail(SMD_ERR_MISMATCH, "%s", why.c_str());
+  world.ctx().set_device_memory_everywhere(everywhere);
 }
 
 }  // namespace smd

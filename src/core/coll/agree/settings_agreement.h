@@ -34,8 +34,9 @@ std::string settings_disagreement(const std::vector<SharedSetting> &settings,
                                   const std::vector<uint64_t> &digests, int nranks);
 
 // Collective over the world: throws SMD_ERR_MISMATCH on every rank when
-// the ranks' settings differ, these and SMD_GPU_DIRECT with what the
-// world's transports declare about device memory (device_direct.h).
+// the ranks' settings differ, these and SMD_GPU_DIRECT; and records in the
+// world's Context whether every rank's transports move device memory
+// (device_direct.h), ANDed over the ranks by the same exchange.
 void check_settings_agree(Comm &world);
 
 }  // namespace smd

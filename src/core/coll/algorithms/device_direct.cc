@@ -41,12 +41,10 @@ std::string transports_without_device_memory(Comm &comm) {
 
 }  // namespace
 
-std::string device_direct_setting(Comm &comm) {
-  const DirectMode m = direct_mode();
-  if (m == DirectMode::kOff) return "off";
-  const std::string lacking = transports_without_device_memory(comm);
-  return std::string(mode_name(m)) + ", transports: " +
-         (lacking.empty() ? "all move device memory" : lacking + " host memory only");
+std::string device_direct_setting() { return mode_name(direct_mode()); }
+
+bool transports_move_device_memory(Comm &world) {
+  return transports_without_device_memory(world).empty();
 }
 
 bool device_direct_applies(Comm &comm) {
@@ -55,11 +53,13 @@ bool device_direct_applies(Comm &comm) {
   const DirectMode m = direct_mode();
   bool direct = false;
   if (m != DirectMode::kOff) {
-    const std::string lacking = transports_without_device_memory(comm);
-    direct = lacking.empty();
+    // Every rank's answer, agreed when the world formed: one route for all.
+    direct = comm.ctx().device_memory_everywhere();
     // One process moves nothing between ranks: on needs no transport.
     if (m == DirectMode::kOn && comm.ctx().transports().empty()) direct = true;
     if (!direct && m == DirectMode::kOn) {
+      std::string lacking = transports_without_device_memory(comm);
+      if (lacking.empty()) lacking = "of another rank";
       const gpu::CudaApi *api = gpu::cuda_api();
       if (!api || !gpu::cuda_status().standin)
         fail(SMD_ERR_NOT_SUPPORTED,

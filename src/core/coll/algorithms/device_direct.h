@@ -16,10 +16,16 @@
 
 namespace smd {
 
-// The setting and what the transports declare, as the settings check
-// compares it between ranks ("auto, transports: device memory"): ranks on
-// different routes would choose different algorithms. Opens no CUDA.
-std::string device_direct_setting(Comm &comm);
+// SMD_GPU_DIRECT as the settings check compares it between ranks ("auto",
+// "on", "off"; a bad value is SMD_ERR_INVALID_ARGUMENT). Opens no CUDA.
+std::string device_direct_setting();
+
+// Whether this rank's transports all move device memory (a world of one
+// process has none that does). The settings check ANDs it over the world
+// into Context::device_memory_everywhere(): ranks whose nodes load other
+// transports (a rank alone on its node has no shm) must still take one
+// route, or they would choose different algorithms.
+bool transports_move_device_memory(Comm &world);
 
 // Whether device calls on `comm` take the direct route. Under `on`, a
 // transport that does not declare device memory is SMD_ERR_NOT_SUPPORTED
