@@ -47,34 +47,7 @@ done
 # Debian's interpreter where there is one (the first python3 on PATH may be
 # another); the report needs only the standard library.
 py=$(command -v /usr/bin/python3 || command -v python3)
-"$py" - "$out/runs" <<'PY'
-import json, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    np, coll, mode, js = line.split(' ', 3)
-    d = json.loads(js)
-    runs.setdefault((int(np), coll), {}).setdefault(d['bytes'], {}).setdefault(mode, []).append(d)
-worst = 0
-for (np, coll), sizes in sorted(runs.items()):
-    print(f'\n{coll} np={np} (median us of {len(next(iter(sizes.values())).get("auto", []))} runs)\n')
-    print('| bytes | auto | us | off | us | best forced | us | auto/forced |')
-    print('|---|---|---|---|---|---|---|---|')
-    for size in sorted(sizes):
-        m = sizes[size]
-        med = {k: statistics.median(r['time_us'] for r in v) for k, v in m.items()}
-        algo = {k: v[0]['algo'] for k, v in m.items()}
-        forced = {k: t for k, t in med.items() if k not in ('auto', 'off')}
-        if 'auto' not in med or 'off' not in med or not forced:
-            print(f"| {size} | (runs missing: see the failed runs below) |")
-            continue
-        best = min(forced, key=forced.get)
-        ratio = med['auto'] / forced[best]
-        worst = max(worst, ratio)
-        flag = ' **over 15%**' if ratio > 1.15 else ''
-        print(f"| {size} | {algo['auto']} | {med['auto']:.1f} | {algo['off']} | {med['off']:.1f} | "
-              f"{best} | {forced[best]:.1f} | {ratio:.2f}{flag} |")
-print(f'\nworst auto/forced: {worst:.2f}')
-PY
+"$py" "$(dirname "${BASH_SOURCE[0]}")/auto_vs_forced_report.py" "$out/runs" "{collective} np={group} (median us)"
 if [[ -s $out/failed ]]; then
   echo
   echo "FAILED RUNS:"

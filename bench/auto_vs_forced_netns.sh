@@ -54,39 +54,8 @@ for ((rep = 0; rep < reps; ++rep)); do
   done
 done
 py=$(command -v /usr/bin/python3 || command -v python3)
-"$py" - "$out/runs" "$nodes" "$per" <<'PY'
-import json, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    rate, coll, mode, js = line.split(' ', 3)
-    d = json.loads(js)
-    runs.setdefault((float(rate), coll), {}).setdefault(d['bytes'], {}).setdefault(mode, []).append(d)
-worst = 0
-for (rate, coll), sizes in sorted(runs.items()):
-    print(f'\n{coll}, {sys.argv[2]} nodes x {sys.argv[3]} ranks, {rate:g} Gbit/s (median us)\n')
-    print('| bytes | auto | us | its algorithm forced, us | best forced | us | auto/forced | choice/best |')
-    print('|---|---|---|---|---|---|---|---|')
-    for size in sorted(sizes):
-        m = sizes[size]
-        med = {k: statistics.median(r['time_us'] for r in v) for k, v in m.items()}
-        forced = {k: t for k, t in med.items() if k != 'auto'}
-        if 'auto' not in med or not forced:
-            print(f'| {size} | (runs missing: see the failed runs below) |')
-            continue
-        best = min(forced, key=forced.get)
-        ratio = med['auto'] / forced[best]
-        worst = max(worst, ratio)
-        flag = ' **over 15%**' if ratio > 1.15 else ''
-        # The same algorithm run automatically and forced differs only by
-        # noise: the choice's own cost is its forced time over the best.
-        chosen = m['auto'][0]['algo']
-        mine = forced.get(chosen)
-        own = f'{mine:.1f}' if mine else '-'
-        choice = f'{mine / forced[best]:.2f}' if mine else '-'
-        print(f"| {size} | {chosen} | {med['auto']:.1f} | {own} | {best} | {forced[best]:.1f} | "
-              f'{ratio:.2f}{flag} | {choice} |')
-print(f'\nworst auto/forced: {worst:.2f}')
-PY
+"$py" "$root/bench/auto_vs_forced_report.py" "$out/runs" \
+  "{collective}, $nodes nodes x $per ranks, {group} Gbit/s (median us)"
 if [[ -s $out/failed ]]; then
   echo
   echo "FAILED RUNS:"
