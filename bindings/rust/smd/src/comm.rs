@@ -8,7 +8,7 @@ use std::ptr::{self, NonNull};
 use smd_sys as sys;
 
 use crate::error::{Error, ErrorCode, Result, check, to_c_int, to_usize};
-use crate::init::InitOptions;
+use crate::init::{InitOptions, RawInitOptions};
 
 /// A group of ranks that run collectives together (`smd_comm_t`).
 ///
@@ -67,6 +67,11 @@ struct Layout {
 }
 
 type Query = unsafe extern "C" fn(*const sys::smd_comm_t, *mut c_int) -> sys::smd_result_t;
+/// `smd_comm_init` or `smd_comm_join`.
+type Bootstrap = unsafe extern "C" fn(
+    *const sys::smd_init_options_t,
+    *mut *mut sys::smd_comm_t,
+) -> sys::smd_result_t;
 
 impl Layout {
     fn query(raw: NonNull<sys::smd_comm_t>) -> Result<Layout> {
@@ -97,11 +102,7 @@ impl Communicator {
     /// println!("rank {} of {}", world.rank(), world.size());
     /// ```
     pub fn init() -> Result<Communicator> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: NULL options mean "from the environment"; `raw` is a
-        // valid out-pointer.
-        check(unsafe { sys::smd_comm_init(ptr::null(), &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::bootstrap(sys::smd_comm_init, None)
     }
 
     /// Forms the world with explicit settings (rank, size, store address,
@@ -124,11 +125,29 @@ impl Communicator {
     /// # }
     /// ```
     pub fn init_with(options: &InitOptions) -> Result<Communicator> {
-        let raw_options = options.to_raw()?;
+        Communicator::bootstrap(sys::smd_comm_init, Some(options))
+    }
+
+    /// Forms a communicator with `bootstrap` (`smd_comm_init` or
+    /// `smd_comm_join`) from `options`, or from the environment without.
+    fn bootstrap(bootstrap: Bootstrap, options: Option<&InitOptions>) -> Result<Communicator> {
+        let raw_options = options.map(InitOptions::to_raw).transpose()?;
+        let options = raw_options
+            .as_ref()
+            .map_or(ptr::null(), RawInitOptions::as_ptr);
+        // SAFETY: NULL options mean "from the environment"; other options
+        // and the strings they point to live in `raw_options` until after
+        // the call; `raw` is a valid out-pointer.
+        Communicator::create(|raw| unsafe { bootstrap(options, raw) })
+    }
+
+    /// Runs `create`, which makes a communicator through its out-pointer,
+    /// and takes ownership of what it made.
+    fn create(
+        create: impl FnOnce(&mut *mut sys::smd_comm_t) -> sys::smd_result_t,
+    ) -> Result<Communicator> {
         let mut raw = ptr::null_mut();
-        // SAFETY: the options struct and the strings it points to live in
-        // `raw_options` until after the call; `raw` is a valid out-pointer.
-        check(unsafe { sys::smd_comm_init(raw_options.as_ptr(), &mut raw) })?;
+        check(create(&mut raw))?;
         Communicator::adopt(raw)
     }
 
@@ -292,10 +311,8 @@ impl Communicator {
     /// # }
     /// ```
     pub fn dup(&self) -> Result<Communicator> {
-        let mut raw = ptr::null_mut();
         // SAFETY: live communicator, valid out-pointer.
-        check(unsafe { sys::smd_comm_dup(self.as_raw(), &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::create(|raw| unsafe { sys::smd_comm_dup(self.as_raw(), raw) })
     }
 
     /// A communicator of the listed ranks of this one, in that order (which
@@ -319,10 +336,10 @@ impl Communicator {
             .map(|&r| to_c_int(r, "create_group: rank"))
             .collect::<Result<Vec<c_int>>>()?;
         let n = to_c_int(ranks.len(), "create_group: number of ranks")?;
-        let mut raw = ptr::null_mut();
         // SAFETY: live communicator; `ranks` holds `n` ints; valid out-pointer.
-        check(unsafe { sys::smd_comm_create_group(self.as_raw(), ranks.as_ptr(), n, &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::create(|raw| unsafe {
+            sys::smd_comm_create_group(self.as_raw(), ranks.as_ptr(), n, raw)
+        })
     }
 
     /// Makes every pending and future operation on this communicator fail
@@ -411,10 +428,10 @@ impl Communicator {
         let wait_ms = wait.map_or(0, |d| {
             i64::try_from(d.as_millis().max(1)).unwrap_or(i64::MAX)
         });
-        let mut raw = ptr::null_mut();
         // SAFETY: live communicator, valid out-pointer.
-        check(unsafe { sys::smd_comm_grow(self.as_raw(), n_new, wait_ms, &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::create(|raw| unsafe {
+            sys::smd_comm_grow(self.as_raw(), n_new, wait_ms, raw)
+        })
     }
 
     /// A new process joins a running job (the job's store and token from
@@ -422,22 +439,14 @@ impl Communicator {
     /// waits for the members' [`Communicator::grow`] that admits it and
     /// returns the grown communicator.
     pub fn join() -> Result<Communicator> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: NULL options mean "from the environment"; valid out-pointer.
-        check(unsafe { sys::smd_comm_join(ptr::null(), &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::bootstrap(sys::smd_comm_join, None)
     }
 
     /// [`Communicator::join`] with explicit store settings (address, port,
     /// job token, timeout, transport); rank and world size are ignored. A
     /// wrong token is refused with `ErrorCode::Bootstrap`.
     pub fn join_with(options: &InitOptions) -> Result<Communicator> {
-        let raw_options = options.to_raw()?;
-        let mut raw = ptr::null_mut();
-        // SAFETY: the options and their strings live in `raw_options` until
-        // after the call; valid out-pointer.
-        check(unsafe { sys::smd_comm_join(raw_options.as_ptr(), &mut raw) })?;
-        Communicator::adopt(raw)
+        Communicator::bootstrap(sys::smd_comm_join, Some(options))
     }
 
     /// The background failure of this communicator, if any (a peer died

@@ -73,6 +73,25 @@ pub(crate) fn check_no_open_group(what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Writes each method that queues a call from its arguments after the
+/// communicator (`$comm`) and the [`Call`] they make; the communicator and
+/// the buffers are borrowed for the guard's `'a`.
+macro_rules! queue_calls {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($comm:ident $(, $arg:ident: $ty:ty)*) => $call:expr;
+    )*) => {$(
+        $(#[$attr])*
+        pub fn $name<T: Datatype>(
+            &mut self,
+            $comm: &'a Communicator,
+            $($arg: $ty),*
+        ) -> Result<()> {
+            self.queue($comm, $call)
+        }
+    )*};
+}
+
 /// An open group on this thread; see the [module docs](self).
 pub struct Group<'a> {
     ended: bool,
@@ -102,51 +121,30 @@ impl<'a> Group<'a> {
         check(unsafe { call.issue(comm.as_raw(), None) })
     }
 
-    /// Queues an in-place allreduce of `buf`.
-    pub fn all_reduce<T: Datatype>(&mut self, comm: &'a Communicator, buf: &'a mut [T], op: Op) -> Result<()> {
-        self.queue(comm, call::all_reduce_in_place(buf, op))
-    }
+    queue_calls! {
+        /// Queues an in-place allreduce of `buf`.
+        fn all_reduce(comm, buf: &'a mut [T], op: Op) => call::all_reduce_in_place(buf, op);
 
-    /// Queues an allreduce of `send` into `recv` (same length).
-    pub fn all_reduce_into<T: Datatype>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a [T],
-        recv: &'a mut [T],
-        op: Op,
-    ) -> Result<()> {
-        self.queue(comm, call::all_reduce(send, recv, op)?)
-    }
+        /// Queues an allreduce of `send` into `recv` (same length).
+        fn all_reduce_into(comm, send: &'a [T], recv: &'a mut [T], op: Op)
+            => call::all_reduce(send, recv, op)?;
 
-    /// Queues an allgather (`recv.len()` = `size() × send.len()`).
-    pub fn all_gather<T: Datatype>(&mut self, comm: &'a Communicator, send: &'a [T], recv: &'a mut [T]) -> Result<()> {
-        self.queue(comm, call::all_gather(comm, send, recv)?)
-    }
+        /// Queues an allgather (`recv.len()` = `size() × send.len()`).
+        fn all_gather(comm, send: &'a [T], recv: &'a mut [T])
+            => call::all_gather(comm, send, recv)?;
 
-    /// Queues a reduce-scatter (`send.len()` = `size() × recv.len()`).
-    pub fn reduce_scatter<T: Datatype>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a [T],
-        recv: &'a mut [T],
-        op: Op,
-    ) -> Result<()> {
-        self.queue(comm, call::reduce_scatter(comm, send, recv, op)?)
-    }
+        /// Queues a reduce-scatter (`send.len()` = `size() × recv.len()`).
+        fn reduce_scatter(comm, send: &'a [T], recv: &'a mut [T], op: Op)
+            => call::reduce_scatter(comm, send, recv, op)?;
 
-    /// Queues a broadcast of `root`'s `buf`.
-    pub fn broadcast<T: Datatype>(&mut self, comm: &'a Communicator, buf: &'a mut [T], root: usize) -> Result<()> {
-        self.queue(comm, call::broadcast(comm, buf, root)?)
-    }
+        /// Queues a broadcast of `root`'s `buf`.
+        fn broadcast(comm, buf: &'a mut [T], root: usize) => call::broadcast(comm, buf, root)?;
 
-    /// Queues a send of `buf` to `peer`.
-    pub fn send<T: Datatype>(&mut self, comm: &'a Communicator, buf: &'a [T], peer: usize, tag: u32) -> Result<()> {
-        self.queue(comm, call::send(comm, buf, peer, tag)?)
-    }
+        /// Queues a send of `buf` to `peer`.
+        fn send(comm, buf: &'a [T], peer: usize, tag: u32) => call::send(comm, buf, peer, tag)?;
 
-    /// Queues a receive into `buf` from `peer`.
-    pub fn recv<T: Datatype>(&mut self, comm: &'a Communicator, buf: &'a mut [T], peer: usize, tag: u32) -> Result<()> {
-        self.queue(comm, call::recv(comm, buf, peer, tag)?)
+        /// Queues a receive into `buf` from `peer`.
+        fn recv(comm, buf: &'a mut [T], peer: usize, tag: u32) => call::recv(comm, buf, peer, tag)?;
     }
 
     /// Ends the group, running every queued operation, and returns their

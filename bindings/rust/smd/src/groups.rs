@@ -181,35 +181,34 @@ impl GroupsConfig {
         let rank = to_c_int(rank, "layout: rank")?;
         self.with_raw(|raw| {
             let mut group_rank: c_int = 0;
-            let mut count: c_int = 0;
-            // SAFETY: `raw` is valid for the call; capacity 0 with NULL
-            // ranks only asks for the count.
-            check(unsafe {
-                sys::smd_groups_layout(
-                    raw,
-                    world,
-                    rank,
-                    kind.raw(),
-                    &mut group_rank,
-                    ptr::null_mut(),
-                    0,
-                    &mut count,
-                )
-            })?;
+            // Fills `members` (none: only counts) and returns the group's size.
+            let mut layout = |members: &mut [c_int]| -> Result<c_int> {
+                let capacity = to_c_int(members.len(), "group size")?;
+                let members = if members.is_empty() {
+                    ptr::null_mut()
+                } else {
+                    members.as_mut_ptr()
+                };
+                let mut count: c_int = 0;
+                // SAFETY: `raw` is valid for the call; `members` has room for
+                // `capacity` ranks (NULL with capacity 0 only asks for the count).
+                check(unsafe {
+                    sys::smd_groups_layout(
+                        raw,
+                        world,
+                        rank,
+                        kind.raw(),
+                        &mut group_rank,
+                        members,
+                        capacity,
+                        &mut count,
+                    )
+                })?;
+                Ok(count)
+            };
+            let count = layout(&mut [])?;
             let mut members: Vec<c_int> = vec![0; to_usize(count, "group size")?];
-            // SAFETY: `members` has room for `count` ranks.
-            check(unsafe {
-                sys::smd_groups_layout(
-                    raw,
-                    world,
-                    rank,
-                    kind.raw(),
-                    &mut group_rank,
-                    members.as_mut_ptr(),
-                    count,
-                    &mut count,
-                )
-            })?;
+            layout(&mut members)?;
             Ok(GroupLayout {
                 group_rank: to_usize(group_rank, "group rank")?,
                 members: ranks(&members)?,
@@ -343,6 +342,16 @@ impl Group {
     }
 }
 
+/// Writes each shorthand for [`Groups::comm`] of one kind.
+macro_rules! kind_communicators {
+    ($($(#[$attr:meta])* $name:ident => $kind:ident;)*) => {$(
+        $(#[$attr])*
+        pub fn $name(&self) -> &Communicator {
+            self.comm(GroupKind::$kind)
+        }
+    )*};
+}
+
 impl Groups {
     fn group(&self, kind: GroupKind) -> &Group {
         &self.groups[kind.index()]
@@ -407,90 +416,80 @@ impl Groups {
         &self.group(kind).members
     }
 
-    /// The tensor-parallel communicator.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
-    /// let mut x = [1.0f32; 4];
-    /// groups.tp().all_reduce(&mut x, smd::Op::Sum)?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn tp(&self) -> &Communicator {
-        self.comm(GroupKind::Tp)
-    }
+    kind_communicators! {
+        /// The tensor-parallel communicator.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
+        /// let mut x = [1.0f32; 4];
+        /// groups.tp().all_reduce(&mut x, smd::Op::Sum)?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        tp => Tp;
 
-    /// The pipeline-parallel communicator.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(1, 2))?;
-    /// let stage = groups.pp().rank();
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn pp(&self) -> &Communicator {
-        self.comm(GroupKind::Pp)
-    }
+        /// The pipeline-parallel communicator.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(1, 2))?;
+        /// let stage = groups.pp().rank();
+        /// # Ok(())
+        /// # }
+        /// ```
+        pp => Pp;
 
-    /// The data-parallel communicator.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
-    /// let mut grads = [0.5f32; 8];
-    /// groups.dp().all_reduce(&mut grads, smd::Op::Avg)?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn dp(&self) -> &Communicator {
-        self.comm(GroupKind::Dp)
-    }
+        /// The data-parallel communicator.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
+        /// let mut grads = [0.5f32; 8];
+        /// groups.dp().all_reduce(&mut grads, smd::Op::Avg)?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        dp => Dp;
 
-    /// The reduced-data-parallel communicator.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
-    /// let replicas = groups.rdp().size();
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn rdp(&self) -> &Communicator {
-        self.comm(GroupKind::Rdp)
-    }
+        /// The reduced-data-parallel communicator.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(2, 1))?;
+        /// let replicas = groups.rdp().size();
+        /// # Ok(())
+        /// # }
+        /// ```
+        rdp => Rdp;
 
-    /// The model-parallel communicator (one whole model replica).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(2, 2))?;
-    /// groups.mp().barrier()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn mp(&self) -> &Communicator {
-        self.comm(GroupKind::Mp)
-    }
+        /// The model-parallel communicator (one whole model replica).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(2, 2))?;
+        /// groups.mp().barrier()?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        mp => Mp;
 
-    /// The communicator over every rank the groups came from.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let groups = world.groups(&smd::GroupsConfig::new(1, 1))?;
-    /// assert_eq!(groups.world().size(), world.size());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn world(&self) -> &Communicator {
-        self.comm(GroupKind::World)
+        /// The communicator over every rank the groups came from.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let groups = world.groups(&smd::GroupsConfig::new(1, 1))?;
+        /// assert_eq!(groups.world().size(), world.size());
+        /// # Ok(())
+        /// # }
+        /// ```
+        world => World;
     }
 }
 

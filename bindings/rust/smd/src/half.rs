@@ -38,49 +38,66 @@ pub struct f16(u16);
 #[derive(Clone, Copy, Default)]
 pub struct bf16(u16);
 
+/// A doc example asserting `smd::$t::` followed by `$args` as the arguments
+/// of `assert_eq!`.
+macro_rules! example {
+    ($t:ident, $($args:expr),*) => {
+        concat!("```\nassert_eq!(smd::", stringify!($t), "::", $($args,)* ");\n```")
+    };
+}
+
+/// The constants and bit conversions of a storage type whose one and
+/// positive infinity have the bit patterns `$one` and `$infinity`; the
+/// `from_bits` example reads `$v` from the pattern `$bits`.
+macro_rules! bit_patterns {
+    (
+        $t:ident {
+            one: $one:literal,
+            infinity: $infinity:literal,
+            example: $bits:literal => $v:literal
+        }
+    ) => {
+        impl $t {
+            /// Positive zero.
+            ///
+            #[doc = example!($t, "ZERO.to_f32(), 0.0")]
+            pub const ZERO: $t = $t(0);
+            /// One.
+            ///
+            #[doc = example!($t, "ONE.to_f32(), 1.0")]
+            pub const ONE: $t = $t($one);
+            /// Positive infinity.
+            ///
+            #[doc = example!($t, "INFINITY.to_f32(), f32::INFINITY")]
+            pub const INFINITY: $t = $t($infinity);
+
+            /// The value whose bit pattern is `bits`.
+            ///
+            #[doc = example!($t, "from_bits(", stringify!($bits), ").to_f32(), ", stringify!($v))]
+            pub const fn from_bits(bits: u16) -> $t {
+                $t(bits)
+            }
+
+            /// The bit pattern.
+            ///
+            #[doc = example!($t, "ONE.to_bits(), ", stringify!($one))]
+            pub const fn to_bits(self) -> u16 {
+                self.0
+            }
+        }
+    };
+}
+
+bit_patterns!(f16 { one: 0x3c00, infinity: 0x7c00, example: 0xc000 => -2.0 });
+bit_patterns!(bf16 { one: 0x3f80, infinity: 0x7f80, example: 0xbf80 => -1.0 });
+
 impl f16 {
-    /// Positive zero.
-    ///
-    /// ```
-    /// assert_eq!(smd::f16::ZERO.to_f32(), 0.0);
-    /// ```
-    pub const ZERO: f16 = f16(0);
-    /// One.
-    ///
-    /// ```
-    /// assert_eq!(smd::f16::ONE.to_f32(), 1.0);
-    /// ```
-    pub const ONE: f16 = f16(0x3c00);
-    /// Positive infinity.
-    ///
-    /// ```
-    /// assert_eq!(smd::f16::INFINITY.to_f32(), f32::INFINITY);
-    /// ```
-    pub const INFINITY: f16 = f16(0x7c00);
     /// The largest finite value, 65504.
     ///
     /// ```
     /// assert_eq!(smd::f16::MAX.to_f32(), 65504.0);
     /// ```
     pub const MAX: f16 = f16(0x7bff);
-
-    /// The value whose bit pattern is `bits`.
-    ///
-    /// ```
-    /// assert_eq!(smd::f16::from_bits(0xc000).to_f32(), -2.0);
-    /// ```
-    pub const fn from_bits(bits: u16) -> f16 {
-        f16(bits)
-    }
-
-    /// The bit pattern.
-    ///
-    /// ```
-    /// assert_eq!(smd::f16::ONE.to_bits(), 0x3c00);
-    /// ```
-    pub const fn to_bits(self) -> u16 {
-        self.0
-    }
 
     /// `x` rounded to the nearest binary16, ties to even; too large a
     /// magnitude becomes infinity, too small a zero (subnormals included),
@@ -161,43 +178,6 @@ impl f16 {
 }
 
 impl bf16 {
-    /// Positive zero.
-    ///
-    /// ```
-    /// assert_eq!(smd::bf16::ZERO.to_f32(), 0.0);
-    /// ```
-    pub const ZERO: bf16 = bf16(0);
-    /// One.
-    ///
-    /// ```
-    /// assert_eq!(smd::bf16::ONE.to_f32(), 1.0);
-    /// ```
-    pub const ONE: bf16 = bf16(0x3f80);
-    /// Positive infinity.
-    ///
-    /// ```
-    /// assert_eq!(smd::bf16::INFINITY.to_f32(), f32::INFINITY);
-    /// ```
-    pub const INFINITY: bf16 = bf16(0x7f80);
-
-    /// The value whose bit pattern is `bits`.
-    ///
-    /// ```
-    /// assert_eq!(smd::bf16::from_bits(0xbf80).to_f32(), -1.0);
-    /// ```
-    pub const fn from_bits(bits: u16) -> bf16 {
-        bf16(bits)
-    }
-
-    /// The bit pattern.
-    ///
-    /// ```
-    /// assert_eq!(smd::bf16::ONE.to_bits(), 0x3f80);
-    /// ```
-    pub const fn to_bits(self) -> u16 {
-        self.0
-    }
-
     /// `x` rounded to the nearest bfloat16, ties to even; NaN stays NaN.
     ///
     /// ```

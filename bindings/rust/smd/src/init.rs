@@ -39,6 +39,20 @@ pub struct InitOptions {
     store_prefix: Option<String>,
 }
 
+/// Writes each setter: `name(arg: Type)` stores `Some(arg)` in the field of
+/// the same name, `name(arg: Type) = value` stores `Some(value)`.
+macro_rules! setters {
+    (@value $arg:ident) => { $arg };
+    (@value $arg:ident, $value:expr) => { $value };
+    ($($(#[$attr:meta])* $name:ident($arg:ident: $ty:ty) $(= $value:expr)?;)*) => {$(
+        $(#[$attr])*
+        pub fn $name(mut self, $arg: $ty) -> InitOptions {
+            self.$name = Some(setters!(@value $arg $(, $value)?));
+            self
+        }
+    )*};
+}
+
 impl InitOptions {
     /// Nothing set: everything from the environment.
     ///
@@ -49,90 +63,68 @@ impl InitOptions {
         InitOptions::default()
     }
 
-    /// This process's rank (set it together with
-    /// [`world_size`](InitOptions::world_size)).
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().rank(3).world_size(8);
-    /// ```
-    pub fn rank(mut self, rank: usize) -> InitOptions {
-        self.rank = Some(rank);
-        self
-    }
+    setters! {
+        /// This process's rank (set it together with
+        /// [`world_size`](InitOptions::world_size)).
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().rank(3).world_size(8);
+        /// ```
+        rank(rank: usize);
 
-    /// The number of ranks in the world.
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().rank(0).world_size(1);
-    /// ```
-    pub fn world_size(mut self, world_size: usize) -> InitOptions {
-        self.world_size = Some(world_size);
-        self
-    }
+        /// The number of ranks in the world.
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().rank(0).world_size(1);
+        /// ```
+        world_size(world_size: usize);
 
-    /// Host of the TCP store that rank 0 serves (default
-    /// `SMD_MASTER_ADDR`, `MASTER_ADDR`, then 127.0.0.1).
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().store_addr("node1");
-    /// ```
-    pub fn store_addr(mut self, addr: &str) -> InitOptions {
-        self.store_addr = Some(addr.to_string());
-        self
-    }
+        /// Host of the TCP store that rank 0 serves (default
+        /// `SMD_MASTER_ADDR`, `MASTER_ADDR`, then 127.0.0.1).
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().store_addr("node1");
+        /// ```
+        store_addr(addr: &str) = addr.to_string();
 
-    /// Port of the TCP store (default `SMD_MASTER_PORT`, `MASTER_PORT`).
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().store_port(29500);
-    /// ```
-    pub fn store_port(mut self, port: u16) -> InitOptions {
-        self.store_port = Some(port);
-        self
-    }
+        /// Port of the TCP store (default `SMD_MASTER_PORT`, `MASTER_PORT`).
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().store_port(29500);
+        /// ```
+        store_port(port: u16);
 
-    /// The identity every rank presents to the store; ranks of other jobs
-    /// are refused (default `SMD_JOB_TOKEN`, else the launcher's job id).
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().job_token("run-2024-11-21");
-    /// ```
-    pub fn job_token(mut self, token: &str) -> InitOptions {
-        self.job_token = Some(token.to_string());
-        self
-    }
+        /// The identity every rank presents to the store; ranks of other jobs
+        /// are refused (default `SMD_JOB_TOKEN`, else the launcher's job id).
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().job_token("run-2024-11-21");
+        /// ```
+        job_token(token: &str) = token.to_string();
 
-    /// Deadline of every blocking step, rounded up to whole milliseconds
-    /// (default `SMD_TIMEOUT`, 300 s). Zero is refused.
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().timeout(std::time::Duration::from_secs(10));
-    /// ```
-    pub fn timeout(mut self, timeout: Duration) -> InitOptions {
-        self.timeout = Some(timeout);
-        self
-    }
+        /// Deadline of every blocking step, rounded up to whole milliseconds
+        /// (default `SMD_TIMEOUT`, 300 s). Zero is refused.
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().timeout(std::time::Duration::from_secs(10));
+        /// ```
+        timeout(timeout: Duration);
 
-    /// The transport: `"shm"`, `"auto"` or a plugin name (default
-    /// `SMD_TRANSPORT`, `"auto"`).
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().transport("shm");
-    /// ```
-    pub fn transport(mut self, transport: &str) -> InitOptions {
-        self.transport = Some(transport.to_string());
-        self
-    }
+        /// The transport: `"shm"`, `"auto"` or a plugin name (default
+        /// `SMD_TRANSPORT`, `"auto"`).
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().transport("shm");
+        /// ```
+        transport(transport: &str) = transport.to_string();
 
-    /// A prefix for every key smd writes to the store, so that several
-    /// worlds can share one store.
-    ///
-    /// ```
-    /// let options = smd::InitOptions::new().store_prefix("world-b/");
-    /// ```
-    pub fn store_prefix(mut self, prefix: &str) -> InitOptions {
-        self.store_prefix = Some(prefix.to_string());
-        self
+        /// A prefix for every key smd writes to the store, so that several
+        /// worlds can share one store.
+        ///
+        /// ```
+        /// let options = smd::InitOptions::new().store_prefix("world-b/");
+        /// ```
+        store_prefix(prefix: &str) = prefix.to_string();
     }
 
     /// The C struct, with the strings it points to.

@@ -307,260 +307,200 @@ impl fmt::Debug for Request<'_> {
     }
 }
 
+/// Writes each nonblocking method from its arguments after the scope and
+/// the [`Call`] they make: the method borrows the communicator (`$comm`,
+/// written `&self`) and the buffers for the scope's `'a` and starts the call
+/// in the scope.
+macro_rules! start_in_scope {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident$(<$T:ident>)?(&$comm:ident $(, $arg:ident: $ty:ty)*) => $call:expr;
+    )*) => {$(
+        $(#[$attr])*
+        pub fn $name<'a, 's $(, $T: Datatype)?>(
+            &'a $comm,
+            scope: &'s Scope<'a>,
+            $($arg: $ty),*
+        ) -> Result<Request<'s>> {
+            scope.start($comm, $call)
+        }
+    )*};
+}
+
 /// The nonblocking forms of the collectives and of send and receive. Each
 /// starts the operation in `scope` and returns its [`Request`] at once; the
 /// arguments are those of the blocking method of the same name (without the
 /// `i`), checked the same way. Operations on one communicator run in the
 /// order they were issued.
 impl Communicator {
-    /// Starts [`all_reduce`](Communicator::all_reduce).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut grads = vec![1.0f32; 1024];
-    /// smd::scope(|s| world.iall_reduce(s, &mut grads, smd::Op::Sum)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn iall_reduce<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-        op: Op,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::all_reduce_in_place(buf, op))
-    }
+    start_in_scope! {
+        /// Starts [`all_reduce`](Communicator::all_reduce).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut grads = vec![1.0f32; 1024];
+        /// smd::scope(|s| world.iall_reduce(s, &mut grads, smd::Op::Sum)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn iall_reduce<T>(&self, buf: &'a mut [T], op: Op) => call::all_reduce_in_place(buf, op);
 
-    /// Starts [`all_reduce_into`](Communicator::all_reduce_into).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let (send, mut recv) = ([1u64; 4], [0u64; 4]);
-    /// smd::scope(|s| world.iall_reduce_into(s, &send, &mut recv, smd::Op::Max)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn iall_reduce_into<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        send: &'a [T],
-        recv: &'a mut [T],
-        op: Op,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::all_reduce(send, recv, op)?)
-    }
+        /// Starts [`all_reduce_into`](Communicator::all_reduce_into).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let (send, mut recv) = ([1u64; 4], [0u64; 4]);
+        /// smd::scope(|s| world.iall_reduce_into(s, &send, &mut recv, smd::Op::Max)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn iall_reduce_into<T>(&self, send: &'a [T], recv: &'a mut [T], op: Op)
+            => call::all_reduce(send, recv, op)?;
 
-    /// Starts [`all_gather`](Communicator::all_gather).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mine = [world.rank() as i32];
-    /// let mut all = vec![0i32; world.size()];
-    /// smd::scope(|s| world.iall_gather(s, &mine, &mut all)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn iall_gather<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        send: &'a [T],
-        recv: &'a mut [T],
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::all_gather(self, send, recv)?)
-    }
+        /// Starts [`all_gather`](Communicator::all_gather).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mine = [world.rank() as i32];
+        /// let mut all = vec![0i32; world.size()];
+        /// smd::scope(|s| world.iall_gather(s, &mine, &mut all)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn iall_gather<T>(&self, send: &'a [T], recv: &'a mut [T])
+            => call::all_gather(self, send, recv)?;
 
-    /// Starts [`all_gather_in_place`](Communicator::all_gather_in_place).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut params = vec![0.0f32; 8 * world.size()];
-    /// smd::scope(|s| world.iall_gather_in_place(s, &mut params)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn iall_gather_in_place<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::all_gather_in_place(self, buf)?)
-    }
+        /// Starts [`all_gather_in_place`](Communicator::all_gather_in_place).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut params = vec![0.0f32; 8 * world.size()];
+        /// smd::scope(|s| world.iall_gather_in_place(s, &mut params)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn iall_gather_in_place<T>(&self, buf: &'a mut [T])
+            => call::all_gather_in_place(self, buf)?;
 
-    /// Starts [`reduce_scatter`](Communicator::reduce_scatter).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let grads = vec![1.0f32; 4 * world.size()];
-    /// let mut shard = [0.0f32; 4];
-    /// smd::scope(|s| world.ireduce_scatter(s, &grads, &mut shard, smd::Op::Sum)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ireduce_scatter<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        send: &'a [T],
-        recv: &'a mut [T],
-        op: Op,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::reduce_scatter(self, send, recv, op)?)
-    }
+        /// Starts [`reduce_scatter`](Communicator::reduce_scatter).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let grads = vec![1.0f32; 4 * world.size()];
+        /// let mut shard = [0.0f32; 4];
+        /// smd::scope(|s| world.ireduce_scatter(s, &grads, &mut shard, smd::Op::Sum)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ireduce_scatter<T>(&self, send: &'a [T], recv: &'a mut [T], op: Op)
+            => call::reduce_scatter(self, send, recv, op)?;
 
-    /// Starts [`reduce_scatter_in_place`](Communicator::reduce_scatter_in_place).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut grads = vec![1.0f32; 4 * world.size()];
-    /// smd::scope(|s| world.ireduce_scatter_in_place(s, &mut grads, smd::Op::Sum)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ireduce_scatter_in_place<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-        op: Op,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::reduce_scatter_in_place(self, buf, op)?)
-    }
+        /// Starts [`reduce_scatter_in_place`](Communicator::reduce_scatter_in_place).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut grads = vec![1.0f32; 4 * world.size()];
+        /// smd::scope(|s| world.ireduce_scatter_in_place(s, &mut grads, smd::Op::Sum)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ireduce_scatter_in_place<T>(&self, buf: &'a mut [T], op: Op)
+            => call::reduce_scatter_in_place(self, buf, op)?;
 
-    /// Starts [`broadcast`](Communicator::broadcast).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut params = [0.0f32; 16];
-    /// smd::scope(|s| world.ibroadcast(s, &mut params, 0)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ibroadcast<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-        root: usize,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::broadcast(self, buf, root)?)
-    }
+        /// Starts [`broadcast`](Communicator::broadcast).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut params = [0.0f32; 16];
+        /// smd::scope(|s| world.ibroadcast(s, &mut params, 0)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ibroadcast<T>(&self, buf: &'a mut [T], root: usize) => call::broadcast(self, buf, root)?;
 
-    /// Starts [`reduce`](Communicator::reduce).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut total = [1u32];
-    /// smd::scope(|s| world.ireduce(s, &mut total, smd::Op::Sum, 0)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ireduce<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-        op: Op,
-        root: usize,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::reduce_in_place(self, buf, op, root)?)
-    }
+        /// Starts [`reduce`](Communicator::reduce).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut total = [1u32];
+        /// smd::scope(|s| world.ireduce(s, &mut total, smd::Op::Sum, 0)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ireduce<T>(&self, buf: &'a mut [T], op: Op, root: usize)
+            => call::reduce_in_place(self, buf, op, root)?;
 
-    /// Starts [`reduce_into`](Communicator::reduce_into).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let (mine, mut total) = ([1u32], [0u32]);
-    /// smd::scope(|s| world.ireduce_into(s, &mine, &mut total, smd::Op::Sum, 0)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ireduce_into<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        send: &'a [T],
-        recv: &'a mut [T],
-        op: Op,
-        root: usize,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::reduce(self, send, recv, op, root)?)
-    }
+        /// Starts [`reduce_into`](Communicator::reduce_into).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let (mine, mut total) = ([1u32], [0u32]);
+        /// smd::scope(|s| world.ireduce_into(s, &mine, &mut total, smd::Op::Sum, 0)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ireduce_into<T>(&self, send: &'a [T], recv: &'a mut [T], op: Op, root: usize)
+            => call::reduce(self, send, recv, op, root)?;
 
-    /// Starts [`all_to_all`](Communicator::all_to_all).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let send = vec![7u8; world.size()];
-    /// let mut recv = vec![0u8; world.size()];
-    /// smd::scope(|s| world.iall_to_all(s, &send, &mut recv)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn iall_to_all<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        send: &'a [T],
-        recv: &'a mut [T],
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::all_to_all(self, send, recv)?)
-    }
+        /// Starts [`all_to_all`](Communicator::all_to_all).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let send = vec![7u8; world.size()];
+        /// let mut recv = vec![0u8; world.size()];
+        /// smd::scope(|s| world.iall_to_all(s, &send, &mut recv)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn iall_to_all<T>(&self, send: &'a [T], recv: &'a mut [T])
+            => call::all_to_all(self, send, recv)?;
 
-    /// Starts [`barrier`](Communicator::barrier).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// smd::scope(|s| world.ibarrier(s)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn ibarrier<'a, 's>(&'a self, scope: &'s Scope<'a>) -> Result<Request<'s>> {
-        scope.start(self, call::barrier())
-    }
+        /// Starts [`barrier`](Communicator::barrier).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// smd::scope(|s| world.ibarrier(s)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn ibarrier(&self) => call::barrier();
 
-    /// Starts [`send`](Communicator::send).
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let data = [1i64, 2, 3];
-    /// smd::scope(|s| world.isend(s, &data, 1, 0)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn isend<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a [T],
-        peer: usize,
-        tag: u32,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::send(self, buf, peer, tag)?)
-    }
+        /// Starts [`send`](Communicator::send).
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let data = [1i64, 2, 3];
+        /// smd::scope(|s| world.isend(s, &data, 1, 0)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn isend<T>(&self, buf: &'a [T], peer: usize, tag: u32)
+            => call::send(self, buf, peer, tag)?;
 
-    /// Starts [`recv`](Communicator::recv); [`Request::wait`] returns how
-    /// many elements arrived.
-    ///
-    /// ```no_run
-    /// # fn main() -> smd::Result<()> {
-    /// # let world = smd::Communicator::init()?;
-    /// let mut buf = [0i64; 16];
-    /// let n = smd::scope(|s| world.irecv(s, &mut buf, 0, 0)?.wait())?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn irecv<'a, 's, T: Datatype>(
-        &'a self,
-        scope: &'s Scope<'a>,
-        buf: &'a mut [T],
-        peer: usize,
-        tag: u32,
-    ) -> Result<Request<'s>> {
-        scope.start(self, call::recv(self, buf, peer, tag)?)
+        /// Starts [`recv`](Communicator::recv); [`Request::wait`] returns how
+        /// many elements arrived.
+        ///
+        /// ```no_run
+        /// # fn main() -> smd::Result<()> {
+        /// # let world = smd::Communicator::init()?;
+        /// let mut buf = [0i64; 16];
+        /// let n = smd::scope(|s| world.irecv(s, &mut buf, 0, 0)?.wait())?;
+        /// # Ok(())
+        /// # }
+        /// ```
+        fn irecv<T>(&self, buf: &'a mut [T], peer: usize, tag: u32)
+            => call::recv(self, buf, peer, tag)?;
     }
 }

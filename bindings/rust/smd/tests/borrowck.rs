@@ -109,64 +109,35 @@ fn control_cases_compile() {
     }
 }
 
-#[test]
-fn a_lent_buffer_cannot_be_written() {
-    refused(
-        "write_while_lent",
+/// Each `test: "error" = body` is a test that `body` is refused with `error`.
+macro_rules! must_refuse {
+    ($($test:ident: $error:literal = $body:expr;)*) => {$(
+        #[test]
+        fn $test() {
+            refused(stringify!($test), &$body, $error);
+        }
+    )*};
+}
+
+/// A case body that lends `buf` to an allreduce started in a scope, whose
+/// request is `r`, and then runs `then` in the scope.
+fn lent(then: &str) -> String {
+    format!(
         "let mut buf = vec![1.0f32; 4];
-         smd::scope(|s| {
+         smd::scope(|s| {{
              let r = world.iall_reduce(s, &mut buf, Op::Sum)?;
-             buf[0] = 2.0;
-             r.wait()
-         })?;
-         Ok(())",
-        "E0499",
-    );
+             {then}
+         }})?;
+         Ok(())"
+    )
 }
 
-#[test]
-fn a_lent_buffer_cannot_be_read() {
-    refused(
-        "read_while_lent",
-        "let mut buf = vec![1.0f32; 4];
-         smd::scope(|s| {
-             let r = world.iall_reduce(s, &mut buf, Op::Sum)?;
-             let x = buf[0];
-             r.wait()
-         })?;
-         Ok(())",
-        "E0502",
-    );
-}
-
-#[test]
-fn forgetting_the_request_does_not_end_the_loan() {
-    refused(
-        "write_after_forget",
-        "let mut buf = vec![1.0f32; 4];
-         smd::scope(|s| {
-             std::mem::forget(world.iall_reduce(s, &mut buf, Op::Sum)?);
-             buf[0] = 2.0;
-             Ok(())
-         })?;
-         Ok(())",
-        "E0499",
-    );
-}
-
-#[test]
-fn the_loan_lasts_until_the_scope_ends() {
-    refused(
-        "write_after_wait",
-        "let mut buf = vec![1.0f32; 4];
-         smd::scope(|s| {
-             world.iall_reduce(s, &mut buf, Op::Sum)?.wait()?;
-             buf[0] = 2.0;
-             Ok(())
-         })?;
-         Ok(())",
-        "E0499",
-    );
+must_refuse! {
+    a_lent_buffer_cannot_be_written: "E0499" = lent("buf[0] = 2.0; r.wait()");
+    a_lent_buffer_cannot_be_read: "E0502" = lent("let x = buf[0]; r.wait()");
+    forgetting_the_request_does_not_end_the_loan: "E0499"
+        = lent("std::mem::forget(r); buf[0] = 2.0; Ok(())");
+    the_loan_lasts_until_the_scope_ends: "E0499" = lent("r.wait()?; buf[0] = 2.0; Ok(())");
 }
 
 #[test]

@@ -48,12 +48,7 @@ fn all_reduce_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn all_reduce() {
-    on_ranks("all_reduce", &SIZES, |world| {
-        for_each_datatype!(all_reduce_of(world))
-    });
-}
+datatype_test!(all_reduce, SIZES, all_reduce_of);
 
 /// Rank r's block: r + 1 in every element.
 fn block<T: Value>(rank: usize, n: usize) -> Vec<T> {
@@ -78,12 +73,7 @@ fn all_gather_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn all_gather() {
-    on_ranks("all_gather", &SIZES, |world| {
-        for_each_datatype!(all_gather_of(world))
-    });
-}
+datatype_test!(all_gather, SIZES, all_gather_of);
 
 fn reduce_scatter_of<T: Value>(world: &Communicator) {
     let (rank, size) = (world.rank(), world.size());
@@ -110,12 +100,7 @@ fn reduce_scatter_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn reduce_scatter() {
-    on_ranks("reduce_scatter", &SIZES, |world| {
-        for_each_datatype!(reduce_scatter_of(world))
-    });
-}
+datatype_test!(reduce_scatter, SIZES, reduce_scatter_of);
 
 fn broadcast_of<T: Value>(world: &Communicator) {
     let (rank, size) = (world.rank(), world.size());
@@ -132,12 +117,7 @@ fn broadcast_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn broadcast() {
-    on_ranks("broadcast", &SIZES, |world| {
-        for_each_datatype!(broadcast_of(world))
-    });
-}
+datatype_test!(broadcast, SIZES, broadcast_of);
 
 fn reduce_of<T: Value>(world: &Communicator) {
     let (rank, size) = (world.rank(), world.size());
@@ -169,12 +149,7 @@ fn reduce_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn reduce() {
-    on_ranks("reduce", &SIZES, |world| {
-        for_each_datatype!(reduce_of(world))
-    });
-}
+datatype_test!(reduce, SIZES, reduce_of);
 
 fn all_to_all_of<T: Value>(world: &Communicator) {
     let (rank, size) = (world.rank(), world.size());
@@ -191,12 +166,7 @@ fn all_to_all_of<T: Value>(world: &Communicator) {
     }
 }
 
-#[test]
-fn all_to_all() {
-    on_ranks("all_to_all", &SIZES, |world| {
-        for_each_datatype!(all_to_all_of(world))
-    });
-}
+datatype_test!(all_to_all, SIZES, all_to_all_of);
 
 #[test]
 fn barrier() {

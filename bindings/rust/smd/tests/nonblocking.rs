@@ -97,12 +97,7 @@ fn every_collective_of<T: Value>(world: &Communicator) {
     assert_eq!(exchanged, vec![T::of(rank as i64); N * size]);
 }
 
-#[test]
-fn every_collective() {
-    on_ranks("every_collective", &SIZES, |world| {
-        for_each_datatype!(every_collective_of(world))
-    });
-}
+datatype_test!(every_collective, SIZES, every_collective_of);
 
 #[test]
 fn test_and_wait_timeout() {

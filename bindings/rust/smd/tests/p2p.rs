@@ -39,10 +39,7 @@ fn ring_of<T: Value>(world: &Communicator) {
     assert_eq!((n, &big[..7]), (7, &inputs::<T>(prev, 7)[..]));
 }
 
-#[test]
-fn ring() {
-    on_ranks("ring", &SIZES, |world| for_each_datatype!(ring_of(world)));
-}
+datatype_test!(ring, SIZES, ring_of);
 
 #[test]
 fn messages_with_one_tag_arrive_in_order() {

@@ -96,6 +96,20 @@ pub fn on_ranks(name: &str, sizes: &[usize], body: impl FnOnce(&Communicator)) {
     }
 }
 
+/// `#[test] fn $name()` that runs `$each::<T>(world)` for every datatype
+/// `T` on jobs of each size in `$sizes`.
+#[allow(unused_macros)] // not every test binary uses it
+macro_rules! datatype_test {
+    ($name:ident, $sizes:expr, $each:ident) => {
+        #[test]
+        fn $name() {
+            $crate::common::on_ranks(stringify!($name), &$sizes, |world| {
+                for_each_datatype!($each(world))
+            });
+        }
+    };
+}
+
 fn run_rank(name: &str, body: impl FnOnce()) {
     body();
     println!("{DONE} {name}");
