@@ -54,15 +54,17 @@
  * - libsmd does not link CUDA: it opens the CUDA runtime at run time, and
  *   only in processes that use CUDA (SMD_CUDA), so host-only callers pay
  *   nothing.
- * In this release (written, untested on a GPU) collectives on device (or
- * managed) memory run host synchronous with a NULL stream, staged through
- * pinned host memory; with a non-NULL stream, allreduce, allgather,
- * reduce_scatter, broadcast, reduce and alltoall are stream-ordered
- * (checked over a host stand-in for CUDA only); a failure of such a call is
- * reported by its request and by the communicator's next call. Other calls
- * with a stream on device memory, any point-to-point call with a stream or
- * on device memory, are answered with SMD_ERR_NOT_SUPPORTED and a message
- * naming what is missing. Not linking CUDA is tested on every
+ * In this release (written, checked over a host stand-in for CUDA only)
+ * collectives and point-to-point calls on device (or managed) memory run
+ * host synchronous with a NULL stream (a nonblocking form: its request
+ * completes when the data is in place), staged through pinned host memory
+ * or, where every transport moves device memory, on the device buffers
+ * (SMD_GPU_DIRECT); with a non-NULL stream, the collectives, the
+ * point-to-point calls and groups of them on one communicator are
+ * stream-ordered; a failure of such a call is reported by its request and
+ * by the communicator's next call. The sharded calls with a stream are
+ * answered with SMD_ERR_NOT_SUPPORTED and a message naming what is
+ * missing. Not linking CUDA is tested on every
  * build (test libsmd-no-cuda). Pinned
  * host memory is host memory. Buffers of one call of different kinds:
  * SMD_ERR_INVALID_ARGUMENT.

@@ -3,7 +3,7 @@
 // of place, in place, nonblocking), allgather (in place too),
 // reduce_scatter, broadcast, reduce, alltoall, for float32, float64, int32
 // and bfloat16, against values computed on the host; and the answers to
-// bad input (mixed memory kinds, device memory in point-to-point); and
+// bad input (mixed memory kinds); device point-to-point on the NULL stream; and
 // host memory on one rank with device memory on the others (streams:
 // gpu_streams_test.cc). A plain program (no GoogleTest on GPU machines); exit 77
 // without a device.
@@ -209,10 +209,53 @@ void bad_input(const World &w) {
   expect(smd_allreduce(h.data(), d.data(), 16, SMD_FLOAT32, SMD_SUM, w.comm, nullptr) ==
              SMD_ERR_INVALID_ARGUMENT,
          "host sendbuf with device recvbuf is refused");
-  if (g_size > 1)
-    expect(smd_send(d.data(), 16, SMD_FLOAT32, (g_rank + 1) % g_size, 0, w.comm, nullptr) ==
-               SMD_ERR_NOT_SUPPORTED,
-           "device memory in point-to-point is refused for now");
+}
+
+// Device memory point to point with a NULL stream: host-synchronous, as a
+// collective's, alone and in a group; each rank sends to the next.
+void device_p2p_null_stream(const World &w) {
+  if (g_size < 2) return;
+  const size_t n = 1003;
+  const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+  std::vector<unsigned char> mine = host_vector(SMD_FLOAT32, n, g_rank),
+                             theirs = host_vector(SMD_FLOAT32, n, prev);
+  DeviceBuffer send(w.a, n * 4), recv(w.a, n * 4);
+  send.upload(0, mine.data(), n * 4);
+  smd_request_t *req = nullptr;
+  smd_status_t status = SMD_STATUS_INIT;
+  expect(smd_isend(send.data(), n, SMD_FLOAT32, next, 7, w.comm, nullptr, &req) == SMD_SUCCESS &&
+             smd_recv_status(recv.data(), n, SMD_FLOAT32, SMD_ANY_SOURCE, 7, w.comm, nullptr,
+                             &status) == SMD_SUCCESS &&
+             smd_request_wait(req) == SMD_SUCCESS && same(recv, theirs),
+         "device isend and recv_status on the NULL stream move the data");
+  expect(status.source == prev && status.tag == 7 && status.count == n,
+         "the status of a device receive names its sender, tag and count");
+  smd_request_free(req);
+  // Nonblocking both ways: the receive lands in device memory at its wait.
+  smd_request_t *rreq = nullptr;
+  recv.upload(0, mine.data(), n * 4);  // anything but the expected values
+  expect(
+      smd_irecv(recv.data(), n, SMD_FLOAT32, prev, 6, w.comm, nullptr, &rreq) == SMD_SUCCESS &&
+          smd_isend(send.data(), n, SMD_FLOAT32, next, 6, w.comm, nullptr, &req) == SMD_SUCCESS &&
+          smd_request_wait(rreq) == SMD_SUCCESS && smd_request_wait(req) == SMD_SUCCESS &&
+          same(recv, theirs),
+      "device irecv and isend on the NULL stream move the data by the receive's wait");
+  smd_request_free(req);
+  smd_request_free(rreq);
+  recv.upload(0, mine.data(), n * 4);  // anything but the expected values
+  smd_group_start();
+  smd_send(send.data(), n, SMD_FLOAT32, next, 8, w.comm, nullptr);
+  smd_recv(recv.data(), n, SMD_FLOAT32, prev, 8, w.comm, nullptr);
+  expect(smd_group_end() == SMD_SUCCESS && same(recv, theirs),
+         "device send and recv in a NULL-stream group move the data by smd_group_end");
+  // A receive shorter than the message: SMD_ERR_TRUNCATED there, as with
+  // host memory (the sender is not failed: the host rules).
+  smd_result_t rs = smd_isend(send.data(), n, SMD_FLOAT32, next, 9, w.comm, nullptr, &req);
+  smd_result_t rr = smd_recv(recv.data(), n - 1, SMD_FLOAT32, prev, 9, w.comm, nullptr);
+  if (rs == SMD_SUCCESS) rs = smd_request_wait(req);
+  smd_request_free(req);
+  expect(rr == SMD_ERR_TRUNCATED && rs == SMD_SUCCESS,
+         "a device receive shorter than its message is SMD_ERR_TRUNCATED, as on host memory");
 }
 
 }  // namespace
@@ -259,6 +302,7 @@ int main() {
   route_taken(w);
   if (g_size > 1) kinds_differing_between_ranks(w);
   bad_input(w);
+  device_p2p_null_stream(w);
   smd_comm_destroy(comm);
   if (g_rank == 0)
     printf("gpu-collectives: %d rank(s), %s\n", g_size, g_failures ? "FAILED" : "passed");

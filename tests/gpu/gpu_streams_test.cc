@@ -497,6 +497,34 @@ void v_collectives_on_stream(const World &w) {
   }
 }
 
+// alltoallv on a stream: rank r sends kCount + p elements to rank p, at
+// p * (kCount + g_size + 3) of its input, and receives from rank q at the
+// same offset of its output (gaps keep their sentinels).
+void alltoallv_on_stream(const World &w) {
+  const std::string what = "alltoallv on a stream";
+  const size_t stride = kCount + size_t(g_size) + 3, me = size_t(g_rank);
+  std::vector<size_t> scounts, rcounts, displs;
+  for (int p = 0; p < g_size; ++p) {
+    scounts.push_back(kCount + size_t(p));
+    rcounts.push_back(kCount + me);
+    displs.push_back(size_t(p) * stride);
+  }
+  const size_t in_n = displs.back() + scounts.back(), out_n = displs.back() + rcounts.back();
+  RankValues bufs(w, in_n, out_n);
+  expect(smd_alltoallv(bufs.in.data(), scounts.data(), displs.data(), bufs.out.data(),
+                       rcounts.data(), displs.data(), SMD_FLOAT32, w.comm, w.stream) == SMD_SUCCESS,
+         what + ": enqueued");
+  read_after(w, bufs.hout.data, bufs.out.data(), out_n, false);
+  expect(matches(
+             bufs.hout.data, out_n,
+             [&](size_t j) {
+               const size_t q = j / stride, at = j % stride;
+               return at < kCount + me ? p2p_value(int(q), me * stride + at) : kSentinel;
+             },
+             what),
+         what);
+}
+
 // The main thread queues a stream call (busy for kDelayMs waiting for its
 // input), another thread makes a blocking NULL-stream call (queued behind
 // it), then the main thread a second stream call. The pause only keeps the
@@ -616,6 +644,7 @@ int main() {
   destroy_with_queued_calls(w);
   null_stream_call_beside_stream_calls(w);
   v_collectives_on_stream(w);
+  alltoallv_on_stream(w);
   if (g_size % 2 == 0) {
     for (bool nonblocking : {false, true}) {
       p2p_ordered_on_stream(w, false, nonblocking);

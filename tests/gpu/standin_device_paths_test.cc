@@ -8,6 +8,8 @@
 // documented behaviour as the stand-in plays it, not CUDA itself.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <smd.h>
 
 #include <string>
@@ -267,14 +269,28 @@ TEST_F(StandinTest, StreamOrderedCallsOnTheStreamsDevice) {
       << smd_last_error();
   EXPECT_EQ(host_out, ones) << "host memory with a stream, after the stream's earlier work";
 
-  // What has no stream-ordered form yet says so.
+  // alltoallv on the stream: one rank's block to itself.
   const size_t counts[1] = {16};
+  put(out, zeros.data(), n * 4);
   EXPECT_EQ(smd_alltoallv(in, counts, nullptr, out, counts, nullptr, SMD_FLOAT32, world, s),
-            SMD_ERR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(smd_last_error()).find("stream"), std::string::npos) << smd_last_error();
-  EXPECT_EQ(smd_send(in, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_ERR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(smd_last_error()).find("need a stream"), std::string::npos)
+            SMD_SUCCESS)
       << smd_last_error();
+  ASSERT_EQ(a->StreamSynchronize(s), 0);
+  std::vector<float> want(n, 0.0f);
+  std::fill(want.begin(), want.begin() + 16, 1.5f);
+  EXPECT_EQ(get(out, n), want) << "alltoallv on the stream";
+  // Device memory point to point on the NULL stream: staged through host
+  // copies, host-synchronous (the receive lands on the buffer's device 1).
+  void *landed = dev(16 * 4);
+  smd_request_t *sreq = nullptr;
+  EXPECT_EQ(smd_isend(in, 16, SMD_FLOAT32, 0, 0, world, nullptr, &sreq), SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(smd_recv(landed, 16, SMD_FLOAT32, 0, 0, world, nullptr), SMD_SUCCESS)
+      << smd_last_error();
+  EXPECT_EQ(smd_request_wait(sreq), SMD_SUCCESS) << smd_last_error();
+  EXPECT_EQ(smd_request_free(sreq), SMD_SUCCESS);
+  EXPECT_EQ(get(landed, 16), std::vector<float>(16, 1.5f)) << "a NULL-stream device send to self";
+  EXPECT_EQ(a->Free(landed), 0);
   // A group's calls name one stream, or it does not run.
   ASSERT_EQ(smd_group_start(), SMD_SUCCESS);
   EXPECT_EQ(smd_allreduce(in, out, n, SMD_FLOAT32, SMD_SUM, world, s), SMD_SUCCESS);

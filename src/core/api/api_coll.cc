@@ -36,7 +36,8 @@ bool proxied_kind(CollKind kind) {
     case CollKind::kReduce:
     case CollKind::kAlltoall:
     case CollKind::kAllgatherv:
-    case CollKind::kReduceScatterv: return true;
+    case CollKind::kReduceScatterv:
+    case CollKind::kAlltoallv: return true;
     default: return false;
   }
 }
@@ -45,8 +46,8 @@ void require_proxied(CollKind kind) {
   if (!proxied_kind(kind))
     fail(SMD_ERR_NOT_SUPPORTED,
          "%s on device memory with a stream is not supported yet (stream-ordered: allreduce, "
-         "allgather, reduce_scatter, broadcast, reduce, alltoall, allgatherv, "
-         "reduce_scatterv): pass NULL or host buffers",
+         "allgather, reduce_scatter, broadcast, reduce, alltoall and the v-collectives): pass "
+         "NULL or host buffers",
          coll_name(kind));
 }
 

@@ -4,6 +4,7 @@
 #include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
+#include "core/api/staged_p2p.h"
 #include "core/api/validate.h"
 #include "core/coll/stream_p2p.h"
 #include "core/coll/stream_proxy.h"
@@ -26,10 +27,11 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   size_t es = check_datatype(dt);
   size_t bytes = checked_bytes(count, es, 1, "count");
   check_buffer(buf, bytes, "buf");
-  // Device memory needs a stream (the stream proxy stages it); host
-  // memory with one runs after the stream's earlier work.
-  const bool on_device = ordered && p2p_on_device(buf, "buf");
-  if (!ordered) check_host_memory(buf, "buf");
+  // Device memory with a stream goes through the stream proxy, which
+  // stages it on the stream; with NULL it is staged here through a host
+  // copy (staged_p2p.h), host-synchronous as a collective's on NULL. Host
+  // memory with a stream runs after the stream's earlier work.
+  const bool on_device = p2p_on_device(buf, "buf");
   bool any_source = dir == Dir::kRecv && peer == SMD_ANY_SOURCE;
   bool any_tag = dir == Dir::kRecv && tag == SMD_ANY_TAG;
   if (!any_source && (peer < 0 || peer >= c->size()))
@@ -40,14 +42,14 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
          dir == Dir::kRecv ? " nor SMD_ANY_TAG" : "");
   if (status) check_status(status);
   c->check_usable();
-  if (on_device) {
+  if (on_device && group_open())  // staged with the whole group (group_calls.h)
+    return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag, req,
+                           stream, true);
+  if (on_device && ordered) {
     if (status)
       fail(SMD_ERR_NOT_SUPPORTED,
            "smd_recv_status on device memory with a stream: the status is known only once the "
            "stream has run; use smd_irecv and smd_request_wait, or smd_recv");
-    if (group_open())  // the whole group runs on the proxy (group_calls.h)
-      return group_queue_p2p(c, dir == Dir::kSend, const_cast<void *>(buf), bytes, es, peer, tag,
-                             req, stream, true);
     std::shared_ptr<Task> task =
         dir == Dir::kSend ? send_on_stream(*c, buf, bytes, peer, tag, stream)
                           : recv_on_stream(*c, const_cast<void *>(buf), bytes, peer, tag, stream);
@@ -77,10 +79,12 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
   r->op = what;
   r->buffer = buffer;
   if (dir == Dir::kSend) {
+    const void *payload = on_device ? stage_p2p_send(*r, buf, bytes) : buf;
     r->envelope = std::make_unique<P2PMatcher::Envelope>();
-    m.isend(peer, buf, bytes, tag, r->envelope.get(), &r->envelope_req, &r->p2p);
+    m.isend(peer, payload, bytes, tag, r->envelope.get(), &r->envelope_req, &r->p2p);
   } else {
-    r->user_recv = m.irecv(peer, tag, const_cast<void *>(buf), bytes);
+    void *into = const_cast<void *>(buf);
+    r->user_recv = m.irecv(peer, tag, on_device ? stage_p2p_recv(*r, into, bytes) : into, bytes);
   }
   if (!req) {
     // The status is the message's as far as it was matched, failed or not.
@@ -94,6 +98,7 @@ void do_p2p(Dir dir, const void *buf, size_t count, smd_datatype_t dt, int peer,
     try {
       if (r->user_recv) {
         m.wait(*r->user_recv, "receive");
+        land_p2p_recv(*r, r->user_recv->bytes);
       } else {
         P2PReq *both[] = {&r->envelope_req, &r->p2p};
         c->wait_ptrs(both, 2, "send");

@@ -8,6 +8,7 @@
 #include "core/api/group_calls.h"
 #include "core/api/guard.h"
 #include "core/api/handles.h"
+#include "core/api/staged_p2p.h"
 #include "core/api/validate.h"
 
 using namespace smd;
@@ -39,6 +40,7 @@ bool poll(smd_request_t *r) {
   try {
     if (r->user_recv) {
       if (!r->comm->user_p2p().test(*r->user_recv)) return false;
+      land_p2p_recv(*r, r->user_recv->bytes);
       r->count = r->user_recv->bytes / r->elem_size;
     } else {
       // A user send: its envelope, then its payload.
@@ -65,6 +67,7 @@ bool block(smd_request_t *r, const Deadline &d) {
     try {
       if (r->user_recv) {
         r->comm->user_p2p().wait(*r->user_recv, "wait");
+        land_p2p_recv(*r, r->user_recv->bytes);
         r->count = r->user_recv->bytes / r->elem_size;
       } else {
         P2PReq *both[] = {&r->envelope_req, &r->p2p};

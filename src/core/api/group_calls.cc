@@ -142,6 +142,24 @@ void *checked_group_stream(const std::vector<GroupCall> &calls) {
   return named->stream;
 }
 
+// Whether a NULL-stream group moves device memory point to point (then
+// the stream proxy stages it, as for a stream); its calls must then be on
+// one communicator, whose proxy runs them.
+bool device_p2p_on_one_comm(const std::vector<GroupCall> &calls) {
+  const GroupCall *device = nullptr;
+  for (const GroupCall &g : calls)
+    if (g.kind != GroupCall::Kind::kCollective && g.on_device && !device) device = &g;
+  if (!device) return false;
+  for (const GroupCall &g : calls)
+    if (g.comm != device->comm)
+      fail(SMD_ERR_NOT_SUPPORTED,
+           "calls %d (%s) and %d (%s) of a group moving device memory point to point are on "
+           "different communicators; such a group runs on one communicator's stream proxy (not "
+           "yet on several)",
+           device->index, device->call, g.index, g.call);
+  return true;
+}
+
 const void *device_buffer(const GroupCall &g) {
   if (g.kind != GroupCall::Kind::kCollective) return g.buf;
   return g.args.recvbuf ? g.args.recvbuf : g.args.sendbuf;
@@ -181,7 +199,7 @@ void run_staged_group(std::vector<GroupCall> &calls) {
 
 // The whole group queued as one unit on its communicator's stream proxy:
 // smd_group_end returns at once, the requests complete when it has run.
-void run_group_on_stream(void *stream) {
+std::shared_ptr<Task> run_group_on_stream(void *stream) {
   auto calls = std::make_shared<std::vector<GroupCall>>(std::move(group.queued));
   auto requests = std::make_shared<std::vector<smd_request_t *>>(std::move(group.requests));
   group.queued.clear();
@@ -195,26 +213,27 @@ void run_group_on_stream(void *stream) {
   auto finished = std::make_shared<std::atomic<bool>>(false);
   try {
     c.check_usable();
-    run_work_on_stream(c, gpu::classify_pointer(device_buffer(*first_device)).device, stream,
-                       [calls, requests, finished] {
-                         struct Complete {  // whatever happens, the requests finish
-                           std::vector<GroupCall> &calls;
-                           std::vector<smd_request_t *> &requests;
-                           std::atomic<bool> &finished;
-                           ~Complete() {
-                             if (!finished.exchange(true)) complete_requests(calls, requests);
-                           }
-                         } complete{*calls, *requests, *finished};
-                         try {
-                           run_staged_group(*calls);
-                         } catch (const Error &e) {
-                           for (GroupCall &g : *calls)
-                             if (g.result == SMD_SUCCESS)
-                               g.result = e.code(), g.error = e.message();
-                         }
-                         for (const GroupCall &g : *calls)
-                           if (g.result != SMD_SUCCESS) throw Error(g.result, g.error);
-                       });
+    return run_work_on_stream(c, gpu::classify_pointer(device_buffer(*first_device)).device, stream,
+                              [calls, requests, finished] {
+                                struct Complete {  // whatever happens, the requests finish
+                                  std::vector<GroupCall> &calls;
+                                  std::vector<smd_request_t *> &requests;
+                                  std::atomic<bool> &finished;
+                                  ~Complete() {
+                                    if (!finished.exchange(true))
+                                      complete_requests(calls, requests);
+                                  }
+                                } complete{*calls, *requests, *finished};
+                                try {
+                                  run_staged_group(*calls);
+                                } catch (const Error &e) {
+                                  for (GroupCall &g : *calls)
+                                    if (g.result == SMD_SUCCESS)
+                                      g.result = e.code(), g.error = e.message();
+                                }
+                                for (const GroupCall &g : *calls)
+                                  if (g.result != SMD_SUCCESS) throw Error(g.result, g.error);
+                              });
   } catch (const Error &e) {
     // Refused before it ran (the communicator failed or is going): the
     // requests must not wait for ever.
@@ -302,13 +321,23 @@ void group_end() {
   };
   if (group.failure != SMD_SUCCESS) refuse(group.failure, group.failure_message);
   void *stream = nullptr;
+  bool device_p2p = false;
   try {
     stream = checked_group_stream(group.queued);
+    device_p2p = !stream && device_p2p_on_one_comm(group.queued);
   } catch (const Error &e) {
     refuse(e.code(), e.message());
   }
-  if (stream) return run_group_on_stream(stream);
-  run_group(group.queued);
+  if (stream) {
+    run_group_on_stream(stream);
+    return;
+  }
+  if (!device_p2p) return run_group(group.queued);
+  // Device point-to-point on the NULL stream: staged by the stream proxy
+  // on the legacy default stream, and over when smd_group_end returns.
+  std::shared_ptr<Task> task = run_group_on_stream(nullptr);
+  task->wait_until(Deadline::never());
+  if (task->result() != SMD_SUCCESS) throw Error(task->result(), task->error());
 }
 
 }  // namespace smd

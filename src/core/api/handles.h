@@ -5,10 +5,12 @@
 #include <smd.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "core/comm/communicator.h"
 #include "core/comm/p2p_matcher.h"
@@ -36,6 +38,10 @@ struct smd_request {
   std::unique_ptr<smd::P2PMatcher::Envelope> envelope;
   smd::P2PReq envelope_req;
   std::shared_ptr<smd::P2PMatcher::Recv> user_recv;
+  // Device memory on the NULL stream (staged_p2p.h): the payload's host
+  // copy, and a receive's device buffer it lands in once finished.
+  std::vector<uint8_t> staged;
+  void *staged_into = nullptr;
   size_t elem_size = 1;
   size_t count = 0;  // elements moved, once finished
   bool finished = false;

@@ -41,17 +41,6 @@ void check_stream(smd_stream_t stream) {
        "collectives and point-to-point calls do; see docs/GPU.md): pass NULL");
 }
 
-void check_host_memory(const void *buf, const char *name) {
-  const gpu::PointerInfo info = gpu::classify_pointer(buf);
-  gpu::require_known(info, buf, name);
-  if (gpu::on_device(info.kind))
-    fail(SMD_ERR_NOT_SUPPORTED,
-         "%s is %s memory of GPU %d, but point-to-point calls on device memory need a stream "
-         "(stream-ordered, docs/GPU.md); with a NULL stream they are not implemented yet: pass "
-         "a stream, or host or pinned host memory",
-         name, gpu::pointer_kind_name(info.kind), info.device);
-}
-
 bool p2p_on_device(const void *buf, const char *name) {
   if (!buf || !gpu::cuda_active()) return false;
   const gpu::PointerInfo info = gpu::classify_pointer(buf);

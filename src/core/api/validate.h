@@ -17,7 +17,7 @@ namespace smd {
 // An output pointer the caller must pass.
 void require_out(const void *p, const char *name);
 // A non-NULL stream where the call has no stream-ordered form yet
-// (point-to-point, sharded collectives): SMD_ERR_NOT_SUPPORTED saying what
+// (the sharded collectives): SMD_ERR_NOT_SUPPORTED saying what
 // is missing (no CUDA in this process, or the device data path of
 // docs/GPU.md).
 void check_stream(smd_stream_t stream);
@@ -25,13 +25,9 @@ void check_stream(smd_stream_t stream);
 // SMD_ERR_NOT_SUPPORTED when a stream is given in a process that does not
 // use CUDA.
 bool stream_ordered(smd_stream_t stream);
-// A point-to-point buffer in device or managed memory:
-// SMD_ERR_NOT_SUPPORTED naming the buffer, its GPU and the missing data
-// path. Costs nothing in a process that does not use CUDA
-// (gpu::cuda_active()).
-void check_host_memory(const void *buf, const char *name);
-// Whether a point-to-point buffer given with a stream is device or managed
-// memory (then the stream proxy runs the call); freed or foreign memory is
+// Whether a point-to-point buffer is device or managed memory (then the
+// stream proxy runs the call, on the caller's stream or for NULL on the
+// legacy default one); freed or foreign memory is
 // SMD_ERR_INVALID_ARGUMENT naming `name`.
 bool p2p_on_device(const void *buf, const char *name);
 // The memory kind of a collective's buffers on this rank (those it uses:

@@ -84,6 +84,12 @@ StagedShape staged_shape(const CollArgs &a, int rank, int size) {
       s.send_bytes = a.blocks->extent * es;
       s.recv_bytes = a.blocks->counts[size_t(rank)] * es;
       break;
+    case CollKind::kAlltoallv:
+      // Both whole extents; the output's comes in too, for its gaps.
+      s.send_bytes = a.send_blocks->extent * es;
+      s.recv_bytes = a.blocks->extent * es;
+      s.recv_in = true;
+      break;
     default: break;
   }
   if (!a.sendbuf) s.send_bytes = 0;
@@ -144,9 +150,6 @@ void stage(Comm &comm, const CollArgs &a) {
 
 void run_collective_staged(Comm &comm, const CollArgs &a) {
   // Refusals every rank meets alike leave the communicator usable.
-  if (a.kind == CollKind::kAlltoallv)
-    fail(SMD_ERR_NOT_SUPPORTED,
-         "alltoallv on device memory is not supported yet: use host buffers");
   if (!gpu::cuda_api())
     fail(SMD_ERR_NOT_SUPPORTED, "device memory needs CUDA: %s", gpu::cuda_status().reason.c_str());
   try {
