@@ -153,21 +153,20 @@ auto cpu_binding() { return token_buffer_comm(ffi::Ffi::Bind()); }
 
 // Exported names: smd_jax_<collective>_<platform> (smd.jax looks them up);
 // the project builds with hidden visibility, so these are made visible here.
+// SMD_JAX_HANDLERS(collective[, attribute]): its cuda and cpu handlers, with
+// the name of its int32 attribute after comm and datatype (op, root) if any.
+#define SMD_JAX_HANDLERS(collective, ...)                                                \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_##collective##_cuda,                             \
+                                OnCuda<__VA_OPT__(int32_t)>::call<collective>,           \
+                                cuda_binding() __VA_OPT__(.Attr<int32_t>(__VA_ARGS__))); \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_##collective##_cpu,                              \
+                                OnCpu<__VA_OPT__(int32_t)>::call<collective>,            \
+                                cpu_binding() __VA_OPT__(.Attr<int32_t>(__VA_ARGS__)))
+
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allreduce_cuda, OnCuda<int32_t>::call<allreduce>,
-                              cuda_binding().Attr<int32_t>("op"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allreduce_cpu, OnCpu<int32_t>::call<allreduce>,
-                              cpu_binding().Attr<int32_t>("op"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_reduce_scatter_cuda, OnCuda<int32_t>::call<reduce_scatter>,
-                              cuda_binding().Attr<int32_t>("op"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_reduce_scatter_cpu, OnCpu<int32_t>::call<reduce_scatter>,
-                              cpu_binding().Attr<int32_t>("op"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_broadcast_cuda, OnCuda<int32_t>::call<broadcast>,
-                              cuda_binding().Attr<int32_t>("root"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_broadcast_cpu, OnCpu<int32_t>::call<broadcast>,
-                              cpu_binding().Attr<int32_t>("root"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allgather_cuda, OnCuda<>::call<allgather>, cuda_binding());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_allgather_cpu, OnCpu<>::call<allgather>, cpu_binding());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_alltoall_cuda, OnCuda<>::call<alltoall>, cuda_binding());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(smd_jax_alltoall_cpu, OnCpu<>::call<alltoall>, cpu_binding());
+SMD_JAX_HANDLERS(allreduce, "op");
+SMD_JAX_HANDLERS(reduce_scatter, "op");
+SMD_JAX_HANDLERS(broadcast, "root");
+SMD_JAX_HANDLERS(allgather);
+SMD_JAX_HANDLERS(alltoall);
 #pragma GCC visibility pop

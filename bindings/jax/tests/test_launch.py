@@ -3,18 +3,13 @@ from jax.distributed.initialize's arguments (2 processes each, started
 here from the one-rank run of the suite)."""
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from rank_fixtures import free_port
+
 JOB = Path(__file__).resolve().parent / "jobs" / "sum_of_ranks.py"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_pair(argv_of, env_of):

@@ -76,18 +76,27 @@ static int blocking_ok(void) {
   return ok;
 }
 
+/* 1: a call with the `want` arguments its `usage` names, to a function
+ * bind() gave (`bound`); 0: not, with the exception set. */
+static inline int ready_to_call(Py_ssize_t nargs, Py_ssize_t want, const char *usage, int bound) {
+  if (nargs != want) {
+    PyErr_SetString(PyExc_TypeError, usage);
+    return 0;
+  }
+  if (!bound) {
+    PyErr_SetString(PyExc_RuntimeError, "smd._fastcall: bind() was not called");
+    return 0;
+  }
+  return 1;
+}
+
 /* allreduce(comm_address, array, count, datatype, op) -> result code:
  * in place, on the default stream. */
 static PyObject *allreduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   (void)self;
-  if (nargs != 5) {
-    PyErr_SetString(PyExc_TypeError, "allreduce(comm, array, count, datatype, op)");
+  if (!ready_to_call(nargs, 5, "allreduce(comm, array, count, datatype, op)",
+                     smd_allreduce_ptr != NULL))
     return NULL;
-  }
-  if (smd_allreduce_ptr == NULL) {
-    PyErr_SetString(PyExc_RuntimeError, "smd._fastcall: bind() was not called");
-    return NULL;
-  }
   void *comm = PyLong_AsVoidPtr(args[0]);
   Py_ssize_t count = PyLong_AsSsize_t(args[2]);
   long datatype = PyLong_AsLong(args[3]);
@@ -107,14 +116,8 @@ static PyObject *allreduce(PyObject *self, PyObject *const *args, Py_ssize_t nar
  * Ctrl-C would still interrupt the C function's wait. */
 static PyObject *barrier(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   (void)self;
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "barrier(comm, interruptible)");
+  if (!ready_to_call(nargs, 2, "barrier(comm, interruptible)", smd_barrier_ptr != NULL))
     return NULL;
-  }
-  if (smd_barrier_ptr == NULL) {
-    PyErr_SetString(PyExc_RuntimeError, "smd._fastcall: bind() was not called");
-    return NULL;
-  }
   void *comm = PyLong_AsVoidPtr(args[0]);
   if (comm == NULL && PyErr_Occurred()) return NULL;
   int interruptible = PyObject_IsTrue(args[1]);

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import builtins
 import enum
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Optional, Type
 
 from ._ffi import enum_values, ffi, lib
 
 #: The result codes of smd.h (smd_result_t), named without the SMD_ prefix.
 Result = enum.IntEnum("Result", enum_values("smd_result_t", "SMD_"), module=__name__)
 Result.__doc__ = "smd_result_t: SUCCESS, IN_PROGRESS and the ERR_* codes."
+
+# The class of each code, filled by the class statements below (in their order).
+_CLASSES: Dict[int, Type[Error]] = {}
 
 
 class Error(Exception):
@@ -33,6 +36,15 @@ class Error(Exception):
 
     #: The result code instances of this class carry by default.
     default_code: Optional[str] = None
+
+    def __init_subclass__(cls, code: Optional[str] = None, **kwargs: Any) -> None:
+        """``class X(Error, code="ERR_..."):`` gives X that default_code and,
+        for the first class to name the code (the ones below), makes X the
+        class error_for raises for it."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.default_code = code
+            _CLASSES.setdefault(Result[code], cls)
 
     def __init__(self, message: str, code: Optional[int] = None) -> None:
         if code is None:
@@ -52,91 +64,67 @@ class Error(Exception):
         return (type(self), (self.message, int(self.code)))
 
 
-class InvalidArgumentError(Error, ValueError):
+class InvalidArgumentError(Error, ValueError, code="ERR_INVALID_ARGUMENT"):
     """A wrong argument: bad buffer, datatype, op, rank, count (SMD_ERR_INVALID_ARGUMENT)."""
-    default_code = "ERR_INVALID_ARGUMENT"
 
 
-class InvalidUsageError(Error):
+class InvalidUsageError(Error, code="ERR_INVALID_USAGE"):
     """A call not allowed now: destroyed communicator, freed request (SMD_ERR_INVALID_USAGE)."""
-    default_code = "ERR_INVALID_USAGE"
 
 
-class NoMemoryError(Error, MemoryError):
+class NoMemoryError(Error, MemoryError, code="ERR_NO_MEMORY"):
     """Out of memory (SMD_ERR_NO_MEMORY)."""
-    default_code = "ERR_NO_MEMORY"
 
 
-class TimeoutError(Error, builtins.TimeoutError):
+class TimeoutError(Error, builtins.TimeoutError, code="ERR_TIMEOUT"):
     """The library's deadline (SMD_TIMEOUT or ``smd.init(timeout=)``) passed; the
     operation failed (SMD_ERR_TIMEOUT). The message names the ranks waited for."""
-    default_code = "ERR_TIMEOUT"
 
 
-class PeerFailureError(Error):
+class PeerFailureError(Error, code="ERR_PEER_FAILURE"):
     """A peer process died, disconnected or failed (SMD_ERR_PEER_FAILURE)."""
-    default_code = "ERR_PEER_FAILURE"
 
 
-class AbortedError(Error):
+class AbortedError(Error, code="ERR_ABORTED"):
     """The communicator was aborted, here or by a peer (SMD_ERR_ABORTED)."""
-    default_code = "ERR_ABORTED"
 
 
-class MismatchError(Error):
+class MismatchError(Error, code="ERR_MISMATCH"):
     """Ranks disagree on a collective's arguments (SMD_ERR_MISMATCH)."""
-    default_code = "ERR_MISMATCH"
 
 
-class TransportError(Error):
+class TransportError(Error, code="ERR_TRANSPORT"):
     """The transport failed, other than a peer failure (SMD_ERR_TRANSPORT)."""
-    default_code = "ERR_TRANSPORT"
 
 
-class PluginError(Error):
+class PluginError(Error, code="ERR_PLUGIN"):
     """A transport plugin could not be found, loaded or initialised (SMD_ERR_PLUGIN)."""
-    default_code = "ERR_PLUGIN"
 
 
-class NotSupportedError(Error):
+class NotSupportedError(Error, code="ERR_NOT_SUPPORTED"):
     """Valid, but not possible in this build or configuration (SMD_ERR_NOT_SUPPORTED)."""
-    default_code = "ERR_NOT_SUPPORTED"
 
 
-class SystemCallError(Error, OSError):
+class SystemCallError(Error, OSError, code="ERR_SYSTEM"):
     """An operating-system call failed (SMD_ERR_SYSTEM)."""
-    default_code = "ERR_SYSTEM"
 
 
-class BootstrapError(Error):
+class BootstrapError(Error, code="ERR_BOOTSTRAP"):
     """Forming the world failed: store unreachable, token refused, a rank
     missing (SMD_ERR_BOOTSTRAP)."""
-    default_code = "ERR_BOOTSTRAP"
 
 
-class TruncatedError(Error):
+class TruncatedError(Error, code="ERR_TRUNCATED"):
     """A received message was larger than the receive buffer (SMD_ERR_TRUNCATED)."""
-    default_code = "ERR_TRUNCATED"
 
 
-class InternalError(Error):
+class InternalError(Error, code="ERR_INTERNAL"):
     """A bug in smd; please report it with the message (SMD_ERR_INTERNAL)."""
-    default_code = "ERR_INTERNAL"
 
 
-class RevokedError(Error):
+class RevokedError(Error, code="ERR_REVOKED"):
     """The communicator was revoked, here or by a peer (SMD_ERR_REVOKED): it
     can still be agreed on, shrunk and destroyed (docs/ELASTIC.md)."""
-    default_code = "ERR_REVOKED"
-
-
-_CLASSES: Dict[int, Type[Error]] = {
-    Result[cls.default_code]: cls
-    for cls in (InvalidArgumentError, InvalidUsageError, NoMemoryError, TimeoutError,
-                PeerFailureError, AbortedError, MismatchError, TransportError, PluginError,
-                NotSupportedError, SystemCallError, BootstrapError, TruncatedError, InternalError,
-                RevokedError)
-}
 
 
 def error_for(code: int, message: str) -> Error:

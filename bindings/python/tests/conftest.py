@@ -1,14 +1,11 @@
-"""Shared fixtures. The suite runs on every rank of a job (smdrun -n N
-python3 -m pytest ...): every test issues the same collectives in the same
-order on every rank, and every skip depends only on what all ranks agree
-on (the world size), so the ranks stay in step. Tests that start jobs of
-their own (a killed peer, the launcher, pip) run only in a one-rank world,
-so that they run once per suite."""
+"""Shared fixtures and helpers of the suite. It runs on every rank of a
+job (smdrun -n N python3 -m pytest ...); the world, the skips that keep
+the ranks in step (solo, pair) and free_port are rank_fixtures', shared
+with bindings/jax/tests."""
 
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,32 +15,12 @@ import numpy as np
 import pytest
 
 import smd
+from rank_fixtures import free_port, pair, solo, world_fixture  # noqa: F401 (fixtures)
+
+world = world_fixture(smd.init)
 
 PYTHON_DIR = Path(__file__).resolve().parent.parent   # bindings/python
 REPO = PYTHON_DIR.parent.parent
-
-
-@pytest.fixture(scope="session")
-def world():
-    comm = smd.init()
-    yield comm
-    comm.destroy()
-
-
-@pytest.fixture
-def solo(world):
-    """Skip unless the world has one rank (for tests that launch jobs)."""
-    if world.size != 1:
-        pytest.skip("launches its own job: runs in the one-rank suite")
-    return world
-
-
-@pytest.fixture
-def pair(world):
-    """Skip in a one-rank world (the test needs a peer)."""
-    if world.size < 2:
-        pytest.skip("needs at least two ranks")
-    return world
 
 
 @contextlib.contextmanager
@@ -60,13 +37,6 @@ def sigint_after(seconds):
         timer.cancel()
         timer.join()
         signal.signal(signal.SIGINT, previous)
-
-
-def free_port():
-    """A TCP port free on this machine now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def shared_free_port(world):

@@ -4,6 +4,7 @@ broadcast and reduce are in place by default (the result goes into buf);
 allgather, reduce_scatter and alltoall return a new array unless out= is
 given."""
 
+import functools
 import time
 
 import numpy as np
@@ -19,24 +20,32 @@ MODES = ["new", "out", "inplace"]
 REPLACING_MODES = ["default", "out", "out=buf"]
 
 
+def call_replacing(call, buf, mode):
+    """call() (a collective on buf) in one of REPLACING_MODES; asserts it
+    returns the array the mode names, and that out= elsewhere leaves buf
+    alone."""
+    original = buf.copy()
+    if mode == "default":
+        got = call()
+        assert got is buf
+    elif mode == "out":
+        out = np.empty_like(buf)
+        got = call(out=out)
+        assert got is out
+        np.testing.assert_array_equal(buf, original)
+    else:
+        got = call(out=buf)
+        assert got is buf
+    return got
+
+
 @pytest.mark.parametrize("mode", REPLACING_MODES)
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_allreduce(world, dtype, op, mode):
     buf = make(dtype, world.rank, N, op)
-    original = buf.copy()
-    kw = {"dtype": dtype_arg(dtype)}
-    if mode == "default":
-        got = world.allreduce(buf, op, **kw)
-        assert got is buf
-    elif mode == "out":
-        out = np.empty_like(buf)
-        got = world.allreduce(buf, op, out=out, **kw)
-        assert got is out
-        np.testing.assert_array_equal(buf, original)  # the input is left alone
-    else:
-        got = world.allreduce(buf, op, out=buf, **kw)
-        assert got is buf
+    got = call_replacing(functools.partial(world.allreduce, buf, op, dtype=dtype_arg(dtype)),
+                         buf, mode)
     assert got.dtype == buf.dtype
     check(got, dtype, reduced(dtype, op, world.size, N))
 
@@ -103,21 +112,10 @@ def test_allgather(world, dtype, mode):
 @pytest.mark.parametrize("dtype", DATATYPES)
 def test_broadcast(world, dtype, mode):
     root = 1 if world.size > 1 else 0
-    kw = {"dtype": dtype_arg(dtype)}
     # Only the root's data counts: every rank's buf receives it.
     buf = make(dtype, world.rank, N).reshape(1, N)
-    original = buf.copy()
-    if mode == "default":
-        got = world.broadcast(buf, root, **kw)
-        assert got is buf
-    elif mode == "out":
-        out = np.empty_like(buf)
-        got = world.broadcast(buf, root, out=out, **kw)
-        assert got is out
-        np.testing.assert_array_equal(buf, original)
-    else:
-        got = world.broadcast(buf, root, out=buf, **kw)
-        assert got is buf
+    got = call_replacing(functools.partial(world.broadcast, buf, root, dtype=dtype_arg(dtype)),
+                         buf, mode)
     assert got.shape == (1, N)
     np.testing.assert_array_equal(got[0], make(dtype, root, N))
 
