@@ -36,25 +36,8 @@ int64_t CompletionThread::now_ns() {
 }
 
 CompletionThread::CompletionThread(std::function<void()> on_timeout)
-    : on_timeout_(std::move(on_timeout)), thread_([this] { run(); }) {}
-
-CompletionThread::~CompletionThread() { finish(); }
-
-void CompletionThread::add(std::unique_ptr<PendingOp> op) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    incoming_.push_back(std::move(op));
-  }
-  cv_.notify_one();
-}
-
-void CompletionThread::finish() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+    : on_timeout_(std::move(on_timeout)) {
+  start([this] { run(); });
 }
 
 // Tests the requests that still run, in order; true once all have ended.
@@ -147,13 +130,13 @@ void CompletionThread::run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (active.empty()) cv_.wait(lock, [&] { return !incoming_.empty() || stopping_; });
-      for (auto &op : incoming_) {
+      if (active.empty()) cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      for (auto &op : queue_) {
         auto a = std::make_unique<Active>();
         a->op = std::move(op);
         active.push_back(std::move(a));
       }
-      incoming_.clear();
+      queue_.clear();
       if (active.empty() && stopping_) return;
     }
     bool progressed = false;

@@ -6,14 +6,13 @@
 
 #include <smd.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "fed_thread.h"
 
 namespace smd_torch {
 
@@ -36,21 +35,15 @@ struct PendingOp {
   std::function<void(smd_request_t *const *requests, size_t n)> inspect;
 };
 
-class CompletionThread {
+class CompletionThread : public FedThread<std::unique_ptr<PendingOp>> {
  public:
   // `on_timeout` runs on this thread when an operation passes its
   // deadline: the owner aborts its communicators there, which ends every
   // pending request (here and, through smd, on the peers) with an error.
   explicit CompletionThread(std::function<void()> on_timeout);
-  ~CompletionThread();
-  CompletionThread(const CompletionThread &) = delete;
-  CompletionThread &operator=(const CompletionThread &) = delete;
-
-  void add(std::unique_ptr<PendingOp> op);
-
-  // Waits until every operation added so far has ended (each has a
-  // deadline), then stops the thread. Called by the destructor too.
-  void finish();
+  ~CompletionThread() { finish(); }
+  // finish(): waits until every operation added so far has ended (each
+  // has a deadline), then stops the thread.
 
   // steady_clock nanoseconds now, the clock of PendingOp::deadline_ns.
   static int64_t now_ns();
@@ -64,13 +57,8 @@ class CompletionThread {
   void wait_a_little(std::vector<std::unique_ptr<Active>> &active, int &idle_rounds);
 
   std::function<void()> on_timeout_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<PendingOp>> incoming_;
-  bool stopping_ = false;
   // Set on this thread when a deadline passed; later failures name it.
   std::string abort_reason_;
-  std::thread thread_;
 };
 
 }  // namespace smd_torch

@@ -5,36 +5,23 @@
 // added (the order operations were issued, the same on every rank).
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
+
+#include "fed_thread.h"
 
 namespace smd_torch {
 
-class GroupWorker {
+class GroupWorker : public FedThread<std::function<void()>> {
  public:
-  GroupWorker();
-  ~GroupWorker();
-  GroupWorker(const GroupWorker &) = delete;
-  GroupWorker &operator=(const GroupWorker &) = delete;
-
-  // `job` must not throw.
-  void add(std::function<void()> job);
-
-  // Runs the jobs added so far, then stops the thread. Called by the
-  // destructor too.
-  void finish();
+  // add(job): `job` must not throw. finish(): runs the jobs added so far,
+  // then stops the thread (the destructor calls it too).
+  GroupWorker() {
+    start([this] { run(); });
+  }
+  ~GroupWorker() { finish(); }
 
  private:
   void run();
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace smd_torch

@@ -140,9 +140,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_allgather_base(
     at::Tensor &output, at::Tensor &input, const c10d::AllgatherOptions &opts) {
   const char *call = "allgather_into_tensor";
-  require_dense_cpu(input, call);
-  require_like(output, input.scalar_type(), input.numel() * size_, call,
-               "the output (world size x input)");
+  require_world_sized(output, input, call, "the output (world size x input)");
   // An input that already sits in its place in the output is smd's
   // in-place form; contiguous_input() keeps it there.
   at::Tensor in = contiguous_input(input);
@@ -159,17 +157,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_allgather_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
     std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
     const c10d::AllgatherOptions &opts) {
-  const char *call = "allgather_into_tensor_coalesced";
-  require_pairs(outputs, inputs, call);
-  Launch l(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced", call,
-           opts.timeout);
-  l.inputs = inputs;
-  l.outputs = outputs;
+  Launch l = pairs_launch(kAllgatherIntoTensorCoalesced, "smd:all_gather_into_tensor_coalesced",
+                          "allgather_into_tensor_coalesced", outputs, inputs, opts.timeout, true);
   std::vector<PairCall> pairs;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    require_dense_cpu(inputs[i], call);
-    require_like(outputs[i], inputs[i].scalar_type(), inputs[i].numel() * size_, call,
-                 "output " + std::to_string(i) + " (world size x input " + std::to_string(i) + ")");
     at::Tensor in = contiguous_input(inputs[i]);
     Staged out = stage_output(outputs[i]);
     pairs.push_back({in, out, gather_call(in, out.buffer.data_ptr())});
@@ -395,13 +386,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall(std::vector<at::Tensor>
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::send(std::vector<at::Tensor> &tensors, int dst,
                                                      int tag) {
-  const char *call = "send";
-  require_one(tensors, call);
-  require_peer(dst, tag, call, "destination");
+  Launch l = user_p2p(c10d::OpType::SEND, "smd:send", "send", tensors, dst, tag, "destination");
   at::Tensor in = contiguous_input(tensors[0]);
-
-  Launch l = user_p2p(c10d::OpType::SEND, "smd:send", call);
-  l.inputs = tensors;
   l.keep_alive = {in};
   l.start = [this, in, dst, tag](auto &requests, const std::string &what, uint64_t) {
     start_p2p(true, whole(in), dst, tag, comm_, requests, what);
@@ -411,13 +397,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::send(std::vector<at::Tensor> &te
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recv(std::vector<at::Tensor> &tensors, int src,
                                                      int tag) {
-  const char *call = "recv";
-  require_one(tensors, call);
-  require_peer(src, tag, call, "source");
+  Launch l = user_p2p(c10d::OpType::RECV, "smd:recv", "recv", tensors, src, tag, "source");
   Staged out = stage_output(tensors[0]);
-
-  Launch l = user_p2p(c10d::OpType::RECV, "smd:recv", call);
-  l.inputs = tensors;  // the profiler's shapes, as gloo gives them
   l.outputs = tensors;
   l.source_rank = src;
   l.start = [this, src, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
@@ -428,12 +409,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recv(std::vector<at::Tensor> &te
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recvAnysource(std::vector<at::Tensor> &tensors,
                                                               int tag) {
-  const char *call = "recvAnysource";
-  require_one(tensors, call);
-  require_peer(rank_, tag, call, "source");  // the tag's range
+  // rank_ as the peer: only the tag's range is checked.
+  Launch l = user_p2p(c10d::OpType::RECVANYSOURCE, "smd:recvAnySource", "recvAnysource", tensors,
+                      rank_, tag, "source");
   Staged out = stage_output(tensors[0]);
-  Launch l = user_p2p(c10d::OpType::RECVANYSOURCE, "smd:recvAnySource", call);
-  l.inputs = tensors;
   l.outputs = tensors;
   l.start = [this, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
     start_p2p(false, whole(buf), SMD_ANY_SOURCE, tag, comm_, requests, what);
@@ -448,8 +427,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recvAnysource(std::vector<at::Te
 }
 
 ProcessGroupSmd::Launch ProcessGroupSmd::user_p2p(c10d::OpType type, const char *title,
-                                                  const char *name) {
+                                                  const char *name,
+                                                  const std::vector<at::Tensor> &tensors, int peer,
+                                                  int tag, const char *role) const {
+  require_one(tensors, name);
+  require_peer(peer, tag, name, role);
   Launch l(type, title, name);
+  l.inputs = tensors;  // the profiler's shapes, as gloo gives them
   l.collective = false;
   l.point_to_point = true;
   return l;

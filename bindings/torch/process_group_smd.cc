@@ -242,6 +242,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_pairs(Launch l,
   return launch(std::move(l));
 }
 
+void ProcessGroupSmd::require_world_sized(const at::Tensor &large, const at::Tensor &small,
+                                          const char *call, const std::string &what) const {
+  require_dense_cpu(small, call);
+  require_like(large, small.scalar_type(), small.numel() * size_, call, what);
+}
+
+ProcessGroupSmd::Launch ProcessGroupSmd::pairs_launch(
+    c10d::OpType type, const char *title, const char *call, std::vector<at::Tensor> &outputs,
+    std::vector<at::Tensor> &inputs, std::chrono::milliseconds timeout, bool outputs_larger) const {
+  require_pairs(outputs, inputs, call);
+  const char *small_side = outputs_larger ? "input " : "output ";
+  const char *large_side = outputs_larger ? "output " : "input ";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    require_world_sized(
+        outputs_larger ? outputs[i] : inputs[i], outputs_larger ? inputs[i] : outputs[i], call,
+        large_side + std::to_string(i) + " (world size x " + small_side + std::to_string(i) + ")");
+  Launch l(type, title, call, timeout);
+  l.inputs = inputs;
+  l.outputs = outputs;
+  return l;
+}
+
 ProcessGroupSmd::Start ProcessGroupSmd::one_call(
     std::function<smd_result_t(smd_request_t **)> call) {
   return [call = std::move(call)](std::vector<smd_request_t *> &requests, const std::string &what,
@@ -405,9 +427,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
     at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) {
   const char *call = "reduce_scatter_tensor";
-  require_dense_cpu(output, call);
-  require_like(input, output.scalar_type(), output.numel() * size_, call,
-               "the input (world size x output)");
+  require_world_sized(input, output, call, "the input (world size x output)");
   return start_reduce_scatter(
       input, output, opts,
       Launch(c10d::OpType::_REDUCE_SCATTER_BASE, "smd:_reduce_scatter_base", call, opts.timeout),
@@ -448,16 +468,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
     const c10d::ReduceScatterOptions &opts) {
   const char *call = "reduce_scatter_tensor_coalesced";
-  require_pairs(outputs, inputs, call);
-  Launch l(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced", call,
-           opts.timeout);
-  l.inputs = inputs;
-  l.outputs = outputs;
+  Launch l = pairs_launch(kReduceScatterTensorCoalesced, "smd:reduce_scatter_tensor_coalesced",
+                          call, outputs, inputs, opts.timeout, false);
   std::vector<PairCall> pairs;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    require_dense_cpu(outputs[i], call);
-    require_like(inputs[i], outputs[i].scalar_type(), outputs[i].numel() * size_, call,
-                 "input " + std::to_string(i) + " (world size x output " + std::to_string(i) + ")");
     ReducePlan plan = plan_reduction(outputs[i].scalar_type(), opts.reduceOp, call);
     at::Tensor in = contiguous_input(inputs[i]);
     if (plan.premultiply) {

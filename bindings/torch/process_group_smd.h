@@ -185,11 +185,24 @@ class ProcessGroupSmd : public BackendBase {
   // One Work over every pair's call; each staged output is copied back
   // once all of them are done.
   c10::intrusive_ptr<c10d::Work> launch_pairs(Launch l, std::vector<PairCall> pairs);
+  // Throws unless `small` is a dense CPU tensor and `large` holds world
+  // size x its elements, of its datatype (`what` names `large`).
+  void require_world_sized(const at::Tensor &large, const at::Tensor &small, const char *call,
+                           const std::string &what) const;
+  // The Launch of a coalesced call on pairs (outputs[i], inputs[i]), each
+  // checked: the larger of a pair (the outputs when `outputs_larger`) holds
+  // world size x the other's elements, of its datatype.
+  Launch pairs_launch(c10d::OpType type, const char *title, const char *call,
+                      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+                      std::chrono::milliseconds timeout, bool outputs_larger) const;
   // Aborts the communicators: every pending request here ends, and the
   // peers' pending operations on them too.
   void abort_communicators();
   // The user's send or recv (not a collective: no sequence number).
-  static Launch user_p2p(c10d::OpType type, const char *title, const char *name);
+  // Checks its one tensor, `peer` (in `role`) and `tag`.
+  Launch user_p2p(c10d::OpType type, const char *title, const char *name,
+                  const std::vector<at::Tensor> &tensors, int peer, int tag,
+                  const char *role) const;
   // Throws unless `peer` is a rank of the group and `tag` one smd carries.
   void require_peer(int peer, int tag, const char *call, const char *role) const;
 

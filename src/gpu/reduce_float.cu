@@ -7,14 +7,11 @@ namespace smd::gpu {
 cudaError_t reduce_float(void *dst, const void *const *srcs, int nsrc, size_t count, int datatype,
                          int op, int divisor, cudaStream_t stream) {
   switch (datatype) {
+    SMD_WIDE_FLOAT_DATATYPES(SMD_GPU_REDUCE_PLAIN)
     case SMD_FLOAT16:
       return reduce_any_op<HalfElement>(dst, srcs, nsrc, count, op, divisor, stream);
     case SMD_BFLOAT16:
       return reduce_any_op<Bfloat16Element>(dst, srcs, nsrc, count, op, divisor, stream);
-    case SMD_FLOAT32:
-      return reduce_any_op<PlainElement<float>>(dst, srcs, nsrc, count, op, divisor, stream);
-    case SMD_FLOAT64:
-      return reduce_any_op<PlainElement<double>>(dst, srcs, nsrc, count, op, divisor, stream);
     default: return cudaErrorInvalidValue;
   }
 }

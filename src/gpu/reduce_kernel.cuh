@@ -142,4 +142,9 @@ cudaError_t reduce_any_op(void *dst, const void *const *srcs, int nsrc, size_t c
   }
 }
 
+// A `case` of a datatype switch for the plain element types
+// (SMD_INTEGER_DATATYPES, SMD_WIDE_FLOAT_DATATYPES).
+#define SMD_GPU_REDUCE_PLAIN(D, Stored) \
+  case D: return reduce_any_op<PlainElement<Stored>>(dst, srcs, nsrc, count, op, divisor, stream);
+
 }  // namespace smd::gpu

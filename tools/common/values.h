@@ -94,105 +94,50 @@ inline float bf16_to_f32(uint16_t b) {
   return f;
 }
 
+// The value of type T stored at p (any alignment), and storing one there.
+template <class T>
+T read_as(const uint8_t *p) {
+  T v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+void write_as(uint8_t *p, T v) {
+  memcpy(p, &v, sizeof v);
+}
+
 // Element i of buf, as a double.
 inline double load(const void *buf, size_t i, smd_datatype_t d) {
   const uint8_t *p = static_cast<const uint8_t *>(buf) + i * dtype_size(d);
   switch (d) {
-    case SMD_INT8: return *reinterpret_cast<const int8_t *>(p);
-    case SMD_UINT8: return *p;
-    case SMD_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case SMD_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case SMD_INT64: {
-      int64_t v;
-      memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
-    case SMD_UINT64: {
-      uint64_t v;
-      memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
-    case SMD_FLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return f16_to_f32(v);
-    }
-    case SMD_BFLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return bf16_to_f32(v);
-    }
-    case SMD_FLOAT32: {
-      float v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      double v;
-      memcpy(&v, p, 8);
-      return v;
-    }
+    case SMD_INT8: return read_as<int8_t>(p);
+    case SMD_UINT8: return read_as<uint8_t>(p);
+    case SMD_INT32: return read_as<int32_t>(p);
+    case SMD_UINT32: return read_as<uint32_t>(p);
+    case SMD_INT64: return static_cast<double>(read_as<int64_t>(p));
+    case SMD_UINT64: return static_cast<double>(read_as<uint64_t>(p));
+    case SMD_FLOAT16: return f16_to_f32(read_as<uint16_t>(p));
+    case SMD_BFLOAT16: return bf16_to_f32(read_as<uint16_t>(p));
+    case SMD_FLOAT32: return read_as<float>(p);
+    default: return read_as<double>(p);
   }
 }
 
 // Store v (already in range for the type, or wrapped for integers).
 inline void store(void *buf, size_t i, smd_datatype_t d, double v) {
   uint8_t *p = static_cast<uint8_t *>(buf) + i * dtype_size(d);
+  int64_t whole = is_float(d) ? 0 : static_cast<int64_t>(v);
   switch (d) {
-    case SMD_INT8: {
-      int8_t x = static_cast<int8_t>(static_cast<int64_t>(v));
-      memcpy(p, &x, 1);
-      break;
-    }
-    case SMD_UINT8: {
-      uint8_t x = static_cast<uint8_t>(static_cast<int64_t>(v));
-      memcpy(p, &x, 1);
-      break;
-    }
-    case SMD_INT32: {
-      int32_t x = static_cast<int32_t>(static_cast<int64_t>(v));
-      memcpy(p, &x, 4);
-      break;
-    }
-    case SMD_UINT32: {
-      uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(v));
-      memcpy(p, &x, 4);
-      break;
-    }
-    case SMD_INT64: {
-      int64_t x = static_cast<int64_t>(v);
-      memcpy(p, &x, 8);
-      break;
-    }
-    case SMD_UINT64: {
-      uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(v));
-      memcpy(p, &x, 8);
-      break;
-    }
-    case SMD_FLOAT16: {
-      uint16_t x = f32_to_f16(static_cast<float>(v));
-      memcpy(p, &x, 2);
-      break;
-    }
-    case SMD_BFLOAT16: {
-      uint16_t x = f32_to_bf16(static_cast<float>(v));
-      memcpy(p, &x, 2);
-      break;
-    }
-    case SMD_FLOAT32: {
-      float x = static_cast<float>(v);
-      memcpy(p, &x, 4);
-      break;
-    }
-    default: memcpy(p, &v, 8); break;
+    case SMD_INT8: return write_as(p, static_cast<int8_t>(whole));
+    case SMD_UINT8: return write_as(p, static_cast<uint8_t>(whole));
+    case SMD_INT32: return write_as(p, static_cast<int32_t>(whole));
+    case SMD_UINT32: return write_as(p, static_cast<uint32_t>(whole));
+    case SMD_INT64: return write_as(p, whole);
+    case SMD_UINT64: return write_as(p, static_cast<uint64_t>(whole));
+    case SMD_FLOAT16: return write_as(p, f32_to_f16(static_cast<float>(v)));
+    case SMD_BFLOAT16: return write_as(p, f32_to_bf16(static_cast<float>(v)));
+    case SMD_FLOAT32: return write_as(p, static_cast<float>(v));
+    default: return write_as(p, v);
   }
 }
 

@@ -18,6 +18,17 @@ static std::string vformat(const char *fmt, va_list args) {
   return text;
 }
 
+// Declares `text`: the arguments after `fmt` of the enclosing printf-like
+// function, formatted (va_start needs that function's own frame).
+#define TCHECK_FORMAT(text, fmt) \
+  std::string text;              \
+  do {                           \
+    va_list args;                \
+    va_start(args, fmt);         \
+    text = vformat(fmt, args);   \
+    va_end(args);                \
+  } while (0)
+
 std::string describe(smd_transport_status_t s, const std::string &error) {
   std::string d = status_name(s);
   if (!error.empty()) d += " (" + error + ")";
@@ -187,27 +198,19 @@ std::vector<unsigned char> Env::fetch(int from) const {
 }
 
 void Env::note(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
+  TCHECK_FORMAT(text, fmt);
   if (!notes_.empty()) notes_ += "; ";
-  notes_ += vformat(fmt, args);
-  va_end(args);
+  notes_ += text;
 }
 
 void Env::fail(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  std::string m = vformat(fmt, args);
-  va_end(args);
-  throw TestFailure{m};
+  TCHECK_FORMAT(text, fmt);
+  throw TestFailure{text};
 }
 
 void Env::skip(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  std::string m = vformat(fmt, args);
-  va_end(args);
-  throw TestSkip{m};
+  TCHECK_FORMAT(text, fmt);
+  throw TestSkip{text};
 }
 
 void Env::check(smd_transport_status_t s, const char *what) {

@@ -97,6 +97,12 @@ def _destroy_handle(handle: Any) -> None:
 
 
 
+def _queried(c_function: str, doc: str) -> Any:
+    """A read-only int property asked of the library on each read
+    (``smd_comm_<what>(comm, &out)``)."""
+    return property(lambda comm: comm._query(getattr(lib, c_function)), doc=doc)
+
+
 class Comm(RootedCalls, VCollectives):
     """A communicator: an ordered group of ranks that run collectives
     together. Made by :func:`smd.init` (the world), :meth:`split`,
@@ -153,10 +159,6 @@ class Comm(RootedCalls, VCollectives):
         check(fn(self._live(), out))
         return out[0]
 
-    def __repr__(self) -> str:
-        state = "" if self._handle is not None else " destroyed"
-        return f"<smd.Comm rank {self._rank} of {self._size}{state}>"
-
     @property
     def rank(self) -> int:
         """This process's rank in the communicator."""
@@ -167,25 +169,11 @@ class Comm(RootedCalls, VCollectives):
         """The number of ranks."""
         return self._size
 
-    @property
-    def local_rank(self) -> int:
-        """Rank among the members on this node."""
-        return self._query(lib.smd_comm_local_rank)
-
-    @property
-    def local_size(self) -> int:
-        """Number of members on this node."""
-        return self._query(lib.smd_comm_local_size)
-
-    @property
-    def node_index(self) -> int:
-        """Index of this rank's node among the communicator's nodes."""
-        return self._query(lib.smd_comm_node_index)
-
-    @property
-    def node_count(self) -> int:
-        """Number of nodes the communicator spans."""
-        return self._query(lib.smd_comm_node_count)
+    local_rank = _queried("smd_comm_local_rank", "Rank among the members on this node.")
+    local_size = _queried("smd_comm_local_size", "Number of members on this node.")
+    node_index = _queried("smd_comm_node_index",
+                          "Index of this rank's node among the communicator's nodes.")
+    node_count = _queried("smd_comm_node_count", "Number of nodes the communicator spans.")
 
     @property
     def destroyed(self) -> bool:
@@ -339,6 +327,10 @@ class Comm(RootedCalls, VCollectives):
         """Its Groups released it."""
         self._release_side()
         self._handle = None
+
+    def __repr__(self) -> str:
+        state = "" if self._handle is not None else " destroyed"
+        return f"<smd.Comm rank {self._rank} of {self._size}{state}>"
 
     def __enter__(self) -> "Comm":
         if self._owner is not None:

@@ -83,6 +83,11 @@ def _destroy_handle(handle: Any) -> None:
     lib.smd_groups_destroy(handle)
 
 
+def _group_comm(kind: GroupKind, doc: str) -> Any:
+    """A read-only property: this rank's communicator of `kind` (Groups.comm)."""
+    return property(lambda groups: groups.comm(kind), doc=doc)
+
+
 class Groups(Generic[CommT]):
     """This rank's model-parallel groups, each with a communicator; made by
     :meth:`smd.Comm.groups` (collective). The communicators belong to the
@@ -159,36 +164,15 @@ class Groups(Generic[CommT]):
         """Each group's size: {"world": W, "tp": tp, "pp": pp, ...}."""
         return {k.name.lower(): self.size(k) for k in GroupKind}
 
-    @property
-    def tp(self) -> CommT:
-        """The tensor-parallel group (same rdp and pp coordinates)."""
-        return self.comm(GroupKind.TP)
-
-    @property
-    def pp(self) -> CommT:
-        """The pipeline-parallel group (same rdp and tp coordinates)."""
-        return self.comm(GroupKind.PP)
-
-    @property
-    def dp(self) -> CommT:
-        """The data-parallel group (same pp coordinate; tp * rdp ranks)."""
-        return self.comm(GroupKind.DP)
-
-    @property
-    def rdp(self) -> CommT:
-        """The reduced-data-parallel group (same pp and tp coordinates)."""
-        return self.comm(GroupKind.RDP)
-
-    @property
-    def mp(self) -> CommT:
-        """The model-parallel group: one model replica (tp * pp ranks)."""
-        return self.comm(GroupKind.MP)
-
-    @property
-    def sdp(self) -> CommT:
-        """The sharded data-parallel group: a chunk of sdp consecutive
-        members of the rdp group (the shard group of sharded parameters)."""
-        return self.comm(GroupKind.SDP)
+    tp = _group_comm(GroupKind.TP, "The tensor-parallel group (same rdp and pp coordinates).")
+    pp = _group_comm(GroupKind.PP, "The pipeline-parallel group (same rdp and tp coordinates).")
+    dp = _group_comm(GroupKind.DP, "The data-parallel group (same pp coordinate; tp * rdp ranks).")
+    rdp = _group_comm(GroupKind.RDP,
+                      "The reduced-data-parallel group (same pp and tp coordinates).")
+    mp = _group_comm(GroupKind.MP, "The model-parallel group: one model replica (tp * pp ranks).")
+    sdp = _group_comm(GroupKind.SDP,
+                      "The sharded data-parallel group: a chunk of sdp consecutive members of "
+                      "the rdp group (the shard group of sharded parameters).")
 
     @property
     def world(self) -> CommT:

@@ -129,31 +129,35 @@ void do_allreduce(const void *sendbuf, void *recvbuf, size_t count, smd_datatype
   launch(c, a, count, req, stream);
 }
 
+// allgather's and reduce_scatter's checked arguments: size() blocks of
+// `count` lie in recvbuf (allgather) or sendbuf (reduce_scatter); the other
+// buffer holds this rank's block alone, or is that block (in place).
+CollArgs block_args(CollKind kind, const Comm &c, const void *sendbuf, void *recvbuf, size_t count,
+                    smd_datatype_t dt, smd_op_t op) {
+  size_t es = check_datatype(dt);
+  bool blocks_in_send = kind == CollKind::kReduceScatter;
+  if (blocks_in_send) check_op(op);
+  size_t own = checked_bytes(count, es, 1, blocks_in_send ? "recvcount" : "sendcount");
+  size_t total =
+      checked_bytes(count, es, c.size(), blocks_in_send ? "recvcount x size" : "sendcount x size");
+  check_buffer(sendbuf, blocks_in_send ? total : own, "sendbuf");
+  check_buffer(recvbuf, blocks_in_send ? own : total, "recvbuf");
+  if (blocks_in_send) check_overlap(recvbuf, own, sendbuf, total, own * c.rank());
+  else check_overlap(sendbuf, own, recvbuf, total, own * c.rank());
+  return CollArgs{kind, sendbuf, recvbuf, count, dt, op, 0};
+}
+
 void do_allgather(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                   smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  size_t es = check_datatype(dt);
-  size_t bytes = checked_bytes(count, es, 1, "sendcount");
-  size_t total = checked_bytes(count, es, c->size(), "sendcount x size");
-  check_buffer(sendbuf, bytes, "sendbuf");
-  check_buffer(recvbuf, total, "recvbuf");
-  check_overlap(sendbuf, bytes, recvbuf, total, bytes * c->rank());
-  CollArgs a{CollKind::kAllgather, sendbuf, recvbuf, count, dt, SMD_SUM, 0};
+  CollArgs a = block_args(CollKind::kAllgather, *c, sendbuf, recvbuf, count, dt, SMD_SUM);
   launch(c, a, count * c->size(), req, stream);
 }
 
 void do_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t dt,
                        smd_op_t op, smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
   CommUse c(comm, req == nullptr);
-  size_t es = check_datatype(dt);
-  check_op(op);
-  size_t bytes = checked_bytes(count, es, 1, "recvcount");
-  size_t total = checked_bytes(count, es, c->size(), "recvcount x size");
-  check_buffer(sendbuf, total, "sendbuf");
-  check_buffer(recvbuf, bytes, "recvbuf");
-  // In place: recvbuf is block `rank` of sendbuf.
-  check_overlap(recvbuf, bytes, sendbuf, total, bytes * c->rank());
-  CollArgs a{CollKind::kReduceScatter, sendbuf, recvbuf, count, dt, op, 0};
+  CollArgs a = block_args(CollKind::kReduceScatter, *c, sendbuf, recvbuf, count, dt, op);
   launch(c, a, count, req, stream);
 }
 
@@ -265,164 +269,73 @@ void do_barrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **req) {
 
 }  // namespace
 
+// Each collective's blocking entry point smd_<name> and its nonblocking
+// smd_i<name>, from one parameter list: the i-form adds the request out
+// pointer, checks it, and hands it to the same do_<name>().
+#define SMD_ENTRY_LIST(...) __VA_ARGS__
+#define SMD_COLLECTIVE_ENTRIES(name, params, args)                                   \
+  SMD_API smd_result_t smd_##name(SMD_ENTRY_LIST params) {                           \
+    return guarded("smd_" #name, [&] { do_##name(SMD_ENTRY_LIST args, nullptr); });  \
+  }                                                                                  \
+  SMD_API smd_result_t smd_i##name(SMD_ENTRY_LIST params, smd_request_t **request) { \
+    return guarded("smd_i" #name, [&] {                                              \
+      out_request(request);                                                          \
+      do_##name(SMD_ENTRY_LIST args, request);                                       \
+    });                                                                              \
+  }
+
 extern "C" {
 
-SMD_API smd_result_t smd_allreduce(const void *sendbuf, void *recvbuf, size_t count,
-                                   smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
-                                   smd_stream_t stream) {
-  return guarded("smd_allreduce", [&] {
-    do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
-                                    smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
-                                    smd_stream_t stream, smd_request_t **request) {
-  return guarded("smd_iallreduce", [&] {
-    out_request(request);
-    do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(allreduce,
+                       (const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t datatype,
+                        smd_op_t op, smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, count, datatype, op, comm, stream))
 
-SMD_API smd_result_t smd_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
-                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream) {
-  return guarded("smd_allgather", [&] {
-    do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
-                                    smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
-                                    smd_request_t **request) {
-  return guarded("smd_iallgather", [&] {
-    out_request(request);
-    do_allgather(sendbuf, recvbuf, sendcount, datatype, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(allgather,
+                       (const void *sendbuf, void *recvbuf, size_t sendcount,
+                        smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, sendcount, datatype, comm, stream))
 
-SMD_API smd_result_t smd_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                        smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
-                                        smd_stream_t stream) {
-  return guarded("smd_reduce_scatter", [&] {
-    do_reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                         smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
-                                         smd_stream_t stream, smd_request_t **request) {
-  return guarded("smd_ireduce_scatter", [&] {
-    out_request(request);
-    do_reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(reduce_scatter,
+                       (const void *sendbuf, void *recvbuf, size_t recvcount,
+                        smd_datatype_t datatype, smd_op_t op, smd_comm_t *comm,
+                        smd_stream_t stream),
+                       (sendbuf, recvbuf, recvcount, datatype, op, comm, stream))
 
-SMD_API smd_result_t smd_broadcast(const void *sendbuf, void *recvbuf, size_t count,
-                                   smd_datatype_t datatype, int root, smd_comm_t *comm,
-                                   smd_stream_t stream) {
-  return guarded("smd_broadcast", [&] {
-    do_broadcast(sendbuf, recvbuf, count, datatype, root, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
-                                    smd_datatype_t datatype, int root, smd_comm_t *comm,
-                                    smd_stream_t stream, smd_request_t **request) {
-  return guarded("smd_ibroadcast", [&] {
-    out_request(request);
-    do_broadcast(sendbuf, recvbuf, count, datatype, root, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(broadcast,
+                       (const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t datatype,
+                        int root, smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, count, datatype, root, comm, stream))
 
-SMD_API smd_result_t smd_reduce(const void *sendbuf, void *recvbuf, size_t count,
-                                smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
-                                smd_stream_t stream) {
-  return guarded("smd_reduce", [&] {
-    do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_ireduce(const void *sendbuf, void *recvbuf, size_t count,
-                                 smd_datatype_t datatype, smd_op_t op, int root, smd_comm_t *comm,
-                                 smd_stream_t stream, smd_request_t **request) {
-  return guarded("smd_ireduce", [&] {
-    out_request(request);
-    do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(reduce,
+                       (const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t datatype,
+                        smd_op_t op, int root, smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, count, datatype, op, root, comm, stream))
 
-SMD_API smd_result_t smd_alltoall(const void *sendbuf, void *recvbuf, size_t count,
-                                  smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream) {
-  return guarded("smd_alltoall",
-                 [&] { do_alltoall(sendbuf, recvbuf, count, datatype, comm, stream, nullptr); });
-}
-SMD_API smd_result_t smd_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
-                                   smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream,
-                                   smd_request_t **request) {
-  return guarded("smd_ialltoall", [&] {
-    out_request(request);
-    do_alltoall(sendbuf, recvbuf, count, datatype, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(alltoall,
+                       (const void *sendbuf, void *recvbuf, size_t count, smd_datatype_t datatype,
+                        smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, count, datatype, comm, stream))
 
-SMD_API smd_result_t smd_barrier(smd_comm_t *comm, smd_stream_t stream) {
-  return guarded("smd_barrier", [&] { do_barrier(comm, stream, nullptr); });
-}
-SMD_API smd_result_t smd_ibarrier(smd_comm_t *comm, smd_stream_t stream, smd_request_t **request) {
-  return guarded("smd_ibarrier", [&] {
-    out_request(request);
-    do_barrier(comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(barrier, (smd_comm_t * comm, smd_stream_t stream), (comm, stream))
 
-SMD_API smd_result_t smd_allgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
-                                    const size_t *displs, smd_datatype_t datatype, smd_comm_t *comm,
-                                    smd_stream_t stream) {
-  return guarded("smd_allgatherv", [&] {
-    do_allgatherv(sendbuf, recvbuf, counts, displs, datatype, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_iallgatherv(const void *sendbuf, void *recvbuf, const size_t *counts,
-                                     const size_t *displs, smd_datatype_t datatype,
-                                     smd_comm_t *comm, smd_stream_t stream,
-                                     smd_request_t **request) {
-  return guarded("smd_iallgatherv", [&] {
-    out_request(request);
-    do_allgatherv(sendbuf, recvbuf, counts, displs, datatype, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(allgatherv,
+                       (const void *sendbuf, void *recvbuf, const size_t *counts,
+                        const size_t *displs, smd_datatype_t datatype, smd_comm_t *comm,
+                        smd_stream_t stream),
+                       (sendbuf, recvbuf, counts, displs, datatype, comm, stream))
 
-SMD_API smd_result_t smd_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
-                                         const size_t *displs, smd_datatype_t datatype, smd_op_t op,
-                                         smd_comm_t *comm, smd_stream_t stream) {
-  return guarded("smd_reduce_scatterv", [&] {
-    do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, nullptr);
-  });
-}
-SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *counts,
-                                          const size_t *displs, smd_datatype_t datatype,
-                                          smd_op_t op, smd_comm_t *comm, smd_stream_t stream,
-                                          smd_request_t **request) {
-  return guarded("smd_ireduce_scatterv", [&] {
-    out_request(request);
-    do_reduce_scatterv(sendbuf, recvbuf, counts, displs, datatype, op, comm, stream, request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(reduce_scatterv,
+                       (const void *sendbuf, void *recvbuf, const size_t *counts,
+                        const size_t *displs, smd_datatype_t datatype, smd_op_t op,
+                        smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, recvbuf, counts, displs, datatype, op, comm, stream))
 
-SMD_API smd_result_t smd_alltoallv(const void *sendbuf, const size_t *sendcounts,
-                                   const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                                   const size_t *rdispls, smd_datatype_t datatype, smd_comm_t *comm,
-                                   smd_stream_t stream) {
-  return guarded("smd_alltoallv", [&] {
-    do_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm, stream,
-                 nullptr);
-  });
-}
-SMD_API smd_result_t smd_ialltoallv(const void *sendbuf, const size_t *sendcounts,
-                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                                    const size_t *rdispls, smd_datatype_t datatype,
-                                    smd_comm_t *comm, smd_stream_t stream,
-                                    smd_request_t **request) {
-  return guarded("smd_ialltoallv", [&] {
-    out_request(request);
-    do_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm, stream,
-                 request);
-  });
-}
+SMD_COLLECTIVE_ENTRIES(alltoallv,
+                       (const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                        void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                        smd_datatype_t datatype, smd_comm_t *comm, smd_stream_t stream),
+                       (sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, datatype, comm,
+                        stream))
 
 }  // extern "C"

@@ -125,20 +125,24 @@ void *checked_group_stream(const std::vector<GroupCall> &calls) {
     if (g.on_device && !device) device = &g;
   }
   if (!named) return nullptr;
-  for (const GroupCall &g : calls)
-    if (g.stream != named->stream)
-      fail(SMD_ERR_INVALID_ARGUMENT,
-           "call %d (%s) of the group names stream %p but call %d (%s) names %s: all calls of a "
-           "group that names a stream must name the same one",
-           named->index, named->call, named->stream, g.index, g.call,
-           g.stream ? format("%p", g.stream).c_str() : "none (NULL)");
+  // The first call whose `field` is not the naming call's, or null.
+  auto unlike = [&](auto field) -> const GroupCall * {
+    for (const GroupCall &g : calls)
+      if (g.*field != named->*field) return &g;
+    return nullptr;
+  };
+  if (const GroupCall *g = unlike(&GroupCall::stream))
+    fail(SMD_ERR_INVALID_ARGUMENT,
+         "call %d (%s) of the group names stream %p but call %d (%s) names %s: all calls of a "
+         "group that names a stream must name the same one",
+         named->index, named->call, named->stream, g->index, g->call,
+         g->stream ? format("%p", g->stream).c_str() : "none (NULL)");
   if (!device) return nullptr;
-  for (const GroupCall &g : calls)
-    if (g.comm != named->comm)
-      fail(SMD_ERR_NOT_SUPPORTED,
-           "calls %d (%s) and %d (%s) of a stream-ordered group are on different communicators; "
-           "a group with a stream runs on one communicator's stream proxy (not yet on several)",
-           named->index, named->call, g.index, g.call);
+  if (const GroupCall *g = unlike(&GroupCall::comm))
+    fail(SMD_ERR_NOT_SUPPORTED,
+         "calls %d (%s) and %d (%s) of a stream-ordered group are on different communicators; "
+         "a group with a stream runs on one communicator's stream proxy (not yet on several)",
+         named->index, named->call, g->index, g->call);
   return named->stream;
 }
 

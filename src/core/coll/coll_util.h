@@ -4,6 +4,7 @@
 
 #include <smd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +19,25 @@ struct Range {
   size_t off = 0;
   size_t len = 0;
 };
+
+// `n` elements moved at most `per_round` at a time: how many rounds (at
+// least one, for an empty call too) and round k's elements (empty past the
+// end).
+struct RoundSlices {
+  size_t n, per_round;
+  uint64_t count() const { return std::max<uint64_t>(1, (n + per_round - 1) / per_round); }
+  Range operator[](uint64_t k) const {
+    size_t off = k * per_round;
+    return Range{std::min(off, n), off < n ? std::min(per_round, n - off) : 0};
+  }
+};
+
+// The rounds of an operation on p blocks of n elements (alltoall,
+// reduce_scatter) that stages the same slice of every block each round,
+// at most `chunk` bytes in all.
+inline RoundSlices block_round_slices(size_t chunk, int p, size_t n, size_t es) {
+  return RoundSlices{n, std::max<size_t>(1, chunk / (static_cast<size_t>(p) * es))};
+}
 
 // Part i of n elements split into p near-equal contiguous parts.
 inline Range split(size_t n, int p, int i) {

@@ -42,6 +42,11 @@ class Scratch {
  public:
   Scratch(const MemoryOps &ops, size_t bytes)
       : ops_(&ops), p_(static_cast<uint8_t *>(ops.alloc(bytes ? bytes : 1))) {}
+  // A copy of `bytes` at `copy_of`: for algorithms that reduce in place
+  // while the caller's input stays as it was.
+  Scratch(const MemoryOps &ops, const void *copy_of, size_t bytes) : Scratch(ops, bytes) {
+    ops.copy(p_, copy_of, bytes);
+  }
   ~Scratch() { ops_->release(p_); }
   Scratch(const Scratch &) = delete;
   Scratch &operator=(const Scratch &) = delete;

@@ -76,12 +76,8 @@ void P2PMatcher::isend(int peer, const void *buf, size_t bytes, int tag, Envelop
 
 std::shared_ptr<P2PMatcher::Recv> P2PMatcher::irecv(int peer, int tag, void *buf, size_t capacity,
                                                     bool exact) {
-  auto r = std::make_shared<Recv>();
-  r->peer = peer;
-  r->tag = tag;
-  r->buf = buf;
-  r->capacity = capacity;
-  r->exact = exact;
+  auto r = std::make_shared<Recv>(
+      Recv{.peer = peer, .tag = tag, .buf = buf, .capacity = capacity, .exact = exact});
   std::lock_guard<std::mutex> lock(mu_);
   waiting_.push_back(r);
   pending_.store(true, std::memory_order_relaxed);

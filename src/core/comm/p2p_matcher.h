@@ -55,11 +55,11 @@ class P2PMatcher {
     bool matched = false;
     int source = -1, msg_tag = -1;
     size_t bytes = 0;
-    P2PReq data;
-    std::vector<uint8_t> discard;  // a payload too large for buf, drained
+    P2PReq data{};
+    std::vector<uint8_t> discard{};  // a payload too large for buf, drained
     bool done = false;
     smd_result_t error = SMD_SUCCESS;
-    std::string message;
+    std::string message{};
   };
   static constexpr int kAnySource = SMD_ANY_SOURCE;
   static constexpr int kAnyTag = SMD_ANY_TAG;

@@ -11,16 +11,16 @@
 
 #include <cstddef>
 
+#include "core/util/non_copyable.h"
+
 namespace smd::gpu {
 
 // Sets the stream device operations of this thread enqueue on, for the
 // life of the scope (NULL: the legacy default stream).
-class StreamScope {
+class StreamScope : NonCopyable {
  public:
   explicit StreamScope(void *stream);
   ~StreamScope();
-  StreamScope(const StreamScope &) = delete;
-  StreamScope &operator=(const StreamScope &) = delete;
 
  private:
   void *saved_;
@@ -31,12 +31,10 @@ void *current_stream();
 // Makes `device` the calling thread's current GPU for the life of the
 // scope (nothing when it is -1 or already current): a nonblocking call runs
 // on the communicator's worker thread, whose current device is CUDA's 0.
-class DeviceScope {
+class DeviceScope : NonCopyable {
  public:
   explicit DeviceScope(int device);
   ~DeviceScope();
-  DeviceScope(const DeviceScope &) = delete;
-  DeviceScope &operator=(const DeviceScope &) = delete;
 
  private:
   int previous_ = -1;

@@ -25,22 +25,22 @@ constexpr uint64_t kContextCaps = SMD_TRANSPORT_CAP_REGISTRATION_REQUIRED |
 
 class PluginHost {
  public:
-  PluginHost(const std::string &name, const TransportPlacement &where) : name_(name) {
-    host_.struct_size = sizeof host_;
-    host_.abi_version = SMD_TRANSPORT_ABI_VERSION;
-    host_.host = this;
-    host_.rank = where.rank;
-    host_.world_size = where.world_size;
-    host_.local_rank = where.local_rank;
-    host_.local_size = where.local_size;
-    host_.node_index = where.node_index;
-    host_.node_count = where.node_count;
-    host_.timeout_ms = where.timeout_ms;
-    host_.log = &PluginHost::log;
-    host_.set_error = &PluginHost::set_error;
-    host_.get_param = &PluginHost::get_param;
-    host_.mem_unmapped = &PluginHost::mem_unmapped;
-  }
+  PluginHost(const std::string &name, const TransportPlacement &where)
+      : name_(name),
+        host_{.struct_size = sizeof(smd_transport_host_t),
+              .abi_version = SMD_TRANSPORT_ABI_VERSION,
+              .host = this,
+              .rank = where.rank,
+              .world_size = where.world_size,
+              .local_rank = where.local_rank,
+              .local_size = where.local_size,
+              .node_index = where.node_index,
+              .node_count = where.node_count,
+              .timeout_ms = where.timeout_ms,
+              .log = &PluginHost::log,
+              .set_error = &PluginHost::set_error,
+              .get_param = &PluginHost::get_param,
+              .mem_unmapped = &PluginHost::mem_unmapped} {}
   const smd_transport_host_t *host() const { return &host_; }
 
  private:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/reduce/half.h"
+#include "core/util/dtype.h"
 
 #include <smd.h>
 
@@ -32,22 +33,12 @@ struct PlainElement {
 
 template <smd_datatype_t D>
 struct Element;
-template <>
-struct Element<SMD_INT8> : PlainElement<int8_t> {};
-template <>
-struct Element<SMD_UINT8> : PlainElement<uint8_t> {};
-template <>
-struct Element<SMD_INT32> : PlainElement<int32_t> {};
-template <>
-struct Element<SMD_UINT32> : PlainElement<uint32_t> {};
-template <>
-struct Element<SMD_INT64> : PlainElement<int64_t> {};
-template <>
-struct Element<SMD_UINT64> : PlainElement<uint64_t> {};
-template <>
-struct Element<SMD_FLOAT32> : PlainElement<float> {};
-template <>
-struct Element<SMD_FLOAT64> : PlainElement<double> {};
+#define SMD_PLAIN_ELEMENT(D, Stored) \
+  template <>                        \
+  struct Element<D> : PlainElement<Stored> {};
+SMD_INTEGER_DATATYPES(SMD_PLAIN_ELEMENT)
+SMD_WIDE_FLOAT_DATATYPES(SMD_PLAIN_ELEMENT)
+#undef SMD_PLAIN_ELEMENT
 // 16-bit floats: stored as their bits, computed in float.
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
 struct HalfElement {

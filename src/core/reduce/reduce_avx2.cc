@@ -36,41 +36,39 @@ namespace {
 
 // Storing a vector register, normally or streaming (non-temporal: around
 // the caches, no read-for-ownership; `p` must then be 16/32-byte aligned).
-template <bool Stream>
-void put(void *p, __m256 v) {
-  if constexpr (Stream) _mm256_stream_ps(static_cast<float *>(p), v);
-  else _mm256_storeu_ps(static_cast<float *>(p), v);
-}
-template <bool Stream>
-void put(void *p, __m256d v) {
-  if constexpr (Stream) _mm256_stream_pd(static_cast<double *>(p), v);
-  else _mm256_storeu_pd(static_cast<double *>(p), v);
-}
-template <bool Stream>
-void put(void *p, __m256i v) {
-  if constexpr (Stream) _mm256_stream_si256(static_cast<__m256i *>(p), v);
-  else _mm256_storeu_si256(static_cast<__m256i *>(p), v);
-}
-template <bool Stream>
-void put(void *p, __m128i v) {
-  if constexpr (Stream) _mm_stream_si128(static_cast<__m128i *>(p), v);
-  else _mm_storeu_si128(static_cast<__m128i *>(p), v);
-}
-
-// The float32 operations, shared by float32, float16 and bfloat16 (the
-// latter two are widened to float32 when loaded). vminps/vmaxps(acc, x)
-// are exactly element.h's combine().
-struct Float32Ops {
-  using V = __m256;
-  static constexpr size_t W = 8;
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static V min(V a, V b) { return _mm256_min_ps(a, b); }
-  static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static V divide(V a, const Divide<float> &d) {
-    return _mm256_mul_ps(a, _mm256_set1_ps(d.inverse));
+#define SMD_PUT(V, Element, stream, store)                      \
+  template <bool Stream>                                        \
+  void put(void *p, V v) {                                      \
+    if constexpr (Stream) stream(static_cast<Element *>(p), v); \
+    else store(static_cast<Element *>(p), v);                   \
   }
+SMD_PUT(__m256, float, _mm256_stream_ps, _mm256_storeu_ps)
+SMD_PUT(__m256d, double, _mm256_stream_pd, _mm256_storeu_pd)
+SMD_PUT(__m256i, __m256i, _mm256_stream_si256, _mm256_storeu_si256)
+SMD_PUT(__m128i, __m128i, _mm_stream_si128, _mm_storeu_si128)
+#undef SMD_PUT
+
+// The float32 and float64 operations (float16 and bfloat16 are widened to
+// float32 when loaded): add and multiply are vaddps/vmulps (pd), and
+// vminps/vmaxps(acc, x) are exactly element.h's combine().
+inline __m256 splat(float x) { return _mm256_set1_ps(x); }
+inline __m256d splat(double x) { return _mm256_set1_pd(x); }
+inline __m256 lane_min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+inline __m256d lane_min(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
+inline __m256 lane_max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+inline __m256d lane_max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
+
+template <class Float>
+struct FloatOps {
+  using V = decltype(splat(Float{}));
+  static constexpr size_t W = sizeof(V) / sizeof(Float);
+  static V add(V a, V b) { return a + b; }
+  static V mul(V a, V b) { return a * b; }
+  static V min(V a, V b) { return lane_min(a, b); }
+  static V max(V a, V b) { return lane_max(a, b); }
+  static V divide(V a, const Divide<Float> &d) { return a * splat(d.inverse); }
 };
+using Float32Ops = FloatOps<float>;
 
 struct Float32Lanes : Float32Ops {
   using T = float;
@@ -127,19 +125,10 @@ struct Bfloat16Lanes {
   static V divide(V a, const Divide<float> &d) { return {F::divide(a.lo, d), F::divide(a.hi, d)}; }
 };
 
-struct Float64Lanes {
+struct Float64Lanes : FloatOps<double> {
   using T = double;
-  using V = __m256d;
-  static constexpr size_t W = 4;
   static V load(const T *p) { return _mm256_loadu_pd(p); }
   static V narrow(V v) { return v; }
-  static V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
-  static V min(V a, V b) { return _mm256_min_pd(a, b); }
-  static V max(V a, V b) { return _mm256_max_pd(a, b); }
-  static V divide(V a, const Divide<double> &d) {
-    return _mm256_mul_pd(a, _mm256_set1_pd(d.inverse));
-  }
 };
 
 // 8-, 32- and 64-bit integers. Two's-complement add and multiply give the
@@ -210,18 +199,11 @@ struct IntLanes {
 
 template <smd_datatype_t D>
 struct LanesOf;
-template <>
-struct LanesOf<SMD_INT8> : IntLanes<int8_t> {};
-template <>
-struct LanesOf<SMD_UINT8> : IntLanes<uint8_t> {};
-template <>
-struct LanesOf<SMD_INT32> : IntLanes<int32_t> {};
-template <>
-struct LanesOf<SMD_UINT32> : IntLanes<uint32_t> {};
-template <>
-struct LanesOf<SMD_INT64> : IntLanes<int64_t> {};
-template <>
-struct LanesOf<SMD_UINT64> : IntLanes<uint64_t> {};
+#define SMD_INT_LANES(D, Stored) \
+  template <>                    \
+  struct LanesOf<D> : IntLanes<Stored> {};
+SMD_INTEGER_DATATYPES(SMD_INT_LANES)
+#undef SMD_INT_LANES
 template <>
 struct LanesOf<SMD_FLOAT16> : Float16Lanes {};
 template <>

@@ -4,6 +4,20 @@
 #include <smd.h>
 
 #include <cstddef>
+#include <cstdint>
+
+// The datatypes whose elements are plain C types, each once as
+// X(datatype, type): the host and device kernel tables expand them.
+// clang-format off
+#define SMD_INTEGER_DATATYPES(X) \
+  X(SMD_INT8, int8_t)            \
+  X(SMD_UINT8, uint8_t)          \
+  X(SMD_INT32, int32_t)          \
+  X(SMD_UINT32, uint32_t)        \
+  X(SMD_INT64, int64_t)          \
+  X(SMD_UINT64, uint64_t)
+// clang-format on
+#define SMD_WIDE_FLOAT_DATATYPES(X) X(SMD_FLOAT32, float) X(SMD_FLOAT64, double)
 
 namespace smd {
 

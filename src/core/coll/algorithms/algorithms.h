@@ -54,10 +54,8 @@ void reduce_scatterv_hierarchical(Comm &c, const CollArgs &a);
 
 void alltoallv_pairwise(Comm &c, const CollArgs &a);
 
-// For the v-collectives' algorithms: round k's slice of a block of `len`
-// elements that moves `per_round` elements a round (empty past its end),
-// and the arguments of a phase on a sub-communicator (agreed already).
-Range round_slice(size_t len, size_t per_round, uint64_t k);
+// For the v-collectives' algorithms: the arguments of a phase on a
+// sub-communicator (agreed already).
 CollArgs blocks_args(const CollArgs &like, CollKind kind, const void *send, void *recv,
                      std::vector<size_t> counts, std::vector<size_t> displs, smd_op_t op);
 

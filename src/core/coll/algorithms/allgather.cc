@@ -21,13 +21,12 @@ void allgather_direct(Comm &c, const CollArgs &a) {
   if (tiny_fits(a, c.size())) return run_tiny(c, a);
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  size_t per_round = c.arena()->chunk() / es;
-  uint64_t rounds = std::max<uint64_t>(1, (n + per_round - 1) / per_round);
-  DirectOp d(c, a, rounds, std::min(n, per_round) * es, "allgather");
+  RoundSlices rounds{n, c.arena()->chunk() / es};
+  DirectOp d(c, a, rounds.count(), std::min(n, rounds.per_round) * es, "allgather");
   // In memory from smd_mem_alloc, peers copy my block from sendbuf itself.
   bool offered = d.use_in_place(a.sendbuf, n * es);
-  for (uint64_t k = 0; k < rounds; ++k) {
-    Range rk{k * per_round, n > k * per_round ? std::min(per_round, n - k * per_round) : 0};
+  for (uint64_t k = 0; k < rounds.count(); ++k) {
+    Range rk = rounds[k];
     // My own block goes to staging (unless offered) and straight to
     // recvbuf in one pass over sendbuf (the second copy a no-op in place).
     uint8_t *stage = d.begin(k);

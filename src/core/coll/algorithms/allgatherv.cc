@@ -16,12 +16,6 @@
 
 namespace smd {
 
-// Round k of a block of `len` elements moved `per_round` at a time.
-Range round_slice(size_t len, size_t per_round, uint64_t k) {
-  size_t off = k * per_round;
-  return Range{std::min(off, len), off < len ? std::min(per_round, len - off) : 0};
-}
-
 CollArgs blocks_args(const CollArgs &like, CollKind kind, const void *send, void *recv,
                      std::vector<size_t> counts, std::vector<size_t> displs, smd_op_t op) {
   auto l = std::make_shared<BlockLayout>();
@@ -41,11 +35,11 @@ void allgatherv_direct(Comm &c, const CollArgs &a) {
   const BlockLayout &l = *a.blocks;
   size_t es = datatype_size(a.datatype);
   size_t per_round = c.arena()->chunk() / es;
-  uint64_t rounds = std::max<uint64_t>(1, (l.largest + per_round - 1) / per_round);
+  uint64_t rounds = RoundSlices{l.largest, per_round}.count();
   DirectOp d(c, a, rounds, std::min(l.largest, per_round) * es, "allgatherv");
   size_t out_bytes = l.total * es;
   for (uint64_t k = 0; k < rounds; ++k) {
-    Range mine = round_slice(l.counts[me], per_round, k);
+    Range mine = RoundSlices{l.counts[me], per_round}[k];
     uint8_t *stage = d.begin(k);
     stage_and_copy_out(stage, at(a.recvbuf, l.displs[me] + mine.off, es),
                        at(a.sendbuf, mine.off, es), mine.len * es, mine.len * es, out_bytes, false,
@@ -53,7 +47,7 @@ void allgatherv_direct(Comm &c, const CollArgs &a) {
     d.post_and_wait(k);
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;
-      Range rj = round_slice(l.counts[j], per_round, k);
+      Range rj = RoundSlices{l.counts[j], per_round}[k];
       copy_out(at(a.recvbuf, l.displs[j] + rj.off, es), d.input(j, k, 0), rj.len * es, out_bytes);
     }
     d.finish(k);

@@ -38,9 +38,8 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   // slices out. The copy-out of a round waits until the next round is
   // reduced: by then the peers have long finished the slices it reads, so
   // a round costs one wait for the slowest member instead of two.
-  size_t per_round = chunk / es;
-  uint64_t rounds = (n + per_round - 1) / per_round;
-  DirectOp d(c, a, rounds, chunk, "allreduce");
+  RoundSlices rounds{n, chunk / es};
+  DirectOp d(c, a, rounds.count(), chunk, "allreduce");
   // In memory from smd_mem_alloc, peers reduce their slices of my input
   // where it lies. In place (recvbuf == sendbuf) too: a round's slices are
   // written to recvbuf only once every member has reduced that round, and
@@ -49,7 +48,7 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
   d.use_in_place(a.sendbuf, n * es);
   size_t align = line_elems(es);
   auto copy_round = [&](uint64_t k) {
-    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+    Range rk = rounds[k];
     d.wait_reduced(k);
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;  // copied as soon as it was reduced
@@ -59,15 +58,15 @@ void allreduce_direct(Comm &c, const CollArgs &a) {
     }
     d.finish(k);
   };
-  for (uint64_t k = 0; k < rounds; ++k) {
-    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+  for (uint64_t k = 0; k < rounds.count(); ++k) {
+    Range rk = rounds[k];
     Range mine = d.reduce_my_slice(k, rk, red);
     // My slice while it is still in the first-level caches.
     copy_out(at(a.recvbuf, rk.off + mine.off, es), d.buf(me, k) + mine.off * es, mine.len * es,
              n * es);
     if (k > 0) copy_round(k - 1);
   }
-  copy_round(rounds - 1);
+  copy_round(rounds.count() - 1);
 }
 
 void allreduce_ring(Comm &c, const CollArgs &a) {

@@ -14,13 +14,12 @@ namespace smd {
 void alltoall_direct(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
-  uint64_t rounds = std::max<uint64_t>(1, (n + per_block - 1) / per_block);
+  RoundSlices rounds = block_round_slices(c.arena()->chunk(), p, n, es);
   // Blocks' slices lie `stride` elements apart in the staging buffer.
-  size_t stride = std::min(n, per_block);
-  DirectOp d(c, a, rounds, stride * p * es, "alltoall");
-  for (uint64_t k = 0; k < rounds; ++k) {
-    Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
+  size_t stride = std::min(n, rounds.per_round);
+  DirectOp d(c, a, rounds.count(), stride * p * es, "alltoall");
+  for (uint64_t k = 0; k < rounds.count(); ++k) {
+    Range rk = rounds[k];
     // Stage this slice of every block; in place is safe because a rank's
     // slices are all staged before any of them is overwritten.
     uint8_t *mine = d.begin(k);

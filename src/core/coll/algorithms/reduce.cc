@@ -28,15 +28,14 @@ void reduce_direct(Comm &c, const CollArgs &a) {
                         root ? a.recvbuf : nullptr, "reduce");
     return;
   }
-  size_t per_round = chunk / es;
-  uint64_t rounds = (n + per_round - 1) / per_round;
-  DirectOp d(c, a, rounds, chunk, "reduce");
+  RoundSlices rounds{n, chunk / es};
+  DirectOp d(c, a, rounds.count(), chunk, "reduce");
   // Slices of my input are reduced where they lie by the members that own
   // them (the root writes recvbuf only from reduced staging).
   d.use_in_place(a.sendbuf, n * es);
   size_t align = line_elems(es);
-  for (uint64_t k = 0; k < rounds; ++k) {
-    Range rk{k * per_round, std::min(per_round, n - k * per_round)};
+  for (uint64_t k = 0; k < rounds.count(); ++k) {
+    Range rk = rounds[k];
     d.reduce_my_slice(k, rk, red);
     if (root) {
       d.wait_reduced(k);
@@ -54,10 +53,9 @@ void reduce_direct(Comm &c, const CollArgs &a) {
 void reduce_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  const MemoryOps &m = ops_of(a);
-  Scratch work(m, n * es);
-  m.copy(work.data(), a.sendbuf, n * es);
   uint64_t seq = c.next_seq();
+  const MemoryOps &m = ops_of(a);
+  Scratch work(m, a.sendbuf, n * es);
   std::vector<Range> segs = even_segments(n, p);
   ring_reduce_scatter(c, m, work.data(), segs, a.datatype, reduction_of(a.op, p), seq, 0);
   // Rank r holds the final segment (r+1) % p; the root collects them.

@@ -21,19 +21,18 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
   if (tiny_fits(a, c.size())) return run_tiny(c, a);
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  Reduction red = reduction_of(a.op, p);
   // Each round stages the same slice of every block.
-  size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
-  uint64_t rounds = std::max<uint64_t>(1, (n + per_block - 1) / per_block);
+  RoundSlices rounds = block_round_slices(c.arena()->chunk(), p, n, es);
   // Blocks' slices lie `stride` elements apart in the staging buffer.
-  size_t stride = std::min(n, per_block);
-  DirectOp d(c, a, rounds, stride * p * es, "reduce_scatter");
+  size_t stride = std::min(n, rounds.per_round);
+  DirectOp d(c, a, rounds.count(), stride * p * es, "reduce_scatter");
   // In memory from smd_mem_alloc, peers reduce their blocks straight from
   // sendbuf: nothing is staged. (recvbuf overlaps sendbuf only as my own
   // block, which no peer reads.)
   bool offered = d.use_in_place(a.sendbuf, p * n * es);
-  for (uint64_t k = 0; k < rounds; ++k) {
-    Range rk{k * per_block, n > k * per_block ? std::min(per_block, n - k * per_block) : 0};
+  Reduction red = reduction_of(a.op, p);
+  for (uint64_t k = 0; k < rounds.count(); ++k) {
+    Range rk = rounds[k];
     uint8_t *mine = d.begin(k);
     // Only the blocks others reduce: mine is read from sendbuf.
     for (int b = 0; b < p && !offered; ++b)
@@ -53,10 +52,8 @@ void reduce_scatter_direct(Comm &c, const CollArgs &a) {
 void reduce_scatter_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   size_t es = datatype_size(a.datatype), n = a.count;
-  // Work on a copy: the ring reduces in place and the input stays the caller's.
   const MemoryOps &m = ops_of(a);
-  Scratch work(m, p * n * es);
-  m.copy(work.data(), a.sendbuf, p * n * es);
+  Scratch work(m, a.sendbuf, p * n * es);
   std::vector<Range> segs(p);
   // Rotate so that rank r ends holding block r (the ring leaves r+1).
   for (int i = 0; i < p; ++i) segs[(i + 1) % p] = Range{i * n, n};
@@ -72,8 +69,7 @@ void reduce_scatter_rd(Comm &c, const CollArgs &a) {
   size_t es = datatype_size(a.datatype), n = a.count;
   Reduction red = reduction_of(a.op, p);
   const MemoryOps &m = ops_of(a);
-  Scratch work(m, p * n * es);
-  m.copy(work.data(), a.sendbuf, p * n * es);
+  Scratch work(m, a.sendbuf, p * n * es);
   Scratch tmp(m, (p / 2) * n * es);
   uint64_t seq = c.next_seq();
   int lo = 0, hi = p;

@@ -24,22 +24,21 @@ void reduce_scatterv_direct(Comm &c, const CollArgs &a) {
   const BlockLayout &l = *a.blocks;
   size_t es = datatype_size(a.datatype);
   Reduction red = reduction_of(a.op, p);
-  size_t per_block = std::max<size_t>(1, c.arena()->chunk() / (static_cast<size_t>(p) * es));
-  uint64_t rounds = std::max<uint64_t>(1, (l.largest + per_block - 1) / per_block);
-  size_t stride = std::min(l.largest, per_block);
-  DirectOp d(c, a, rounds, stride * p * es, "reduce_scatterv");
-  for (uint64_t k = 0; k < rounds; ++k) {
+  RoundSlices largest = block_round_slices(c.arena()->chunk(), p, l.largest, es);
+  size_t per_block = largest.per_round, stride = std::min(l.largest, per_block);
+  DirectOp d(c, a, largest.count(), stride * p * es, "reduce_scatterv");
+  for (uint64_t k = 0; k < largest.count(); ++k) {
     uint8_t *stage = d.begin(k);
     size_t staged = 0;
-    for (int b = 0; b < p; ++b) staged += b == me ? 0 : round_slice(l.counts[b], per_block, k).len;
+    for (int b = 0; b < p; ++b) staged += b == me ? 0 : RoundSlices{l.counts[b], per_block}[k].len;
     for (int b = 0; b < p; ++b) {
       if (b == me) continue;
-      Range rb = round_slice(l.counts[b], per_block, k);
+      Range rb = RoundSlices{l.counts[b], per_block}[k];
       stage_copy(stage + b * stride * es, at(a.sendbuf, l.displs[b] + rb.off, es), rb.len * es,
                  staged * es);
     }
     d.post_and_wait(k);
-    Range mine = round_slice(l.counts[me], per_block, k);
+    Range mine = RoundSlices{l.counts[me], per_block}[k];
     reduce::reduce(at(a.recvbuf, mine.off, es),
                    d.sources(k, 0, me * stride * es, at(a.sendbuf, l.displs[me] + mine.off, es)), p,
                    mine.len, a.datatype, red.op, red.divisor);
@@ -51,10 +50,8 @@ void reduce_scatterv_ring(Comm &c, const CollArgs &a) {
   int p = c.size(), me = c.rank();
   const BlockLayout &l = *a.blocks;
   size_t es = datatype_size(a.datatype);
-  // Work on a copy: the ring reduces in place and the input stays the caller's.
   const MemoryOps &m = ops_of(a);
-  Scratch work(m, l.extent * es);
-  m.copy(work.data(), a.sendbuf, l.extent * es);
+  Scratch work(m, a.sendbuf, l.extent * es);
   std::vector<Range> segs(p);
   // Rotate so that rank r ends holding block r (the ring leaves r+1).
   for (int i = 0; i < p; ++i) segs[(i + 1) % p] = Range{l.displs[i], l.counts[i]};

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/util/clock.h"
+#include "core/util/non_copyable.h"
 
 namespace smd {
 
@@ -68,12 +69,10 @@ void adopt_stage_stream_range(int64_t min_bytes, int64_t max_bytes);
 
 // For the staging probe (staging_probe.h): this thread's staging copies
 // use streaming stores, or not, whatever the range, while it lives.
-class ForcedStaging {
+class ForcedStaging : NonCopyable {
  public:
   explicit ForcedStaging(bool streaming);
   ~ForcedStaging();
-  ForcedStaging(const ForcedStaging &) = delete;
-  ForcedStaging &operator=(const ForcedStaging &) = delete;
 
  private:
   int previous_;
