@@ -6,9 +6,11 @@
 # stages, each one command, each writing what it found under $OUT (the
 # device tool brings that folder back) or build-dev/device-results.
 #
-#   scripts/device_check.sh run [--standin]  the one call of a device session (under 8 minutes):
+#   scripts/device_check.sh run [--standin]  the one call of a device session (under 9 minutes):
 #                                            only the targets the GPU checks need, the
-#                                            gpu suite, the kernel benchmark, and
+#                                            gpu suite, the kernel benchmark, the c10d
+#                                            backend's CUDA tensor test (stage torch-cuda,
+#                                            with python3's torch), and
 #                                            $OUT/report.md (stages, tests, benchmark table);
 #                                            --standin rehearses it without a GPU over the
 #                                            host stand-in for CUDA (suite gpu-standin)
@@ -116,6 +118,10 @@ DEVICE_TARGETS=(smd smd-transport-shm smd-transport-tcp smdrun smd-info smd-gpu 
   gpu-collectives-test gpu-streams-test gpu-ipc-test gpu-kernel-bench gpu-allreduce-bench
   cuda-abi-check)
 STANDIN_TARGETS=(smd-cuda-standin smd-gpu-standin)
+# The c10d backend against the device machine's python3 torch (a CUDA
+# build there): its CUDA tensor test runs in stage torch-cuda. Not in the
+# rehearsal: no GPU torch here, and a torch build costs minutes on 2 cores.
+TORCH_OPTIONS=(-Dtorch=auto -Dtorch_cuda=auto "-Dtorch_python=$(command -v python3)")
 
 # stage NAME LIMIT CMD...: run() under a time limit, its seconds and exit
 # status kept for the report.
@@ -140,11 +146,11 @@ allreduce_routes() {
   return $rc
 }
 
-# The stages' limits add up to 465 s, so the report comes back from a
-# device command of 8 minutes whatever hangs.
+# The stages' limits add up to 525 s, so the report comes back from a
+# device command of 9 minutes whatever hangs.
 one_call() {
   local standin=${1:-}
-  local suite=gpu targets=("${DEVICE_TARGETS[@]}")
+  local suite=gpu targets=("${DEVICE_TARGETS[@]}") torch_options=("${TORCH_OPTIONS[@]}")
   : >"$RESULTS/stages.txt"
   if [[ $standin == --standin ]]; then
     # The same programs over the host stand-in: a rehearsal of the build
@@ -153,6 +159,7 @@ one_call() {
     # target missing from DEVICE_TARGETS shows here.
     suite=gpu-standin
     targets+=("${STANDIN_TARGETS[@]}")
+    torch_options=(-Dtorch=disabled)
     echo "mode: rehearsal over the host stand-in for CUDA (no GPU)" >"$RESULTS/mode.txt"
   elif [[ -n $standin ]]; then
     echo "run: unknown option $standin (only --standin)" >&2
@@ -162,18 +169,38 @@ one_call() {
   fi
   if [[ -f $BUILD/build.ninja ]]; then
     # meson compile finds targets by the last configuration's list: bring
-    # it up to date with the meson files first.
-    stage regenerate 60 ninja -C "$BUILD" build.ninja || { report; return; }
+    # it up to date with the meson files (and the torch options) first.
+    stage regenerate 60 bash -c 'meson configure "$0" "$@" && ninja -C "$0" build.ninja' \
+      "$BUILD" "${torch_options[@]}" || { report; return; }
   else
     stage setup 60 meson setup "$BUILD" -Dtests=disabled -Dpython=disabled -Drust=disabled \
-      -Dtorch=disabled -Djax=disabled -Ducx=disabled -Defa=disabled -Dhwloc=disabled \
+      "${torch_options[@]}" -Djax=disabled -Ducx=disabled -Defa=disabled -Dhwloc=disabled \
       -Dcuda=enabled || { report; return; }
+  fi
+  # The c10d backend when meson found a CUDA torch (its summary says why
+  # not); the extension's target name carries Python's suffix.
+  local torch_cuda=0 ext
+  if grep -q '"torch-cuda-np2"' "$BUILD/meson-info/intro-tests.json" 2>/dev/null; then
+    ext=$(python3 -c 'import json, sys
+print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswith("_smd_c10d")))' \
+      "$BUILD/meson-info/intro-targets.json") && torch_cuda=1 && targets+=("bindings/torch/$ext")
   fi
   stage compile 230 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
   local suites=(--suite gpu)
   [[ $suite == gpu-standin ]] && suites+=(--suite gpu-standin)
   stage tests 90 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
   cp "$BUILD/meson-logs/testlog.json" "$RESULTS/testlog.json" 2>/dev/null
+  if ((torch_cuda)); then
+    # bindings/torch/tests/test_cuda.py at 2 ranks sharing the GPU; its
+    # result joins the report's tests, pytest's skip reasons are in the log.
+    stage torch-cuda 60 meson test -C "$BUILD" --no-rebuild --suite torch-cuda --print-errorlogs
+    cat "$BUILD/meson-logs/testlog.json" >>"$RESULTS/testlog.json" 2>/dev/null
+  elif [[ $suite == gpu ]]; then
+    {
+      echo "torch-cuda: not run, the c10d backend's CUDA path is not built; meson's summary:"
+      grep -E '^\s+torch\s+:' "$BUILD/meson-logs/meson-log.txt" | tail -n 1
+    } | tee "$RESULTS/torch-cuda.log"
+  fi
   if [[ $suite == gpu-standin ]]; then
     # The stand-in's kernels are host loops: a short run shows the
     # benchmark works, its numbers mean nothing.

@@ -235,7 +235,10 @@ smd_setup_torch2_venv() {
 # smd_configure_torch2_build BUILD_DIR: a build directory whose c10d backend
 # is built against .venv's torch 2.x (the same sources as build/'s, which
 # uses Debian's torch 1.13). Only what the torch suites need is on: the
-# other parts are built and tested in build/ already.
+# other parts are built and tested in build/ already. -Dtorch_cuda stays
+# auto: with .venv's CUDA torch and the CUDA toolkit's headers the backend
+# takes CUDA tensors (SMD_TORCH_CUDA), which needs none of the core's nvcc
+# kernels (-Dcuda=disabled here).
 smd_configure_torch2_build() {
   smd_configure_build "${1:?smd_configure_torch2_build: BUILD_DIR missing}" \
     -Dtorch_python="$SMD_VENV_PY" -Dtorch=enabled \

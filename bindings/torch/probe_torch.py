@@ -40,6 +40,14 @@ def main():
     print(f"api_include={api_include}")
     print(f"libdir={libdir}")
     print(f"cxx11_abi={int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))}")
+    # A CUDA build of torch (pip's default wheel; Debian's 1.13 is CPU
+    # only): the c10d backend then takes CUDA tensors (-Dtorch_cuda).
+    cuda = (
+        torch.version.cuda is not None
+        and os.path.isfile(os.path.join(libdir, "libc10_cuda.so"))
+        and os.path.isfile(os.path.join(include, "ATen", "cuda", "CUDAContext.h"))
+    )
+    print(f"cuda={int(cuda)}")
 
 
 if __name__ == "__main__":

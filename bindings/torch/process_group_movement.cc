@@ -35,15 +35,16 @@ at::Tensor rows(const at::Tensor &t, int64_t first, int64_t end) {
 }
 
 // Starts an isend or irecv of `s` on `comm` unless it is empty (both
-// sides know the size, so both skip it).
+// sides know the size, so both skip it); stream-ordered on `stream`
+// (CUDA tensors) when not NULL.
 void start_p2p(bool sending, const Slice &s, int peer, int tag, smd_comm_t *comm,
-               std::vector<smd_request_t *> &requests, const std::string &what) {
+               std::vector<smd_request_t *> &requests, const std::string &what,
+               smd_stream_t stream = nullptr) {
   if (s.payload.count == 0) return;
   smd_request_t *r = nullptr;
   smd_result_t rc =
-      sending
-          ? smd_isend(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r)
-          : smd_irecv(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, nullptr, &r);
+      sending ? smd_isend(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, stream, &r)
+              : smd_irecv(s.data, s.payload.count, s.payload.datatype, peer, tag, comm, stream, &r);
   check(rc, what + (sending ? ": send to rank " : ": receive from rank ") + std::to_string(peer));
   requests.push_back(r);
 }
@@ -140,7 +141,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_allgather_base(
     at::Tensor &output, at::Tensor &input, const c10d::AllgatherOptions &opts) {
   const char *call = "allgather_into_tensor";
-  require_world_sized(output, input, call, "the output (world size x input)");
+  const Placement where = placement_of(call, {output, input});
+  require_world_sized(output, input, call, "the output (world size x input)", where);
   // An input that already sits in its place in the output is smd's
   // in-place form; contiguous_input() keeps it there.
   at::Tensor in = contiguous_input(input);
@@ -150,7 +152,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_allgather_base(
   l.inputs = {input};
   l.outputs = {output};
   l.keep_alive = {in};
-  l.start = gather_call(in, out.buffer.data_ptr());
+  l.where = where;
+  l.start = gather_call(in, out.buffer.data_ptr(), where.stream);
   return launch_into(std::move(l), out);
 }
 
@@ -168,11 +171,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
   return launch_pairs(std::move(l), std::move(pairs));
 }
 
-ProcessGroupSmd::Start ProcessGroupSmd::gather_call(const at::Tensor &in, void *all) {
+ProcessGroupSmd::Start ProcessGroupSmd::gather_call(const at::Tensor &in, void *all,
+                                                    smd_stream_t stream) {
   Payload payload = payload_of(in);
   void *mine = in.data_ptr();
-  return one_call([this, payload, mine, all](smd_request_t **r) {
-    return smd_iallgather(mine, all, payload.count, payload.datatype, comm_, nullptr, r);
+  return one_call([this, payload, mine, all, stream](smd_request_t **r) {
+    return smd_iallgather(mine, all, payload.count, payload.datatype, comm_, stream, r);
   });
 }
 
@@ -183,7 +187,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_coalesced(
   if (output_lists.size() != static_cast<size_t>(size_))
     refuse(call, "there must be one output list per rank (" + std::to_string(size_) + "), not " +
                      std::to_string(output_lists.size()));
-  for (const auto &in : inputs) require_dense_cpu(in, call);
+  for (const auto &in : inputs) require_dense(in, call);
   for (const auto &list : output_lists) {
     if (list.size() != inputs.size())
       refuse(call, "every output list must hold one tensor per input (" +
@@ -300,8 +304,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall_base(at::Tensor &output
                                                               std::vector<int64_t> &input_splits,
                                                               const c10d::AllToAllOptions &opts) {
   const char *call = "alltoall_base";
-  require_dense_cpu(input, call);
-  require_dense_cpu(output, call);
+  const Placement where = placement_of(call, {input, output});
+  require_dense(input, call, where);
+  require_dense(output, call, where);
   if (output.scalar_type() != input.scalar_type())
     refuse(call, "the output is " + std::string(c10::toString(output.scalar_type())) +
                      " but the input " + c10::toString(input.scalar_type()));
@@ -316,15 +321,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall_base(at::Tensor &output
   l.inputs = {input};
   l.outputs = {output};
   l.keep_alive = {in};
+  l.where = where;
   if (even) {
     // smd's own all-to-all: blocks of equal size.
     l.point_to_point = false;
     Payload block = payload_of(in.view({-1}).narrow(0, 0, in.numel() / size_));
     void *send = in.data_ptr();
     void *recv = out.buffer.data_ptr();
-    l.start = one_call([this, block, send, recv](smd_request_t **r) {
-      return smd_ialltoall(send, recv, block.count, block.datatype, comm_, nullptr, r);
+    l.start = one_call([this, block, send, recv, stream = where.stream](smd_request_t **r) {
+      return smd_ialltoall(send, recv, block.count, block.datatype, comm_, stream, r);
     });
+    return launch_into(std::move(l), out);
+  }
+  if (where.cuda) {
+    // Stream-ordered point-to-point calls run one at a time on smd's
+    // stream proxy, so the pairwise messages below would wait for each
+    // other: smd's all-to-all-v takes the splits as counts instead.
+    l.point_to_point = false;
+    l.start = alltoallv_call(in, out.buffer, in_splits, out_splits, where.stream);
     return launch_into(std::move(l), out);
   }
   auto in_offsets = offsets_of(in_splits);
@@ -346,6 +360,37 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall_base(at::Tensor &output
   return launch_into(std::move(l), out);
 }
 
+ProcessGroupSmd::Start ProcessGroupSmd::alltoallv_call(const at::Tensor &in, const at::Tensor &out,
+                                                       const std::vector<int64_t> &in_splits,
+                                                       const std::vector<int64_t> &out_splits,
+                                                       smd_stream_t stream) {
+  // Counts and displacements in the elements smd moves (bytes for the
+  // dtypes it has no datatype for), from rows of dim 0.
+  const bool typed = smd_datatype_of(in.scalar_type()).has_value();
+  const smd_datatype_t datatype = typed ? *smd_datatype_of(in.scalar_type()) : SMD_UINT8;
+  const size_t scale = typed ? 1 : in.element_size();
+  auto row_units = [scale](const at::Tensor &t) {
+    return scale *
+           static_cast<size_t>(t.dim() == 0 ? 1 : c10::multiply_integers(t.sizes().slice(1)));
+  };
+  auto in_offsets = offsets_of(in_splits);
+  auto out_offsets = offsets_of(out_splits);
+  std::vector<size_t> sendcounts, sdispls, recvcounts, rdispls;
+  for (int r = 0; r < size_; ++r) {
+    sendcounts.push_back(static_cast<size_t>(in_splits[r]) * row_units(in));
+    sdispls.push_back(static_cast<size_t>(in_offsets[r]) * row_units(in));
+    recvcounts.push_back(static_cast<size_t>(out_splits[r]) * row_units(out));
+    rdispls.push_back(static_cast<size_t>(out_offsets[r]) * row_units(out));
+  }
+  return one_call([this, send = in.data_ptr(), recv = out.data_ptr(), datatype, stream,
+                   sendcounts = std::move(sendcounts), sdispls = std::move(sdispls),
+                   recvcounts = std::move(recvcounts),
+                   rdispls = std::move(rdispls)](smd_request_t **r) {
+    return smd_ialltoallv(send, sendcounts.data(), sdispls.data(), recv, recvcounts.data(),
+                          rdispls.data(), datatype, comm_, stream, r);
+  });
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall(std::vector<at::Tensor> &outputs,
                                                          std::vector<at::Tensor> &inputs,
                                                          const c10d::AllToAllOptions &opts) {
@@ -355,8 +400,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall(std::vector<at::Tensor>
   std::vector<at::Tensor> sources;
   std::vector<Staged> slots;
   for (int r = 0; r < size_; ++r) {
-    require_dense_cpu(inputs[r], call);
-    require_dense_cpu(outputs[r], call);
+    require_dense(inputs[r], call);
+    require_dense(outputs[r], call);
     sources.push_back(contiguous_input(inputs[r]));
     slots.push_back(stage_output(outputs[r]));
   }
@@ -386,23 +431,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::alltoall(std::vector<at::Tensor>
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::send(std::vector<at::Tensor> &tensors, int dst,
                                                      int tag) {
-  Launch l = user_p2p(c10d::OpType::SEND, "smd:send", "send", tensors, dst, tag, "destination");
+  const Placement where = placement_of("send", tensors);
+  Launch l =
+      user_p2p(c10d::OpType::SEND, "smd:send", "send", tensors, dst, tag, "destination", where);
   at::Tensor in = contiguous_input(tensors[0]);
   l.keep_alive = {in};
-  l.start = [this, in, dst, tag](auto &requests, const std::string &what, uint64_t) {
-    start_p2p(true, whole(in), dst, tag, comm_, requests, what);
+  l.start = [this, in, dst, tag, stream = where.stream](auto &requests, const std::string &what,
+                                                        uint64_t) {
+    start_p2p(true, whole(in), dst, tag, comm_, requests, what, stream);
   };
   return launch(std::move(l));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recv(std::vector<at::Tensor> &tensors, int src,
                                                      int tag) {
-  Launch l = user_p2p(c10d::OpType::RECV, "smd:recv", "recv", tensors, src, tag, "source");
+  const Placement where = placement_of("recv", tensors);
+  Launch l = user_p2p(c10d::OpType::RECV, "smd:recv", "recv", tensors, src, tag, "source", where);
   Staged out = stage_output(tensors[0]);
   l.outputs = tensors;
   l.source_rank = src;
-  l.start = [this, src, tag, buf = out.buffer](auto &requests, const std::string &what, uint64_t) {
-    start_p2p(false, whole(buf), src, tag, comm_, requests, what);
+  l.start = [this, src, tag, buf = out.buffer, stream = where.stream](
+                auto &requests, const std::string &what, uint64_t) {
+    start_p2p(false, whole(buf), src, tag, comm_, requests, what, stream);
   };
   return launch_into(std::move(l), out);
 }
@@ -429,10 +479,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::recvAnysource(std::vector<at::Te
 ProcessGroupSmd::Launch ProcessGroupSmd::user_p2p(c10d::OpType type, const char *title,
                                                   const char *name,
                                                   const std::vector<at::Tensor> &tensors, int peer,
-                                                  int tag, const char *role) const {
-  require_one(tensors, name);
+                                                  int tag, const char *role,
+                                                  const Placement &where) const {
+  require_one(tensors, name, where);
   require_peer(peer, tag, name, role);
   Launch l(type, title, name);
+  l.where = where;
   l.inputs = tensors;  // the profiler's shapes, as gloo gives them
   l.collective = false;
   l.point_to_point = true;

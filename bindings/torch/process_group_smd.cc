@@ -6,6 +6,7 @@
 #include "process_group_smd.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
 
 #include <cstring>
 #include <mutex>
@@ -153,9 +154,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
   std::lock_guard<std::mutex> lock(issue_mu_);
   const uint64_t seq = l.collective ? ++seq_ : seq_;
   std::string what = l.collective ? std::string(l.name) + " #" + std::to_string(seq) : l.name;
+  std::vector<c10::Device> devices;
+  if (l.where.cuda) devices.emplace_back(c10::DeviceType::CUDA, l.where.device);
   auto work =
       c10::make_intrusive<WorkSmd>(rank_, l.type, titled(name_, l.profiling_title), what, l.outputs,
-                                   c10::optional<std::vector<at::Tensor>>(l.inputs));
+                                   c10::optional<std::vector<at::Tensor>>(l.inputs), devices);
   work->set_source_rank(l.source_rank);
 
   auto op = std::make_unique<PendingOp>();
@@ -177,7 +180,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch(Launch l) {
     return work;
   }
   try {
+    // smd takes the buffers' device as the current one (docs/GPU.md).
+    c10::OptionalDeviceGuard on_device;
+    if (l.where.cuda) on_device.reset_device(devices[0]);
     l.start(op->requests, what, seq);
+    if (l.where.cuda) {
+      // Stream-ordered: the copies out follow smd's work on the stream.
+      if (l.finish) l.finish();
+      l.finish = nullptr;
+      work->enqueued(stream_wait_after(l.where));
+    }
   } catch (...) {
     // Whatever did start still uses the buffers: it is watched to its end,
     // and the caller gets the error now.
@@ -243,9 +255,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::launch_pairs(Launch l,
 }
 
 void ProcessGroupSmd::require_world_sized(const at::Tensor &large, const at::Tensor &small,
-                                          const char *call, const std::string &what) const {
-  require_dense_cpu(small, call);
-  require_like(large, small.scalar_type(), small.numel() * size_, call, what);
+                                          const char *call, const std::string &what,
+                                          const Placement &where) const {
+  require_dense(small, call, where);
+  require_like(large, small.scalar_type(), small.numel() * size_, call, what, where);
 }
 
 ProcessGroupSmd::Launch ProcessGroupSmd::pairs_launch(
@@ -278,7 +291,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce(std::vector<at::Tensor
                                                           const c10d::AllreduceOptions &opts) {
   if (tensors.size() == 1 && tensors[0].defined() && tensors[0].is_sparse())
     return allreduce_sparse_coo(tensors, opts);
-  require_one(tensors, "allreduce");
+  const Placement where = placement_of("allreduce", tensors);
+  require_one(tensors, "allreduce", where);
   const at::Tensor &t = tensors[0];
   ReducePlan plan = plan_reduction(t.scalar_type(), opts.reduceOp, "allreduce");
   Staged out = stage_output(t);
@@ -287,10 +301,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allreduce(std::vector<at::Tensor
 
   Launch l(c10d::OpType::ALLREDUCE, "smd:all_reduce", "allreduce", opts.timeout);
   l.inputs = l.outputs = tensors;
+  l.where = where;
   void *buf = out.buffer.data_ptr();
   const size_t count = out.buffer.numel();
-  l.start = one_call([this, plan, buf, count](smd_request_t **r) {
-    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, nullptr, r);
+  l.start = one_call([this, plan, buf, count, stream = where.stream](smd_request_t **r) {
+    return smd_iallreduce(buf, buf, count, plan.datatype, plan.op, comm_, stream, r);
   });
   return launch_into(std::move(l), out);
 }
@@ -373,7 +388,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce(std::vector<at::Tensor> &
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::broadcast(std::vector<at::Tensor> &tensors,
                                                           const c10d::BroadcastOptions &opts) {
-  require_one(tensors, "broadcast");
+  const Placement where = placement_of("broadcast", tensors);
+  require_one(tensors, "broadcast", where);
   if (opts.rootTensor != 0)
     throw SmdError(SMD_ERR_INVALID_ARGUMENT,
                    "broadcast: root tensor must be 0 (one tensor per rank)");
@@ -385,9 +401,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::broadcast(std::vector<at::Tensor
 
   Launch l(c10d::OpType::BROADCAST, "smd:broadcast", "broadcast", opts.timeout);
   l.inputs = l.outputs = tensors;
+  l.where = where;
   void *buf = out.buffer.data_ptr();
-  l.start = one_call([this, payload, root, buf](smd_request_t **r) {
-    return smd_ibroadcast(buf, buf, payload.count, payload.datatype, root, comm_, nullptr, r);
+  l.start = one_call([this, payload, root, buf, stream = where.stream](smd_request_t **r) {
+    return smd_ibroadcast(buf, buf, payload.count, payload.datatype, root, comm_, stream, r);
   });
   return launch_into(std::move(l), out);
 }
@@ -427,11 +444,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::_reduce_scatter_base(
     at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) {
   const char *call = "reduce_scatter_tensor";
-  require_world_sized(input, output, call, "the input (world size x output)");
-  return start_reduce_scatter(
-      input, output, opts,
-      Launch(c10d::OpType::_REDUCE_SCATTER_BASE, "smd:_reduce_scatter_base", call, opts.timeout),
-      {input});
+  const Placement where = placement_of(call, {output, input});
+  require_world_sized(input, output, call, "the input (world size x output)", where);
+  Launch l(c10d::OpType::_REDUCE_SCATTER_BASE, "smd:_reduce_scatter_base", call, opts.timeout);
+  l.where = where;
+  return start_reduce_scatter(input, output, opts, std::move(l), {input});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
@@ -451,8 +468,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::start_reduce_scatter(
   void *recv = out.buffer.data_ptr();
   const size_t count = out.buffer.numel();
   if (counts.empty()) {
-    l.start = one_call([this, plan, send, recv, count](smd_request_t **r) {
-      return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
+    l.start = one_call([this, plan, send, recv, count, stream = l.where.stream](smd_request_t **r) {
+      return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, stream, r);
     });
   } else {
     // smd reads the counts when the call is made; the lambda owns them.

@@ -141,6 +141,10 @@ class ProcessGroupSmd : public BackendBase {
     // On the completion thread after success: copy staged results out.
     std::function<void()> finish;
     int source_rank = -1;
+    // CUDA tensors: the smd calls go on `where.stream`, `finish` runs on
+    // the caller's thread right after them (its copies stream-ordered
+    // too), and the Work is NCCL's kind (work_smd.h).
+    Placement where;
     // On the completion thread once the requests ended, before they are
     // freed: reads what they say (a receive's sender).
     std::function<void(WorkSmd &, smd_request_t *const *, size_t)> inspect;
@@ -174,7 +178,13 @@ class ProcessGroupSmd : public BackendBase {
       const at::Tensor &input, const at::Tensor &output, const c10d::ReduceScatterOptions &opts,
       Launch l, const std::vector<at::Tensor> &inputs, std::vector<size_t> counts = {});
   // A Start that allgathers `in` into `all` (world size x in) on comm_.
-  Start gather_call(const at::Tensor &in, void *all);
+  Start gather_call(const at::Tensor &in, void *all, smd_stream_t stream = nullptr);
+  // A Start that all-to-alls `in` into `out` (both contiguous) by rows of
+  // dim 0, `in_splits[r]` rows to rank r and `out_splits[r]` from it, with
+  // one smd_ialltoallv on comm_.
+  Start alltoallv_call(const at::Tensor &in, const at::Tensor &out,
+                       const std::vector<int64_t> &in_splits,
+                       const std::vector<int64_t> &out_splits, smd_stream_t stream);
   // One call of a coalesced operation: its contiguous input, its staged
   // output and how to start it.
   struct PairCall {
@@ -185,10 +195,11 @@ class ProcessGroupSmd : public BackendBase {
   // One Work over every pair's call; each staged output is copied back
   // once all of them are done.
   c10::intrusive_ptr<c10d::Work> launch_pairs(Launch l, std::vector<PairCall> pairs);
-  // Throws unless `small` is a dense CPU tensor and `large` holds world
-  // size x its elements, of its datatype (`what` names `large`).
+  // Throws unless `small` is a dense tensor where `where` says and
+  // `large` holds world size x its elements, of its datatype (`what`
+  // names `large`).
   void require_world_sized(const at::Tensor &large, const at::Tensor &small, const char *call,
-                           const std::string &what) const;
+                           const std::string &what, const Placement &where = {}) const;
   // The Launch of a coalesced call on pairs (outputs[i], inputs[i]), each
   // checked: the larger of a pair (the outputs when `outputs_larger`) holds
   // world size x the other's elements, of its datatype.
@@ -199,10 +210,11 @@ class ProcessGroupSmd : public BackendBase {
   // peers' pending operations on them too.
   void abort_communicators();
   // The user's send or recv (not a collective: no sequence number).
-  // Checks its one tensor, `peer` (in `role`) and `tag`.
+  // Checks its one tensor (where `where` says), `peer` (in `role`) and
+  // `tag`.
   Launch user_p2p(c10d::OpType type, const char *title, const char *name,
-                  const std::vector<at::Tensor> &tensors, int peer, int tag,
-                  const char *role) const;
+                  const std::vector<at::Tensor> &tensors, int peer, int tag, const char *role,
+                  const Placement &where = {}) const;
   // Throws unless `peer` is a rank of the group and `tag` one smd carries.
   void require_peer(int peer, int tag, const char *call, const char *role) const;
 

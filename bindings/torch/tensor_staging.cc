@@ -6,6 +6,9 @@
 #include <string>
 
 #include "smd_error.h"
+#if SMD_TORCH_CUDA
+#include "cuda_tensors.h"
+#endif
 
 namespace smd_torch {
 namespace {
@@ -18,30 +21,69 @@ at::Tensor bytes_as(const at::Tensor &flat, size_t offset, const at::Tensor &lik
       .view(like.sizes());
 }
 
+// Which operations take CUDA tensors, for the refusals of the others.
+constexpr const char *kCudaCalls =
+    "allreduce, broadcast, allgather_into_tensor, reduce_scatter_tensor, all_to_all_single, "
+    "send and recv";
+
 }  // namespace
 
-void require_dense_cpu(const at::Tensor &t, const char *call) {
+Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors) {
+  const at::Tensor *on_cuda = nullptr;
+  for (const auto &t : tensors)
+    if (!on_cuda && t.defined() && t.device().is_cuda()) on_cuda = &t;
+  if (!on_cuda) return {};
+#if SMD_TORCH_CUDA
+  return cuda::placement_of(call, tensors);
+#else
+  refuse(SMD_ERR_NOT_SUPPORTED, call,
+         "this smd c10d backend was built without CUDA torch (against a CPU-only torch, or "
+         "with -Dtorch_cuda=disabled), so it takes CPU tensors only; built against a CUDA "
+         "torch, it takes CUDA tensors in " +
+             std::string(kCudaCalls) + " (this one is on " + on_cuda->device().str() + ")");
+#endif
+}
+
+std::function<void()> stream_wait_after(const Placement &where) {
+  if (!where.cuda) return nullptr;
+#if SMD_TORCH_CUDA
+  return cuda::stream_wait_after(where);
+#else
+  return nullptr;
+#endif
+}
+
+void require_dense(const at::Tensor &t, const char *call, const Placement &where) {
   if (!t.defined()) refuse(SMD_ERR_INVALID_ARGUMENT, call, "a tensor is undefined (None)");
   if (t.layout() != at::kStrided)
     refuse(SMD_ERR_NOT_SUPPORTED, call,
            std::string("smd takes dense tensors; this one is ") + c10::str(t.layout()));
-  if (!t.device().is_cpu())
-    refuse(SMD_ERR_NOT_SUPPORTED, call,
-           "smd takes CPU tensors in this release (CUDA tensors need smd's GPU support in "
-           "the c10d backend, not there yet); this one is on " +
-               t.device().str());
+  if (where.cuda) {
+    if (!t.device().is_cuda() || t.device().index() != where.device)
+      refuse(SMD_ERR_INVALID_ARGUMENT, call,
+             "one call's tensors must all be on one CUDA device or all on the CPU; this one is "
+             "on " +
+                 t.device().str() + ", another on cuda:" + std::to_string(where.device));
+    return;
+  }
+  if (t.device().is_cpu()) return;
+  refuse(SMD_ERR_NOT_SUPPORTED, call,
+         std::string(SMD_TORCH_CUDA ? "takes CPU tensors here (CUDA tensors only in "
+                                    : "takes CPU tensors (this smd c10d backend was built "
+                                      "without CUDA torch; with it, CUDA tensors too in ") +
+             kCudaCalls + "); this one is on " + t.device().str());
 }
 
-void require_one(const std::vector<at::Tensor> &tensors, const char *call) {
+void require_one(const std::vector<at::Tensor> &tensors, const char *call, const Placement &where) {
   if (tensors.size() != 1)
     refuse(SMD_ERR_INVALID_ARGUMENT, call,
            "smd takes exactly one tensor per rank, not " + std::to_string(tensors.size()));
-  require_dense_cpu(tensors[0], call);
+  require_dense(tensors[0], call, where);
 }
 
 void require_like(const at::Tensor &t, at::ScalarType type, int64_t numel, const char *call,
-                  const std::string &what) {
-  require_dense_cpu(t, call);
+                  const std::string &what, const Placement &where) {
+  require_dense(t, call, where);
   if (t.scalar_type() != type)
     refuse(
         SMD_ERR_INVALID_ARGUMENT, call,

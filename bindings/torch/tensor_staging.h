@@ -1,13 +1,16 @@
-// Tensors as smd buffers: the checks every operation makes (CPU, dense,
-// one tensor per call), contiguous copies where a tensor is strided (see
-// bindings/torch/README.md: such tensors cost a copy in and out), and
-// packing several tensors into one byte buffer for a single smd call.
+// Tensors as smd buffers: the checks every operation makes (CPU or one
+// CUDA device, dense, one tensor per call), contiguous copies where a
+// tensor is strided (see bindings/torch/README.md: such tensors cost a copy
+// in and out), and packing several tensors into one byte buffer for a
+// single smd call.
 #pragma once
 
+#include <smd.h>
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,16 +18,38 @@
 
 namespace smd_torch {
 
-// Throws SmdError naming `call` unless the tensor is a dense CPU tensor.
-void require_dense_cpu(const at::Tensor &t, const char *call);
+// Where one call's tensors are: the host (the default), or one CUDA
+// device, whose current stream then orders the smd call as NCCL's calls
+// are (docs/GPU.md, "The contract"). Only the operations that call
+// placement_of() take CUDA tensors; the others keep the host default.
+struct Placement {
+  bool cuda = false;
+  int device = -1;                // the CUDA device's index
+  smd_stream_t stream = nullptr;  // its current stream when the call was made
+};
+// The placement of a call that takes CUDA tensors: the host when none of
+// `tensors` is a CUDA tensor, else their one CUDA device (mixed devices
+// are refused, and every CUDA tensor when the backend was built without a
+// CUDA torch).
+Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors);
+// For a CUDA placement, after its smd calls and copies are enqueued:
+// records an event on the stream and returns what makes the caller's
+// current stream wait on it (Work::wait and synchronize); nullptr on the
+// host.
+std::function<void()> stream_wait_after(const Placement &where);
+
+// Throws SmdError naming `call` unless the tensor is dense and where
+// `where` says (the host by default).
+void require_dense(const at::Tensor &t, const char *call, const Placement &where = {});
 
 // Throws unless `tensors` holds exactly one tensor (smd takes one per rank;
 // torch's lists of several are the old one-process-many-GPUs form).
-void require_one(const std::vector<at::Tensor> &tensors, const char *call);
+void require_one(const std::vector<at::Tensor> &tensors, const char *call,
+                 const Placement &where = {});
 
 // Throws unless `t` has `type` and `numel` elements; `what` names it.
 void require_like(const at::Tensor &t, at::ScalarType type, int64_t numel, const char *call,
-                  const std::string &what);
+                  const std::string &what, const Placement &where = {});
 
 // The tensor itself if contiguous, else a contiguous copy (inputs).
 at::Tensor contiguous_input(const at::Tensor &t);

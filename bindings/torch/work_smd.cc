@@ -9,15 +9,26 @@ namespace smd_torch {
 
 WorkSmd::WorkSmd(int rank, c10d::OpType type, const char *profiling_title, std::string what,
                  std::vector<at::Tensor> outputs,
-                 const c10::optional<std::vector<at::Tensor>> &inputs)
+                 const c10::optional<std::vector<at::Tensor>> &inputs,
+                 std::vector<c10::Device> devices)
     : c10d::Work(rank, type, profiling_title, inputs),
       what_(std::move(what)),
       outputs_(std::move(outputs)),
-      future_(
-          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()), std::move(devices))) {}
+
+void WorkSmd::enqueued(std::function<void()> stream_wait) {
+  stream_wait_ = std::move(stream_wait);
+  future_->markCompleted(c10::IValue(outputs_));
 }
 
 void WorkSmd::complete(smd_result_t rc, const std::string &message) {
+  if (stream_wait_) {
+    // The Future completed when the operation was enqueued.
+    if (rc == SMD_SUCCESS) finish();
+    else finish(std::make_exception_ptr(SmdError(rc, message)));
+    return;
+  }
   if (rc == SMD_SUCCESS) {
     // The Work first: a thread in wait() goes on while the Future runs
     // the callbacks chained to it (DDP's bucket finalisation) here.
@@ -31,6 +42,16 @@ void WorkSmd::complete(smd_result_t rc, const std::string &message) {
 }
 
 bool WorkSmd::wait(std::chrono::milliseconds timeout) {
+  if (stream_wait_) {
+    // NCCL's wait(): the caller's stream waits, the host goes on. An
+    // error smd has reported by now is thrown.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (exception_) std::rethrow_exception(exception_);
+    }
+    stream_wait_();
+    return true;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (timeout == kNoTimeout) {
     cv_.wait(lock, [&] { return completed_; });
@@ -40,6 +61,10 @@ bool WorkSmd::wait(std::chrono::milliseconds timeout) {
   }
   if (exception_) std::rethrow_exception(exception_);
   return true;
+}
+
+void WorkSmd::synchronize() {
+  if (stream_wait_) stream_wait_();
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> WorkSmd::getFuture() { return future_; }

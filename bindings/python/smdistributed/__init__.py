@@ -1,7 +1,8 @@
 """SageMaker's distributed-training module paths, served by smd, so scripts
 written for SMDDP and SMP import and form their groups unchanged (tensors must
-be on the CPU: smd refuses CUDA tensors in this release, so an SMDDP script's
-``.cuda()`` calls must go):
+be on the CPU: smd's backend takes CUDA tensors in some operations only, and
+unverified on a GPU (docs/TORCH.md), so an SMDDP script's ``.cuda()`` calls
+must go):
 
 - ``smdistributed.dataparallel.torch.torch_smddp``: registers smd's torch
   backend as "smddp" (SMDDP's two lines work as written);

@@ -52,8 +52,8 @@ def test_reduce_scatter_tensor_coalesced(world, gloo, rank, size, op):
 
 @torch2_only
 def test_registered_for_cpu_and_cuda(world):
-    """CUDA tensors reach smd (which refuses them naming the missing GPU
-    support) rather than torch's "no backend for device type cuda"."""
+    """CUDA tensors reach smd (test_cuda.py) rather than torch's "no
+    backend for device type cuda"."""
     assert dist.Backend.backend_capability["smd"] == ["cpu", "cuda"]
     assert dist.group.WORLD._get_backend(torch.device("cuda")) is \
         dist.group.WORLD._get_backend(torch.device("cpu"))

@@ -65,9 +65,9 @@ def register(name: str = BACKEND) -> None:
     if name.upper() in getattr(dist.Backend, "_plugins", {}):
         return  # already registered (this module was loaded twice)
     kwargs = {}
-    # torch >= 2.1 asks which devices a backend serves. smd takes CPU
-    # tensors in this release; it also takes "cuda" so that a CUDA tensor
-    # reaches smd, which refuses it naming the missing GPU support, instead
+    # torch >= 2.1 asks which devices a backend serves: "cuda" too, so a
+    # CUDA tensor reaches smd (which takes it in some operations when built
+    # against a CUDA torch, and otherwise refuses it saying why) instead
     # of torch's "no backend type associated with device type cuda".
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
         kwargs["devices"] = ["cpu", "cuda"]
