@@ -198,7 +198,7 @@ print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswi
   elif [[ $suite == gpu ]]; then
     {
       echo "torch-cuda: not run, the c10d backend's CUDA path is not built; meson's summary:"
-      grep -E '^\s+torch\s+:' "$BUILD/meson-logs/meson-log.txt" | tail -n 1
+      grep -E '^\s+torch\s+: (on|off)' "$BUILD/meson-logs/meson-log.txt" | tail -n 1
     } | tee "$RESULTS/torch-cuda.log"
   fi
   if [[ $suite == gpu-standin ]]; then
