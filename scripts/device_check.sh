@@ -170,6 +170,7 @@ one_call() {
   if [[ -f $BUILD/build.ninja ]]; then
     # meson compile finds targets by the last configuration's list: bring
     # it up to date with the meson files (and the torch options) first.
+    # shellcheck disable=SC2016 # $0 and $@ are bash -c's own arguments
     stage regenerate 60 bash -c 'meson configure "$0" "$@" && ninja -C "$0" build.ninja' \
       "$BUILD" "${torch_options[@]}" || { report; return; }
   else
