@@ -6,7 +6,7 @@
 # stages, each one command, each writing what it found under $OUT (the
 # device tool brings that folder back) or build-dev/device-results.
 #
-#   scripts/device_check.sh run [--standin]  the one call of a device session (under 9 minutes):
+#   scripts/device_check.sh run [--standin]  the one call of a device session (under 8 minutes):
 #                                            only the targets the GPU checks need, the
 #                                            gpu suite, the kernel benchmark, the c10d
 #                                            backend's CUDA tensor test (stage torch-cuda,
@@ -146,8 +146,8 @@ allreduce_routes() {
   return $rc
 }
 
-# The stages' limits add up to 525 s, so the report comes back from a
-# device command of 9 minutes whatever hangs.
+# The stages' limits add up to 465 s, so the report comes back from a
+# device command of 8 minutes whatever hangs.
 one_call() {
   local standin=${1:-}
   local suite=gpu targets=("${DEVICE_TARGETS[@]}") torch_options=("${TORCH_OPTIONS[@]}")
@@ -171,10 +171,10 @@ one_call() {
     # meson compile finds targets by the last configuration's list: bring
     # it up to date with the meson files (and the torch options) first.
     # shellcheck disable=SC2016 # $0 and $@ are bash -c's own arguments
-    stage regenerate 60 bash -c 'meson configure "$0" "$@" && ninja -C "$0" build.ninja' \
+    stage regenerate 50 bash -c 'meson configure "$0" "$@" && ninja -C "$0" build.ninja' \
       "$BUILD" "${torch_options[@]}" || { report; return; }
   else
-    stage setup 60 meson setup "$BUILD" -Dtests=disabled -Dpython=disabled -Drust=disabled \
+    stage setup 50 meson setup "$BUILD" -Dtests=disabled -Dpython=disabled -Drust=disabled \
       "${torch_options[@]}" -Djax=disabled -Ducx=disabled -Defa=disabled -Dhwloc=disabled \
       -Dcuda=enabled || { report; return; }
   fi
@@ -186,15 +186,15 @@ one_call() {
 print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswith("_smd_c10d")))' \
       "$BUILD/meson-info/intro-targets.json") && torch_cuda=1 && targets+=("bindings/torch/$ext")
   fi
-  stage compile 230 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
+  stage compile 215 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
   local suites=(--suite gpu)
   [[ $suite == gpu-standin ]] && suites+=(--suite gpu-standin)
-  stage tests 90 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
+  stage tests 75 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
   cp "$BUILD/meson-logs/testlog.json" "$RESULTS/testlog.json" 2>/dev/null
   if ((torch_cuda)); then
     # bindings/torch/tests/test_cuda.py at 2 ranks sharing the GPU; its
     # result joins the report's tests, pytest's skip reasons are in the log.
-    stage torch-cuda 60 meson test -C "$BUILD" --no-rebuild --suite torch-cuda --print-errorlogs
+    stage torch-cuda 50 meson test -C "$BUILD" --no-rebuild --suite torch-cuda --print-errorlogs
     cat "$BUILD/meson-logs/testlog.json" >>"$RESULTS/testlog.json" 2>/dev/null
   elif [[ $suite == gpu ]]; then
     {
@@ -214,8 +214,8 @@ print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswi
       SMD_GPU_MODULE=$BUILD/tests/gpu/cuda_standin/libsmd-gpu-standin.so \
       stage gpu-allreduce-bench 30 "$0" allreduce-routes 4 2
   else
-    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-kernel-bench 45 "$BUILD/bench/gpu/gpu-kernel-bench"
-    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-allreduce-bench 30 "$0" allreduce-routes 256 10
+    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-kernel-bench 40 "$BUILD/bench/gpu/gpu-kernel-bench"
+    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-allreduce-bench 25 "$0" allreduce-routes 256 10
     SMD_CUDA=on stage topology 10 "$BUILD/tools/smd-info" topology
     nvidia-smi >"$RESULTS/nvidia-smi.txt" 2>&1
   fi
