@@ -11,26 +11,29 @@
 #include <memory>
 
 #include "address.h"
+#include "arg_checks.h"
 #include "context.h"
-#include "address_checks.h"
 
 namespace smd_efa {
 
 static socklen_t peer_live_addr(const AddressHeader &h, struct sockaddr_storage *ss) {
   memset(ss, 0, sizeof *ss);
   if (h.live_family == AF_INET) {
-    auto *in = reinterpret_cast<struct sockaddr_in *>(ss);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(h.live_port);
-    memcpy(&in->sin_addr, h.live_ip, 4);
-    return sizeof *in;
+    sockaddr_in in{
+        .sin_family = AF_INET, .sin_port = htons(h.live_port), .sin_addr = {}, .sin_zero = {}};
+    memcpy(&in.sin_addr, h.live_ip, sizeof in.sin_addr);
+    memcpy(ss, &in, sizeof in);
+    return sizeof in;
   }
   if (h.live_family == AF_INET6) {
-    auto *in6 = reinterpret_cast<struct sockaddr_in6 *>(ss);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(h.live_port);
-    memcpy(&in6->sin6_addr, h.live_ip, 16);
-    return sizeof *in6;
+    sockaddr_in6 in6{.sin6_family = AF_INET6,
+                     .sin6_port = htons(h.live_port),
+                     .sin6_flowinfo = 0,
+                     .sin6_addr = {},
+                     .sin6_scope_id = 0};
+    memcpy(&in6.sin6_addr, h.live_ip, sizeof in6.sin6_addr);
+    memcpy(ss, &in6, sizeof in6);
+    return sizeof in6;
   }
   return 0;
 }

@@ -284,8 +284,8 @@ void reclaim_region(Context *ctx, Endpoint *ep);
 
 // ---- memory (memory.cc)
 Status mem_register(Context *ctx, void *ptr, size_t size, void **mr);
-Status mem_deregister(Context *ctx, Registration *reg);
-Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size);
+Status mem_deregister(Context *ctx, void *mr);
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size);
 Status mem_get(Context *ctx, Endpoint *ep, void *local, Registration *local_mr, uint64_t remote,
                const void *rkey, size_t rkey_size, size_t size, void **request);
 // The descriptor for a local buffer: the caller's registration, one made

@@ -16,8 +16,8 @@
 #include <cstring>
 
 #include "address.h"
+#include "arg_checks.h"
 #include "context.h"
-#include "address_checks.h"
 
 namespace smd_efa {
 
@@ -132,13 +132,8 @@ static void close_all(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "efa: init: ctx is NULL");
-  *out = nullptr;
-  if (Status s = smd_plugin::check_host(host, "efa")) return s;
-  auto *ctx = new Context;
-  ctx->host = host;
-  ctx->rank = host->rank;
-  ctx->world_size = host->world_size;
+  if (Status s = smd_plugin::check_init_args(host, "efa", out)) return s;
+  auto *ctx = smd_plugin::new_context<Context>(host);
   ctx->node_count = host->node_count > 0 ? host->node_count : 1;
   ctx->nonce = random_nonce();
   Status s = read_config(ctx, &ctx->cfg);

@@ -76,7 +76,8 @@ Status mem_register(Context *ctx, void *ptr, size_t size, void **out) {
   return SMD_TRANSPORT_OK;
 }
 
-Status mem_deregister(Context *ctx, Registration *reg) {
+Status mem_deregister(Context *ctx, void *mr) {
+  auto *reg = static_cast<Registration *>(mr);
   if (reg == nullptr || ctx->registrations.erase(reg) == 0)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "efa: mem_deregister: not a registration");
   int rc = reg->mr != nullptr ? fi_close(&reg->mr->fid) : 0;
@@ -88,7 +89,8 @@ Status mem_deregister(Context *ctx, Registration *reg) {
   return SMD_TRANSPORT_OK;
 }
 
-Status mem_pack(Context *ctx, Registration *reg, void *buf, size_t *size) {
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size) {
+  auto *reg = static_cast<Registration *>(mr);
   if (!ctx->prov.rma)
     return fail(ctx, SMD_TRANSPORT_ERR_UNSUPPORTED, "efa: provider %s offers no RMA reads",
                 ctx->prov.name.c_str());

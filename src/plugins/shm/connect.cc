@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "address.h"
+#include "arg_checks.h"
 #include "context.h"
-#include "address_checks.h"
 
 namespace smd_shm {
 

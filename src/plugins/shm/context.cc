@@ -7,8 +7,8 @@
 #include <new>
 
 #include "address.h"
+#include "arg_checks.h"
 #include "context.h"
-#include "address_checks.h"
 
 namespace smd_shm {
 
@@ -48,9 +48,8 @@ static Status read_params(Context *ctx) {
   return SMD_TRANSPORT_OK;
 }
 
-// What the host says, plus a consistent place on the node.
+// A consistent place on the node (the host itself: check_init_args).
 static Status check_placement(const smd_transport_host_t *host) {
-  if (Status s = smd_plugin::check_host(host, "shm")) return s;
   if (host->local_rank < 0 || host->local_rank >= host->local_size ||
       host->local_size > host->world_size)
     return fail_host(host, SMD_TRANSPORT_ERR_INVALID,
@@ -83,13 +82,9 @@ static Status create_region(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "shm: init: ctx is NULL");
-  *out = nullptr;
+  if (Status s = smd_plugin::check_init_args(host, "shm", out)) return s;
   if (Status s = check_placement(host)) return s;
-  auto *ctx = new Context;
-  ctx->host = host;
-  ctx->rank = host->rank;
-  ctx->world_size = host->world_size;
+  auto *ctx = smd_plugin::new_context<Context>(host);
   ctx->local_rank = host->local_rank;
   ctx->local_size = host->local_size;
   ctx->pid = getpid();

@@ -196,9 +196,9 @@ Status wait_for_work(Context *ctx, int64_t timeout_us);
 void progress(Context *ctx);
 
 // ---- memory (rma.cc, segments.cc)
-Status rma_register(Context *ctx, void *ptr, size_t size, void **mr);
-Status rma_deregister(Context *ctx, void *mr);
-Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size);
+Status mem_register(Context *ctx, void *ptr, size_t size, void **mr);
+Status mem_deregister(Context *ctx, void *mr);
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size);
 Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
                size_t rkey_size, size_t size, void **request);
 Status segment_create(Context *ctx, size_t size, void **ptr, void **segment, void *handle,

@@ -23,7 +23,7 @@ struct RemoteKey {
 };
 constexpr uint64_t kRemoteKeyMagic = 0x59454b525f4d4853ull;  // "SHM_RKEY"
 
-Status rma_register(Context *ctx, void *ptr, size_t size, void **mr) {
+Status mem_register(Context *ctx, void *ptr, size_t size, void **mr) {
   if (mr == nullptr || (ptr == nullptr && size != 0))
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: mem_register: %s is NULL", mr ? "ptr" : "mr");
   auto *r = new Registration{kRegistrationMagic, static_cast<char *>(ptr), size};
@@ -37,7 +37,7 @@ static Registration *as_registration(Context *ctx, void *mr) {
   return ctx->registrations.count(r) != 0 ? r : nullptr;
 }
 
-Status rma_deregister(Context *ctx, void *mr) {
+Status mem_deregister(Context *ctx, void *mr) {
   Registration *r = as_registration(ctx, mr);
   if (r == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID,
@@ -48,7 +48,7 @@ Status rma_deregister(Context *ctx, void *mr) {
   return SMD_TRANSPORT_OK;
 }
 
-Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size) {
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size) {
   Registration *r = as_registration(ctx, mr);
   if (r == nullptr || size == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "shm: mem_pack: %s",

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "address.h"
+#include "arg_checks.h"
 #include "context.h"
-#include "address_checks.h"
 #include "wire_tag.h"
 
 namespace smd_ucx {
@@ -56,9 +56,8 @@ static bool user_set(const char *const (&names)[3]) {
   return false;
 }
 
-// What the host says, plus a world whose ranks fit in our tags.
+// A world whose ranks fit in our tags (the host itself: check_init_args).
 static Status check_placement(const smd_transport_host_t *host) {
-  if (Status s = smd_plugin::check_host(host, "ucx")) return s;
   if (host->world_size > kMaxWorld)
     return fail_host(host, SMD_TRANSPORT_ERR_UNSUPPORTED,
                      "ucx: a world of %d ranks; tags carry at most %lld", host->world_size,
@@ -144,13 +143,9 @@ static void destroy(Context *ctx) {
 }
 
 Status context_init(const smd_transport_host_t *host, void **out) {
-  if (out == nullptr) return fail_host(host, SMD_TRANSPORT_ERR_INVALID, "ucx: init: ctx is NULL");
-  *out = nullptr;
+  if (Status s = smd_plugin::check_init_args(host, "ucx", out)) return s;
   if (Status s = check_placement(host)) return s;
-  auto *ctx = new Context;
-  ctx->host = host;
-  ctx->rank = host->rank;
-  ctx->world_size = host->world_size;
+  auto *ctx = smd_plugin::new_context<Context>(host);
   ucx_log_attach(host);
   ucx_log_clear();
   Status s = read_params(ctx);

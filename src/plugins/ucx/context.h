@@ -165,7 +165,7 @@ Status mem_register(Context *ctx, void *ptr, size_t size, void **mr);
 Status mem_deregister(Context *ctx, void *mr);
 // Unmap every cached region (finalize).
 void registrations_release_all(Context *ctx);
-Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size);
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size);
 Status rma_get(Context *ctx, Endpoint *ep, void *local, uint64_t remote, const void *rkey,
                size_t rkey_size, size_t size, void **request);
 void rkeys_release(Endpoint *ep);

@@ -41,7 +41,7 @@ static Status packed_key(Context *ctx, Region *region, std::string *error) {
   return SMD_TRANSPORT_OK;
 }
 
-Status rma_pack(Context *ctx, void *mr, void *buf, size_t *size) {
+Status mem_pack(Context *ctx, void *mr, void *buf, size_t *size) {
   auto *g = static_cast<Registration *>(mr);
   if (ctx->registrations.count(g) == 0 || size == nullptr)
     return fail(ctx, SMD_TRANSPORT_ERR_INVALID, "ucx: mem_pack: %s",
