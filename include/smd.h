@@ -798,7 +798,8 @@ SMD_API smd_result_t smd_ireduce_scatterv(const void *sendbuf, void *recvbuf, co
  * the communicator is failed: later calls on it fail. Send blocks may overlap (they
  * are only read); receive blocks may not. Not supported in place:
  * sendbuf == recvbuf, or any overlap of the two, is SMD_ERR_INVALID_ARGUMENT.
- * Host memory only for now (device buffers: SMD_ERR_NOT_SUPPORTED).
+ * Device buffers as the other collectives' (docs/GPU.md): both whole
+ * extents staged through pinned host memory, stream-ordered with a stream.
  * Errors: SMD_ERR_INVALID_ARGUMENT (NULL counts, NULL buffers holding
  * elements, overlapping receive blocks, sizes that overflow, sendbuf and
  * recvbuf overlapping), SMD_ERR_TRUNCATED, and those of smd_alltoall. */

@@ -7,14 +7,11 @@
 
 namespace smd_torch::cuda {
 
-Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors) {
+Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors,
+                       const at::Tensor &on_cuda) {
   Placement where;
-  for (const auto &t : tensors) {
-    if (!t.defined() || !t.device().is_cuda()) continue;
-    where.cuda = true;
-    where.device = t.device().index();
-    break;
-  }
+  where.cuda = true;
+  where.device = on_cuda.device().index();
   // require_dense refuses the tensors on the CPU or another device.
   for (const auto &t : tensors) require_dense(t, call, where);
   where.stream = static_cast<smd_stream_t>(

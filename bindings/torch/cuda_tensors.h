@@ -15,10 +15,11 @@
 
 namespace smd_torch::cuda {
 
-// The placement of `tensors`, at least one of which is a CUDA tensor:
-// every one dense and on that same device (else refused naming `call`),
+// The placement of `tensors`, at least one of which, `on_cuda`, is a CUDA
+// tensor: every one dense and on its device (else refused naming `call`),
 // with the device's current stream.
-Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors);
+Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors,
+                       const at::Tensor &on_cuda);
 
 // Records an event on `where`'s stream and returns what makes the then
 // current stream of that device wait on it (NCCL's Work::wait).

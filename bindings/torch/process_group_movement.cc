@@ -366,8 +366,8 @@ ProcessGroupSmd::Start ProcessGroupSmd::alltoallv_call(const at::Tensor &in, con
                                                        smd_stream_t stream) {
   // Counts and displacements in the elements smd moves (bytes for the
   // dtypes it has no datatype for), from rows of dim 0.
-  const bool typed = smd_datatype_of(in.scalar_type()).has_value();
-  const smd_datatype_t datatype = typed ? *smd_datatype_of(in.scalar_type()) : SMD_UINT8;
+  const auto typed = smd_datatype_of(in.scalar_type());
+  const smd_datatype_t datatype = typed ? *typed : SMD_UINT8;
   const size_t scale = typed ? 1 : in.element_size();
   auto row_units = [scale](const at::Tensor &t) {
     return scale *

@@ -34,7 +34,7 @@ Placement placement_of(const char *call, const std::vector<at::Tensor> &tensors)
     if (!on_cuda && t.defined() && t.device().is_cuda()) on_cuda = &t;
   if (!on_cuda) return {};
 #if SMD_TORCH_CUDA
-  return cuda::placement_of(call, tensors);
+  return cuda::placement_of(call, tensors, *on_cuda);
 #else
   refuse(SMD_ERR_NOT_SUPPORTED, call,
          "this smd c10d backend was built without CUDA torch (against a CPU-only torch, or "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Settings that must agree across ranks (src/core/coll/agree/settings_agreement.h),
-# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC, SMD_GPU_DIRECT or
-# tuning file makes init fail at once with SMD_ERR_MISMATCH on every rank,
-# naming the variable (before this check such a job waited for SMD_TIMEOUT);
+# with real processes: one rank with another SMD_ALGO, SMD_FUSION_BYTES, SMD_GPU_IPC,
+# SMD_GPU_IPC_ONESHOT_BYTES, SMD_GPU_DIRECT or tuning file makes init fail at
+# once with SMD_ERR_MISMATCH on every rank, naming the variable (before this check such a job waited for SMD_TIMEOUT);
 # the default written out on one rank only, or the same tuning numbers
 # under two paths, agree.
 # usage: settings_check.sh SMDRUN SMD_BENCH
@@ -42,6 +42,7 @@ expect_mismatch() {
 expect_mismatch 2 SMD_ALGO allreduce=ring
 expect_mismatch 3 SMD_FUSION_BYTES 4096
 expect_mismatch 2 SMD_GPU_IPC 1
+expect_mismatch 2 SMD_GPU_IPC_ONESHOT_BYTES 0
 expect_mismatch 2 SMD_GPU_DIRECT on
 expect_mismatch 2 SMD_GPU_STAGE_CHUNK_BYTES 1000
 printf 'arena_gbps = 5\n' >"$dir/tuning"

@@ -3,8 +3,9 @@
 // of place, in place, nonblocking), allgather (in place too),
 // reduce_scatter, broadcast, reduce, alltoall, for float32, float64, int32
 // and bfloat16, against values computed on the host; and the answers to
-// bad input (mixed memory kinds); device point-to-point on the NULL stream; and
-// host memory on one rank with device memory on the others (streams:
+// bad input (mixed memory kinds); calls that disagree between ranks; device
+// point-to-point on the NULL stream; and host memory on one rank with device
+// memory on the others (streams:
 // gpu_streams_test.cc). A plain program (no GoogleTest on GPU machines); exit 77
 // without a device.
 #include <smd.h>
@@ -203,6 +204,56 @@ void kinds_differing_between_ranks(const World &w) {
   smd_comm_destroy(comm);
 }
 
+// Calls that disagree between ranks: SMD_ERR_MISMATCH on every rank, on
+// every route (the IPC route compares the calls before it maps a peer's
+// buffer). Each on a duplicate of the world, which the mismatch fails.
+void disagreeing_calls_fail(const World &w) {
+  if (g_size < 2) return;
+  const size_t n = 513;
+  DeviceBuffer in(w.a, (n + 1) * 4 * size_t(g_size)), out(w.a, (n + 1) * 4 * size_t(g_size));
+  const bool first = g_rank == 0;
+  const struct {
+    const char *what;
+    smd_result_t (*call)(void *in, void *out, size_t n, bool first, smd_comm_t *comm);
+    bool late = false;  // a root may see it at its next call
+  } calls[] = {
+      {"allgather counts differing",
+       [](void *i, void *o, size_t k, bool f, smd_comm_t *c) {
+         return smd_allgather(i, o, f ? k + 1 : k, SMD_FLOAT32, c, nullptr);
+       },
+       false},
+      {"reduce_scatter ops differing",
+       [](void *i, void *o, size_t k, bool f, smd_comm_t *c) {
+         return smd_reduce_scatter(i, o, k, SMD_FLOAT32, f ? SMD_MAX : SMD_SUM, c, nullptr);
+       },
+       false},
+      {"broadcast roots differing",
+       [](void *i, void *o, size_t k, bool f, smd_comm_t *c) {
+         return smd_broadcast(i, o, k, SMD_FLOAT32, f ? 0 : 1, c, nullptr);
+       },
+       true},
+      {"reduce on one rank, allreduce on the others",
+       [](void *i, void *o, size_t k, bool f, smd_comm_t *c) {
+         return f ? smd_reduce(i, o, k, SMD_FLOAT32, SMD_SUM, 0, c, nullptr)
+                  : smd_allreduce(i, o, k, SMD_FLOAT32, SMD_SUM, c, nullptr);
+       },
+       false},
+  };
+  for (const auto &call : calls) {
+    smd_comm_t *comm = nullptr;
+    if (smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
+      expect(false, "comm_dup for the disagreement checks");
+      return;
+    }
+    smd_result_t rc = call.call(in.data(), out.data(), n, first, comm);
+    // A broadcast root may return before its receivers (smd.h): it learns of
+    // the disagreement at its next call.
+    if (rc == SMD_SUCCESS && call.late) rc = smd_barrier(comm, nullptr);
+    expect(rc == SMD_ERR_MISMATCH, std::string(call.what) + ": SMD_ERR_MISMATCH on every rank");
+    smd_comm_destroy(comm);
+  }
+}
+
 void bad_input(const World &w) {
   DeviceBuffer d(w.a, 64);
   std::vector<float> h(16);
@@ -260,19 +311,69 @@ void device_p2p_null_stream(const World &w) {
 
 }  // namespace
 
+using Counter = int (*)();
+
+// SMD_GPU_IPC=1: each collective that reads peers' buffers in place maps
+// them, on a communicator of its own (whose mappings are new): the host
+// stand-in counts the mappings open.
+void ipc_route_taken(const World &w, Counter mappings) {
+  const size_t n = 4096;
+  DeviceBuffer in(w.a, n * 4 * size_t(g_size)), out(w.a, n * 4 * size_t(g_size));
+  const struct {
+    const char *name;
+    smd_result_t (*call)(void *in, void *out, size_t n, smd_comm_t *comm);
+  } calls[] = {
+      {"allreduce",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_allreduce(i, o, k, SMD_FLOAT32, SMD_SUM, c, nullptr);
+       }},
+      {"allgather", [](void *i, void *o, size_t k,
+                       smd_comm_t *c) { return smd_allgather(i, o, k, SMD_FLOAT32, c, nullptr); }},
+      {"reduce_scatter",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_reduce_scatter(i, o, k, SMD_FLOAT32, SMD_SUM, c, nullptr);
+       }},
+      {"broadcast",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_broadcast(i, o, k, SMD_FLOAT32, 0, c, nullptr);
+       }},
+      {"reduce",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_reduce(i, o, k, SMD_FLOAT32, SMD_SUM, 0, c, nullptr);
+       }},
+  };
+  for (const auto &call : calls) {
+    smd_comm_t *comm = nullptr;
+    if (smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
+      expect(false, "comm_dup for the IPC route check");
+      return;
+    }
+    const int before = mappings();
+    expect(call.call(in.data(), out.data(), n, comm) == SMD_SUCCESS && mappings() > before,
+           std::string(call.name) + " read its peers' buffers through CUDA IPC");
+    smd_comm_destroy(comm);
+  }
+}
+
 // Which route device calls took, where the test says (SMD_TEST_ROUTE) and
-// the runtime is the host stand-in, which counts kernel launches and event
-// records: the direct route reduces with the kernels, the staged one on the
-// host, and staging in chunks records an event per chunk (the whole-buffer
-// staging none).
+// the runtime is the host stand-in, which counts kernel launches, event
+// records and IPC mappings: the direct route reduces with the kernels, the
+// staged one on the host, staging in chunks records an event per chunk (the
+// whole-buffer staging none), and the IPC route maps its peers' buffers.
 void route_taken(const World &w) {
   const char *route = getenv("SMD_TEST_ROUTE");
   void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  using Counter = int (*)();
-  auto launches =
-      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_kernel_launches")) : nullptr;
-  auto events =
-      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_event_records")) : nullptr;
+  auto counter = [&](const char *name) {
+    return lib ? reinterpret_cast<Counter>(dlsym(lib, name)) : nullptr;
+  };
+  auto launches = counter("smd_cuda_standin_kernel_launches");
+  auto events = counter("smd_cuda_standin_event_records");
+  auto mappings = counter("smd_cuda_standin_ipc_mappings");
+  if (route && std::string(route) == "ipc" && mappings && g_size > 1) {
+    ipc_route_taken(w, mappings);
+    dlclose(lib);
+    return;
+  }
   // On a fresh duplicate: a communicator that has queued calls on its
   // stream proxy (the nonblocking calls above) records events for its
   // blocking device calls too.
@@ -301,6 +402,7 @@ int main() {
   for (smd_datatype_t dt : {SMD_FLOAT32, SMD_FLOAT64, SMD_INT32, SMD_BFLOAT16}) run_dtype(w, dt);
   route_taken(w);
   if (g_size > 1) kinds_differing_between_ranks(w);
+  disagreeing_calls_fail(w);
   bad_input(w);
   device_p2p_null_stream(w);
   smd_comm_destroy(comm);

@@ -142,11 +142,11 @@ void run_collective(Comm &c, const CollArgs &a) {
   c.check_usable();
   // Device calls run on the device buffers where the transports move device
   // memory (SMD_GPU_DIRECT), read the node's peers in place with
-  // SMD_GPU_IPC=1, and otherwise stage through pinned host memory
-  // (docs/GPU.md).
+  // SMD_GPU_IPC=1 (allreduce, allgather, reduce_scatter, broadcast,
+  // reduce), and otherwise stage through pinned host memory (docs/GPU.md).
   std::optional<DirectCallScope> direct;
   if (a.memory == MemoryKind::kDevice) {
-    if (device_ipc_applies(c, a)) return run_allreduce_ipc(c, a);
+    if (device_ipc_applies(c, a)) return run_collective_ipc(c, a);
     if (!device_direct_applies(c)) return run_collective_staged(c, a);
     // A rank passing host memory to this call would choose among the
     // host-only algorithms too: an internal barrier first, which no call

@@ -112,6 +112,11 @@ void device_copy(void *dst, const void *src, size_t bytes) {
   finish("cudaMemcpyAsync", api().MemcpyAsync(dst, src, bytes, kCudaMemcpyDefault, t_stream));
 }
 
+void device_copy_queued(void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src) return;
+  cuda_check("cudaMemcpyAsync", api().MemcpyAsync(dst, src, bytes, kCudaMemcpyDefault, t_stream));
+}
+
 void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t dt,
                    smd_op_t op, int divisor) {
   kernel_error("reduce", kernels().reduce(dst, srcs, nsrc, count, dt, op, divisor, t_stream));

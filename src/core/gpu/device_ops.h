@@ -45,6 +45,9 @@ class DeviceScope : NonCopyable {
 void device_synchronize();
 
 void device_copy(void *dst, const void *src, size_t bytes);
+// Enqueued on the thread's stream only: the caller synchronizes (several
+// copies then overlap instead of waiting one by one).
+void device_copy_queued(void *dst, const void *src, size_t bytes);
 void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t dt,
                    smd_op_t op, int divisor);
 void device_reduce2(void *dst, const void *a, const void *b, size_t count, smd_datatype_t dt,

@@ -56,6 +56,8 @@ std::vector<SharedSetting> shared_settings() {
           {"SMD_HIER_CHUNK_BYTES", effective("SMD_HIER_CHUNK_BYTES", Kind::kNumber)},
           // Decides whether a device allreduce reads peers in place or stages.
           {"SMD_GPU_IPC", effective("SMD_GPU_IPC", Kind::kBool)},
+          // Decides whether an IPC allreduce runs one-shot or in two phases.
+          {"SMD_GPU_IPC_ONESHOT_BYTES", effective("SMD_GPU_IPC_ONESHOT_BYTES", Kind::kNumber)},
           // Decides how many collectives a staged device call runs.
           {"SMD_GPU_STAGE_CHUNK_BYTES", effective("SMD_GPU_STAGE_CHUNK_BYTES", Kind::kNumber)},
           // Decides whether the measured network link prices choices.
