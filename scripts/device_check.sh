@@ -143,6 +143,12 @@ allreduce_routes() {
   SMD_GPU_STAGE_CHUNK_BYTES=0 "$smdrun" -n 2 "$bench" "$1" "$2" staged-whole || rc=1
   "$smdrun" -n 2 "$bench" "$1" "$2" staged-chunks || rc=1
   SMD_GPU_IPC=1 "$smdrun" -n 2 "$bench" "$1" "$2" ipc || rc=1
+  # Small calls out of place: the IPC allreduce one-shot (up to 64 KiB) and
+  # in two phases at every size, beside the staging.
+  "$smdrun" -n 2 "$bench" "$1" "$((10 * $2))" staged-chunks small || rc=1
+  SMD_GPU_IPC=1 "$smdrun" -n 2 "$bench" "$1" "$((10 * $2))" ipc small || rc=1
+  SMD_GPU_IPC=1 SMD_GPU_IPC_ONESHOT_BYTES=0 "$smdrun" -n 2 "$bench" "$1" "$((10 * $2))" \
+    ipc-2phase small || rc=1
   return $rc
 }
 
@@ -186,15 +192,16 @@ one_call() {
 print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswith("_smd_c10d")))' \
       "$BUILD/meson-info/intro-targets.json") && torch_cuda=1 && targets+=("bindings/torch/$ext")
   fi
-  stage compile 215 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
+  stage compile 185 meson compile -C "$BUILD" "${targets[@]}" || { report; return; }
   local suites=(--suite gpu)
   [[ $suite == gpu-standin ]] && suites+=(--suite gpu-standin)
-  stage tests 75 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
+  stage tests 70 meson test -C "$BUILD" --no-rebuild "${suites[@]}" --print-errorlogs
   cp "$BUILD/meson-logs/testlog.json" "$RESULTS/testlog.json" 2>/dev/null
   if ((torch_cuda)); then
-    # bindings/torch/tests/test_cuda.py at 2 ranks sharing the GPU; its
-    # result joins the report's tests, pytest's skip reasons are in the log.
-    stage torch-cuda 50 meson test -C "$BUILD" --no-rebuild --suite torch-cuda --print-errorlogs
+    # bindings/torch/tests/test_cuda.py and test_cuda_training.py (DDP,
+    # FSDP, FSDP2) at 2 ranks sharing the GPU; its result joins the
+    # report's tests, pytest's skip reasons are in the log.
+    stage torch-cuda 80 meson test -C "$BUILD" --no-rebuild --suite torch-cuda --print-errorlogs
     cat "$BUILD/meson-logs/testlog.json" >>"$RESULTS/testlog.json" 2>/dev/null
   elif [[ $suite == gpu ]]; then
     {
@@ -215,7 +222,7 @@ print(next(t["name"] for t in json.load(open(sys.argv[1])) if t["name"].startswi
       stage gpu-allreduce-bench 30 "$0" allreduce-routes 4 2
   else
     SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-kernel-bench 40 "$BUILD/bench/gpu/gpu-kernel-bench"
-    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-allreduce-bench 25 "$0" allreduce-routes 256 10
+    SMD_GPU_MODULE=$BUILD/src/gpu/libsmd-gpu.so stage gpu-allreduce-bench 30 "$0" allreduce-routes 256 10
     SMD_CUDA=on stage topology 10 "$BUILD/tools/smd-info" topology
     nvidia-smi >"$RESULTS/nvidia-smi.txt" 2>&1
   fi

@@ -84,6 +84,25 @@ def allreduce_routes(folder):
             "|---|---|---|---|---|---|---|"] + rows
 
 
+def allreduce_latency(folder):
+    """The bench's `small` rows: route, ranks, KiB, microseconds per call,
+    as a table of the routes side by side per size."""
+    times = {}
+    for line in read(folder, "gpu-allreduce-bench.log").splitlines():
+        parts = line.replace("[0] ", "", 1).split()
+        if len(parts) == 4 and parts[0] != "route" and parts[2].isdigit():
+            times.setdefault(parts[0], {})[int(parts[2])] = parts[3]
+    if not times:
+        return ["(no latency rows)"]
+    routes = list(times)
+    sizes = sorted({k for row in times.values() for k in row})
+    table = ["| KiB | " + " | ".join(f"{r} us" for r in routes) + " |",
+             "|---|" + "---|" * len(routes)]
+    for kib in sizes:
+        table.append(f"| {kib} | " + " | ".join(times[r].get(kib, "") for r in routes) + " |")
+    return table
+
+
 def main():
     folder = sys.argv[1]
     mode = read(folder, "mode.txt").strip() or "mode: unknown"
@@ -101,6 +120,8 @@ def main():
             "Bound: every rank's input read and output written once, at the copy rate "
             "measured in the same run (bench/gpu/gpu_allreduce_bench.cc).", ""]
     out += allreduce_routes(folder) + [""]
+    out += ["Small calls out of place (2 ranks; microseconds per call, median):", ""]
+    out += allreduce_latency(folder) + [""]
     topo = read(folder, "topology.log").strip()
     if topo:
         out += ["## smd-info topology", "", "```", topo, "```", ""]

@@ -94,30 +94,37 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
     std::vector<std::vector<at::Tensor>> &outputs, std::vector<at::Tensor> &inputs,
     const c10d::AllgatherOptions &opts) {
   const char *call = "allgather";
-  require_one(inputs, call);
   if (outputs.size() != 1 || outputs[0].size() != static_cast<size_t>(size_))
     refuse(call,
            "the output must be one list of " + std::to_string(size_) + " tensors (one per rank)");
+  std::vector<at::Tensor> all_tensors = outputs[0];
+  all_tensors.insert(all_tensors.end(), inputs.begin(), inputs.end());
+  // CUDA tensors too: DDP checks its parameters' shapes with this call.
+  const Placement where = placement_of(call, all_tensors);
+  require_one(inputs, call, where);
   const at::Tensor in = contiguous_input(inputs[0]);
   // Output r takes rank r's input, so outputs may differ in size (each
   // rank's input has its own): smd_allgatherv with those counts.
   std::vector<int64_t> offsets(1, 0);
   bool even = true;
   for (const auto &o : outputs[0]) {
-    require_like(o, in.scalar_type(), o.numel(), call, "every output");
+    require_like(o, in.scalar_type(), o.numel(), call, "every output", where);
     offsets.push_back(offsets.back() + o.numel());
     even &= o.numel() == in.numel();
   }
   require_like(outputs[0][rank_], in.scalar_type(), in.numel(), call,
-               "this rank's output (output " + std::to_string(rank_) + ")");
+               "this rank's output (output " + std::to_string(rank_) + ")", where);
+  // On the CUDA device's current stream (the caching allocator's), where
+  // the gather and the copies out run.
   at::Tensor flat = at::empty({offsets.back()}, in.options());
 
   Launch l(c10d::OpType::ALLGATHER, "smd:all_gather", call, opts.timeout);
   l.inputs = inputs;
   l.outputs = outputs[0];
   l.keep_alive = {in, flat};
+  l.where = where;
   if (even) {
-    l.start = gather_call(in, flat.data_ptr());
+    l.start = gather_call(in, flat.data_ptr(), where.stream);
   } else {
     // Elements in the datatype smd moves them as (bytes for some dtypes).
     const size_t scale = payload_of(at::empty({1}, in.options())).count;
@@ -126,8 +133,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather(
       counts.push_back(static_cast<size_t>(offsets[r + 1] - offsets[r]) * scale);
     const smd_datatype_t datatype = payload_of(in).datatype;
     l.start = one_call([this, mine = in.data_ptr(), all = flat.data_ptr(), datatype,
-                        counts = std::move(counts)](smd_request_t **r) {
-      return smd_iallgatherv(mine, all, counts.data(), nullptr, datatype, comm_, nullptr, r);
+                        counts = std::move(counts), stream = where.stream](smd_request_t **r) {
+      return smd_iallgatherv(mine, all, counts.data(), nullptr, datatype, comm_, stream, r);
     });
   }
   l.finish = [flat, targets = outputs[0], offsets]() mutable {

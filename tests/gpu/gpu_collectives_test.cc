@@ -58,6 +58,8 @@ std::vector<unsigned char> host_vector(smd_datatype_t dt, size_t count, int rank
   return v;
 }
 
+using Counter = int (*)();
+
 struct World {
   smd_comm_t *comm;
   const CudaApi &a;
@@ -254,6 +256,54 @@ void disagreeing_calls_fail(const World &w) {
   }
 }
 
+// Managed memory on rank 0, which CUDA IPC cannot share: with
+// SMD_GPU_IPC=1 every rank sees it in the call's exchange and stages the
+// call instead, correctly (no rank maps a peer's buffer: the stand-in
+// counts the mappings).
+void unshareable_memory_stages(const World &w) {
+  const char *ipc = getenv("SMD_GPU_IPC");
+  if (g_size < 2 || !ipc || std::string(ipc) != "1") return;
+  void *lib = dlopen(cuda_status().library.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  using MallocManaged = int (*)(void **, size_t, unsigned);
+  auto managed = lib ? reinterpret_cast<MallocManaged>(dlsym(lib, "cudaMallocManaged")) : nullptr;
+  auto mappings =
+      lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_ipc_mappings")) : nullptr;
+  smd_comm_t *comm = nullptr;
+  if (!managed || smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
+    expect(!managed, "comm_dup for the unshareable memory check");
+    if (lib) dlclose(lib);
+    return;
+  }
+  const size_t n = 1003;
+  std::vector<unsigned char> want(n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int r = 0; r < g_size; ++r) s += value(r, i);
+    store(&want[i * 4], SMD_FLOAT32, s);
+  }
+  std::unique_ptr<DeviceBuffer> plain;
+  void *buf = nullptr;
+  if (g_rank == 0) {
+    expect(managed(&buf, n * 4, 1) == 0, "cudaMallocManaged");  // cudaMemAttachGlobal
+  } else {
+    plain = std::make_unique<DeviceBuffer>(w.a, n * 4);
+    buf = plain->data();
+  }
+  const std::vector<unsigned char> mine = host_vector(SMD_FLOAT32, n, g_rank);
+  std::vector<unsigned char> got(n * 4);
+  w.a.MemcpyAsync(buf, mine.data(), n * 4, kCudaMemcpyDefault, nullptr);
+  w.a.StreamSynchronize(nullptr);
+  const int before = mappings ? mappings() : 0;
+  const smd_result_t rc = smd_allreduce(buf, buf, n, SMD_FLOAT32, SMD_SUM, comm, nullptr);
+  w.a.MemcpyAsync(got.data(), buf, n * 4, kCudaMemcpyDefault, nullptr);
+  w.a.StreamSynchronize(nullptr);
+  expect(rc == SMD_SUCCESS && got == want && (!mappings || mappings() == before),
+         "managed memory on one rank with SMD_GPU_IPC=1: staged on every rank, correct");
+  smd_comm_destroy(comm);
+  if (g_rank == 0) w.a.Free(buf);
+  dlclose(lib);
+}
+
 void bad_input(const World &w) {
   DeviceBuffer d(w.a, 64);
   std::vector<float> h(16);
@@ -311,36 +361,43 @@ void device_p2p_null_stream(const World &w) {
 
 }  // namespace
 
-using Counter = int (*)();
-
 // SMD_GPU_IPC=1: each collective that reads peers' buffers in place maps
-// them, on a communicator of its own (whose mappings are new): the host
-// stand-in counts the mappings open.
+// them, on a communicator of its own (whose mappings are new), on the ranks
+// that read (a broadcast's receivers, a reduce's root): the host stand-in
+// counts the mappings open.
 void ipc_route_taken(const World &w, Counter mappings) {
   const size_t n = 4096;
   DeviceBuffer in(w.a, n * 4 * size_t(g_size)), out(w.a, n * 4 * size_t(g_size));
   const struct {
     const char *name;
     smd_result_t (*call)(void *in, void *out, size_t n, smd_comm_t *comm);
+    bool reads;
   } calls[] = {
       {"allreduce",
        [](void *i, void *o, size_t k, smd_comm_t *c) {
          return smd_allreduce(i, o, k, SMD_FLOAT32, SMD_SUM, c, nullptr);
-       }},
-      {"allgather", [](void *i, void *o, size_t k,
-                       smd_comm_t *c) { return smd_allgather(i, o, k, SMD_FLOAT32, c, nullptr); }},
+       },
+       true},
+      {"allgather",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_allgather(i, o, k, SMD_FLOAT32, c, nullptr);
+       },
+       true},
       {"reduce_scatter",
        [](void *i, void *o, size_t k, smd_comm_t *c) {
          return smd_reduce_scatter(i, o, k, SMD_FLOAT32, SMD_SUM, c, nullptr);
-       }},
+       },
+       true},
       {"broadcast",
        [](void *i, void *o, size_t k, smd_comm_t *c) {
          return smd_broadcast(i, o, k, SMD_FLOAT32, 0, c, nullptr);
-       }},
+       },
+       g_rank != 0},
       {"reduce",
        [](void *i, void *o, size_t k, smd_comm_t *c) {
          return smd_reduce(i, o, k, SMD_FLOAT32, SMD_SUM, 0, c, nullptr);
-       }},
+       },
+       g_rank == 0},
   };
   for (const auto &call : calls) {
     smd_comm_t *comm = nullptr;
@@ -349,8 +406,10 @@ void ipc_route_taken(const World &w, Counter mappings) {
       return;
     }
     const int before = mappings();
-    expect(call.call(in.data(), out.data(), n, comm) == SMD_SUCCESS && mappings() > before,
-           std::string(call.name) + " read its peers' buffers through CUDA IPC");
+    expect(call.call(in.data(), out.data(), n, comm) == SMD_SUCCESS &&
+               (mappings() > before) == call.reads,
+           std::string(call.name) + (call.reads ? " read its peers' buffers through CUDA IPC"
+                                                : " mapped no peer's buffer (it reads none)"));
     smd_comm_destroy(comm);
   }
 }
@@ -403,6 +462,7 @@ int main() {
   route_taken(w);
   if (g_size > 1) kinds_differing_between_ranks(w);
   disagreeing_calls_fail(w);
+  unshareable_memory_stages(w);
   bad_input(w);
   device_p2p_null_stream(w);
   smd_comm_destroy(comm);

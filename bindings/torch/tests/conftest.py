@@ -71,6 +71,22 @@ def pair(world):
         pytest.skip("needs at least two ranks")
 
 
+@pytest.fixture(scope="module")
+def dev(world):
+    """This rank's CUDA device (test_cuda*.py), once the backend is known to
+    take CUDA tensors (every rank makes the same probe, so all skip or
+    none). Ranks outnumbering GPUs share them, which smd supports."""
+    device = torch.device("cuda", dist.get_rank() % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    try:
+        dist.all_reduce(torch.ones(1, device=device))
+    except Exception as e:  # noqa: BLE001  (the backend's refusal, whatever its class)
+        if "built without CUDA torch" in str(e):
+            pytest.skip(f"the backend was built without CUDA torch: {e}")
+        raise
+    return device
+
+
 @pytest.fixture
 def solo(world):
     """Skip unless the world has one rank (tests that launch jobs)."""

@@ -1,6 +1,7 @@
 """CUDA tensors through the c10d backend (a build against a CUDA torch,
-SMD_TORCH_CUDA): allreduce, broadcast, all_gather_into_tensor,
-reduce_scatter_tensor, all_to_all_single and send/recv, stream-ordered on
+SMD_TORCH_CUDA): allreduce, broadcast, all_gather (lists) and
+all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single and
+send/recv, stream-ordered on
 torch's current stream as with NCCL, against values computed here; and the
 refusals (mixed CPU and CUDA tensors, a CUDA tensor in an operation that
 takes CPU tensors only).
@@ -8,7 +9,9 @@ takes CPU tensors only).
 Skips without a GPU (torch.cuda.is_available() is False), and where the
 backend was built without CUDA torch. On one GPU every rank uses it (ranks
 sharing a GPU, which smd supports). Run alone at 2 ranks: meson test
---suite torch-cuda (scripts/device_check.sh's torch-cuda stage)."""
+--suite torch-cuda (scripts/device_check.sh's torch-cuda stage), with
+test_cuda_training.py (DDP and FSDP on CUDA). The `dev` fixture is
+conftest.py's."""
 
 import pytest
 import torch
@@ -18,21 +21,6 @@ pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
     reason="no CUDA device: torch.cuda.is_available() is False (run on a GPU machine: "
     "scripts/device_check.sh run, stage torch-cuda)")
-
-
-@pytest.fixture(scope="module")
-def dev(world):
-    """This rank's CUDA device, once the backend is known to take CUDA
-    tensors (every rank makes the same probe, so all skip or none)."""
-    device = torch.device("cuda", dist.get_rank() % torch.cuda.device_count())
-    torch.cuda.set_device(device)
-    try:
-        dist.all_reduce(torch.ones(1, device=device))
-    except Exception as e:  # noqa: BLE001  (the backend's refusal, whatever its class)
-        if "built without CUDA torch" in str(e):
-            pytest.skip(f"the backend was built without CUDA torch: {e}")
-        raise
-    return device
 
 
 def values(rank, n, dev, dtype=torch.float32, salt=0):
@@ -108,6 +96,21 @@ def test_broadcast(dev, rank, size, dtype):
     t = values(rank, 100, dev, dtype)
     dist.broadcast(t, src=root)
     assert torch.equal(t.cpu(), values(root, 100, "cpu", dtype))
+
+
+def test_all_gather_lists(dev, rank, size):
+    """The list form (DDP checks its parameters with it): even, then
+    uneven (output r takes rank r's 5 + r elements, smd's allgatherv)."""
+    t = values(rank, 40, dev)
+    outs = [torch.empty(40, device=dev) for _ in range(size)]
+    dist.all_gather(outs, t)
+    for r, o in enumerate(outs):
+        assert o.device == dev and torch.equal(o.cpu(), values(r, 40, "cpu"))
+    mine = values(rank, 5 + rank, dev, torch.int64)
+    outs = [torch.empty(5 + r, device=dev, dtype=torch.int64) for r in range(size)]
+    dist.all_gather(outs, mine)
+    for r, o in enumerate(outs):
+        assert torch.equal(o.cpu(), values(r, 5 + r, "cpu", torch.int64))
 
 
 def test_all_gather_into_tensor(dev, rank, size):

@@ -49,7 +49,7 @@ void *IpcPeers::map(int peer, const CudaIpcHandle &handle) {
   return base;
 }
 
-std::vector<void *> IpcPeers::exchange(void *buf, const Allgather &allgather) {
+IpcPeers::Record IpcPeers::record_of(void *buf) const {
   const CudaApi &a = api();
   Record mine{};
   const PointerInfo where = classify_pointer(buf);
@@ -60,9 +60,10 @@ std::vector<void *> IpcPeers::exchange(void *buf, const Allgather &allgather) {
   mine.offset = addr - base;
   mine.error = a.IpcGetMemHandle(&mine.handle, reinterpret_cast<void *>(base));
   if (mine.error) a.GetLastError();
-  // Every rank takes part even when its export failed, so all learn of it.
-  std::vector<Record> all(static_cast<size_t>(size_));
-  allgather(mine, all.data());
+  return mine;
+}
+
+std::vector<void *> IpcPeers::open(void *buf, const std::vector<Record> &all, int only) {
   for (int r = 0; r < size_; ++r)
     if (all[size_t(r)].error)
       fail(SMD_ERR_NOT_SUPPORTED,
@@ -70,11 +71,21 @@ std::vector<void *> IpcPeers::exchange(void *buf, const Allgather &allgather) {
            "device memory from cudaMalloc",
            r, cuda_error_text("cudaIpcGetMemHandle", all[size_t(r)].error).c_str());
   std::vector<void *> bufs(static_cast<size_t>(size_));
-  for (int r = 0; r < size_; ++r)
-    bufs[size_t(r)] =
-        r == rank_ ? buf
-                   : static_cast<char *>(map(r, all[size_t(r)].handle)) + all[size_t(r)].offset;
+  for (int r = 0; r < size_; ++r) {
+    const Record &rec = all[size_t(r)];
+    if (r == rank_) bufs[size_t(r)] = buf;
+    else if (only < 0 || r == only)
+      bufs[size_t(r)] = static_cast<char *>(map(r, rec.handle)) + rec.offset;
+  }
   return bufs;
+}
+
+std::vector<void *> IpcPeers::exchange(void *buf, const Allgather &allgather) {
+  // Every rank takes part even when its export failed, so all learn of it.
+  const Record mine = record_of(buf);
+  std::vector<Record> all(static_cast<size_t>(size_));
+  allgather(mine, all.data());
+  return open(buf, all);
 }
 
 }  // namespace smd::gpu

@@ -36,11 +36,21 @@ class IpcPeers {
   IpcPeers(const IpcPeers &) = delete;
   IpcPeers &operator=(const IpcPeers &) = delete;
 
-  // Collective over the ranks: each passes its buffer (device memory from
-  // cudaMalloc), and gets every rank's buffer as mapped in this process
-  // (its own for its own rank). When a rank cannot export its buffer, every
-  // rank throws SMD_ERR_NOT_SUPPORTED naming it; a mapping CUDA refuses
-  // throws SMD_ERR_SYSTEM on the rank that asked.
+  // This rank's record of `buf`: the handle of the allocation holding it
+  // and the offset in it, or the error CUDA gave when it cannot be shared
+  // (only cudaMalloc's memory can: not managed, pinned or pool memory).
+  Record record_of(void *buf) const;
+
+  // Every rank's buffer as mapped in this process, from every rank's
+  // record (`all`, in rank order): `buf` for this rank's own, nullptr for
+  // the ranks other than `only` where it is given. Throws
+  // SMD_ERR_NOT_SUPPORTED naming a rank whose record holds an error (every
+  // rank that reads `all` alike), SMD_ERR_SYSTEM for a mapping CUDA refuses
+  // (on this rank).
+  std::vector<void *> open(void *buf, const std::vector<Record> &all, int only = -1);
+
+  // Both, around one collective: each rank passes its buffer, and gets
+  // every rank's as mapped here.
   std::vector<void *> exchange(void *buf, const Allgather &allgather);
 
   // cudaIpcOpenMemHandle calls so far (the cache's misses).

@@ -1,5 +1,6 @@
 #include "core/coll/algorithms/device_ipc.h"
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "core/gpu/ipc_peers.h"
 #include "core/gpu/pointer_kind.h"
 #include "core/util/dtype.h"
+#include "core/util/log.h"
 #include "core/util/params.h"
 
 namespace smd {
@@ -19,52 +21,21 @@ void barrier(Comm &comm) {
   run_collective(comm, internal_call(CollKind::kBarrier, nullptr, nullptr, 0, SMD_UINT8));
 }
 
-// What every rank's call must share, and whether it is in place (which may
-// differ: it only decides the allreduce's variant, the same on every rank
-// since each sees all ranks' shapes).
-struct Shape {
+// What each rank sends the others once per call: the call itself, which
+// every rank's must match, whether it is in place (which may differ: it
+// only decides the allreduce's variant, the same on every rank since each
+// sees all), and the IPC records of the buffers peers read.
+struct Announcement {
   uint64_t count;
   int32_t kind, datatype, op, root;
   uint32_t subject;
   int32_t in_place;
+  gpu::IpcPeers::Record in, out;
 };
 
-bool same_call(const Shape &x, const Shape &y) {
+bool same_call(const Announcement &x, const Announcement &y) {
   return x.count == y.count && x.kind == y.kind && x.datatype == y.datatype && x.op == y.op &&
          x.root == y.root && x.subject == y.subject;
-}
-
-// The internal calls below look alike on every rank whatever the user's
-// call was: the ranks compare the call itself first, so that another
-// collective, or a count (datatype, op, root) differing between ranks, fails
-// on every rank instead of reading peers' buffers of another shape. Returns
-// whether any rank is in place.
-bool agree_on_shape(Comm &comm, const CollArgs &a) {
-  Shape mine{};
-  mine.count = a.count;
-  mine.kind = int32_t(a.kind);
-  mine.datatype = int32_t(a.datatype);
-  mine.op = int32_t(a.op);
-  mine.root = int32_t(a.root);
-  mine.subject = a.subject;
-  mine.in_place = a.sendbuf == a.recvbuf;
-  std::vector<Shape> all(size_t(comm.size()));
-  run_collective(comm,
-                 internal_call(CollKind::kAllgather, &mine, all.data(), sizeof mine, SMD_UINT8));
-  bool any_in_place = false;
-  for (int r = 0; r < comm.size(); ++r) {
-    const Shape &s = all[size_t(r)], &first = all[0];
-    any_in_place = any_in_place || s.in_place;
-    if (!same_call(s, first))
-      fail(SMD_ERR_MISMATCH,
-           "%s: the device collective of rank 0 is a %s of count %llu, datatype %d, op %d, "
-           "root %d, and rank %d's a %s of count %llu, datatype %d, op %d, root %d%s",
-           comm.where().c_str(), coll_name(CollKind(first.kind)),
-           static_cast<unsigned long long>(first.count), first.datatype, first.op, first.root, r,
-           coll_name(CollKind(s.kind)), static_cast<unsigned long long>(s.count), s.datatype, s.op,
-           s.root, s.subject != first.subject ? " (and the calls they stand for differ)" : "");
-  }
-  return any_in_place;
 }
 
 gpu::IpcPeers &peers_of(Comm &comm) {
@@ -73,25 +44,69 @@ gpu::IpcPeers &peers_of(Comm &comm) {
   return *st.ipc_peers;
 }
 
-// One call's view of the node: every rank's buffers mapped here, and the
-// kernels that combine them. Every member runs the same steps in the same
-// order (the exchanges and barriers are collectives).
+// The buffer of this rank that peers read: the root's input in a
+// broadcast (the others pass their output, which no one reads: their
+// sendbuf may be NULL), else the input.
+void *read_buffer(const CollArgs &a, int rank) {
+  const void *b = a.kind == CollKind::kBroadcast && rank != a.root ? a.recvbuf : a.sendbuf;
+  return const_cast<void *>(b);
+}
+
+// One call's view of the node, from every rank's announcement: the ranks'
+// buffers mapped here and the kernels that combine them. Every member runs
+// the same steps in the same order (the barriers are collectives).
 class IpcCall {
  public:
-  IpcCall(Comm &comm, const CollArgs &a)
-      : comm_(comm), a_(a), p_(comm.size()), me_(comm.rank()), es_(datatype_size(a.datatype)) {}
+  IpcCall(Comm &comm, const CollArgs &a, std::vector<Announcement> all)
+      : comm_(comm),
+        a_(a),
+        p_(comm.size()),
+        me_(comm.rank()),
+        es_(datatype_size(a.datatype)),
+        all_(std::move(all)) {}
 
-  // Every rank's `buf` as mapped in this process (this rank's own for it).
-  std::vector<const char *> exchange(const void *buf) {
-    auto allgather = [&](const gpu::IpcPeers::Record &mine, gpu::IpcPeers::Record *all) {
-      run_collective(comm_,
-                     internal_call(CollKind::kAllgather, &mine, all, sizeof mine, SMD_UINT8));
-    };
-    std::vector<const char *> out;
-    for (void *b : peers_of(comm_).exchange(const_cast<void *>(buf), allgather))
-      out.push_back(static_cast<const char *>(b));
-    return out;
+  // Throws SMD_ERR_MISMATCH on every rank when the calls differ: the
+  // internal calls that follow look alike on every rank whatever the
+  // user's call was, so another collective, or a count (datatype, op,
+  // root) differing between ranks, must fail here instead of reading
+  // peers' buffers of another shape.
+  void check_same_call() const {
+    const Announcement &first = all_[0];
+    for (int r = 1; r < p_; ++r) {
+      const Announcement &s = all_[size_t(r)];
+      if (!same_call(s, first))
+        fail(SMD_ERR_MISMATCH,
+             "%s: the device collective of rank 0 is a %s of count %llu, datatype %d, op %d, "
+             "root %d, and rank %d's a %s of count %llu, datatype %d, op %d, root %d%s",
+             comm_.where().c_str(), coll_name(CollKind(first.kind)),
+             static_cast<unsigned long long>(first.count), first.datatype, first.op, first.root, r,
+             coll_name(CollKind(s.kind)), static_cast<unsigned long long>(s.count), s.datatype,
+             s.op, s.root,
+             s.subject != first.subject ? " (and the calls they stand for differ)" : "");
+    }
   }
+
+  // The first rank whose buffer CUDA IPC cannot share (-1: none), and
+  // CUDA's error for it.
+  int unshareable(int *error) const {
+    for (int r = 0; r < p_; ++r) {
+      const Announcement &s = all_[size_t(r)];
+      const bool two_buffers = a_.kind == CollKind::kAllreduce;
+      *error = s.in.error ? s.in.error : two_buffers ? s.out.error : 0;
+      if (*error) return r;
+    }
+    return -1;
+  }
+
+  bool any_in_place() const {
+    for (const Announcement &s : all_)
+      if (s.in_place) return true;
+    return false;
+  }
+
+  // Every rank's input (or output) as mapped here; only `only`'s when given.
+  std::vector<const char *> inputs(int only = -1) { return mapped(&Announcement::in, only); }
+  std::vector<const char *> outputs() { return mapped(&Announcement::out, -1); }
 
   // dst[0, n) = op over every rank of src_r[at, at + n), in elements.
   void reduce_from(void *dst, const std::vector<const char *> &src, size_t at, size_t n) {
@@ -116,23 +131,32 @@ class IpcCall {
   const CollArgs &a_;
   const int p_, me_;
   const size_t es_;
+
+ private:
+  std::vector<const char *> mapped(gpu::IpcPeers::Record Announcement::*which, int only) {
+    std::vector<gpu::IpcPeers::Record> records;
+    for (const Announcement &s : all_) records.push_back(s.*which);
+    void *mine = which == &Announcement::in ? read_buffer(a_, me_) : a_.recvbuf;
+    std::vector<const char *> out;
+    for (void *b : peers_of(comm_).open(mine, records, only))
+      out.push_back(static_cast<const char *>(b));
+    return out;
+  }
+  std::vector<Announcement> all_;
 };
 
 // Small and out of place on every rank: each rank reduces the whole vector
-// from every input into its own output, one barrier in all. Otherwise (and
-// always in place, where a peer may still read the input this rank would
-// overwrite) reduce-scatter + allgather: each rank reduces its share into
-// its output, then copies the others' shares from their owners' outputs.
-void allreduce(IpcCall &c, bool any_in_place) {
+// from every input into its own output. Otherwise (and always in place,
+// where a peer may still read the input this rank would overwrite)
+// reduce-scatter + allgather: each rank reduces its share into its output,
+// then copies the others' shares from their owners' outputs.
+void allreduce(IpcCall &c) {
   const CollArgs &a = c.a_;
-  const std::vector<const char *> in = c.exchange(a.sendbuf);
+  const std::vector<const char *> in = c.inputs();
   const bool one_shot =
-      !any_in_place && a.count * c.es_ <= uint64_t(param_int("SMD_GPU_IPC_ONESHOT_BYTES"));
-  if (one_shot) {
-    c.reduce_from(a.recvbuf, in, 0, a.count);
-    return;
-  }
-  const std::vector<const char *> out = c.exchange(a.recvbuf);
+      !c.any_in_place() && a.count * c.es_ <= uint64_t(param_int("SMD_GPU_IPC_ONESHOT_BYTES"));
+  if (one_shot) return c.reduce_from(a.recvbuf, in, 0, a.count);
+  const std::vector<const char *> out = c.outputs();
   size_t at = 0;
   const size_t mine = c.share(c.me_, a.count, &at);
   // In place, this rank's output share is also an input, which the kernel
@@ -148,29 +172,26 @@ void allreduce(IpcCall &c, bool any_in_place) {
 // Block r of the output from rank r's input (in place, this rank's own
 // input is its output's block already: copy() skips it).
 void allgather(IpcCall &c) {
-  const std::vector<const char *> in = c.exchange(c.a_.sendbuf);
+  const std::vector<const char *> in = c.inputs();
   for (int r = 0; r < c.p_; ++r) c.copy(c.out(size_t(r) * c.a_.count), in[size_t(r)], c.a_.count);
 }
 
 // Block `me` of every rank's input, reduced into the output (in place it is
 // this rank's own input block, which only this rank reads).
 void reduce_scatter(IpcCall &c) {
-  const std::vector<const char *> in = c.exchange(c.a_.sendbuf);
-  c.reduce_from(c.a_.recvbuf, in, size_t(c.me_) * c.a_.count, c.a_.count);
+  c.reduce_from(c.a_.recvbuf, c.inputs(), size_t(c.me_) * c.a_.count, c.a_.count);
 }
 
-// Every rank copies the root's input; the root passes its input, the others
-// their output, which no peer reads (their sendbuf may be NULL).
+// Every rank copies the root's input (the root's own copy is local).
 void broadcast(IpcCall &c) {
-  const CollArgs &a = c.a_;
-  const std::vector<const char *> src = c.exchange(c.me_ == a.root ? a.sendbuf : a.recvbuf);
-  c.copy(a.recvbuf, src[size_t(a.root)], a.count);
+  const int root = c.a_.root;
+  c.copy(c.a_.recvbuf, c.inputs(root)[size_t(root)], c.a_.count);
 }
 
-// The root reduces every rank's input into its output.
+// The root reduces every rank's input into its output; the others only
+// keep their input until the closing barrier.
 void reduce(IpcCall &c) {
-  const std::vector<const char *> in = c.exchange(c.a_.sendbuf);
-  if (c.me_ == c.a_.root) c.reduce_from(c.a_.recvbuf, in, 0, c.a_.count);
+  if (c.me_ == c.a_.root) c.reduce_from(c.a_.recvbuf, c.inputs(), 0, c.a_.count);
 }
 
 void run(Comm &comm, const CollArgs &a) {
@@ -181,10 +202,37 @@ void run(Comm &comm, const CollArgs &a) {
   // waits for the blocking streams' earlier work), or the stream proxy's
   // own, after it waited for the caller's stream (stream_proxy.cc).
   gpu::device_synchronize();
-  const bool any_in_place = agree_on_shape(comm, a);
-  IpcCall c(comm, a);
+  gpu::IpcPeers &peers = peers_of(comm);
+  Announcement me{};
+  me.count = a.count;
+  me.kind = int32_t(a.kind);
+  me.datatype = int32_t(a.datatype);
+  me.op = int32_t(a.op);
+  me.root = int32_t(a.root);
+  me.subject = a.subject;
+  me.in_place = a.sendbuf == a.recvbuf;
+  me.in = peers.record_of(read_buffer(a, comm.rank()));
+  if (a.kind == CollKind::kAllreduce) me.out = peers.record_of(a.recvbuf);
+  std::vector<Announcement> all(size_t(comm.size()));
+  run_collective(comm, internal_call(CollKind::kAllgather, &me, all.data(), sizeof me, SMD_UINT8));
+  IpcCall c(comm, a, std::move(all));
+  c.check_same_call();
+  int error = 0;
+  const int rank = c.unshareable(&error);
+  if (rank >= 0) {
+    // Every rank saw the same records: all stage this call alike (said
+    // once per process: a training loop would repeat it every step).
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      SMD_INFO("coll",
+               "%s: %s staged: rank %d's buffer cannot be shared through CUDA IPC (%s; only "
+               "cudaMalloc's memory can)",
+               comm.where().c_str(), coll_name(a.kind), rank,
+               gpu::cuda_error_text("cudaIpcGetMemHandle", error).c_str());
+    return run_collective_staged(comm, a);
+  }
   switch (a.kind) {
-    case CollKind::kAllreduce: allreduce(c, any_in_place); break;
+    case CollKind::kAllreduce: allreduce(c); break;
     case CollKind::kAllgather: allgather(c); break;
     case CollKind::kReduceScatter: reduce_scatter(c); break;
     case CollKind::kBroadcast: broadcast(c); break;
