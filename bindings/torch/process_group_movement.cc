@@ -173,7 +173,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::allgather_into_tensor_coalesced(
   for (size_t i = 0; i < inputs.size(); ++i) {
     at::Tensor in = contiguous_input(inputs[i]);
     Staged out = stage_output(outputs[i]);
-    pairs.push_back({in, out, gather_call(in, out.buffer.data_ptr())});
+    pairs.push_back({in, out, gather_call(in, out.buffer.data_ptr(), l.where.stream)});
   }
   return launch_pairs(std::move(l), std::move(pairs));
 }

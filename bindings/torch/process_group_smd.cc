@@ -265,15 +265,21 @@ ProcessGroupSmd::Launch ProcessGroupSmd::pairs_launch(
     c10d::OpType type, const char *title, const char *call, std::vector<at::Tensor> &outputs,
     std::vector<at::Tensor> &inputs, std::chrono::milliseconds timeout, bool outputs_larger) const {
   require_pairs(outputs, inputs, call);
+  std::vector<at::Tensor> all_tensors = outputs;
+  all_tensors.insert(all_tensors.end(), inputs.begin(), inputs.end());
+  // CUDA tensors too: DTensor's and FSDP's coalesced gathers and reductions.
+  const Placement where = placement_of(call, all_tensors);
   const char *small_side = outputs_larger ? "input " : "output ";
   const char *large_side = outputs_larger ? "output " : "input ";
   for (size_t i = 0; i < inputs.size(); ++i)
     require_world_sized(
         outputs_larger ? outputs[i] : inputs[i], outputs_larger ? inputs[i] : outputs[i], call,
-        large_side + std::to_string(i) + " (world size x " + small_side + std::to_string(i) + ")");
+        large_side + std::to_string(i) + " (world size x " + small_side + std::to_string(i) + ")",
+        where);
   Launch l(type, title, call, timeout);
   l.inputs = inputs;
   l.outputs = outputs;
+  l.where = where;
   return l;
 }
 
@@ -499,9 +505,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupSmd::reduce_scatter_tensor_coalesced(
     void *send = in.data_ptr();
     void *recv = out.buffer.data_ptr();
     const size_t count = out.buffer.numel();
-    Start start = one_call([this, plan, send, recv, count](smd_request_t **r) {
-      return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, nullptr, r);
-    });
+    Start start =
+        one_call([this, plan, send, recv, count, stream = l.where.stream](smd_request_t **r) {
+          return smd_ireduce_scatter(send, recv, count, plan.datatype, plan.op, comm_, stream, r);
+        });
     pairs.push_back({in, out, std::move(start)});
   }
   return launch_pairs(std::move(l), std::move(pairs));

@@ -23,8 +23,8 @@ at::Tensor bytes_as(const at::Tensor &flat, size_t offset, const at::Tensor &lik
 
 // Which operations take CUDA tensors, for the refusals of the others.
 constexpr const char *kCudaCalls =
-    "allreduce, broadcast, allgather, allgather_into_tensor, reduce_scatter_tensor, "
-    "all_to_all_single, send and recv";
+    "allreduce, broadcast, allgather, allgather_into_tensor (and its coalesced form), "
+    "reduce_scatter_tensor (and its coalesced form), all_to_all_single, send and recv";
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 """CUDA tensors through the c10d backend (a build against a CUDA torch,
 SMD_TORCH_CUDA): allreduce, broadcast, all_gather (lists) and
-all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single and
-send/recv, stream-ordered on
+all_gather_into_tensor, reduce_scatter_tensor (and both coalesced),
+all_to_all_single and send/recv, stream-ordered on
 torch's current stream as with NCCL, against values computed here; and the
 refusals (mixed CPU and CUDA tensors, a CUDA tensor in an operation that
 takes CPU tensors only).
@@ -130,6 +130,31 @@ def test_reduce_scatter_tensor(dev, rank, size, op):
     assert torch.allclose(out.cpu(), want)
     # The caller's input stays as it was.
     assert torch.equal(t.cpu(), values(rank, 8 * size, "cpu"))
+
+
+def test_coalesced_gathers_and_reductions(dev, rank, size):
+    """Several all_gather_into_tensor and reduce_scatter_tensor calls under
+    one _coalescing_manager (FSDP's and DTensor's form): one Work each."""
+    inputs = [values(rank, 5, dev), values(rank, 3, dev, torch.int64, 7),
+              values(rank, 2, dev, torch.bfloat16)]
+    outputs = [torch.empty(t.numel() * size, dtype=t.dtype, device=dev) for t in inputs]
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        for out, t in zip(outputs, inputs):
+            dist.all_gather_into_tensor(out, t)
+    cm.wait()
+    for out, t in zip(outputs, inputs):
+        want = torch.cat([values(r, t.numel(), "cpu", t.dtype, 7 if t.dtype == torch.int64 else 0)
+                          for r in range(size)])
+        assert torch.equal(out.cpu(), want)
+    inputs = [values(rank, 4 * size, dev), values(rank, 2 * size, dev, salt=1)]
+    outputs = [torch.empty(t.numel() // size, device=dev) for t in inputs]
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        for out, t in zip(outputs, inputs):
+            dist.reduce_scatter_tensor(out, t, op=dist.ReduceOp.AVG)
+    cm.wait()
+    for out, t, salt in zip(outputs, inputs, (0, 1)):
+        want = summed(size, t.numel(), salt=salt).chunk(size)[rank] / size
+        assert torch.allclose(out.cpu(), want)
 
 
 def test_all_to_all_single_even(dev, rank, size):
