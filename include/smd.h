@@ -59,7 +59,8 @@
  * host synchronous with a NULL stream (a nonblocking form: its request
  * completes when the data is in place), staged through pinned host memory
  * or, where every transport moves device memory, on the device buffers
- * (SMD_GPU_DIRECT); with a non-NULL stream, the collectives, the
+ * (SMD_GPU_DIRECT), or, on one node with SMD_GPU_IPC=1, read from the
+ * peers' buffers in place through CUDA IPC; with a non-NULL stream, the collectives, the
  * point-to-point calls and groups of them on one communicator are
  * stream-ordered; a failure of such a call is reported by its request and
  * by the communicator's next call. The sharded calls with a stream are
