@@ -363,8 +363,8 @@ void device_p2p_null_stream(const World &w) {
 
 // SMD_GPU_IPC=1: each collective that reads peers' buffers in place maps
 // them, on a communicator of its own (whose mappings are new), on the ranks
-// that read (a broadcast's receivers, a reduce's root): the host stand-in
-// counts the mappings open.
+// that read (a broadcast's receivers, a reduce's root; none in an alltoall
+// in place, which stages): the host stand-in counts the mappings open.
 void ipc_route_taken(const World &w, Counter mappings) {
   const size_t n = 4096;
   DeviceBuffer in(w.a, n * 4 * size_t(g_size)), out(w.a, n * 4 * size_t(g_size));
@@ -398,6 +398,16 @@ void ipc_route_taken(const World &w, Counter mappings) {
          return smd_reduce(i, o, k, SMD_FLOAT32, SMD_SUM, 0, c, nullptr);
        },
        g_rank == 0},
+      {"alltoall",
+       [](void *i, void *o, size_t k, smd_comm_t *c) {
+         return smd_alltoall(i, o, k / size_t(g_size), SMD_FLOAT32, c, nullptr);
+       },
+       true},
+      {"alltoall in place (staged)",
+       [](void *i, void *, size_t k, smd_comm_t *c) {
+         return smd_alltoall(i, i, k / size_t(g_size), SMD_FLOAT32, c, nullptr);
+       },
+       false},
   };
   for (const auto &call : calls) {
     smd_comm_t *comm = nullptr;

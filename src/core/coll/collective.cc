@@ -143,7 +143,7 @@ void run_collective(Comm &c, const CollArgs &a) {
   // Device calls run on the device buffers where the transports move device
   // memory (SMD_GPU_DIRECT), read the node's peers in place with
   // SMD_GPU_IPC=1 (allreduce, allgather, reduce_scatter, broadcast,
-  // reduce), and otherwise stage through pinned host memory (docs/GPU.md).
+  // reduce, alltoall), and otherwise stage through pinned host memory (docs/GPU.md).
   std::optional<DirectCallScope> direct;
   if (a.memory == MemoryKind::kDevice) {
     if (device_ipc_applies(c, a)) return run_collective_ipc(c, a);

@@ -142,10 +142,10 @@ const std::vector<ParamDef> &all_params() {
        "CUDA process, and smd asks it for address ranges, device names and memory. Tests name the "
        "host stand-in for CUDA here (docs/GPU.md)."},
       {"SMD_GPU_IPC", "bool", "0",
-       "1: allreduce, allgather, reduce_scatter, broadcast and reduce of a communicator whose "
-       "members are all on one node, on device memory, read the peers' buffers in place through "
-       "CUDA IPC instead of staging through host memory (young: not yet run on a GPU, see "
-       "docs/GPU.md). Every rank must set it alike (smd_comm_init checks)."},
+       "1: allreduce, allgather, reduce_scatter, broadcast, reduce and alltoall (out of place) of "
+       "a communicator whose members are all on one node, on device memory, read the peers' "
+       "buffers in place through CUDA IPC instead of staging through host memory (young: not yet "
+       "run on a GPU, see docs/GPU.md). Every rank must set it alike (smd_comm_init checks)."},
       {"SMD_GPU_IPC_ONESHOT_BYTES", "int", "65536",
        "With SMD_GPU_IPC=1, an allreduce of at most this many bytes, out of place on every rank, "
        "runs one-shot (each rank reduces the whole vector from every rank's input: one barrier); "

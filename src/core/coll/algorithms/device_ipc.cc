@@ -182,6 +182,15 @@ void reduce_scatter(IpcCall &c) {
   c.reduce_from(c.a_.recvbuf, c.inputs(), size_t(c.me_) * c.a_.count, c.a_.count);
 }
 
+// Block r of the output from block `me` of rank r's input. Out of place
+// only (run() stages it otherwise): in place, a peer could still read a
+// block this rank already overwrote.
+void alltoall(IpcCall &c) {
+  const std::vector<const char *> in = c.inputs();
+  const size_t n = c.a_.count, mine = size_t(c.me_) * n * c.es_;
+  for (int r = 0; r < c.p_; ++r) c.copy(c.out(size_t(r) * n), in[size_t(r)] + mine, n);
+}
+
 // Every rank copies the root's input (the root's own copy is local).
 void broadcast(IpcCall &c) {
   const int root = c.a_.root;
@@ -217,13 +226,18 @@ void run(Comm &comm, const CollArgs &a) {
   run_collective(comm, internal_call(CollKind::kAllgather, &me, all.data(), sizeof me, SMD_UINT8));
   IpcCall c(comm, a, std::move(all));
   c.check_same_call();
+  // Every rank saw the same announcements: all stage this call alike, or
+  // none (said once per process: a training loop would repeat it).
   int error = 0;
   const int rank = c.unshareable(&error);
-  if (rank >= 0) {
-    // Every rank saw the same records: all stage this call alike (said
-    // once per process: a training loop would repeat it every step).
+  const bool in_place_alltoall = a.kind == CollKind::kAlltoall && c.any_in_place();
+  if (rank >= 0 || in_place_alltoall) {
     static std::atomic<bool> said{false};
-    if (!said.exchange(true))
+    if (said.exchange(true)) return run_collective_staged(comm, a);
+    if (in_place_alltoall)
+      SMD_INFO("coll", "%s: alltoall staged: in place on a rank (CUDA IPC reads peers' inputs)",
+               comm.where().c_str());
+    else
       SMD_INFO("coll",
                "%s: %s staged: rank %d's buffer cannot be shared through CUDA IPC (%s; only "
                "cudaMalloc's memory can)",
@@ -236,6 +250,7 @@ void run(Comm &comm, const CollArgs &a) {
     case CollKind::kAllgather: allgather(c); break;
     case CollKind::kReduceScatter: reduce_scatter(c); break;
     case CollKind::kBroadcast: broadcast(c); break;
+    case CollKind::kAlltoall: alltoall(c); break;
     default: reduce(c); break;
   }
   // Results complete, and no rank changes its buffers while a peer still
@@ -249,7 +264,7 @@ void run(Comm &comm, const CollArgs &a) {
 bool device_ipc_applies(Comm &comm, const CollArgs &a) {
   const bool kind = a.kind == CollKind::kAllreduce || a.kind == CollKind::kAllgather ||
                     a.kind == CollKind::kReduceScatter || a.kind == CollKind::kBroadcast ||
-                    a.kind == CollKind::kReduce;
+                    a.kind == CollKind::kReduce || a.kind == CollKind::kAlltoall;
   return kind && a.memory == MemoryKind::kDevice && comm.size() > 1 && param_bool("SMD_GPU_IPC") &&
          coll_state(comm).shape.nodes == 1;
 }

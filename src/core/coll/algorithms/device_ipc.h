@@ -1,11 +1,13 @@
 // Device-resident collectives of a node's ranks: allreduce, allgather,
-// reduce_scatter, broadcast and reduce on device memory, reading the peers'
-// buffers in place through CUDA IPC (gpu::IpcPeers, kept per communicator)
-// instead of staging through host memory. The kernel module reduces straight
-// from every rank's input; copies read the peers' inputs or outputs. The
-// allreduce is one-shot when small and out of place on every rank (each rank
-// reduces the whole vector), else reduce-scatter + allgather. On the
-// thread's stream (the legacy default one, or the stream proxy's) and
+// reduce_scatter, broadcast, reduce and alltoall (out of place) on device
+// memory, reading the peers' buffers in place through CUDA IPC
+// (gpu::IpcPeers, kept per communicator) instead of staging through host
+// memory. The kernel module reduces straight from every rank's input;
+// copies read the peers' inputs or outputs. The allreduce is one-shot when
+// small and out of place on every rank (each rank reduces the whole
+// vector), else reduce-scatter + allgather. A call whose buffers CUDA IPC
+// cannot share (or an alltoall in place) is staged on every rank alike. On
+// the thread's stream (the legacy default one, or the stream proxy's) and
 // host-synchronous, with host barriers between the phases, as the staged
 // route. Opt-in (SMD_GPU_IPC=1) until it has run on a GPU (docs/GPU.md).
 #pragma once
