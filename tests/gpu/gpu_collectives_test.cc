@@ -168,8 +168,7 @@ void run_dtype(const World &w, smd_datatype_t dt) {
 // SMD_ERR_MISMATCH on every rank, as docs/GPU.md's contract says. On a
 // duplicate of the world: a mismatch leaves its communicator unusable.
 void kinds_differing_between_ranks(const World &w) {
-  smd_comm_t *comm = nullptr;
-  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, "comm_dup");
+  smd_comm_t *comm = dup_comm(w.comm, "kinds differing");
   if (!comm) return;
   const char *ipc = getenv("SMD_GPU_IPC");
   const char *direct = getenv("SMD_GPU_DIRECT");
@@ -242,11 +241,8 @@ void disagreeing_calls_fail(const World &w) {
        false},
   };
   for (const auto &call : calls) {
-    smd_comm_t *comm = nullptr;
-    if (smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
-      expect(false, "comm_dup for the disagreement checks");
-      return;
-    }
+    smd_comm_t *comm = dup_comm(w.comm, call.what);
+    if (!comm) return;
     smd_result_t rc = call.call(in.data(), out.data(), n, first, comm);
     // A broadcast root may return before its receivers (smd.h): it learns of
     // the disagreement at its next call.
@@ -268,9 +264,8 @@ void unshareable_memory_stages(const World &w) {
   auto managed = lib ? reinterpret_cast<MallocManaged>(dlsym(lib, "cudaMallocManaged")) : nullptr;
   auto mappings =
       lib ? reinterpret_cast<Counter>(dlsym(lib, "smd_cuda_standin_ipc_mappings")) : nullptr;
-  smd_comm_t *comm = nullptr;
-  if (!managed || smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
-    expect(!managed, "comm_dup for the unshareable memory check");
+  smd_comm_t *comm = managed ? dup_comm(w.comm, "unshareable memory") : nullptr;
+  if (!comm) {
     if (lib) dlclose(lib);
     return;
   }
@@ -410,11 +405,8 @@ void ipc_route_taken(const World &w, Counter mappings) {
        false},
   };
   for (const auto &call : calls) {
-    smd_comm_t *comm = nullptr;
-    if (smd_comm_dup(w.comm, &comm) != SMD_SUCCESS) {
-      expect(false, "comm_dup for the IPC route check");
-      return;
-    }
+    smd_comm_t *comm = dup_comm(w.comm, call.name);
+    if (!comm) return;
     const int before = mappings();
     expect(call.call(in.data(), out.data(), n, comm) == SMD_SUCCESS &&
                (mappings() > before) == call.reads,

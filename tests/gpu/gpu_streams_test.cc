@@ -162,14 +162,6 @@ void enqueue_input(const World &w, Pinned &host, void *dev, std::vector<float> v
   check("cudaMemcpyAsync", w.a.MemcpyAsync(dev, host.data, n * 4, kCudaMemcpyDefault, stream));
 }
 
-// A duplicate of the world's communicator, for a case that breaks it (a
-// failing call, an abort) or destroys it itself.
-smd_comm_t *dup_world(const World &w, const std::string &what) {
-  smd_comm_t *comm = nullptr;
-  expect(smd_comm_dup(w.comm, &comm) == SMD_SUCCESS, what + ": dup");
-  return comm;
-}
-
 bool matches(const float *got, size_t n, const std::function<float(size_t)> &want,
              const std::string &what) {
   for (size_t j = 0; j < n; ++j)
@@ -311,7 +303,7 @@ void stream_then_null_stream(const World &w) {
 void failing_call_releases_stream(const World &w, bool with_request) {
   const std::string what =
       std::string("counts differing between ranks on a stream") + (with_request ? " (i-form)" : "");
-  smd_comm_t *comm = dup_world(w, what);
+  smd_comm_t *comm = dup_comm(w.comm, what);
   DeviceBuffer in(w.a, (kCount + 1) * 4), out(w.a, (kCount + 1) * 4);
   const size_t count = g_rank == 0 ? kCount + 1 : kCount;
   smd_request_t *req = nullptr;
@@ -332,7 +324,7 @@ void failing_call_releases_stream(const World &w, bool with_request) {
 // calls wait on their stream: their streams go on, and every rank's next
 // call fails.
 void aborted_peer_releases_stream(const World &w) {
-  smd_comm_t *comm = dup_world(w, "aborted peer");
+  smd_comm_t *comm = dup_comm(w.comm, "aborted peer");
   DeviceBuffer x(w.a, kCount * 4);
   Pinned hx(w.a, kCount);
   if (g_rank == g_size - 1) {
@@ -352,7 +344,7 @@ void aborted_peer_releases_stream(const World &w) {
 
 // Destroying a communicator finishes its queued stream calls first.
 void destroy_with_queued_calls(const World &w) {
-  smd_comm_t *comm = dup_world(w, "destroy with queued calls");
+  smd_comm_t *comm = dup_comm(w.comm, "destroy with queued calls");
   DeviceBuffer x(w.a, kCount * 4);
   Pinned hx(w.a, kCount);
   fill_sentinel(w, x.data(), kCount);

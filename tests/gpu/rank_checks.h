@@ -38,4 +38,13 @@ inline smd_comm_t *init_world(const CudaApi &a) {
   return comm;
 }
 
+// A duplicate of `comm`, for a case that breaks it (a failing call, an
+// abort) or needs its state fresh (mappings, queued calls); nullptr, with
+// the failure counted, when smd refuses.
+inline smd_comm_t *dup_comm(smd_comm_t *comm, const std::string &what) {
+  smd_comm_t *dup = nullptr;
+  expect(smd_comm_dup(comm, &dup) == SMD_SUCCESS, what + ": comm_dup");
+  return dup;
+}
+
 }  // namespace smd::gpu::testing

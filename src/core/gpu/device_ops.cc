@@ -107,14 +107,15 @@ void device_synchronize() {
   cuda_check("cudaStreamSynchronize", api().StreamSynchronize(t_stream));
 }
 
-void device_copy(void *dst, const void *src, size_t bytes) {
-  if (!bytes || dst == src) return;
-  finish("cudaMemcpyAsync", api().MemcpyAsync(dst, src, bytes, kCudaMemcpyDefault, t_stream));
-}
-
 void device_copy_queued(void *dst, const void *src, size_t bytes) {
   if (!bytes || dst == src) return;
   cuda_check("cudaMemcpyAsync", api().MemcpyAsync(dst, src, bytes, kCudaMemcpyDefault, t_stream));
+}
+
+void device_copy(void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src) return;
+  device_copy_queued(dst, src, bytes);
+  device_synchronize();
 }
 
 void device_reduce(void *dst, const void *const *srcs, int nsrc, size_t count, smd_datatype_t dt,

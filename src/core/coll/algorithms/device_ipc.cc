@@ -6,6 +6,7 @@
 
 #include "core/coll/algorithms/device_staging.h"
 #include "core/coll/coll_state.h"
+#include "core/coll/coll_util.h"
 #include "core/coll/select/algo_config.h"
 #include "core/gpu/device_ops.h"
 #include "core/gpu/ipc_peers.h"
@@ -121,11 +122,6 @@ class IpcCall {
   void copy(void *dst, const void *src, size_t n) { gpu::device_copy_queued(dst, src, n * es_); }
 
   char *out(size_t at) const { return static_cast<char *>(a_.recvbuf) + at * es_; }
-  // Rank r's share of an n-element vector split p ways: [*first, + return).
-  size_t share(int r, size_t n, size_t *first) const {
-    *first = n * size_t(r) / size_t(p_);
-    return n * size_t(r + 1) / size_t(p_) - *first;
-  }
 
   Comm &comm_;
   const CollArgs &a_;
@@ -157,15 +153,14 @@ void allreduce(IpcCall &c) {
       !c.any_in_place() && a.count * c.es_ <= uint64_t(param_int("SMD_GPU_IPC_ONESHOT_BYTES"));
   if (one_shot) return c.reduce_from(a.recvbuf, in, 0, a.count);
   const std::vector<const char *> out = c.outputs();
-  size_t at = 0;
-  const size_t mine = c.share(c.me_, a.count, &at);
+  const Range mine = split(a.count, c.p_, c.me_);
   // In place, this rank's output share is also an input, which the kernel
   // allows; no peer reads this share of this rank's input.
-  c.reduce_from(c.out(at), in, at, mine);
+  c.reduce_from(c.out(mine.off), in, mine.off, mine.len);
   barrier(c.comm_);  // every share reduced
   for (int r = 0; r < c.p_; ++r) {
-    const size_t n = c.share(r, a.count, &at);
-    if (r != c.me_) c.copy(c.out(at), out[size_t(r)] + at * c.es_, n);
+    const Range theirs = split(a.count, c.p_, r);
+    if (r != c.me_) c.copy(c.out(theirs.off), out[size_t(r)] + theirs.off * c.es_, theirs.len);
   }
 }
 
